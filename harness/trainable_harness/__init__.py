@@ -1,0 +1,17 @@
+"""trainable_harness: the instruments the chapters of *Trainable* import.
+
+Each module is named for what it measures:
+
+- :mod:`trainable_harness.normalization` -- the normalization maps of chapter 15 and their
+  exact Jacobians (eqs. 15.1-15.3).
+- :mod:`trainable_harness.moments` -- centered moment states, Welford's update, the pairwise
+  merge, and the floating-point cancellation witness.
+- :mod:`trainable_harness.layers` -- batch, layer, instance and group normalization on
+  batches, running statistics, and folding (chapter 16).
+- :mod:`trainable_harness.claims` -- the claim registry, ``verify_claim`` and pins.
+- :mod:`trainable_harness.witnesses` -- the computations that registered claims call.
+- :mod:`trainable_harness.figures` -- saving chapter figures as artifacts.
+- :mod:`trainable_harness.paths` -- every path the book uses, in one place.
+"""
+
+__version__ = "0.1.0"
