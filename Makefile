@@ -1,28 +1,110 @@
-# Trainable: build the book from its sources.  `make` builds; `make test` checks everything.
+# Trainable: build the book from its sources.
+#
+#   make           environment, executed chapters, claim artifacts, figures, site
+#   make test      lint, unit tests, a full rebuild from clean, checks of the built site
+#   make rebuild   the full re-execution from clean that CI runs
+#   make verify    recompute every claim without running notebooks
+#   make repin     re-pin every chapter to the current harness and report changed claims
+#   make serve     preview the built site on http://127.0.0.1:8000
+#
+# Every step is a file target, so an unchanged tree does no work: a chapter re-executes when its
+# source, the harness, the claim registry or the table of contents changes.
 SHELL := bash
 .SHELLFLAGS := -eo pipefail -c
 .DEFAULT_GOAL := all
+.DELETE_ON_ERROR:
 
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+export MPLBACKEND := agg
+# Keep the pip configuration of the machine, but not its chatter about missing local indexes.
+PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 
-.PHONY: all venv test lint
+CHAPTER_SOURCES := $(wildcard chapters/*.md)
+EXECUTED := $(CHAPTER_SOURCES:.md=.ipynb)
+HARNESS_SOURCES := $(shell find harness/trainable_harness -name '*.py' -o -name '*.json')
+CLAIM_FILES := $(wildcard claims/*.yaml)
+BOOK_SOURCES := _config.yml _toc.yml intro.md references.bib $(wildcard _ext/*.py _static/*)
+MATHJAX := _build/site-extra/_vendor/mathjax/tex-chtml.js
+SITE := _build/html/index.html
 
-all: venv
+.PHONY: all venv site test lint unit site-check rebuild clean verify repin serve browser lock
+
+all: $(SITE)
+	@echo "The book is built: $(abspath $(SITE))"
 
 venv: $(STAMP)
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	$(PIP) install -r requirements.txt 2> >(grep -v "is ignored: it is neither" >&2)
+	$(PIP) install --no-deps -e . 2> >(grep -v "is ignored: it is neither" >&2)
 	touch $@
 
-lint: venv
+# A chapter: MyST source -> plain notebook (jupytext) -> executed notebook (papermill).
+# The claims the chapter verifies are removed first, so a failed run can never leave an
+# earlier run's artifact behind as if this run had verified it.
+chapters/%.ipynb: chapters/%.md $(HARNESS_SOURCES) $(CLAIM_FILES) _toc.yml _config.yml | $(STAMP)
+	@mkdir -p _build/notebooks
+	rm -f $(foreach id,$(shell grep -o 'verify_claim("[^"]*"' $< | cut -d'"' -f2),artifacts/claims/$(id).json)
+	$(BIN)/jupytext --quiet --to ipynb --output _build/notebooks/$*.ipynb $<
+	$(BIN)/papermill --cwd chapters --log-level WARNING --no-progress-bar \
+	    _build/notebooks/$*.ipynb _build/notebooks/$*.executed.ipynb \
+	    || { echo "make: chapter $< failed; papermill names the cell and exception above" >&2; exit 1; }
+	mv _build/notebooks/$*.executed.ipynb $@
+
+$(MATHJAX): package.json package-lock.json
+	npm ci --no-audit --no-fund --silent
+	rm -rf _build/site-extra/_vendor/mathjax && mkdir -p _build/site-extra/_vendor
+	cp -r node_modules/mathjax/es5 _build/site-extra/_vendor/mathjax
+	touch $@
+
+$(SITE): $(EXECUTED) $(BOOK_SOURCES) $(MATHJAX) $(HARNESS_SOURCES) $(CLAIM_FILES) | $(STAMP)
+	$(BIN)/jupyter-book build . --builder html -W -n --keep-going
+	touch $@
+
+site: $(SITE)
+
+lint: | $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: venv lint
-	$(BIN)/pytest
+unit: | $(STAMP)
+	$(BIN)/pytest -m "not site"
+
+# The built-site checks, including a real browser: Debian's chromium, installed here if absent.
+browser:
+	@command -v chromium >/dev/null || { \
+	    echo "installing Debian's chromium for the browser check"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	        --no-install-recommends chromium fonts-dejavu-core >/dev/null; }
+
+site-check: $(SITE) browser
+	$(BIN)/pytest -m site
+
+rebuild: clean
+	$(MAKE) all
+
+test: lint unit rebuild
+	$(MAKE) site-check
+
+verify: | $(STAMP)
+	$(BIN)/python -m trainable_harness claims verify
+
+repin: | $(STAMP)
+	$(BIN)/python -m trainable_harness repin
+
+serve: $(SITE)
+	$(BIN)/python -m http.server --directory _build/html --bind 127.0.0.1 8000
+
+lock: | $(STAMP)
+	$(PIP) install -r requirements.in
+	{ sed -n '1,2p' requirements.txt; $(BIN)/python -m pip freeze --exclude-editable; } > requirements.lock.tmp
+	mv requirements.lock.tmp requirements.txt
+
+# Build products only; sources, the environment and node_modules stay.
+clean:
+	rm -rf _build $(EXECUTED)
+	find artifacts -type f ! -name .gitignore ! -name README.md -delete

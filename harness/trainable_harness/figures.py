@@ -1,0 +1,118 @@
+"""Save chapter figures as artifacts named for the number the book gives them.
+
+A figure's number is positional, exactly as Sphinx assigns it: the chapter number is the
+chapter's position in ``_toc.yml`` counted from ``trainable_first_chapter`` in ``_config.yml``
+(declared once, there), and the figure number is the position of the figure's ``:name:``
+among the figure directives of the chapter source. Nothing here is typed by hand, so a figure
+moved in the text gets a new number and a new file, and the site build checks that the file
+it links for each numbered figure exists.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import yaml
+
+from trainable_harness import paths
+from trainable_harness.errors import TrainableError
+
+
+class UnknownFigureError(TrainableError):
+    """No chapter of the table of contents has a numbered figure with this label."""
+
+
+_FIGURE_DIRECTIVE = re.compile(r"^\s*(`{3,}|:{3,})\{(glue:figure|figure)\}")
+_NAME_OPTION = re.compile(r"^\s*:name:\s*(\S+)\s*$")
+
+
+def chapter_files() -> list[str]:
+    """Chapter source stems in table-of-contents order, e.g. ``["normalization-invariance"]``."""
+    toc = yaml.safe_load((paths.REPO_ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    entries = list(toc.get("chapters", []))
+    for part in toc.get("parts", []):
+        entries.extend(part.get("chapters", []))
+    return [Path(entry["file"]).name for entry in entries]
+
+
+def first_chapter_number() -> int:
+    """The number of the book's first chapter, as declared in ``_config.yml``."""
+    config = yaml.safe_load((paths.REPO_ROOT / "_config.yml").read_text(encoding="utf-8"))
+    return int(config["sphinx"]["config"]["trainable_first_chapter"])
+
+
+def chapter_number(stem: str) -> int:
+    """The number the book gives the chapter whose source is ``chapters/<stem>.md``.
+
+    Raises
+    ------
+    UnknownFigureError
+        If the chapter is not in the table of contents.
+    """
+    stems = chapter_files()
+    if stem not in stems:
+        raise UnknownFigureError(f"chapter {stem!r} is not in _toc.yml (chapters: {stems})")
+    return first_chapter_number() + stems.index(stem)
+
+
+def figure_labels(source: str) -> list[str]:
+    """Labels of the numbered figures in a MyST chapter source, in order of appearance.
+
+    Examples
+    --------
+    >>> figure_labels("```{glue:figure} a\\n:name: fig-a\\n```\\n```{figure} b.png\\n:name: fig-b\\n```")
+    ['fig-a', 'fig-b']
+    """
+    labels, inside_figure = [], False
+    for line in source.splitlines():
+        if _FIGURE_DIRECTIVE.match(line):
+            inside_figure = True
+        elif inside_figure and (match := _NAME_OPTION.match(line)):
+            labels.append(match.group(1))
+            inside_figure = False
+        elif inside_figure and not line.strip().startswith(":"):
+            inside_figure = False  # options ended without a name: an unnumbered figure
+    return labels
+
+
+def figure_number(label: str) -> str:
+    """The number of the figure named ``label``, e.g. ``"15.1"``.
+
+    Raises
+    ------
+    UnknownFigureError
+        If no chapter in the table of contents has a figure with that ``:name:``.
+    """
+    for stem in chapter_files():
+        source = (paths.CHAPTERS_DIR / f"{stem}.md").read_text(encoding="utf-8")
+        labels = figure_labels(source)
+        if label in labels:
+            return f"{chapter_number(stem)}.{labels.index(label) + 1}"
+    raise UnknownFigureError(
+        f"no chapter has a figure with ':name: {label}'; save_figure needs the label of a "
+        "numbered figure directive"
+    )
+
+
+def save_figure(fig, label: str, *, dpi: int = 150) -> Path:
+    """Save ``fig`` as ``artifacts/figures/figure-<number>.png`` and return the path.
+
+    The number comes from :func:`figure_number`. The file is written atomically (a partial
+    PNG is never left under the final name) and without a timestamp or software tag in its
+    metadata, so the same figure saves to the same bytes.
+    """
+    number = figure_number(label)
+    paths.FIGURES_DIR.mkdir(parents=True, exist_ok=True)
+    target = paths.FIGURES_DIR / f"figure-{number}.png"
+    handle, temporary = tempfile.mkstemp(dir=paths.FIGURES_DIR, prefix=".figure-", suffix=".png")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            fig.savefig(stream, format="png", dpi=dpi, metadata={"Software": None})
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return target
