@@ -1,0 +1,243 @@
+"""Error classes of the harness, and the input checks that raise them.
+
+Every error is a :class:`ValueError` subclass (through :class:`TrainableError`), so
+callers that already catch ``ValueError`` keep working, while tests and chapters can
+catch the precise failure. Messages say what was wrong, where, and what is expected.
+
+Other modules append their own error classes below the ones defined here; please
+subclass :class:`TrainableError`.
+
+Examples
+--------
+>>> from trainable_harness.errors import NegativeEpsilonError, TrainableError
+>>> issubclass(NegativeEpsilonError, TrainableError) and issubclass(TrainableError, ValueError)
+True
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = [
+    "DegenerateNormalizationError",
+    "DtypeMismatchError",
+    "EmptyInputError",
+    "InsufficientCountError",
+    "InvalidMomentStateError",
+    "NegativeEpsilonError",
+    "NonFiniteInputError",
+    "ShapeError",
+    "TrainableError",
+    "UnsupportedDtypeError",
+    "check_eps",
+    "check_finite",
+    "check_nonempty",
+]
+
+
+class TrainableError(ValueError):
+    """Base class of every error the harness raises on bad input."""
+
+
+class DegenerateNormalizationError(TrainableError):
+    """The normalizing statistic is zero (constant vector for centering, zero vector for RMS)."""
+
+
+class NonFiniteInputError(TrainableError):
+    """An input holds NaN or +-inf."""
+
+
+class EmptyInputError(TrainableError):
+    """An input has no values along the axis the statistic is taken over."""
+
+
+class ShapeError(TrainableError):
+    """An input has a shape the function does not accept."""
+
+
+class NegativeEpsilonError(TrainableError):
+    """``eps`` is negative (it must be a finite number >= 0)."""
+
+
+class DtypeMismatchError(TrainableError):
+    """Two moment states accumulated in different dtypes were combined."""
+
+
+class UnsupportedDtypeError(TrainableError):
+    """An input or accumulation dtype is not a real floating or integer type."""
+
+
+class InsufficientCountError(TrainableError):
+    """A moment state holds too few values for the requested estimator."""
+
+
+class InvalidMomentStateError(TrainableError):
+    """A moment state was built with impossible fields (negative count or m2, ...)."""
+
+
+# ---------------------------------------------------------------------------
+# Checks shared by the harness modules. Each raises one of the errors above.
+# ---------------------------------------------------------------------------
+
+
+def check_eps(eps: float) -> float:
+    """Return ``eps`` as a float after checking that it is finite and >= 0.
+
+    Raises
+    ------
+    NonFiniteInputError
+        If ``eps`` is NaN or infinite.
+    NegativeEpsilonError
+        If ``eps < 0``.
+
+    Examples
+    --------
+    >>> check_eps(1e-5)
+    1e-05
+    >>> check_eps(-1.0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    trainable_harness.errors.NegativeEpsilonError: eps must be >= 0, got -1.0; ...
+    """
+    eps = float(eps)
+    if not math.isfinite(eps):
+        raise NonFiniteInputError(f"eps must be a finite number >= 0, got {eps}")
+    if eps < 0:
+        raise NegativeEpsilonError(
+            f"eps must be >= 0, got {eps}; it is added to a variance, so a negative value "
+            "could make the denominator zero or imaginary"
+        )
+    return eps
+
+
+def check_finite(x: np.ndarray, name: str = "x") -> None:
+    """Raise :class:`NonFiniteInputError` naming the first NaN/inf index of ``x``.
+
+    Examples
+    --------
+    >>> check_finite(np.array([1.0, np.nan]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    trainable_harness.errors.NonFiniteInputError: x holds nan at index (1,); ...
+    """
+    finite = np.isfinite(x)
+    if not finite.all():
+        index = tuple(int(i) for i in np.argwhere(~finite)[0])
+        raise NonFiniteInputError(
+            f"{name} holds {x[index]} at index {index}; all values must be finite (no NaN or inf)"
+        )
+
+
+def check_nonempty(x: np.ndarray, name: str = "x") -> None:
+    """Raise :class:`EmptyInputError` if ``x`` has no values (or an empty last axis).
+
+    Examples
+    --------
+    >>> check_nonempty(np.zeros((3, 0)))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    trainable_harness.errors.EmptyInputError: x is empty (shape (3, 0)); ...
+    """
+    if x.size == 0:
+        raise EmptyInputError(
+            f"{name} is empty (shape {x.shape}); at least one value along the last axis is needed"
+        )
+
+
+# --- claims.py: the claim registry, verification and artifacts -------------------------------
+
+__all__ += [
+    "ClaimError",
+    "ClaimFailedError",
+    "MissingArtifactError",
+    "RegistryError",
+    "StaleArtifactError",
+    "StalePinError",
+    "TamperedArtifactError",
+    "UnknownClaimError",
+    "WitnessResultError",
+]
+
+
+class ClaimError(TrainableError):
+    """Base class of the errors of the claims machinery (:mod:`trainable_harness.claims`)."""
+
+
+class UnknownClaimError(ClaimError):
+    """No registry file ``claims/<id>.yaml`` exists; the message lists the nearest ids."""
+
+
+class RegistryError(ClaimError):
+    """A registry file is malformed or disagrees with its witness; names file and field."""
+
+
+class ClaimFailedError(ClaimError):
+    """A result misses its expectation; lists field, expected, got and tolerance."""
+
+
+class StalePinError(ClaimError):
+    """A chapter's harness pin differs from the running harness; re-pin with ``make repin``."""
+
+
+class StaleArtifactError(ClaimError):
+    """An artifact was written by another harness or another version of its registry file."""
+
+
+class TamperedArtifactError(ClaimError):
+    """An artifact on disk disagrees with a recomputation or with its own stored result."""
+
+
+class MissingArtifactError(ClaimError):
+    """A claim has no artifact on disk although one was required."""
+
+
+class WitnessResultError(ClaimError):
+    """A witness returned something other than a mapping of scalar result fields."""
+
+
+# --- layers.py: batch/layer/instance/group norm, running state, folding --------------------
+
+__all__ += [
+    "AffineShapeError",
+    "IndivisibleGroupsError",
+    "MomentumRangeError",
+    "RunningStateShapeError",
+    "SingleValuePerChannelError",
+    "UnknownChoiceError",
+    "UnsupportedRankError",
+    "WeightShapeError",
+]
+
+
+class UnsupportedRankError(ShapeError):
+    """A batch has a rank the normalization layer does not accept (e.g. 3-D instance norm)."""
+
+
+class AffineShapeError(ShapeError):
+    """``gamma`` or ``beta`` does not have one value per channel of the batch."""
+
+
+class IndivisibleGroupsError(ShapeError):
+    """Group norm's ``num_groups`` is not a positive divisor of the channel count."""
+
+
+class RunningStateShapeError(ShapeError):
+    """A batch-norm running state is malformed or has a different channel count than the batch."""
+
+
+class WeightShapeError(ShapeError):
+    """A linear or convolution weight, bias or input has shapes that do not fit together."""
+
+
+class MomentumRangeError(TrainableError):
+    """A running-statistics momentum lies outside [0, 1]."""
+
+
+class SingleValuePerChannelError(InsufficientCountError):
+    """A sample variance was requested for a batch with one value per channel."""
+
+
+class UnknownChoiceError(TrainableError):
+    """A string option (normalization kind, variance estimator) is not one of the choices."""

@@ -1,0 +1,276 @@
+"""Tests of moment states, Welford's update, the pairwise merge and the cancellation witness."""
+
+from fractions import Fraction
+from functools import reduce
+from hashlib import sha256
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from trainable_harness import (
+    DtypeMismatchError,
+    EmptyInputError,
+    InsufficientCountError,
+    InvalidMomentStateError,
+    MomentState,
+    NonFiniteInputError,
+    ShapeError,
+    UnsupportedDtypeError,
+    merge_moments,
+    raw_and_centered_variance,
+    stable_online_moments,
+)
+
+UNIT_ROUNDOFF = np.finfo(np.float64).eps / 2  # u = 2**-53
+PROPERTY_SETTINGS = settings(max_examples=75, deadline=None)
+
+
+def exact_moments(values):
+    """Mean and m2 of float64 values in exact rational arithmetic."""
+    exact = [Fraction(float(v)) for v in values]
+    mean = sum(exact) / len(exact)
+    return mean, sum((v - mean) ** 2 for v in exact)
+
+
+@pytest.fixture(scope="module")
+def running_state_data():
+    """The section 15.3 draw: eight training batches and one evaluation batch."""
+    rng = np.random.default_rng(int(sha256(b"c15-running-state").hexdigest()[:8], 16))
+    training_batches = rng.normal(4, 2, size=(8, 32))
+    evaluation_batch = rng.normal(4, 2, size=32)
+    return training_batches, evaluation_batch
+
+
+# --- MomentState ---------------------------------------------------------------------
+
+
+def test_variances_use_their_named_denominators():
+    state = MomentState(count=5, mean=np.float64(1.0), m2=np.float64(10.0))
+    assert state.population_variance == 2.0
+    assert state.sample_variance == 2.5
+
+
+def test_state_is_immutable():
+    state = stable_online_moments([1.0, 2.0])
+    with pytest.raises(AttributeError):
+        state.mean = 0.0
+
+
+def test_state_knows_its_dtype_and_python_numbers_mean_float64():
+    assert stable_online_moments([1.0, 2.0], dtype=np.float32).dtype == np.float32
+    assert MomentState(count=2, mean=1.5, m2=0.5).dtype == np.float64
+    assert MomentState.empty(np.float32).dtype == np.float32
+
+
+def test_sample_variance_of_fewer_than_two_values_is_refused():
+    with pytest.raises(InsufficientCountError, match=r"count >= 2.*got count 1"):
+        _ = stable_online_moments([3.0]).sample_variance
+    with pytest.raises(InsufficientCountError, match="count 0"):
+        _ = MomentState.empty().population_variance
+    assert stable_online_moments([3.0]).population_variance == 0.0
+
+
+@pytest.mark.parametrize(
+    ("fields", "error", "message"),
+    [
+        ({"count": -1, "mean": 0.0, "m2": 0.0}, InvalidMomentStateError, "count must be >= 0"),
+        ({"count": 2, "mean": 0.0, "m2": -1.0}, InvalidMomentStateError, "m2 .* >= 0"),
+        ({"count": 0, "mean": 1.0, "m2": 0.0}, InvalidMomentStateError, "empty state"),
+        ({"count": 2.0, "mean": 1.0, "m2": 0.0}, InvalidMomentStateError, "integer"),
+        ({"count": 2, "mean": np.nan, "m2": 0.0}, NonFiniteInputError, "index"),
+        (
+            {"count": 2, "mean": np.float32(1), "m2": np.float64(0)},
+            DtypeMismatchError,
+            "float32.*float64",
+        ),
+    ],
+)
+def test_impossible_states_are_refused(fields, error, message):
+    with pytest.raises(error, match=message):
+        MomentState(**fields)
+
+
+# --- Welford's update ----------------------------------------------------------------
+
+
+def test_welford_matches_exact_arithmetic_on_ill_conditioned_data():
+    # Offset 1e8 with unit spread: condition number kappa = sqrt(sum x^2 / m2) ~ 1e8.
+    values = 1e8 + np.random.default_rng(1531).normal(0, 1, size=1000)
+    exact_mean, exact_m2 = exact_moments(values)
+    n = len(values)
+    kappa = float(sum(Fraction(v) ** 2 for v in values) / exact_m2) ** 0.5
+    state = stable_online_moments(values)
+    m2_error = float(abs(Fraction(float(state.m2)) - exact_m2) / exact_m2)
+    mean_error = float(abs(Fraction(float(state.mean)) - exact_mean) / exact_mean)
+    # Bounds for the updating algorithm (Chan, Golub and LeVeque 1983): relative error of
+    # m2 at most n * kappa * u (~1e-5 here; measured ~1e-10), of the mean at most n * u.
+    assert m2_error <= n * kappa * UNIT_ROUNDOFF
+    assert mean_error <= n * UNIT_ROUNDOFF
+    # The bound discriminates: the raw-moment formula on the same data breaks it.
+    raw_m2 = n * (np.mean(values**2) - np.mean(values) ** 2)
+    assert float(abs(Fraction(float(raw_m2)) - exact_m2) / exact_m2) > n * kappa * UNIT_ROUNDOFF
+
+
+def test_welford_accumulates_in_the_requested_dtype():
+    state = stable_online_moments(np.arange(5), dtype=np.float32)
+    assert type(state.mean) is np.float32 and type(state.m2) is np.float32
+    assert (state.count, float(state.mean), float(state.m2)) == (5, 2.0, 10.0)
+
+
+# --- merge ---------------------------------------------------------------------------
+
+
+def test_merged_batches_equal_the_direct_pass_on_the_seed_data(running_state_data):
+    training_batches, _ = running_state_data
+    running = reduce(merge_moments, [stable_online_moments(b) for b in training_batches])
+    direct = stable_online_moments(training_batches.ravel())
+    assert running.count == direct.count == 256
+    assert running.m2 == direct.m2  # bit-equal, as the seed asserts
+    assert abs(running.mean - direct.mean) <= 3e-15
+
+
+@pytest.mark.parametrize("split", [1, 7, 50, 99])
+def test_merge_matches_the_direct_pass_at_any_split(split):
+    values = 3.0 + np.random.default_rng(split).normal(0, 2, size=100)
+    merged = merge_moments(
+        stable_online_moments(values[:split]), stable_online_moments(values[split:])
+    )
+    exact_mean, exact_m2 = exact_moments(values)
+    # Both partial states carry rounding of order n * u relative; 1e-13 is ~1e3 u.
+    assert merged.count == 100
+    assert abs(merged.mean - float(exact_mean)) <= 1e-13 * abs(float(exact_mean))
+    assert abs(merged.m2 - float(exact_m2)) <= 1e-13 * float(exact_m2)
+
+
+def test_empty_state_is_the_identity_of_merge():
+    state = stable_online_moments([1.0, 5.0, 6.0])
+    assert merge_moments(MomentState.empty(), state) == state
+    assert merge_moments(state, MomentState.empty()) == state
+
+
+def test_merge_of_states_in_different_dtypes_is_refused():
+    wide = stable_online_moments([1.0, 2.0], dtype=np.float64)
+    narrow = stable_online_moments([1.0, 2.0], dtype=np.float32)
+    with pytest.raises(DtypeMismatchError, match=r"float64.*float32"):
+        merge_moments(wide, narrow)
+    with pytest.raises(DtypeMismatchError):
+        merge_moments(MomentState.empty(np.float32), wide)
+
+
+def test_merge_refuses_things_that_are_not_states():
+    with pytest.raises(TypeError, match="MomentState"):
+        merge_moments(stable_online_moments([1.0]), (1, 1.0, 0.0))
+
+
+value_lists = st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=1, max_size=20)
+
+
+def merge_tolerances(*groups):
+    """Absolute tolerances for mean and m2 of states built from ``groups`` of values.
+
+    Every quantity is a sum of O(n) terms bounded by the scale (mean) or the squared scale
+    (m2), each carrying a few roundings of relative size u; 64 n u covers them.
+    """
+    values = np.concatenate([np.asarray(g) for g in groups])
+    n, scale = len(values), max(np.abs(values).max(), 1.0)
+    return 64 * n * UNIT_ROUNDOFF * scale, 64 * n * UNIT_ROUNDOFF * scale**2
+
+
+@PROPERTY_SETTINGS
+@given(first=value_lists, second=value_lists)
+def test_merge_is_commutative_within_rounding(first, second):
+    a, b = stable_online_moments(first), stable_online_moments(second)
+    ab, ba = merge_moments(a, b), merge_moments(b, a)
+    mean_atol, m2_atol = merge_tolerances(first, second)
+    assert ab.count == ba.count
+    assert abs(ab.mean - ba.mean) <= mean_atol
+    assert abs(ab.m2 - ba.m2) <= m2_atol
+
+
+@PROPERTY_SETTINGS
+@given(first=value_lists, second=value_lists, third=value_lists)
+def test_merge_is_associative_within_rounding(first, second, third):
+    a, b, c = (stable_online_moments(v) for v in (first, second, third))
+    left = merge_moments(merge_moments(a, b), c)
+    right = merge_moments(a, merge_moments(b, c))
+    mean_atol, m2_atol = merge_tolerances(first, second, third)
+    assert left.count == right.count
+    assert abs(left.mean - right.mean) <= mean_atol
+    assert abs(left.m2 - right.m2) <= m2_atol
+    # Both orders also agree with exact arithmetic over all the values.
+    exact_mean, exact_m2 = exact_moments(first + second + third)
+    assert abs(left.mean - float(exact_mean)) <= mean_atol
+    assert abs(left.m2 - float(exact_m2)) <= m2_atol
+
+
+# --- the running-state figures of section 15.3 -----------------------------------------
+
+
+def test_running_state_figures_of_the_seed(running_state_data):
+    training_batches, evaluation_batch = running_state_data
+    running = reduce(merge_moments, [stable_online_moments(b) for b in training_batches])
+    evaluation = stable_online_moments(evaluation_batch)
+    eps = 1e-5
+    train_mode = (evaluation_batch - evaluation.mean) / np.sqrt(
+        evaluation.population_variance + eps
+    )
+    evaluation_mode = (evaluation_batch - running.mean) / np.sqrt(
+        running.population_variance + eps
+    )
+    assert (round(float(running.mean), 3), round(float(evaluation.mean), 3)) == (4.096, 3.766)
+    assert (
+        round(float(running.population_variance), 3),
+        round(float(evaluation.population_variance), 3),
+    ) == (3.801, 3.063)
+    assert round(float(np.abs(train_mode - evaluation_mode).max()), 3) == 0.448
+
+
+# --- the cancellation witness of section 15.2 ------------------------------------------
+
+CANCELLATION_VALUES = np.array([9998, 9999, 10001, 10002])
+
+
+def test_float32_raw_moments_cancel_to_zero_while_centering_gives_2_5():
+    assert raw_and_centered_variance(CANCELLATION_VALUES) == (0.0, 2.5)
+
+
+def test_float64_raw_moments_survive_the_same_input():
+    assert raw_and_centered_variance(CANCELLATION_VALUES, dtype=np.float64) == (2.5, 2.5)
+
+
+def test_witness_returns_python_floats():
+    raw, centered = raw_and_centered_variance(CANCELLATION_VALUES)
+    assert type(raw) is float and type(centered) is float
+
+
+# --- bad input -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("function", [stable_online_moments, raw_and_centered_variance])
+def test_empty_values_are_refused(function):
+    with pytest.raises(EmptyInputError, match="empty"):
+        function([])
+
+
+@pytest.mark.parametrize("function", [stable_online_moments, raw_and_centered_variance])
+def test_non_finite_values_name_their_index(function):
+    with pytest.raises(NonFiniteInputError, match=r"index \(2,\)"):
+        function([1.0, 2.0, np.inf])
+
+
+@pytest.mark.parametrize("function", [stable_online_moments, raw_and_centered_variance])
+def test_batched_values_are_refused_with_both_shapes(function):
+    with pytest.raises(ShapeError, match=r"shape \(8, 32\).*\(n,\).*ravel"):
+        function(np.zeros((8, 32)))
+
+
+def test_overflow_on_conversion_to_the_accumulation_dtype_is_reported():
+    with pytest.raises(NonFiniteInputError, match="converted to float32"):
+        stable_online_moments([1.0, 1e300], dtype=np.float32)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.complex128])
+def test_non_floating_accumulation_dtype_is_refused(dtype):
+    with pytest.raises(UnsupportedDtypeError, match="not a real floating type"):
+        stable_online_moments([1.0, 2.0], dtype=dtype)
