@@ -11,7 +11,12 @@ from trainable_harness import figures, paths
 from trainable_harness.figures import UnknownFigureError
 
 CONFIG = "sphinx:\n  config:\n    trainable_first_chapter: 15\n"
-TOC = "format: jb-book\nroot: intro\nchapters:\n  - file: chapters/first\n  - file: chapters/second\n"
+TOC = """format: jb-book
+root: intro
+chapters:
+  - file: chapters/first
+  - file: chapters/second
+"""
 FIRST = """# First
 ```{glue:figure} a
 :name: fig-alpha
@@ -55,7 +60,7 @@ def test_unnamed_figures_are_not_counted_and_options_may_precede_the_name(book):
 def test_unknown_labels_and_chapters_are_refused(book):
     with pytest.raises(UnknownFigureError, match="fig-missing"):
         figures.figure_number("fig-missing")
-    with pytest.raises(UnknownFigureError, match="not in _toc.yml"):
+    with pytest.raises(UnknownFigureError, match=r"not in _toc\.yml"):
         figures.chapter_number("third")
 
 

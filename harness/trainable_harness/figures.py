@@ -63,8 +63,9 @@ def figure_labels(source: str) -> list[str]:
 
     Examples
     --------
-    >>> figure_labels("```{glue:figure} a\\n:name: fig-a\\n```\\n```{figure} b.png\\n:name: fig-b\\n```")
-    ['fig-a', 'fig-b']
+    >>> source = "```{glue:figure} a\\n:name: fig-a\\n```\\n```{figure} b.png\\n```"
+    >>> figure_labels(source)
+    ['fig-a']
     """
     labels, inside_figure = [], False
     for line in source.splitlines():

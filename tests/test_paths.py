@@ -1,0 +1,70 @@
+"""Tests of the one module that owns the book's paths."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trainable_harness import paths
+from trainable_harness.paths import RepositoryRootError, find_repo_root
+
+
+def test_root_is_the_checkout_the_package_runs_from():
+    # The package is installed editable, so its own file lies under REPO_ROOT/harness/.
+    assert Path(paths.__file__).resolve().is_relative_to(paths.HARNESS_DIR)
+    assert (paths.REPO_ROOT / "pyproject.toml").is_file()
+    assert paths.REPO_ROOT.is_absolute()
+
+
+def test_layout_relations():
+    assert paths.CLAIMS_DIR == paths.REPO_ROOT / "claims"
+    assert paths.CHAPTERS_DIR == paths.REPO_ROOT / "chapters"
+    assert paths.CLAIM_ARTIFACTS_DIR == paths.ARTIFACTS_DIR / "claims"
+    assert paths.FIGURES_DIR == paths.ARTIFACTS_DIR / "figures"
+    assert paths.ARTIFACTS_DIR == paths.REPO_ROOT / "artifacts"
+
+
+def test_environment_variable_overrides_the_root(tmp_path):
+    assert find_repo_root({"TRAINABLE_ROOT": str(tmp_path)}) == tmp_path.resolve()
+
+
+def test_empty_environment_variable_is_ignored():
+    package_file = "/somewhere/harness/trainable_harness/paths.py"
+    assert find_repo_root({"TRAINABLE_ROOT": ""}, package_file) == Path("/somewhere")
+
+
+def test_environment_variable_naming_a_missing_directory_is_refused(tmp_path):
+    missing = tmp_path / "no-such-checkout"
+    with pytest.raises(RepositoryRootError, match=r"TRAINABLE_ROOT=.*no-such-checkout"):
+        find_repo_root({"TRAINABLE_ROOT": str(missing)})
+
+
+def _paths_in_fresh_interpreter(cwd, extra_environment=None):
+    environment = {k: v for k, v in os.environ.items() if k != "TRAINABLE_ROOT"}
+    environment.update(extra_environment or {})
+    script = "from trainable_harness import paths; print(paths.REPO_ROOT); print(paths.CLAIMS_DIR)"
+    completed = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return completed.stdout.splitlines()
+
+
+def test_paths_do_not_depend_on_the_working_directory(tmp_path):
+    root, claims_dir = _paths_in_fresh_interpreter(cwd=tmp_path)
+    assert Path(root) == paths.REPO_ROOT
+    assert Path(claims_dir) == paths.CLAIMS_DIR
+
+
+def test_environment_variable_is_read_at_import(tmp_path):
+    root, claims_dir = _paths_in_fresh_interpreter(
+        cwd=tmp_path, extra_environment={"TRAINABLE_ROOT": str(tmp_path)}
+    )
+    assert Path(root) == tmp_path.resolve()
+    assert Path(claims_dir) == tmp_path.resolve() / "claims"
