@@ -1,0 +1,197 @@
+"""Claim badges, claim lines, figure-artifact links and full-book chapter references.
+
+MyST syntax this extension adds:
+
+- ``{claim}`c15-invariance-001``` -- an inline badge whose colour is the claim's state
+  (verified green, failed red, stale amber, not run grey), linking to the claim's artifact;
+- a ``claim-line`` directive -- "Claim <id> · seed · dtype · device · estimator · artifact"
+  with the badge, the contract read from the claim registry and the artifact;
+- ``{figure-artifact}`fig-label``` -- in a caption, a link to the saved artifact of that
+  figure, named for the number Sphinx gave the figure;
+- ``{book-chapter}`2``` -- a reference to a chapter of the full book that this edition does
+  not contain, rendered as text (never a link to a missing page).
+
+The state always comes from ``artifacts/claims/<id>.json`` through
+:func:`trainable_harness.claims.badge_state`; nothing here decides that a claim holds. An
+unknown claim id, and any claim that is not verified, is logged as a warning, which the strict
+build (``-W``) turns into a failure while the page still shows the badge.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import shutil
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective, SphinxRole
+
+from trainable_harness import claims as claim_registry
+from trainable_harness import paths
+from trainable_harness.errors import UnknownClaimError
+
+logger = logging.getLogger(__name__)
+
+SITE_ARTIFACTS = "artifacts"
+STATE_CLASSES = {
+    "verified": "claim-verified",
+    "failed": "claim-failed",
+    "stale": "claim-stale",
+    "not run": "claim-not-run",
+}
+
+
+def _relative_uri(env, target: str) -> str:
+    """URI of a site-root-relative ``target`` as seen from the current document."""
+    return posixpath.relpath(target, posixpath.dirname(env.docname) or ".")
+
+
+def _artifact_uri(env, claim_id: str) -> str:
+    return _relative_uri(env, f"{SITE_ARTIFACTS}/claims/{claim_id}.json")
+
+
+def _badge(env, claim_id: str, location) -> nodes.reference | None:
+    """Build the badge node for ``claim_id``, warning when it is unknown or not verified."""
+    try:
+        state, _artifact, reason = claim_registry.badge_state(claim_id)
+    except UnknownClaimError as error:
+        logger.warning("unknown claim: %s", error, location=location)
+        return None
+    for dependency in (
+        paths.CLAIMS_DIR / f"{claim_id}.yaml",
+        paths.CLAIM_ARTIFACTS_DIR / f"{claim_id}.json",
+    ):
+        if dependency.exists():
+            env.note_dependency(str(dependency))
+    if state != "verified":
+        logger.warning("claim %s is %s: %s", claim_id, state, reason, location=location)
+    badge = nodes.reference(
+        "",
+        "",
+        nodes.inline("", claim_id, classes=["claim-id"]),
+        nodes.inline("", state, classes=["claim-state"]),
+        refuri=_artifact_uri(env, claim_id),
+        classes=["claim-badge", STATE_CLASSES[state]],
+        reftitle=reason,
+    )
+    badge["claim-state"] = state
+    return badge
+
+
+class ClaimRole(SphinxRole):
+    """``{claim}`id``` -- the inline badge of one claim."""
+
+    def run(self):
+        badge = _badge(self.env, self.text.strip(), self.get_location())
+        if badge is None:
+            return [nodes.problematic(self.rawtext, self.rawtext)], []
+        return [badge], []
+
+
+class ClaimLineDirective(SphinxDirective):
+    """The claim line: badge, seed, dtype, device, estimator and a link to the artifact."""
+
+    required_arguments = 1
+    has_content = False
+
+    def run(self):
+        claim_id = self.arguments[0].strip()
+        location = self.get_location()
+        badge = _badge(self.env, claim_id, location)
+        if badge is None:
+            return []
+        contract = claim_registry.display_contract(claim_id)
+        line = nodes.paragraph(classes=["claim-line"])
+        line += nodes.strong("", "Claim ")
+        line += badge
+        for field in ("seed", "dtype", "device", "estimator"):
+            line += nodes.inline("", " · ", classes=["claim-sep"])
+            line += nodes.inline("", f"{field}: {contract[field]}", classes=[f"claim-{field}"])
+        line += nodes.inline("", " · ", classes=["claim-sep"])
+        line += nodes.reference("", "artifact", refuri=_artifact_uri(self.env, claim_id))
+        return [line]
+
+
+class figure_artifact(nodes.Inline, nodes.Element):
+    """Placeholder for a figure's artifact link, resolved once figures are numbered."""
+
+
+class FigureArtifactRole(SphinxRole):
+    """``{figure-artifact}`label``` -- link to the saved artifact of figure ``label``."""
+
+    def run(self):
+        return [figure_artifact(label=self.text.strip())], []
+
+
+def _resolve_figure_artifacts(app, doctree, docname):
+    fignumbers = app.env.toc_fignumbers.get(docname, {}).get("figure", {})
+    for node in list(doctree.findall(figure_artifact)):
+        label = node["label"]
+        number = fignumbers.get(label)
+        if number is None:
+            logger.warning("figure-artifact: no numbered figure named %r", label, location=node)
+            node.replace_self(nodes.Text(""))
+            continue
+        name = "figure-" + ".".join(map(str, number)) + ".png"
+        if not (paths.FIGURES_DIR / name).exists():
+            logger.warning(
+                "figure-artifact: %s is numbered %s but artifacts/figures/%s does not exist "
+                "(save it with save_figure(fig, %r))",
+                label,
+                ".".join(map(str, number)),
+                name,
+                label,
+                location=node,
+            )
+        target = posixpath.relpath(
+            f"{SITE_ARTIFACTS}/figures/{name}", posixpath.dirname(docname) or "."
+        )
+        node.replace_self(
+            nodes.reference("", "artifact", refuri=target, classes=["figure-artifact"])
+        )
+
+
+class BookChapterRole(SphinxRole):
+    """``{book-chapter}`2``` -- a chapter of the full book, which this edition lacks."""
+
+    def run(self):
+        number = self.text.strip()
+        if not number.isdigit():
+            logger.warning(
+                "book-chapter expects a chapter number, got %r",
+                number,
+                location=self.get_location(),
+            )
+        return [
+            nodes.abbreviation(
+                "",
+                f"Chapter {number}",
+                explanation=f"Chapter {number} of the full book; it is not part of this edition.",
+                classes=["book-chapter"],
+            )
+        ], []
+
+
+def _copy_artifacts(app, exception):
+    """Publish claim and figure artifacts beside the pages that link to them."""
+    if exception is not None or app.builder.format != "html":
+        return
+    target = Path(app.outdir) / SITE_ARTIFACTS
+    for source, name in ((paths.CLAIM_ARTIFACTS_DIR, "claims"), (paths.FIGURES_DIR, "figures")):
+        destination = target / name
+        if destination.exists():
+            shutil.rmtree(destination)
+        if source.exists():
+            shutil.copytree(source, destination, ignore=shutil.ignore_patterns(".*"))
+
+
+def setup(app):
+    app.add_role("claim", ClaimRole())
+    app.add_role("figure-artifact", FigureArtifactRole())
+    app.add_role("book-chapter", BookChapterRole())
+    app.add_directive("claim-line", ClaimLineDirective)
+    app.add_node(figure_artifact)
+    app.connect("doctree-resolved", _resolve_figure_artifacts)
+    app.connect("build-finished", _copy_artifacts)
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

@@ -1,0 +1,80 @@
+"""Chapter sources: diff-friendly, pinned, and consistent with the registry and the contents.
+
+These run before any build: they read `chapters/*.md` as text (and through jupytext, as the
+pipeline does) and fail on what would otherwise surface only as a broken page.
+"""
+
+import re
+import subprocess
+
+import jupytext
+import pytest
+
+from trainable_harness import claims, figures, harness_pin, paths
+
+CHAPTERS = sorted(paths.CHAPTERS_DIR.glob("*.md"))
+VERIFIED_IN_CODE = re.compile(r'verify_claim\(\s*"([^"]+)"')
+CITED_IN_PROSE = re.compile(r"\{claim\}`([^`]+)`|```\{claim-line\}\s+(\S+)")
+SAVED_FIGURE = re.compile(r'save_figure\(\s*\w+\s*,\s*"([^"]+)"')
+PIN_LINE = re.compile(r'^pin = "([^"]*)"$', re.MULTILINE)
+
+
+def notebook(source_path):
+    return jupytext.read(source_path, fmt="md:myst")
+
+
+@pytest.fixture(params=CHAPTERS, ids=lambda path: path.stem)
+def chapter(request):
+    return request.param
+
+
+def test_every_chapter_source_is_in_the_contents_and_back():
+    assert sorted(path.stem for path in CHAPTERS) == sorted(figures.chapter_files())
+
+
+def test_no_notebook_with_outputs_is_tracked():
+    tracked = subprocess.run(
+        ["git", "ls-files", "*.ipynb"],
+        cwd=paths.REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert tracked == [], f"notebooks are build products; tracked: {tracked}"
+
+
+def test_the_parameters_cell_holds_the_current_harness_pin(chapter):
+    cells = [cell for cell in notebook(chapter).cells if cell.cell_type == "code"]
+    first = cells[0]
+    assert "parameters" in first.metadata.get("tags", []), "first code cell must be `parameters`"
+    pins = PIN_LINE.findall(first.source)
+    assert len(pins) == 1, 'the parameters cell holds exactly one `pin = "..."` line'
+    assert pins[0] == harness_pin(), (
+        f"{chapter.name} is pinned to {pins[0]} but the harness is {harness_pin()}: "
+        "review what changed, then `make repin`"
+    )
+
+
+def test_claims_verified_in_code_are_registered_and_shown_on_the_page(chapter):
+    source = chapter.read_text(encoding="utf-8")
+    verified = set(VERIFIED_IN_CODE.findall(source))
+    cited = {a or b for a, b in CITED_IN_PROSE.findall(source)}
+    registered = set(claims.list_claims())
+    assert verified, f"{chapter.name} verifies no claim"
+    assert verified <= registered, f"unregistered: {verified - registered}"
+    assert cited == verified, (
+        f"verified but not shown: {verified - cited}; shown only: {cited - verified}"
+    )
+
+
+def test_every_numbered_figure_is_saved_as_an_artifact(chapter):
+    source = chapter.read_text(encoding="utf-8")
+    assert sorted(figures.figure_labels(source)) == sorted(SAVED_FIGURE.findall(source))
+
+
+def test_setup_cells_are_hidden_not_deleted(chapter):
+    code_cells = [cell for cell in notebook(chapter).cells if cell.cell_type == "code"]
+    for cell in code_cells:
+        if "import " in cell.source and "# [" not in cell.source:
+            tags = set(cell.metadata.get("tags", []))
+            assert tags & {"hide-cell", "hide-input", "remove-cell", "remove-input"}, cell.source
