@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from trainable_harness import (
     DtypeMismatchError,
     EmptyInputError,

@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+
 from trainable_harness import (
     DegenerateNormalizationError,
     EmptyInputError,
