@@ -18,7 +18,6 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-export MPLBACKEND := agg
 # Keep the pip configuration of the machine, but not its chatter about missing local indexes.
 PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 
@@ -43,12 +42,15 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PIP) install --no-deps -e . 2> >(grep -v "is ignored: it is neither" >&2)
 	touch $@
 
+# The ids of the claims a chapter source verifies.
+verified_claims = $(shell grep -oE 'verify_claim."[^"]+"' $(1) | cut -d'"' -f2)
+
 # A chapter: MyST source -> plain notebook (jupytext) -> executed notebook (papermill).
 # The claims the chapter verifies are removed first, so a failed run can never leave an
 # earlier run's artifact behind as if this run had verified it.
 chapters/%.ipynb: chapters/%.md $(HARNESS_SOURCES) $(CLAIM_FILES) _toc.yml _config.yml | $(STAMP)
 	@mkdir -p _build/notebooks
-	rm -f $(foreach id,$(shell grep -o 'verify_claim("[^"]*"' $< | cut -d'"' -f2),artifacts/claims/$(id).json)
+	rm -f $(foreach id,$(call verified_claims,$<),artifacts/claims/$(id).json)
 	$(BIN)/jupytext --quiet --to ipynb --output _build/notebooks/$*.ipynb $<
 	$(BIN)/papermill --cwd chapters --log-level WARNING --no-progress-bar \
 	    _build/notebooks/$*.ipynb _build/notebooks/$*.executed.ipynb \
