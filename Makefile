@@ -89,8 +89,12 @@ site-check: $(SITE) browser
 rebuild: clean
 	$(MAKE) all
 
+# After the rebuild: the site as a reader sees it, the artifacts on disk equal to a fresh
+# recomputation (the build is deterministic), and an unchanged tree with nothing left to do.
 test: lint unit rebuild
 	$(MAKE) site-check
+	$(BIN)/python -m trainable_harness claims verify --check-artifacts
+	$(MAKE) --question $(SITE) || { echo "make test: an unchanged tree would rebuild" >&2; exit 1; }
 
 verify: | $(STAMP)
 	$(BIN)/python -m trainable_harness claims verify

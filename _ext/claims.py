@@ -73,7 +73,8 @@ def _badge(env, claim_id: str, location) -> nodes.reference | None:
         nodes.inline("", state, classes=["claim-state"]),
         refuri=_artifact_uri(env, claim_id),
         classes=["claim-badge", STATE_CLASSES[state]],
-        reftitle=reason,
+        # Reasons name files by absolute path; the page shows them relative to the book.
+        reftitle=reason.replace(f"{paths.REPO_ROOT}/", ""),
     )
     badge["claim-state"] = state
     return badge
