@@ -78,3 +78,15 @@ def test_setup_cells_are_hidden_not_deleted(chapter):
         if "import " in cell.source and "# [" not in cell.source:
             tags = set(cell.metadata.get("tags", []))
             assert tags & {"hide-cell", "hide-input", "remove-cell", "remove-input"}, cell.source
+
+
+def test_code_cells_fit_the_page_width(chapter):
+    # The book's column shows about 80 characters of code before scrolling sideways.
+    too_long = [
+        line
+        for cell in notebook(chapter).cells
+        if cell.cell_type == "code"
+        for line in cell.source.splitlines()
+        if len(line) > 79
+    ]
+    assert not too_long, "\n".join(too_long)
