@@ -112,6 +112,7 @@ def save_figure(fig, label: str, *, dpi: int = 150) -> Path:
     try:
         with os.fdopen(handle, "wb") as stream:
             fig.savefig(stream, format="png", dpi=dpi, metadata={"Software": None})
+        os.chmod(temporary, 0o644)  # mkstemp makes it private; the site serves it to anyone
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

@@ -152,3 +152,652 @@ def running_state_witness(
 def _normalize_with(values: np.ndarray, state, eps: float) -> np.ndarray:
     """Normalize ``values`` with a given state's mean and population variance."""
     return (values - state.mean) / np.sqrt(state.population_variance + eps)
+
+
+# --- chapter 16 witnesses ---
+# Chapter 16 ("Batch normalization in practice"). Each function below computes one claim
+# `claims/c16-<name>-001.yaml` with the layers harness, from `claim_seed("c16-<name>")`.
+
+from trainable_harness.errors import UnknownChoiceError  # noqa: E402
+from trainable_harness.layers import (  # noqa: E402
+    BatchNormState,
+    apply_normalization,
+    batch_norm,
+    batch_norm_eval,
+    batch_norm_eval_flops,
+    batch_norm_train,
+    batch_statistics,
+    conv2d,
+    fold_batch_norm_into_conv2d,
+    fold_batch_norm_into_linear,
+    linear,
+    update_running_statistics,
+    values_per_statistic,
+)
+
+__all__ += [
+    "activation_drift_witness",
+    "batch_dependence_witness",
+    "folding_witness",
+    "gains_to_output",
+    "identity_recovery_witness",
+    "per_feature_moment_shift",
+    "random_relu_network_activations",
+    "residual_block_jacobians",
+    "residual_depth_witness",
+    "spread_of_batch_means",
+    "statistic_spread_witness",
+    "train_eval_witness",
+]
+
+UNIT_ROUNDOFF = 2.0**-53  # u of float64 round-to-nearest
+NORMALIZATION_KINDS = ("batch", "layer", "instance", "group")
+EMA_MOMENTA = (0.01, 0.1, 0.5)  # slow, PyTorch's default, fast
+
+
+def _momentum_key(momentum: float) -> str:
+    """Result-field name of a momentum: 0.01 -> ``"momentum_0_01"``."""
+    return "momentum_" + f"{momentum:g}".replace(".", "_")
+
+
+def _channel_shaped(values: np.ndarray, ndim: int = 4) -> np.ndarray:
+    """Line a ``(C,)`` vector up with axis 1 of a rank-``ndim`` batch."""
+    return values.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+def batch_dependence_witness(
+    seed: int, *, shape: tuple[int, int, int, int] = (64, 4, 3, 3), num_groups: int = 2
+) -> dict:
+    """Claim ``c16-batch-dependence-001``: whose statistics does a sample's output depend on?
+
+    Section 16.1: with ``rng = numpy.random.default_rng(seed)`` draw a batch of ``shape``
+    ``(B, C, H, W)`` whose channel ``c`` holds ``offset_c + scale_c * N(0, 1)`` values
+    (offsets in [-2, 2], scales in [0.5, 2]), then per-channel ``gamma`` in [0.5, 2] and
+    ``beta`` in [-1, 1], then a second set of ``B - 1`` companions from the same
+    distribution. Normalize sample 0 three ways, with each of the four layers (eps 1e-5,
+    float64; group norm with ``num_groups`` groups): alone (a batch of one), in the batch,
+    and with the other companions.
+
+    Returns
+    -------
+    dict
+        ``alone_vs_batch`` with one field per kind (``batch``, ``layer``, ``instance``,
+        ``group``): the largest absolute change of sample 0's output between the batch of
+        one and the batch of ``B``; and ``other_companions.batch``, the same change for
+        batch norm between the two batches of ``B`` that share only sample 0.
+
+    Examples
+    --------
+    >>> from trainable_harness.claims import claim_seed
+    >>> result = batch_dependence_witness(claim_seed("c16-batch-dependence"))
+    >>> [result["alone_vs_batch"][kind] for kind in ("layer", "instance", "group")]
+    [0.0, 0.0, 0.0]
+    >>> result["alone_vs_batch"]["batch"] > 0.1
+    True
+    """
+    rng = np.random.default_rng(seed)
+    num_channels = shape[1]
+    offsets = rng.uniform(-2.0, 2.0, num_channels)
+    scales = rng.uniform(0.5, 2.0, num_channels)
+    X = _channel_shaped(offsets) + _channel_shaped(scales) * rng.standard_normal(shape)
+    gamma = rng.uniform(0.5, 2.0, num_channels)
+    beta = rng.uniform(-1.0, 1.0, num_channels)
+    companions = _channel_shaped(offsets) + _channel_shaped(scales) * rng.standard_normal(
+        (shape[0] - 1, *shape[1:])
+    )
+    other_batch = np.concatenate([X[:1], companions])
+
+    def sample_zero(kind: str, batch: np.ndarray) -> np.ndarray:
+        groups = num_groups if kind == "group" else None
+        return apply_normalization(kind, batch, gamma, beta, eps=1e-5, num_groups=groups)[0]
+
+    alone_vs_batch = {
+        kind: float(np.max(np.abs(sample_zero(kind, X[:1]) - sample_zero(kind, X))))
+        for kind in NORMALIZATION_KINDS
+    }
+    other = float(np.max(np.abs(sample_zero("batch", other_batch) - sample_zero("batch", X))))
+    return {"alone_vs_batch": alone_vs_batch, "other_companions": {"batch": other}}
+
+
+def identity_recovery_witness(
+    seed: int, *, shape: tuple[int, int, int, int] = (32, 8, 5, 5), eps: float = 1e-5
+) -> dict:
+    """Claim ``c16-identity-recovery-001``: gamma = sqrt(var + eps), beta = mean give y = x.
+
+    Section 16.2: with ``rng = numpy.random.default_rng(seed)`` draw a batch of ``shape``
+    whose channel ``c`` holds ``offset_c + scale_c * N(0, 1)`` values, offsets uniform in
+    [-100, 100] and scales log-uniform in [0.01, 10] (data far from standardized). Set
+    ``gamma = sqrt(population_variance + eps)`` and ``beta = mean`` per channel from
+    :func:`batch_statistics` (eqs. 16.1-16.2) and apply :func:`batch_norm` (eqs. 16.3-16.4).
+    Repeat with the *sample* variance in gamma, the convention a reader might copy from a
+    framework's running statistics.
+
+    Returns
+    -------
+    dict
+        ``max_abs_error`` (largest ``|y - x|``), ``max_abs_input`` (largest ``|x|``),
+        ``error_in_rounding_units`` (``max_abs_error / (u max|x|)`` with ``u = 2^-53``), and
+        ``sample_variance_gamma.max_abs_error`` (the same error with the sample variance).
+
+    Examples
+    --------
+    >>> from trainable_harness.claims import claim_seed
+    >>> result = identity_recovery_witness(claim_seed("c16-identity-recovery"))
+    >>> result["error_in_rounding_units"] <= 32
+    True
+    >>> result["sample_variance_gamma"]["max_abs_error"] > 1e-4
+    True
+    """
+    rng = np.random.default_rng(seed)
+    num_channels = shape[1]
+    offsets = rng.uniform(-100.0, 100.0, num_channels)
+    scales = 10.0 ** rng.uniform(-2.0, 1.0, num_channels)
+    X = _channel_shaped(offsets) + _channel_shaped(scales) * rng.standard_normal(shape)
+    stats = batch_statistics(X)
+    recovered = batch_norm(X, np.sqrt(stats.population_variance + eps), stats.mean, eps=eps)
+    with_sample = batch_norm(X, np.sqrt(stats.sample_variance + eps), stats.mean, eps=eps)
+    max_abs_error = float(np.max(np.abs(recovered - X)))
+    max_abs_input = float(np.max(np.abs(X)))
+    return {
+        "max_abs_error": max_abs_error,
+        "max_abs_input": max_abs_input,
+        "error_in_rounding_units": max_abs_error / (UNIT_ROUNDOFF * max_abs_input),
+        "sample_variance_gamma": {"max_abs_error": float(np.max(np.abs(with_sample - X)))},
+    }
+
+
+def train_eval_witness(
+    seed: int,
+    *,
+    batch_count: int = 100,
+    batch_size: int = 32,
+    momenta: tuple[float, ...] = EMA_MOMENTA,
+    eps: float = 1e-5,
+) -> dict:
+    """Claim ``c16-train-eval-001``: running estimates, one value per channel, eval mode.
+
+    Section 16.3, three measurements, with ``rng = numpy.random.default_rng(seed)``:
+
+    1. Running estimates. Draw ``batch_count`` batches of ``batch_size`` values from
+       N(4, 2^2), one channel. The exact statistics of everything seen so far merge the
+       per-batch Welford states (:func:`stable_online_moments`, :func:`merge_moments`; ch.
+       15). For each momentum, a :class:`BatchNormState` starting at mean 0, variance 1 is
+       updated by eq. 16.5 with the sample variance (PyTorch's convention) after every batch.
+       After the last batch, compare the running mean with the merged mean and the running
+       variance with the merged sample variance.
+    2. One value per channel. Train-mode batch norm (:func:`batch_norm`) of a single
+       sample with three channels of N(0, 1000^2) values, ``gamma = (2, 3, 4)`` and
+       ``beta = (0.5, -1, 2)``: its output minus beta.
+    3. Eval mode. With the momentum-0.1 state, normalize a fresh batch of 64 in eval mode
+       (:func:`batch_norm_eval`) and compare sample 0's output with that of sample 0 alone.
+
+    Returns
+    -------
+    dict
+        ``merged.mean`` and ``merged.sample_variance`` (the exact statistics of all
+        ``batch_count * batch_size`` values); ``running_mean_gap.<momentum>`` and
+        ``running_variance_gap.<momentum>`` (absolute differences from them, keyed like
+        ``momentum_0_1``); ``single_value.max_abs_output_minus_beta``;
+        ``eval_mode.alone_vs_batch`` (largest absolute change).
+
+    Examples
+    --------
+    >>> from trainable_harness.claims import claim_seed
+    >>> result = train_eval_witness(claim_seed("c16-train-eval"))
+    >>> result["single_value"]["max_abs_output_minus_beta"], result["eval_mode"]["alone_vs_batch"]
+    (0.0, 0.0)
+    >>> sorted(result["running_mean_gap"])
+    ['momentum_0_01', 'momentum_0_1', 'momentum_0_5']
+    """
+    rng = np.random.default_rng(seed)
+    batches = rng.normal(4.0, 2.0, size=(batch_count, batch_size, 1))  # each a (B, d=1) batch
+
+    merged = stable_online_moments(batches[0].ravel(), dtype=np.float64)
+    for batch in batches[1:]:
+        merged = merge_moments(merged, stable_online_moments(batch.ravel(), dtype=np.float64))
+    mean_gap, variance_gap, final_states = {}, {}, {}
+    for momentum in momenta:
+        state = BatchNormState.initial(1, momentum=momentum, variance_estimator="sample")
+        for batch in batches:
+            state = update_running_statistics(state, batch)
+        final_states[momentum] = state
+        key = _momentum_key(momentum)
+        mean_gap[key] = float(abs(state.running_mean[0] - merged.mean))
+        variance_gap[key] = float(abs(state.running_variance[0] - merged.sample_variance))
+
+    single = rng.normal(0.0, 1000.0, size=(1, 3))
+    beta = np.array([0.5, -1.0, 2.0])
+    single_output = batch_norm(single, np.array([2.0, 3.0, 4.0]), beta, eps=eps)
+
+    state = final_states[0.1] if 0.1 in final_states else final_states[momenta[0]]
+    fresh = rng.normal(4.0, 2.0, size=(64, 1))
+    in_batch = batch_norm_eval(fresh, [1.0], [0.0], state, eps=eps)[0]
+    alone = batch_norm_eval(fresh[:1], [1.0], [0.0], state, eps=eps)[0]
+    return {
+        "merged": {"mean": float(merged.mean), "sample_variance": float(merged.sample_variance)},
+        "running_mean_gap": mean_gap,
+        "running_variance_gap": variance_gap,
+        "single_value": {"max_abs_output_minus_beta": float(np.max(np.abs(single_output - beta)))},
+        "eval_mode": {"alone_vs_batch": float(np.max(np.abs(in_batch - alone)))},
+    }
+
+
+def _trained_state(layer, draw_input, num_channels: int, updates: int) -> BatchNormState:
+    """Running state after ``updates`` train-mode batches of ``layer(draw_input())``."""
+    state = BatchNormState.initial(num_channels, momentum=0.1)
+    gamma, beta = np.ones(num_channels), np.zeros(num_channels)
+    for _ in range(updates):
+        _, state = batch_norm_train(layer(draw_input()), gamma, beta, state)
+    return state
+
+
+def _folding_report(folded, reference, scale, magnitude, beta, n_terms: int) -> dict:
+    """Largest ``|folded - reference|`` and its largest ratio to the rounding bound.
+
+    The bound per output element is ``2 (n_terms + 4) u (|scale| magnitude + |beta|)``: each
+    of the two paths sums ``n_terms`` products and adds bias, mean and beta, and every
+    operation rounds by at most ``u`` relative to what has been summed (``magnitude`` is the
+    sum of the absolute values involved). This is the bound the layers tests use.
+    """
+    difference = np.abs(folded - reference)
+    bound = 2 * (n_terms + 4) * UNIT_ROUNDOFF * (np.abs(scale) * magnitude + np.abs(beta))
+    return {
+        "max_abs_difference": float(np.max(difference)),
+        "max_ratio_to_bound": float(np.max(difference / bound)),
+    }
+
+
+def folding_witness(seed: int, *, eps: float = 1e-5, updates: int = 50) -> dict:
+    """Claim ``c16-folding-001``: eval-mode batch norm folded into the layer before it (eq. 16.6).
+
+    Section 16.4, with ``rng = numpy.random.default_rng(seed)``:
+
+    - *Linear*: ``W`` of shape (8, 16) with N(0, 1/16) entries and bias N(0, 1). The running
+      state comes from ``updates`` train-mode batches (momentum 0.1) of 64 inputs drawn
+      from N(1, 3^2); then ``gamma`` in [0.5, 2], ``beta`` N(0, 1), and a test batch of 64
+      inputs from the same distribution. Compare ``batch_norm_eval(linear(X, W, b))`` with
+      ``linear(X, W', b')`` from :func:`fold_batch_norm_into_linear`.
+    - *Convolution*: ``K`` of shape (8, 3, 3, 3) with N(0, 1/27) entries, bias, padding 1,
+      inputs (8, 3, 12, 12) from N(0.5, 2^2); otherwise the same with
+      :func:`fold_batch_norm_into_conv2d`.
+    - *Work*: :func:`batch_norm_eval_flops` of the convolution's output, (8, 8, 12, 12).
+
+    Returns
+    -------
+    dict
+        For ``linear`` and ``conv2d``: ``max_abs_difference`` and ``max_ratio_to_bound``
+        (see :func:`_folding_report`). ``work``: ``elementwise`` (eval BN as written),
+        ``fused_elementwise``, ``folded_elementwise`` and ``removed_by_folding``.
+
+    Examples
+    --------
+    >>> from trainable_harness.claims import claim_seed
+    >>> result = folding_witness(claim_seed("c16-folding"))
+    >>> result["linear"]["max_ratio_to_bound"] <= 1, result["conv2d"]["max_ratio_to_bound"] <= 1
+    (True, True)
+    >>> result["work"]["elementwise"], result["work"]["folded_elementwise"]
+    (36864, 0)
+    """
+    rng = np.random.default_rng(seed)
+
+    W = rng.normal(0.0, 1.0 / 4.0, size=(8, 16))
+    b = rng.normal(size=8)
+    state = _trained_state(
+        lambda X: linear(X, W, b), lambda: rng.normal(1.0, 3.0, (64, 16)), 8, updates
+    )
+    gamma, beta = rng.uniform(0.5, 2.0, 8), rng.normal(size=8)
+    X = rng.normal(1.0, 3.0, (64, 16))
+    reference = batch_norm_eval(linear(X, W, b), gamma, beta, state, eps=eps)
+    W_folded, b_folded = fold_batch_norm_into_linear(W, b, gamma, beta, state, eps=eps)
+    scale = gamma / np.sqrt(state.running_variance + eps)
+    magnitude = np.abs(X) @ np.abs(W).T + np.abs(b) + np.abs(state.running_mean)
+    linear_report = _folding_report(
+        linear(X, W_folded, b_folded), reference, scale, magnitude, beta, n_terms=16
+    )
+
+    K = rng.normal(0.0, 1.0 / np.sqrt(27.0), size=(8, 3, 3, 3))
+    c = rng.normal(size=8)
+    state = _trained_state(
+        lambda X: conv2d(X, K, c, padding=1),
+        lambda: rng.normal(0.5, 2.0, (8, 3, 12, 12)),
+        8,
+        updates,
+    )
+    gamma, beta = rng.uniform(0.5, 2.0, 8), rng.normal(size=8)
+    X = rng.normal(0.5, 2.0, (8, 3, 12, 12))
+    output = conv2d(X, K, c, padding=1)
+    reference = batch_norm_eval(output, gamma, beta, state, eps=eps)
+    K_folded, c_folded = fold_batch_norm_into_conv2d(K, c, gamma, beta, state, eps=eps)
+    scale = _channel_shaped(gamma / np.sqrt(state.running_variance + eps))
+    magnitude = conv2d(np.abs(X), np.abs(K), np.abs(c), padding=1) + _channel_shaped(
+        np.abs(state.running_mean)
+    )
+    conv_report = _folding_report(
+        conv2d(X, K_folded, c_folded, padding=1),
+        reference,
+        scale,
+        magnitude,
+        _channel_shaped(beta),
+        n_terms=27,
+    )
+
+    work = batch_norm_eval_flops(output.shape, preceding_bias=True)
+    return {
+        "linear": linear_report,
+        "conv2d": conv_report,
+        "work": {
+            "elementwise": work.elementwise,
+            "fused_elementwise": work.fused_elementwise,
+            "folded_elementwise": work.folded_elementwise,
+            "removed_by_folding": work.removed_by_folding,
+        },
+    }
+
+
+SPREAD_BATCH_SIZES = (2, 8, 32)
+SPREAD_SIDES = (1, 2, 4, 8)  # H = W
+
+
+def spread_of_batch_means(
+    rng: np.random.Generator,
+    batch_size: int,
+    side: int,
+    *,
+    repeats: int,
+    sample_std: float,
+    pixel_std: float,
+) -> tuple[int, float]:
+    """Values per statistic and spread of batch norm's per-channel mean over repeated draws.
+
+    Each of ``repeats`` channels is one independent repetition: a batch of shape
+    ``(batch_size, repeats, side, side)`` holds ``sample_std * z[b, c] + pixel_std *
+    e[b, c, h, w]`` with independent standard normals ``z`` (one per sample and channel,
+    shared by its pixels, like an image's overall brightness) and ``e``. Returns
+    ``(n, s)``: ``n = values_per_statistic("batch", shape)`` and ``s`` the standard
+    deviation (``ddof=1``) of the ``repeats`` per-channel means of :func:`batch_statistics`.
+
+    Theory: ``s^2 = sample_std^2 / B + pixel_std^2 / n`` (section 16.5).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> n, s = spread_of_batch_means(rng, 4, 2, repeats=2000, sample_std=0.0, pixel_std=1.0)
+    >>> n, bool(abs(s - 1 / 4) < 0.02)
+    (16, True)
+    """
+    shape = (batch_size, repeats, side, side)
+    X = sample_std * rng.standard_normal((batch_size, repeats, 1, 1))
+    X = X + pixel_std * rng.standard_normal(shape)
+    means = batch_statistics(X).mean
+    return values_per_statistic("batch", shape), float(np.std(means, ddof=1))
+
+
+def statistic_spread_witness(seed: int, *, repeats: int = 1000) -> dict:
+    """Claim ``c16-statistic-spread-001``: how noisy is a BN channel mean, and why.
+
+    Section 16.5, with ``rng = numpy.random.default_rng(seed)`` and every (batch size, side)
+    of ``SPREAD_BATCH_SIZES x SPREAD_SIDES`` (``n = B H W`` from 2 to 2048 values), in
+    this order: first *independent* values (``sample_std = 0``, ``pixel_std = 2``), then
+    *correlated* ones (``sample_std = 1``, ``pixel_std = sqrt(3)``, the same total variance
+    4), each through :func:`spread_of_batch_means` with ``repeats`` repetitions.
+
+    Returns
+    -------
+    dict
+        ``independent.slope``: least-squares slope of log spread against log n.
+        ``independent.max_relative_deviation``: largest ``|s / (2/sqrt(n)) - 1|``.
+        ``correlated.max_relative_deviation``: largest ``|s / sqrt(1/B + 3/n) - 1|``.
+        ``correlated.nominal_values`` and ``correlated.effective_values`` at the largest
+        configuration (B = 32, 8 x 8): ``n`` and ``4 / s^2``, the number of independent
+        values that would give the same spread.
+
+    Examples
+    --------
+    >>> from trainable_harness.claims import claim_seed
+    >>> result = statistic_spread_witness(claim_seed("c16-statistic-spread"), repeats=200)
+    >>> bool(-0.6 < result["independent"]["slope"] < -0.4)
+    True
+    """
+    rng = np.random.default_rng(seed)
+    configurations = [(B, side) for B in SPREAD_BATCH_SIZES for side in SPREAD_SIDES]
+    independent = [
+        spread_of_batch_means(rng, B, side, repeats=repeats, sample_std=0.0, pixel_std=2.0)
+        for B, side in configurations
+    ]
+    correlated = [
+        spread_of_batch_means(
+            rng, B, side, repeats=repeats, sample_std=1.0, pixel_std=np.sqrt(3.0)
+        )
+        for B, side in configurations
+    ]
+    n = np.array([count for count, _ in independent], dtype=float)
+    spread = np.array([s for _, s in independent])
+    slope = np.polyfit(np.log(n), np.log(spread), 1)[0]
+    batch_sizes = np.array([B for B, _ in configurations], dtype=float)
+    correlated_spread = np.array([s for _, s in correlated])
+    correlated_theory = np.sqrt(1.0 / batch_sizes + 3.0 / n)
+    return {
+        "independent": {
+            "slope": float(slope),
+            "max_relative_deviation": float(np.max(np.abs(spread / (2.0 / np.sqrt(n)) - 1))),
+        },
+        "correlated": {
+            "max_relative_deviation": float(
+                np.max(np.abs(correlated_spread / correlated_theory - 1))
+            ),
+            "nominal_values": int(n[-1]),
+            "effective_values": float(4.0 / correlated_spread[-1] ** 2),
+        },
+    }
+
+
+RESIDUAL_DEPTHS = (2, 4, 8, 16, 32, 64)
+
+
+def residual_block_jacobians(
+    rng: np.random.Generator, depth: int, placement: str, *, width: int = 16, eps: float = 1e-5
+) -> list[np.ndarray]:
+    """Exact Jacobians of a toy residual stack at initialization, last one the output map.
+
+    Blocks use the centered map ``N`` (eq. 15.1 with eps) and a branch
+    ``F(z) = tanh(W z)`` with fresh ``W`` of N(0, 1/width) entries per block; the input is
+    N(0, I). ``placement="pre"``: ``x + F(N(x))``, Jacobian ``I + J_F J_N`` (section 15.4),
+    followed by a final ``N`` so that the output is normalized as in pre-norm transformers.
+    ``placement="post"``: ``N(x + F(x))``, Jacobian ``J_N (I + J_F)``; its output is
+    already normalized, so the final map is the identity. Draws: ``depth`` weight matrices,
+    then the input.
+
+    Returns
+    -------
+    list of numpy.ndarray, ``depth + 1`` matrices of shape ``(width, width)``
+        The block Jacobians in order, then the final map's.
+
+    Examples
+    --------
+    >>> jacobians = residual_block_jacobians(np.random.default_rng(0), 3, "pre")
+    >>> len(jacobians), jacobians[0].shape
+    (4, (16, 16))
+    """
+    if placement not in ("pre", "post"):
+        raise UnknownChoiceError(f"placement must be 'pre' or 'post', got {placement!r}")
+    weights = [rng.normal(0.0, 1.0 / np.sqrt(width), (width, width)) for _ in range(depth)]
+    x = rng.normal(size=width)
+    identity = np.eye(width)
+    jacobians = []
+    for W in weights:
+        if placement == "pre":
+            z = centered_normalize(x, eps=eps)
+            branch_jacobian = (1.0 - np.tanh(W @ z) ** 2)[:, None] * W
+            jacobians.append(
+                identity + branch_jacobian @ normalization_jacobian(x, centered=True, eps=eps)
+            )
+            x = x + np.tanh(W @ z)
+        else:
+            branch_jacobian = (1.0 - np.tanh(W @ x) ** 2)[:, None] * W
+            y = x + np.tanh(W @ x)
+            jacobians.append(
+                normalization_jacobian(y, centered=True, eps=eps) @ (identity + branch_jacobian)
+            )
+            x = centered_normalize(y, eps=eps)
+    final = normalization_jacobian(x, centered=True, eps=eps) if placement == "pre" else identity
+    jacobians.append(final)
+    return jacobians
+
+
+def gains_to_output(jacobians: list[np.ndarray]) -> np.ndarray:
+    """RMS gain ``||d out / d x_l||_F / sqrt(width)`` from the input of each block to the output.
+
+    ``jacobians`` as returned by :func:`residual_block_jacobians`; entry ``l`` of the result
+    is the gain from the input of block ``l`` (entry 0: the stack's input). The RMS gain is
+    the factor by which a random output gradient's norm changes on its way back to ``x_l``.
+
+    Examples
+    --------
+    >>> gains_to_output([2.0 * np.eye(4), np.eye(4)])
+    array([2.])
+    """
+    width = jacobians[0].shape[0]
+    product = jacobians[-1].copy()
+    gains = []
+    for jacobian in reversed(jacobians[:-1]):
+        product = product @ jacobian
+        gains.append(np.linalg.norm(product) / np.sqrt(width))
+    return np.array(gains[::-1])
+
+
+def residual_depth_witness(seed: int, *, networks: int = 16) -> dict:
+    """Claim ``c16-residual-depth-001``: gradient gain at the top of pre- and post-norm stacks.
+
+    Section 16.6, with ``rng = numpy.random.default_rng(seed)``: for each depth ``L`` in
+    ``RESIDUAL_DEPTHS`` and each placement (pre, then post), draw ``networks`` random toy
+    stacks (:func:`residual_block_jacobians`) and average their gain profiles
+    (:func:`gains_to_output`). The *top gain* is the gain from the input of the last block
+    to the output, the *input gain* that from the stack's input.
+
+    Returns
+    -------
+    dict
+        For ``pre_norm`` and ``post_norm``: ``top_gain_slope`` (least-squares slope of
+        log top gain against log L), ``top_gain_at_max_depth`` and
+        ``input_gain_at_max_depth`` (at L = 64).
+
+    Examples
+    --------
+    >>> from trainable_harness.claims import claim_seed
+    >>> result = residual_depth_witness(claim_seed("c16-residual-depth"), networks=4)
+    >>> result["pre_norm"]["top_gain_slope"] < -0.3 < result["post_norm"]["top_gain_slope"]
+    True
+    """
+    rng = np.random.default_rng(seed)
+    result = {}
+    top = {placement: [] for placement in ("pre", "post")}
+    bottom = {placement: [] for placement in ("pre", "post")}
+    for depth in RESIDUAL_DEPTHS:
+        for placement in ("pre", "post"):
+            profiles = [
+                gains_to_output(residual_block_jacobians(rng, depth, placement))
+                for _ in range(networks)
+            ]
+            mean_profile = np.mean(profiles, axis=0)
+            top[placement].append(mean_profile[-1])
+            bottom[placement].append(mean_profile[0])
+    for placement in ("pre", "post"):
+        slope = np.polyfit(np.log(RESIDUAL_DEPTHS), np.log(top[placement]), 1)[0]
+        result[f"{placement}_norm"] = {
+            "top_gain_slope": float(slope),
+            "top_gain_at_max_depth": float(top[placement][-1]),
+            "input_gain_at_max_depth": float(bottom[placement][-1]),
+        }
+    return result
+
+
+def random_relu_network_activations(
+    X: np.ndarray, weights: list[np.ndarray], *, normalize: bool, eps: float = 1e-5
+) -> list[np.ndarray]:
+    """Pre-activations of a ReLU network, each optionally batch-normalized (no affine).
+
+    Layer ``l`` computes ``z_l = linear(h_{l-1}, W_l)``, replaces it by
+    ``batch_norm(z_l, 1, 0, eps)`` when ``normalize``, and passes ``h_l = max(z_l, 0)`` on.
+    Returns the (normalized) ``z_l`` of every layer, each of shape ``(B, width)``.
+
+    Examples
+    --------
+    >>> Z = random_relu_network_activations(np.eye(2), [np.eye(2)] * 2, normalize=False)
+    >>> [z.tolist() for z in Z]
+    [[[1.0, 0.0], [0.0, 1.0]], [[1.0, 0.0], [0.0, 1.0]]]
+    """
+    h, activations = X, []
+    for W in weights:
+        z = linear(h, W)
+        if normalize:
+            width = z.shape[1]
+            z = batch_norm(z, np.ones(width), np.zeros(width), eps=eps)
+        activations.append(z)
+        h = np.maximum(z, 0.0)
+    return activations
+
+
+def per_feature_moment_shift(before: np.ndarray, after: np.ndarray) -> float:
+    """Mean over features of ``(|change of mean| + |change of std|) / std before``."""
+    std_before = before.std(axis=0)
+    mean_change = np.abs(after.mean(axis=0) - before.mean(axis=0))
+    std_change = np.abs(after.std(axis=0) - std_before)
+    return float(np.mean((mean_change + std_change) / std_before))
+
+
+def activation_drift_witness(
+    seed: int,
+    *,
+    depth: int = 20,
+    width: int = 64,
+    batch_size: int = 256,
+    gain: float = 1.2,
+    step: float = 0.02,
+    eps: float = 1e-5,
+) -> dict:
+    """Claim ``c16-activation-drift-001``: what per-layer standardization pins, and what not.
+
+    Section 16.7, with ``rng = numpy.random.default_rng(seed)``: an input batch
+    ``(batch_size, width)`` of N(0, 1) values; ``depth`` weight matrices with N(0,
+    2 gain^2 / width) entries (He initialization scaled by ``gain``); ``depth`` direction
+    matrices with N(0, 2 / width) entries. The *perturbed* network adds ``step`` times the
+    direction to every weight matrix, a stand-in for one small update of all layers. Both
+    networks run without and with batch norm on every pre-activation
+    (:func:`random_relu_network_activations`).
+
+    Returns
+    -------
+    dict
+        For ``unnormalized`` and ``normalized``: ``scale_growth`` (RMS of the last layer's
+        pre-activations over the first's), ``moment_shift`` (largest over layers of
+        :func:`per_feature_moment_shift` between the network and its perturbed copy: how far the
+        per-feature mean and std move), and ``value_change`` (``||Z' - Z|| / ||Z||`` at the
+        last layer: how far the values themselves move).
+
+    Examples
+    --------
+    >>> from trainable_harness.claims import claim_seed
+    >>> result = activation_drift_witness(claim_seed("c16-activation-drift"))
+    >>> result["normalized"]["moment_shift"] < 1e-5 < result["unnormalized"]["moment_shift"]
+    True
+    """
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((batch_size, width))
+    weights = [rng.normal(0.0, gain * np.sqrt(2.0 / width), (width, width)) for _ in range(depth)]
+    directions = [rng.normal(0.0, np.sqrt(2.0 / width), (width, width)) for _ in range(depth)]
+    perturbed = [W + step * P for W, P in zip(weights, directions, strict=True)]
+    result = {}
+    for name, normalize in (("unnormalized", False), ("normalized", True)):
+        before = random_relu_network_activations(X, weights, normalize=normalize, eps=eps)
+        after = random_relu_network_activations(X, perturbed, normalize=normalize, eps=eps)
+        rms = [np.sqrt(np.mean(z * z)) for z in before]
+        result[name] = {
+            "scale_growth": float(rms[-1] / rms[0]),
+            "moment_shift": max(
+                per_feature_moment_shift(a, b) for a, b in zip(before, after, strict=True)
+            ),
+            "value_change": float(
+                np.linalg.norm(after[-1] - before[-1]) / np.linalg.norm(before[-1])
+            ),
+        }
+    return result
