@@ -35,6 +35,7 @@ def chapter_page(stem):
     return page
 
 
+@functools.cache
 def soup_of(page):
     return BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
 
@@ -97,15 +98,28 @@ def test_sections_and_equations_carry_the_chapter_number(chapter):
     assert equation_numbers == [f"({number}.{k})" for k in range(1, len(equation_numbers) + 1)]
 
 
-def test_chapter_15_has_its_theorem_proof_and_bibliography():
+def test_chapter_15_has_its_theorem_and_proof():
     soup = soup_of(chapter_page("normalization-invariance"))
     theorem = soup.select_one("div.theorem")
     assert theorem is not None and "Theorem 15.1" in theorem.get_text(" ", strip=True)
     assert soup.select_one("div.proof") is not None
+
+
+def test_every_chapter_ends_with_its_bibliography(chapter):
+    stem, soup = chapter
+    source = (paths.CHAPTERS_DIR / f"{stem}.md").read_text(encoding="utf-8")
+    cited = set(re.findall(r"\{cite[:a-z]*\}`([^`]+)`", source))
     bibliography = soup.select_one("div.bibliography, .citation-list")
     assert bibliography is not None
-    assert len(bibliography.select(".citation")) >= 5
+    assert len(bibliography.select(".citation")) == len(cited)
     assert "doi.org" in bibliography.decode()
+
+
+def test_no_number_on_a_page_is_a_python_repr(chapter):
+    # A glued numpy scalar renders as "np.float64(...)" unless it was converted to float.
+    _, soup = chapter
+    text = soup.get_text(" ")
+    assert not re.search(r"np\.(float|int|bool)\w*\(", text)
 
 
 def site_pages():
