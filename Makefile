@@ -52,7 +52,8 @@ chapters/%.ipynb: chapters/%.md $(HARNESS_SOURCES) $(CLAIM_FILES) _toc.yml _conf
 	@mkdir -p _build/notebooks
 	rm -f $(foreach id,$(call verified_claims,$<),artifacts/claims/$(id).json)
 	$(BIN)/jupytext --quiet --to ipynb --output _build/notebooks/$*.ipynb $<
-	$(BIN)/papermill --cwd chapters --log-level WARNING --no-progress-bar \
+	@echo "papermill: executing $<"
+	@$(BIN)/papermill --cwd chapters --log-level WARNING --no-progress-bar \
 	    _build/notebooks/$*.ipynb _build/notebooks/$*.executed.ipynb \
 	    || { echo "make: chapter $< failed; papermill names the cell and exception above" >&2; exit 1; }
 	mv _build/notebooks/$*.executed.ipynb $@

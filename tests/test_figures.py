@@ -6,8 +6,9 @@ matplotlib.use("agg")
 
 import matplotlib.pyplot as plt
 import pytest
+from PIL import Image
 
-from trainable_harness import figures, paths
+from trainable_harness import figures, harness_pin, paths
 from trainable_harness.figures import UnknownFigureError
 
 CONFIG = "sphinx:\n  config:\n    trainable_first_chapter: 15\n"
@@ -75,6 +76,9 @@ def test_save_figure_names_the_file_for_its_number_and_is_repeatable(book):
     assert first_bytes[:8] == b"\x89PNG\r\n\x1a\n"
     assert second.read_bytes() == first_bytes
     assert [p.name for p in first.parent.iterdir()] == ["figure-15.2.png"]
+    with Image.open(first) as image:
+        assert image.info["Source"] == "chapters/first.md"
+        assert harness_pin() in image.info["Comment"]
 
 
 def test_a_failed_save_leaves_no_partial_file(book, monkeypatch):

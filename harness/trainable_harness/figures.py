@@ -18,6 +18,7 @@ from pathlib import Path
 import yaml
 
 from trainable_harness import paths
+from trainable_harness.claims import harness_pin
 from trainable_harness.errors import TrainableError
 
 
@@ -79,8 +80,8 @@ def figure_labels(source: str) -> list[str]:
     return labels
 
 
-def figure_number(label: str) -> str:
-    """The number of the figure named ``label``, e.g. ``"15.1"``.
+def locate_figure(label: str) -> tuple[str, str]:
+    """The chapter source stem holding figure ``label`` and the figure's number.
 
     Raises
     ------
@@ -91,27 +92,39 @@ def figure_number(label: str) -> str:
         source = (paths.CHAPTERS_DIR / f"{stem}.md").read_text(encoding="utf-8")
         labels = figure_labels(source)
         if label in labels:
-            return f"{chapter_number(stem)}.{labels.index(label) + 1}"
+            return stem, f"{chapter_number(stem)}.{labels.index(label) + 1}"
     raise UnknownFigureError(
         f"no chapter has a figure with ':name: {label}'; save_figure needs the label of a "
         "numbered figure directive"
     )
 
 
+def figure_number(label: str) -> str:
+    """The number of the figure named ``label``, e.g. ``"15.1"`` (see :func:`locate_figure`)."""
+    return locate_figure(label)[1]
+
+
 def save_figure(fig, label: str, *, dpi: int = 150) -> Path:
     """Save ``fig`` as ``artifacts/figures/figure-<number>.png`` and return the path.
 
-    The number comes from :func:`figure_number`. The file is written atomically (a partial
-    PNG is never left under the final name) and without a timestamp or software tag in its
-    metadata, so the same figure saves to the same bytes.
+    The number comes from :func:`locate_figure`. The PNG's metadata names what made it: the
+    chapter source and the harness pin (``Source``, ``Comment``); it carries no timestamp or
+    software tag, so the same figure saves to the same bytes. The file is written atomically
+    (a partial PNG is never left under the final name).
     """
-    number = figure_number(label)
+    stem, number = locate_figure(label)
+    metadata = {
+        "Software": None,
+        "Title": f"Figure {number} ({label})",
+        "Source": f"chapters/{stem}.md",
+        "Comment": f"drawn by chapters/{stem}.md with trainable_harness {harness_pin()}",
+    }
     paths.FIGURES_DIR.mkdir(parents=True, exist_ok=True)
     target = paths.FIGURES_DIR / f"figure-{number}.png"
     handle, temporary = tempfile.mkstemp(dir=paths.FIGURES_DIR, prefix=".figure-", suffix=".png")
     try:
         with os.fdopen(handle, "wb") as stream:
-            fig.savefig(stream, format="png", dpi=dpi, metadata={"Software": None})
+            fig.savefig(stream, format="png", dpi=dpi, metadata=metadata)
         os.chmod(temporary, 0o644)  # mkstemp makes it private; the site serves it to anyone
         os.replace(temporary, target)
     except BaseException:
