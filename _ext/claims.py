@@ -8,6 +8,7 @@ MyST syntax this extension adds:
   with the badge, the contract read from the claim registry and the artifact;
 - ``{figure-artifact}`fig-label``` -- in a caption, a link to the saved artifact of that
   figure, named for the number Sphinx gave the figure;
+- ``{claim-state}`stale``` -- a sample badge of one state, for the legend on the landing page;
 - ``{book-chapter}`2``` -- a reference to a chapter of the full book that this edition does
   not contain, rendered as text (never a link to a missing page).
 
@@ -153,6 +154,28 @@ def _resolve_figure_artifacts(app, doctree, docname):
         )
 
 
+class ClaimStateRole(SphinxRole):
+    """``{claim-state}`verified``` -- a sample badge for a state, as the legend shows it."""
+
+    def run(self):
+        state = self.text.strip()
+        if state not in STATE_CLASSES:
+            logger.warning(
+                "claim-state expects one of %s, got %r",
+                ", ".join(STATE_CLASSES),
+                state,
+                location=self.get_location(),
+            )
+            return [nodes.problematic(self.rawtext, self.rawtext)], []
+        badge = nodes.inline(
+            "",
+            "",
+            nodes.inline("", state, classes=["claim-state"]),
+            classes=["claim-badge", STATE_CLASSES[state]],
+        )
+        return [badge], []
+
+
 class BookChapterRole(SphinxRole):
     """``{book-chapter}`2``` -- a chapter of the full book, which this edition lacks."""
 
@@ -191,6 +214,7 @@ def setup(app):
     app.add_role("claim", ClaimRole())
     app.add_role("figure-artifact", FigureArtifactRole())
     app.add_role("book-chapter", BookChapterRole())
+    app.add_role("claim-state", ClaimStateRole())
     app.add_directive("claim-line", ClaimLineDirective)
     app.add_node(figure_artifact)
     app.connect("doctree-resolved", _resolve_figure_artifacts)
