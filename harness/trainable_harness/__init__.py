@@ -16,172 +16,23 @@ Each module is named for what it measures:
 
 __version__ = "0.1.0"
 
-# The public names; each module block below appends its own with `__all__ += [...]`.
-__all__ = ["__version__"]
+# Each module's ``__all__`` is its public surface, written once there; this package
+# re-exports all of them so a chapter can ``from trainable_harness import ...`` anything.
+from trainable_harness import claims, errors, figures, layers, moments, normalization, paths
+from trainable_harness.claims import *  # noqa: F403
+from trainable_harness.errors import *  # noqa: F403
+from trainable_harness.figures import *  # noqa: F403
+from trainable_harness.layers import *  # noqa: F403
+from trainable_harness.moments import *  # noqa: F403
+from trainable_harness.normalization import *  # noqa: F403
 
-# --- normalization.py, moments.py, errors.py (core instruments, issue 2) ---
-from trainable_harness.errors import (
-    DegenerateNormalizationError,
-    DtypeMismatchError,
-    EmptyInputError,
-    InsufficientCountError,
-    InvalidMomentStateError,
-    NegativeEpsilonError,
-    NonFiniteInputError,
-    ShapeError,
-    TrainableError,
-    UnsupportedDtypeError,
-)
-from trainable_harness.moments import (
-    MomentState,
-    merge_moments,
-    raw_and_centered_variance,
-    stable_online_moments,
-)
-from trainable_harness.normalization import (
-    centered_normalize,
-    normalization_jacobian,
-    rms_normalize,
-)
-
-__all__ += [
-    "DegenerateNormalizationError",
-    "DtypeMismatchError",
-    "EmptyInputError",
-    "InsufficientCountError",
-    "InvalidMomentStateError",
-    "MomentState",
-    "NegativeEpsilonError",
-    "NonFiniteInputError",
-    "ShapeError",
-    "TrainableError",
-    "UnsupportedDtypeError",
-    "centered_normalize",
-    "merge_moments",
-    "normalization_jacobian",
-    "raw_and_centered_variance",
-    "rms_normalize",
-    "stable_online_moments",
-]
-# --- end normalization.py, moments.py, errors.py ---
-
-# --- figures.py (saving chapter figures as artifacts) ---
-from trainable_harness.figures import (  # noqa: E402
-    UnknownFigureError,
-    chapter_number,
-    figure_number,
-    save_figure,
-)
-
-__all__ += ["UnknownFigureError", "chapter_number", "figure_number", "save_figure"]
-# --- end figures.py ---
-
-# --- claims.py, paths.py (claim registry, verify_claim, pins, artifacts; issue 3) ---
-from trainable_harness import paths  # noqa: E402
-from trainable_harness.claims import (  # noqa: E402
-    badge_state,
-    check_artifact,
-    claim_seed,
-    harness_pin,
-    list_claims,
-    load_claim,
-    verify_claim,
-)
-from trainable_harness.errors import (  # noqa: E402
-    ClaimError,
-    ClaimFailedError,
-    MissingArtifactError,
-    RegistryError,
-    StaleArtifactError,
-    StalePinError,
-    TamperedArtifactError,
-    UnknownClaimError,
-    WitnessResultError,
-)
-
-__all__ += [
-    "ClaimError",
-    "ClaimFailedError",
-    "MissingArtifactError",
-    "RegistryError",
-    "StaleArtifactError",
-    "StalePinError",
-    "TamperedArtifactError",
-    "UnknownClaimError",
-    "WitnessResultError",
-    "badge_state",
-    "check_artifact",
-    "claim_seed",
-    "harness_pin",
-    "list_claims",
-    "load_claim",
+__all__ = [
+    "__version__",
     "paths",
-    "verify_claim",
+    *claims.__all__,
+    *errors.__all__,
+    *figures.__all__,
+    *layers.__all__,
+    *moments.__all__,
+    *normalization.__all__,
 ]
-# --- end claims.py, paths.py ---
-
-# --- layers.py (batch/layer/instance/group norm, running state, folding; issue 5) ---
-from trainable_harness.errors import (  # noqa: E402
-    AffineShapeError,
-    IndivisibleGroupsError,
-    MomentumRangeError,
-    RunningStateShapeError,
-    SingleValuePerChannelError,
-    UnknownChoiceError,
-    UnsupportedRankError,
-    WeightShapeError,
-)
-from trainable_harness.layers import (  # noqa: E402
-    BatchNormEvalWork,
-    BatchNormState,
-    BatchStatistics,
-    apply_normalization,
-    batch_norm,
-    batch_norm_eval,
-    batch_norm_eval_flops,
-    batch_norm_train,
-    batch_statistics,
-    conv2d,
-    fold_batch_norm_into_conv2d,
-    fold_batch_norm_into_linear,
-    group_norm,
-    instance_norm,
-    layer_norm,
-    linear,
-    reduction_axes,
-    statistic_labels,
-    update_running_statistics,
-    values_per_statistic,
-)
-
-__all__ += [
-    "AffineShapeError",
-    "BatchNormEvalWork",
-    "BatchNormState",
-    "BatchStatistics",
-    "IndivisibleGroupsError",
-    "MomentumRangeError",
-    "RunningStateShapeError",
-    "SingleValuePerChannelError",
-    "UnknownChoiceError",
-    "UnsupportedRankError",
-    "WeightShapeError",
-    "apply_normalization",
-    "batch_norm",
-    "batch_norm_eval",
-    "batch_norm_eval_flops",
-    "batch_norm_train",
-    "batch_statistics",
-    "conv2d",
-    "fold_batch_norm_into_conv2d",
-    "fold_batch_norm_into_linear",
-    "group_norm",
-    "instance_norm",
-    "layer_norm",
-    "linear",
-    "reduction_axes",
-    "statistic_labels",
-    "update_running_statistics",
-    "values_per_statistic",
-]
-# --- end layers.py ---

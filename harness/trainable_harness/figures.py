@@ -21,6 +21,16 @@ from trainable_harness import paths
 from trainable_harness.claims import harness_pin
 from trainable_harness.errors import TrainableError
 
+__all__ = [
+    "UnknownFigureError",
+    "chapter_files",
+    "chapter_number",
+    "figure_labels",
+    "figure_number",
+    "locate_figure",
+    "save_figure",
+]
+
 
 class UnknownFigureError(TrainableError):
     """No chapter of the table of contents has a numbered figure with this label."""
