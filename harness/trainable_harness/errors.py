@@ -258,3 +258,12 @@ class SingleValuePerChannelError(InsufficientCountError):
 
 class UnknownChoiceError(TrainableError):
     """A string option (normalization kind, variance estimator) is not one of the choices."""
+
+
+# --- settings.py: settings and inputs glued for the prose -----------------------------------
+
+__all__ += ["SettingError"]
+
+
+class SettingError(TrainableError):
+    """A setting glued for the prose has a name that is not an identifier or an unusable value."""

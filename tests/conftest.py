@@ -1,0 +1,94 @@
+"""Shared fixtures: checked-in fixture books under ``tests/books/``, built as the book is.
+
+A fixture book is copied with the book's own ``_ext/`` and ``_static/`` into a temporary
+root, its claim registry is filled from the book's ``claims/`` (so a fixture never carries a
+second, drifting copy of a registered claim), and it is built by the same strict
+``jupyter-book build -W -n --keep-going`` the book uses, with ``TRAINABLE_ROOT`` pointing
+the harness at the temporary root.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from trainable_harness import paths
+
+BOOKS = Path(__file__).resolve().parent / "books"
+JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")
+
+
+@dataclass
+class FixtureBook:
+    """A fixture book in a temporary root."""
+
+    root: Path
+
+    @property
+    def registry(self) -> Path:
+        return self.root / "claims"
+
+    @property
+    def artifacts(self) -> Path:
+        return self.root / "artifacts" / "claims"
+
+    @property
+    def site(self) -> Path:
+        return self.root / "_build" / "html"
+
+    def register(self, *claim_ids: str) -> None:
+        """Copy these claims' registry files from the book into the fixture's registry."""
+        self.registry.mkdir(exist_ok=True)
+        for claim_id in claim_ids:
+            shutil.copy(paths.CLAIMS_DIR / f"{claim_id}.yaml", self.registry)
+
+    def build(self) -> subprocess.CompletedProcess:
+        """The strict HTML build; the completed process (its output in ``.log``)."""
+        process = subprocess.run(
+            [
+                str(JUPYTER_BOOK),
+                "build",
+                str(self.root),
+                "--builder",
+                "html",
+                "-W",
+                "-n",
+                "--keep-going",
+            ],
+            env={**os.environ, "TRAINABLE_ROOT": str(self.root)},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        process.log = process.stdout + process.stderr
+        return process
+
+    def page(self, name: str) -> str:
+        """The built HTML of site path ``name`` (e.g. ``chapters/page.html``), or ''."""
+        path = self.site / name
+        return path.read_text(encoding="utf-8") if path.exists() else ""
+
+    def edit(self, name: str, old: str, new: str) -> None:
+        """Replace ``old`` (which must occur) by ``new`` in the fixture's file ``name``."""
+        path = self.root / name
+        text = path.read_text(encoding="utf-8")
+        assert old in text, f"{old!r} not in {name}"
+        path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+@pytest.fixture
+def claim_book(tmp_path) -> FixtureBook:
+    """``tests/books/claims`` (one chapter, the ledger) with ``c15-invariance-001`` registered."""
+    root = tmp_path / "book"
+    shutil.copytree(BOOKS / "claims", root)
+    for directory in ("_ext", "_static"):
+        shutil.copytree(paths.REPO_ROOT / directory, root / directory)
+    book = FixtureBook(root)
+    book.register("c15-invariance-001")
+    return book
