@@ -21,6 +21,7 @@ import pytest
 from trainable_harness import paths
 
 BOOKS = Path(__file__).resolve().parent / "books"
+FIXTURE_REGISTRY = Path(__file__).resolve().parent / "fixtures" / "registry"
 JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")
 
 
@@ -82,13 +83,40 @@ class FixtureBook:
         path.write_text(text.replace(old, new), encoding="utf-8")
 
 
+def copy_book(name: str, tmp_path: Path) -> FixtureBook:
+    """``tests/books/<name>`` in a temporary root, with the book's extensions and lock."""
+    root = tmp_path / "book"
+    shutil.copytree(BOOKS / name, root)
+    for directory in ("_ext", "_static"):
+        shutil.copytree(paths.REPO_ROOT / directory, root / directory)
+    # The lock is part of every claim's key: the fixture has the book's, so a claim verified
+    # here in the test process has the key the build recomputes under TRAINABLE_ROOT.
+    shutil.copy(paths.REPO_ROOT / "requirements.txt", root)
+    return FixtureBook(root)
+
+
 @pytest.fixture
 def claim_book(tmp_path) -> FixtureBook:
     """``tests/books/claims`` (one chapter, the ledger) with ``c15-invariance-001`` registered."""
-    root = tmp_path / "book"
-    shutil.copytree(BOOKS / "claims", root)
-    for directory in ("_ext", "_static"):
-        shutil.copytree(paths.REPO_ROOT / directory, root / directory)
-    book = FixtureBook(root)
+    book = copy_book("claims", tmp_path)
     book.register("c15-invariance-001")
+    return book
+
+
+@pytest.fixture
+def kinds_book(tmp_path, monkeypatch) -> FixtureBook:
+    """``tests/books/kinds``: the statistical and the refuted claim of ``tests/fixtures/registry``.
+
+    Their computations live in the book's own extension (``_fixture/``), which registers them
+    when the book builds; here they are registered for this test only, to verify in-process.
+    """
+    book = copy_book("kinds", tmp_path)
+    shutil.copytree(FIXTURE_REGISTRY, book.registry)
+    monkeypatch.syspath_prepend(str(book.root / "_fixture"))
+    import fixture_computations
+
+    from trainable_harness.claims import computations
+
+    for name, function in fixture_computations.FUNCTIONS.items():
+        monkeypatch.setitem(computations.COMPUTATIONS, name, function)
     return book

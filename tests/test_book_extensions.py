@@ -18,7 +18,6 @@ import pytest
 import yaml
 
 from trainable_harness import claims, harness_pin, paths
-from trainable_harness.errors import ClaimFailedError
 
 sys.path.insert(0, str(paths.REPO_ROOT / "_ext"))
 import claims as claim_roles  # the extension module, from _ext/
@@ -28,8 +27,8 @@ PAGE = "chapters/page.html"
 CLAIM_PAGE = f"claims/{CLAIM}.html"
 
 
-def verify_in(book) -> None:
-    claims.verify_claim(
+def verify_in(book) -> dict:
+    return claims.verify_claim(
         CLAIM,
         expected_harness=harness_pin(),
         registry_dir=book.registry,
@@ -114,8 +113,7 @@ def test_a_failed_claim_shows_red_and_fails_every_strict_build(claim_book):
     entry = yaml.safe_load(registry.read_text())
     entry["expect"]["rms_shift_deviation"]["value"] = 3.0
     registry.write_text(yaml.safe_dump(entry, sort_keys=False))
-    with pytest.raises(ClaimFailedError):
-        verify_in(claim_book)
+    assert verify_in(claim_book)["status"] == "failed"
     process = claim_book.build()
     assert process.returncode != 0
     assert f"claim {CLAIM} is failed" in process.log
@@ -132,7 +130,9 @@ def test_a_failed_claim_shows_red_and_fails_every_strict_build(claim_book):
 def test_an_artifact_from_another_harness_shows_stale_and_fails(claim_book):
     verify_in(claim_book)
     artifact = claim_book.artifacts / f"{CLAIM}.json"
-    artifact.write_text(artifact.read_text().replace(harness_pin(), "0.0.0+000000000000"))
+    record = json.loads(artifact.read_text())
+    record["provenance"]["version"] = "0.0.0"
+    artifact.write_text(json.dumps(record, indent=2, sort_keys=True))
     process = claim_book.build()
     assert process.returncode != 0
     html = claim_book.page(PAGE)
@@ -247,3 +247,45 @@ def test_statistical_fields_render_mean_interval_and_both():
         claim_roles.field_value(result, "gap.median")
     with pytest.raises(ValueError):
         claim_roles.format_value(claim_roles.field_value(result, "gap.per_seed"), ".2f")
+
+
+def test_a_refuted_and_a_statistical_claim_render_their_kind_and_pass(kinds_book):
+    for claim_id in ("t01-noise-001", "t01-shift-001"):
+        claims.verify_claim(
+            claim_id,
+            expected_harness=harness_pin(),
+            registry_dir=kinds_book.registry,
+            artifacts_dir=kinds_book.artifacts,
+        )
+    process = kinds_book.build()
+    assert process.returncode == 0, process.log[-4000:]
+    html = kinds_book.page(PAGE)
+
+    # Refuted: its own colour, word and mark, never the verified green.
+    assert '<a class="claim-badge claim-refuted' in html
+    assert '<span class="claim-state">refuted</span>' in html
+    assert bound_values(html, "refuted") == 1
+    assert '<span class="claim-mark" aria-hidden="true">\u2260</span>' in html
+    refuted_page = text_of(kinds_book.page("claims/t01-shift-001.html"))
+    assert "What this claim contradicts" in refuted_page
+    assert "shifting every input coordinate changes what a centered normalization" in (
+        refuted_page
+    )
+    assert "a toy account written for this test fixture" in refuted_page
+
+    # Statistical: mean, interval, and both, read from the artifact; intervals on hover.
+    noise = json.loads((kinds_book.artifacts / "t01-noise-001.json").read_text())
+    estimate = noise["result"]["estimate"]
+    low, high = estimate["ci"]
+    mean = f"{estimate['mean']:.3f}"
+    assert f'<span class="claim-number">{mean}</span>' in html
+    assert f'<span class="claim-number">[{low:.3f}, {high:.3f}]</span>' in html
+    assert f"{mean} (95% CI {low:.3f} to {high:.3f})" in html
+    assert "95% CI [" in html_text.unescape(html)  # the badge's hover text names the interval
+    noise_page = text_of(kinds_book.page("claims/t01-noise-001.html"))
+    assert "Seeds and intervals" in noise_page
+    assert f"{len(noise['seeds'])} seeds: " in noise_page and len(noise["seeds"]) == 20
+    machine = json.loads((kinds_book.site / "claims.json").read_text())
+    states = {entry["id"]: entry["state"] for entry in machine["claims"]}
+    assert states == {"t01-noise-001": "verified", "t01-shift-001": "refuted"}
+    assert "2 claims: 1 verified, 1 refuted." in kinds_book.page("claims.html")
