@@ -46,7 +46,12 @@ def chapter_files() -> list[str]:
     entries = list(toc.get("chapters", []))
     for part in toc.get("parts", []):
         entries.extend(part.get("chapters", []))
-    return [Path(entry["file"]).name for entry in entries]
+    # Other pages of the contents (the claims ledger) are not chapters.
+    return [
+        Path(entry["file"]).name
+        for entry in entries
+        if Path(entry["file"]).parent.name == "chapters"
+    ]
 
 
 def first_chapter_number() -> int:
