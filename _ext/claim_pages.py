@@ -69,10 +69,12 @@ def _section_label(env, place: Mapping) -> str:
     number = numbers.get(f"#{place['section_id']}") or (
         numbers.get("") if not place["section_id"] else None
     )
-    section = place["section"] or _chapter_of(env, place["docname"])
-    if number and not place["section"].startswith(".".join(map(str, number))):
-        return f"{'.'.join(map(str, number))} {section}"
-    return section
+    title = env.titles.get(place["docname"])
+    if not place["section"] or (title is not None and place["section"] == title.astext()):
+        return _chapter_of(env, place["docname"])  # the chapter's opening, before 15.1
+    if number:
+        return f"{'.'.join(map(str, number))} {place['section']}"
+    return place["section"]
 
 
 def describe(env, claim_id: str, places: list[dict]) -> dict:
@@ -483,8 +485,11 @@ def _fill_ledger(app, doctree, docname) -> None:
 
 
 def _ledger_order(info: Mapping):
+    """Claims in the order the book first states them; unstated claims last, by id."""
     first = info["stated_in"][0] if info["stated_in"] else None
-    return (first is None, first["section"] if first else "", info["id"])
+    if first is None:
+        return (1, "", 0, info["id"])
+    return (0, first["page"], int(first["anchor"].rsplit("-", 1)[1]), info["id"])
 
 
 def _sections_cell(docname: str, info: Mapping) -> nodes.Node:
