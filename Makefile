@@ -25,7 +25,7 @@ CHAPTER_SOURCES := $(wildcard chapters/*.md)
 EXECUTED := $(CHAPTER_SOURCES:.md=.ipynb)
 HARNESS_SOURCES := $(shell find harness/trainable_harness -name '*.py' -o -name '*.json')
 CLAIM_FILES := $(wildcard claims/*.yaml)
-BOOK_SOURCES := _config.yml _toc.yml intro.md references.bib $(wildcard _ext/*.py _static/*)
+BOOK_SOURCES := _config.yml _toc.yml intro.md claims.md references.bib $(wildcard _ext/*.py _static/*)
 MATHJAX := _build/site-extra/_vendor/mathjax/tex-chtml.js
 SITE := _build/html/index.html
 
