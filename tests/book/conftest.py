@@ -48,6 +48,15 @@ class Book:
     def build(self, *arguments: str) -> subprocess.CompletedProcess:
         return self.run("build", *arguments)
 
+    @staticmethod
+    def executed(process: subprocess.CompletedProcess) -> list[str]:
+        """Chapter names the driver said it executed."""
+        return sorted(
+            line.split(":", 1)[0].removeprefix("chapters/")
+            for line in process.stdout.splitlines()
+            if ": executing (" in line
+        )
+
     def path(self, relative: str) -> Path:
         return self.root / relative
 
@@ -56,15 +65,6 @@ class Book:
         text = path.read_text(encoding="utf-8")
         assert old in text, f"{old!r} not in {relative}"
         path.write_text(text.replace(old, new, 1), encoding="utf-8")
-
-
-def executed(process: subprocess.CompletedProcess) -> list[str]:
-    """Chapter names the driver said it executed."""
-    return sorted(
-        line.split(":", 1)[0].removeprefix("chapters/")
-        for line in process.stdout.splitlines()
-        if ": executing (" in line
-    )
 
 
 def _make_book(root: Path) -> Book:

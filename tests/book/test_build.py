@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import os
 
-from conftest import executed
-
 from trainable_harness.book.lock import build_lock
 
 
@@ -18,7 +16,7 @@ def test_an_unchanged_book_does_nothing_and_says_it_is_current(tiny_book):
     assert tiny_book.build("--question").returncode == 0
     process = tiny_book.build()
     assert process.returncode == 0, process.stdout
-    assert executed(process) == []
+    assert tiny_book.executed(process) == []
     assert "site: unchanged" in process.stdout
 
 
@@ -28,7 +26,7 @@ def test_an_unknown_claim_id_fails_every_build_until_fixed(tiny_book):
     for process in (first, second):
         assert process.returncode == 1, process.stdout
         assert "c15-nope-001" in process.stdout
-    assert executed(second) == []  # the failure is repeated, not recomputed
+    assert tiny_book.executed(second) == []  # the failure is repeated, not recomputed
     assert tiny_book.build("--question").returncode == 1
     tiny_book.edit("chapters/alpha.md", "{claim}`c15-nope-001`", "{claim}`c15-invariance-001`")
     assert tiny_book.build().returncode == 0
@@ -43,7 +41,7 @@ def test_a_failing_claim_is_rendered_red_and_fails_with_its_numbers(tiny_book):
         assert "rms_shift_deviation" in process.stdout
         assert "2.5" in process.stdout and "2.05" in process.stdout
         if attempt == 0:
-            assert executed(process) == ["alpha.md"]
+            assert tiny_book.executed(process) == ["alpha.md"]
     page = tiny_book.path("_build/html/chapters/alpha.html").read_text(encoding="utf-8")
     assert "claim-failed" in page
     assert "claim-verified" not in page
@@ -56,7 +54,7 @@ def test_a_deleted_artifact_reexecutes_only_its_chapter(tiny_book):
     assert tiny_book.build("--question").returncode == 1
     process = tiny_book.build()
     assert process.returncode == 0, process.stdout
-    assert executed(process) == ["beta.md"]
+    assert tiny_book.executed(process) == ["beta.md"]
     assert tiny_book.path("artifacts/claims/c15-running-state-001.json").is_file()
 
 
@@ -66,7 +64,7 @@ def test_a_hand_edited_artifact_is_recomputed_not_trusted(tiny_book):
     artifact["status"] = "failed"
     path.write_text(json.dumps(artifact))
     process = tiny_book.build()
-    assert executed(process) == ["alpha.md"]
+    assert tiny_book.executed(process) == ["alpha.md"]
     assert json.loads(path.read_text())["status"] == "verified"
 
 
@@ -81,7 +79,7 @@ def test_edits_the_chapters_never_run_execute_nothing(tiny_book):
     )
     process = tiny_book.build()
     assert process.returncode == 0, process.stdout
-    assert executed(process) == []
+    assert tiny_book.executed(process) == []
 
 
 def test_an_edit_of_a_function_only_one_chapter_runs_reexecutes_that_chapter(tiny_book):
@@ -98,7 +96,7 @@ def test_an_edit_of_a_function_only_one_chapter_runs_reexecutes_that_chapter(tin
     )
     process = tiny_book.build()
     assert process.returncode == 0, process.stdout
-    assert executed(process) == ["beta.md"]
+    assert tiny_book.executed(process) == ["beta.md"]
     assert "stable_online_moments" in process.stdout
 
 
