@@ -5,6 +5,7 @@
 #   make rebuild   the full re-execution from clean that CI runs
 #   make verify    recompute every claim without running notebooks
 #   make repin     re-pin every chapter to the current harness and report changed claims
+#   make bench     time a cold build against Jupyter Book's own execution (_build/bench.json)
 #   make uptodate  exit 0 only if `make` would do nothing and the last build was clean
 #   make serve     preview the built site on http://127.0.0.1:8000
 #
@@ -26,7 +27,7 @@ UV := uv==0.13.9
 EXECUTED := $(patsubst %.md,%.ipynb,$(wildcard chapters/*.md))
 MATHJAX := _build/site-extra/_vendor/mathjax/tex-chtml.js
 
-.PHONY: all venv site test lint unit site-check rebuild clean verify repin serve browser lock uptodate
+.PHONY: all venv site test lint unit site-check rebuild clean verify repin serve browser lock uptodate bench
 
 venv: $(STAMP)
 
@@ -90,6 +91,10 @@ repin: | $(STAMP)
 # Exit 0 only if `make` would do nothing and the last build was clean.
 uptodate: | $(STAMP)
 	@$(BIN)/python -m trainable_harness.book build --question
+
+# Timings of a cold build against Jupyter Book's own execution (not part of `make test`).
+bench: all
+	$(BIN)/python -m trainable_harness.book bench
 
 serve: all
 	$(BIN)/python -m http.server --directory _build/html --bind 127.0.0.1 8000
