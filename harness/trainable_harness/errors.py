@@ -153,6 +153,7 @@ __all__ += [
     "ClaimFailedError",
     "MissingArtifactError",
     "RegistryError",
+    "SeedNameError",
     "StaleArtifactError",
     "StalePinError",
     "TamperedArtifactError",
@@ -195,6 +196,10 @@ class MissingArtifactError(ClaimError):
 
 class WitnessResultError(ClaimError):
     """A witness returned something other than a mapping of scalar result fields."""
+
+
+class SeedNameError(ClaimError):
+    """``claim_seed`` was given a ``name`` that is not a string."""
 
 
 # --- sources.py and the build: chapter sources, keys, the build lock -----------------------
