@@ -146,7 +146,7 @@ def check_nonempty(x: np.ndarray, name: str = "x") -> None:
         )
 
 
-# --- claims.py: the claim registry, verification and artifacts -------------------------------
+# --- claims/: the claim registry, verification and artifacts --------------------------------
 
 __all__ += [
     "ClaimError",
