@@ -132,6 +132,8 @@ def _run_one(source: str) -> ChapterRun:
             progress_bar=False,
             log_output=False,
             request_save_on_cell_execute=False,
+            # The kernel's own log (a notice about its local TCP transport) is noise here.
+            extra_arguments=["--IPKernelApp.log_level=ERROR"],
         )
     except PapermillExecutionError as error:
         cell = error.exec_count - 1 if error.exec_count else "?"

@@ -193,6 +193,7 @@ def render(fresh: bool) -> tuple[Path, list[str]]:
             confoverrides={
                 "external_toc_path": (paths.REPO_ROOT / "_toc.yml").as_posix(),
                 "nitpicky": True,
+                "latex_individualpages": False,  # what the jupyter-book command passes
             },
             doctreedir=paths.BUILD_DIR / ".doctrees",
             builder="html",
