@@ -45,6 +45,7 @@ from trainable_harness.errors import (
     MissingArtifactError,
     StaleArtifactError,
     TamperedArtifactError,
+    UnknownChoiceError,
     WitnessResultError,
 )
 
@@ -65,7 +66,7 @@ _MACHINE_FIELDS = ("python", "numpy", "platform", "machine")
 def state_fails_build(state: str) -> bool:
     """True for the states that must fail a build: failed, stale and not run."""
     if state not in BADGE_STATES:
-        raise ValueError(f"state must be one of {BADGE_STATES}, got {state!r}")
+        raise UnknownChoiceError(f"parameter state must be one of {BADGE_STATES}, got {state!r}")
     return state in ("failed", "stale", "not run")
 
 
