@@ -4,8 +4,9 @@
 
 Each chapter computes a small normalization with the harness, glues one setting, states
 one result bound to its claim, and verifies its own claim (``c<k>-scale-001``, a copy of
-the book's ``c15-invariance-001`` registered for chapter k). The book carries its own copy of the harness and of ``_ext``, so
-``python -m trainable_harness.book bench --root OUT`` can edit them freely.
+the book's ``c15-invariance-001`` registered for chapter k). The book carries its own copy
+of the harness and of ``_ext``, so ``python -m trainable_harness.book bench --root OUT`` can
+edit them freely.
 """
 
 from __future__ import annotations
