@@ -534,9 +534,10 @@ def _publish(outdir: Path, described: list[dict]) -> None:
     for info in described:
         source = paths.CLAIM_ARTIFACTS_DIR / f"{info['id']}.json"
         data = _read_regular_file(source) if info["record"] else None
-        if source.is_symlink() or (source.exists() and data is None and info["record"]):
+        if os.path.lexists(source) and data is None:
             logger.warning(
-                "claim %s: artifacts/claims/%s.json is not a regular file; it is not published",
+                "claim %s: artifacts/claims/%s.json is not a regular file in a real directory; "
+                "it is not published",
                 info["id"],
                 info["id"],
                 location=f"artifacts/claims/{info['id']}.json",

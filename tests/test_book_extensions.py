@@ -183,12 +183,23 @@ def test_a_symlink_in_the_artifacts_is_never_published(claim_book, tmp_path):
     (claim_book.artifacts / "extra.json").symlink_to(outside)
     process = claim_book.build()
     assert process.returncode != 0
-    assert "is not a regular file; it is not published" in process.log
+    assert "is not a regular file in a real directory; it is not published" in process.log
     published = claim_book.site / "claims"
     assert not (published / f"{CLAIM}.json").exists()
     assert not (published / "extra.json").exists()
     assert not (claim_book.site / "artifacts" / "claims").exists()
     assert "no record" in claim_book.page(PAGE)
+
+
+def test_an_artifacts_directory_that_is_a_symlink_is_never_published(claim_book, tmp_path):
+    verify_in(claim_book)
+    elsewhere = tmp_path / "elsewhere"
+    claim_book.artifacts.rename(elsewhere)
+    claim_book.artifacts.symlink_to(elsewhere, target_is_directory=True)
+    process = claim_book.build()
+    assert process.returncode != 0
+    assert "is not a regular file in a real directory; it is not published" in process.log
+    assert not (claim_book.site / "claims" / f"{CLAIM}.json").exists()
 
 
 def test_every_registered_claim_gets_a_page_and_a_ledger_row(claim_book):
