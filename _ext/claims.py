@@ -1,4 +1,4 @@
-"""Claim badges, claim lines, figure-artifact links and full-book chapter references.
+"""Claim badges, claim lines and full-book chapter references.
 
 MyST syntax this extension adds:
 
@@ -6,8 +6,6 @@ MyST syntax this extension adds:
   (verified green, failed red, stale amber, not run grey), linking to the claim's artifact;
 - a ``claim-line`` directive -- "Claim <id> · seed · dtype · device · estimator · artifact"
   with the badge, the contract read from the claim registry and the artifact;
-- ``{figure-artifact}`fig-label``` -- in a caption, a link to the saved artifact of that
-  figure, named for the number Sphinx gave the figure;
 - ``{claim-state}`stale``` -- a sample badge of one state, for the legend on the landing page;
 - ``{book-chapter}`2``` -- a reference to a chapter of the full book that this edition does
   not contain, rendered as text (never a link to a missing page).
@@ -115,45 +113,6 @@ class ClaimLineDirective(SphinxDirective):
         return [line]
 
 
-class figure_artifact(nodes.Inline, nodes.Element):
-    """Placeholder for a figure's artifact link, resolved once figures are numbered."""
-
-
-class FigureArtifactRole(SphinxRole):
-    """``{figure-artifact}`label``` -- link to the saved artifact of figure ``label``."""
-
-    def run(self):
-        return [figure_artifact(label=self.text.strip())], []
-
-
-def _resolve_figure_artifacts(app, doctree, docname):
-    fignumbers = app.env.toc_fignumbers.get(docname, {}).get("figure", {})
-    for node in list(doctree.findall(figure_artifact)):
-        label = node["label"]
-        number = fignumbers.get(label)
-        if number is None:
-            logger.warning("figure-artifact: no numbered figure named %r", label, location=node)
-            node.replace_self(nodes.Text(""))
-            continue
-        name = "figure-" + ".".join(map(str, number)) + ".png"
-        if not (paths.FIGURES_DIR / name).exists():
-            logger.warning(
-                "figure-artifact: %s is numbered %s but artifacts/figures/%s does not exist "
-                "(save it with save_figure(fig, %r))",
-                label,
-                ".".join(map(str, number)),
-                name,
-                label,
-                location=node,
-            )
-        target = posixpath.relpath(
-            f"{SITE_ARTIFACTS}/figures/{name}", posixpath.dirname(docname) or "."
-        )
-        node.replace_self(
-            nodes.reference("", "artifact", refuri=target, classes=["figure-artifact"])
-        )
-
-
 class ClaimStateRole(SphinxRole):
     """``{claim-state}`verified``` -- a sample badge for a state, as the legend shows it."""
 
@@ -198,25 +157,22 @@ class BookChapterRole(SphinxRole):
 
 
 def _copy_artifacts(app, exception):
-    """Publish claim and figure artifacts beside the pages that link to them."""
+    """Publish claim artifacts beside the pages that link to them (figures: figure_artifacts)."""
     if exception is not None or app.builder.format != "html":
         return
-    target = Path(app.outdir) / SITE_ARTIFACTS
-    for source, name in ((paths.CLAIM_ARTIFACTS_DIR, "claims"), (paths.FIGURES_DIR, "figures")):
-        destination = target / name
-        if destination.exists():
-            shutil.rmtree(destination)
-        if source.exists():
-            shutil.copytree(source, destination, ignore=shutil.ignore_patterns(".*"))
+    destination = Path(app.outdir) / SITE_ARTIFACTS / "claims"
+    if destination.exists():
+        shutil.rmtree(destination)
+    if paths.CLAIM_ARTIFACTS_DIR.exists():
+        shutil.copytree(
+            paths.CLAIM_ARTIFACTS_DIR, destination, ignore=shutil.ignore_patterns(".*")
+        )
 
 
 def setup(app):
     app.add_role("claim", ClaimRole())
-    app.add_role("figure-artifact", FigureArtifactRole())
     app.add_role("book-chapter", BookChapterRole())
     app.add_role("claim-state", ClaimStateRole())
     app.add_directive("claim-line", ClaimLineDirective)
-    app.add_node(figure_artifact)
-    app.connect("doctree-resolved", _resolve_figure_artifacts)
     app.connect("build-finished", _copy_artifacts)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}
