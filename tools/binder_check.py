@@ -89,7 +89,11 @@ def _copy_repository(destination: Path) -> None:
 def _step(name: str, command: list[str], cwd: Path, environment: dict[str, str], timings):
     print(f"binder-check: {name}: {' '.join(command)}  (in {cwd})", flush=True)
     start = time.monotonic()
-    result = subprocess.run(command, cwd=cwd, env=environment)
+    result = subprocess.run(command, cwd=cwd, env=environment, stderr=subprocess.PIPE, text=True)
+    # pip's notes about this machine's unused local index paths are noise; all else is shown.
+    for line in result.stderr.splitlines():
+        if "is ignored: it is neither a file nor a directory" not in line:
+            print(line, file=sys.stderr)
     timings.append((name, time.monotonic() - start))
     if result.returncode != 0:
         raise SystemExit(f"binder-check: step '{name}' failed (exit {result.returncode})")
