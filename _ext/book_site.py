@@ -15,6 +15,9 @@
 - **Colour mode.** pydata-sphinx-theme 0.15 logs "Got invalid theme mode" unless the
   ``default_mode`` template variable (``html_context``) is set; it is set to ``auto`` (the
   reader's system setting).
+- **Proof index.** sphinx-proof's index lists each theorem by its label
+  (``thm-jacobians``); it is replaced by one that lists "Theorem 15.1" -- the number the
+  page shows -- with its chapter.
 - **Footer.** Every page says which commit of the book it was built from, and on which date,
   in the theme's ``extra_footer``. The values are fixed for a given state of the repository:
   the commit is ``git rev-parse --short HEAD`` (with "uncommitted changes" when ``git status``
@@ -31,6 +34,7 @@ import os
 import subprocess
 
 from docutils import nodes
+from sphinx.domains import Index, IndexEntry
 
 COMMIT_VARIABLE = "TRAINABLE_BUILD_COMMIT"
 DATE_VARIABLE = "TRAINABLE_BUILD_DATE"
@@ -89,6 +93,36 @@ def _is_thebe(script) -> bool:
     return filename.endswith(_THEBE_FILES) or "THEBE_JS_URL" in body
 
 
+class ProofIndex(Index):
+    """The proof index, by the numbers the pages show ("Theorem 15.1"), not by label."""
+
+    name = "prf"
+    localname = "Proof Index"
+    shortname = "Proof"
+
+    def generate(self, docnames=None):
+        env = self.domain.env
+        entries = []
+        for label, values in getattr(env, "proof_list", {}).items():
+            docname = values["docname"]
+            if docnames and docname not in docnames:
+                continue
+            kind = values.get("realtype", "proof")
+            number = (
+                env.toc_fignumbers.get(docname, {}).get(values.get("countertype"), {}).get(label)
+            )
+            name = kind.capitalize() + (" " + ".".join(map(str, number)) if number else "")
+            title = env.titles.get(docname)
+            chapter = title.astext() if title is not None else docname
+            entries.append((number or (), name, label, docname, chapter))
+        content = {}
+        for _number, name, label, docname, chapter in sorted(entries):
+            content.setdefault(name.split(" ")[0], []).append(
+                IndexEntry(name, 0, docname, label, "", "", chapter)
+            )
+        return sorted(content.items()), True
+
+
 def _drop_thebe_config(app, doctree, docname):
     for node in list(doctree.findall(nodes.raw)):
         text = node.astext()
@@ -119,7 +153,14 @@ def _clean_assets(app, pagename, templatename, context, doctree):
         ]
 
 
+def _override_proof_index(app):
+    domain = app.env.domains.get("prf") if app.env is not None else None
+    if domain is not None:
+        domain.indices = [ProofIndex if i.name == "prf" else i for i in domain.indices]
+
+
 def setup(app):
+    app.connect("builder-inited", _override_proof_index)
     app.connect("config-inited", _configure)
     # After sphinx-thebe appends its configuration nodes (default priority 500).
     app.connect("doctree-resolved", _drop_thebe_config, priority=900)

@@ -139,6 +139,13 @@ def test_chapter_15_has_its_theorem_and_proof():
     assert soup.select_one("div.proof") is not None
 
 
+def test_the_proof_index_lists_theorems_by_their_numbers():
+    index = soup_of(SITE / "prf-prf.html").select_one("table.indextable")
+    entries = [a.get_text(strip=True) for a in index.select("a[href*='#']") if a.code]
+    assert "Theorem 15.1" in entries, entries
+    assert not [e for e in entries if e.startswith("thm-")], entries
+
+
 def test_every_chapter_ends_with_a_sources_section_holding_its_bibliography(chapter):
     stem, soup = chapter
     cited = {role.content for role in chapter_source(stem).roles() if role.name.startswith("cite")}
