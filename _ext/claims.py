@@ -16,9 +16,9 @@ MyST syntax this extension adds:
   with the contract read from the registry and a link to the published JSON record;
 - ``{claim-state}`stale``` -- a sample badge of one state, for the legend on the landing page;
 - ``{book-chapter}`2``` -- a reference to a chapter of the full book that this edition does
-  not contain, rendered as text (never a link to a missing page);
-- ``{figure-artifact}`fig-label``` -- in a caption, a link to the saved artifact of that
-  figure, named for the number Sphinx gave the figure.
+  not contain, rendered as text (never a link to a missing page).
+
+Figure artifacts (``{figure-artifact}``) are ``figure_artifacts.py``'s.
 
 The state always comes from ``artifacts/claims/<id>.json`` through
 :func:`trainable_harness.claims.badge_state`; nothing here decides that a claim holds. An
@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import math
 import posixpath
-import shutil
 from collections.abc import Mapping
 from numbers import Real
 from pathlib import Path
@@ -57,7 +56,6 @@ from trainable_harness.settings import results_pasted_as_glue
 
 logger = logging.getLogger(__name__)
 
-SITE_ARTIFACTS = "artifacts"
 # The site path of a claim's page and of its published JSON record (beside the page).
 CLAIM_PAGES = "claims"
 STATE_CLASSES = {
@@ -591,76 +589,13 @@ def _check_glue(app, docname, source) -> None:
         )
 
 
-# --- figure artifacts ------------------------------------------------------------------------
-
-
-class figure_artifact(nodes.Inline, nodes.Element):
-    """Placeholder for a figure's artifact link, resolved once figures are numbered."""
-
-
-class FigureArtifactRole(SphinxRole):
-    """``{figure-artifact}`label``` -- link to the saved artifact of figure ``label``."""
-
-    def run(self):
-        return [figure_artifact(label=self.text.strip())], []
-
-
-def _resolve_figure_artifacts(app, doctree, docname):
-    fignumbers = app.env.toc_fignumbers.get(docname, {}).get("figure", {})
-    for node in list(doctree.findall(figure_artifact)):
-        label = node["label"]
-        number = fignumbers.get(label)
-        if number is None:
-            logger.warning("figure-artifact: no numbered figure named %r", label, location=node)
-            node.replace_self(nodes.Text(""))
-            continue
-        name = "figure-" + ".".join(map(str, number)) + ".png"
-        if not (paths.FIGURES_DIR / name).exists():
-            logger.warning(
-                "figure-artifact: %s is numbered %s but artifacts/figures/%s does not exist "
-                "(save it with save_figure(fig, %r))",
-                label,
-                ".".join(map(str, number)),
-                name,
-                label,
-                location=node,
-            )
-        target = posixpath.relpath(
-            f"{SITE_ARTIFACTS}/figures/{name}", posixpath.dirname(docname) or "."
-        )
-        node.replace_self(
-            nodes.reference("", "artifact", refuri=target, classes=["figure-artifact"])
-        )
-
-
-def _copy_artifacts(app, exception):
-    """Publish figure artifacts beside the pages that link to them.
-
-    Claim records are published by ``claim_pages`` (regular files only, beside each page).
-    """
-    if exception is not None or app.builder.format != "html":
-        return
-    target = Path(app.outdir) / SITE_ARTIFACTS
-    for source, name in ((paths.FIGURES_DIR, "figures"),):
-        destination = target / name
-        if destination.exists():
-            shutil.rmtree(destination)
-        if source.exists():
-            shutil.copytree(source, destination, ignore=shutil.ignore_patterns(".*"))
-    stale_claims = target / "claims"  # published here by earlier versions of this extension
-    if stale_claims.exists():
-        shutil.rmtree(stale_claims)
-
-
 def setup(app):
     app.add_role("claim", ClaimRole())
     app.add_role("claim-value", ClaimValueRole())
     app.add_role("claim-value-sample", ClaimValueSampleRole())
-    app.add_role("figure-artifact", FigureArtifactRole())
     app.add_role("book-chapter", BookChapterRole())
     app.add_role("claim-state", ClaimStateRole())
     app.add_directive("claim-line", ClaimLineDirective)
-    app.add_node(figure_artifact)
     app.add_node(claim_value, html=(visit_claim_value_html, None))
     app.connect("env-before-read-docs", _remember_read)
     app.connect("source-read", _check_glue)
@@ -668,7 +603,5 @@ def setup(app):
     app.connect("env-purge-doc", _purge)
     app.connect("env-merge-info", _merge)
     app.connect("doctree-resolved", _plain_claim_values)
-    app.connect("doctree-resolved", _resolve_figure_artifacts)
-    app.connect("build-finished", _copy_artifacts)
     app.setup_extension("claim_pages")
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "2"}
