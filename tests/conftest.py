@@ -20,6 +20,10 @@ import pytest
 
 from trainable_harness import paths
 
+# This file holds no doctests; collected as a doctest module it would be imported a second
+# time under the name "conftest", which tests/claims/conftest.py also has.
+collect_ignore = ["conftest.py"]
+
 BOOKS = Path(__file__).resolve().parent / "books"
 FIXTURE_REGISTRY = Path(__file__).resolve().parent / "fixtures" / "registry"
 JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")
