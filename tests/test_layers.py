@@ -523,8 +523,14 @@ def test_momentum_extremes_freeze_or_replace():
     np.testing.assert_array_equal(frozen.running_mean, start.running_mean)
     np.testing.assert_array_equal(frozen.running_variance, start.running_variance)
     replaced = update_running_statistics(dataclasses.replace(start, momentum=1.0), X)
-    np.testing.assert_array_equal(replaced.running_mean, X.mean(axis=0))
-    np.testing.assert_allclose(replaced.running_variance, X.var(axis=0, ddof=1), rtol=1e-15)
+    stats = batch_statistics(X)
+    np.testing.assert_array_equal(replaced.running_mean, stats.mean)
+    np.testing.assert_array_equal(replaced.running_variance, stats.sample_variance)
+    # The shifted mean and numpy's each carry about m = 4 roundings of terms up to
+    # 2 max|x| (a shifted value), so they agree to 16 u max|x|.
+    mean_atol = 16 * UNIT_ROUNDOFF * np.abs(X).max()
+    np.testing.assert_allclose(stats.mean, X.mean(axis=0), rtol=0, atol=mean_atol)
+    np.testing.assert_allclose(stats.sample_variance, X.var(axis=0, ddof=1), rtol=1e-15)
 
 
 def test_sample_and_population_estimators_differ_by_bessel_factor():

@@ -70,6 +70,7 @@ from trainable_harness.errors import (
     check_eps,
     check_finite,
 )
+from trainable_harness.normalization import scaled_moments
 
 __all__ = [
     "BatchNormEvalWork",
@@ -350,22 +351,71 @@ def values_per_statistic(
 
 
 def _standardize(X: np.ndarray, axes: tuple[int, ...], eps: float, kind: str) -> np.ndarray:
-    """Eqs. 16.1-16.3 over ``axes`` of ``X``: subtract the mean, divide by the std."""
-    mean = X.mean(axis=axes, keepdims=True)
-    # Two passes (centre, then square) avoid the cancellation of E[x^2] - E[x]^2 (ch. 15).
-    centered = X - mean
-    population_variance = np.mean(centered * centered, axis=axes, keepdims=True)
-    if eps == 0.0:
-        # Test constancy on X itself: a rounded mean can leave tiny nonzero deviations.
-        constant = X.max(axis=axes) == X.min(axis=axes)
-        if constant.any():
-            where = tuple(int(i) for i in np.argwhere(constant)[0])
-            raise DegenerateNormalizationError(
-                f"{kind} norm with eps = 0 is undefined: a reduction set (statistic index "
-                f"{where} over axes {axes}) holds one repeated value, so its variance is 0. "
-                "Pass eps > 0 (e.g. 1e-5) for a defined output"
-            )
-    return centered / np.sqrt(population_variance + eps)
+    """Eqs. 16.1-16.3 over ``axes`` of ``X``, scaled before squaring.
+
+    :func:`~trainable_harness.normalization.scaled_moments` computes the deviations from the
+    mean (after a shift by the set's first value) and divides them by a power of two near
+    the larger of their largest magnitude and ``sqrt(eps)`` before squaring, with eps
+    rescaled by the same square; ``x_hat`` is their ratio, so no square over- or
+    underflows in any floating dtype.
+    """
+    parts = scaled_moments(X, axes, centered=True, eps=eps)
+    if eps == 0.0 and parts.constant.any():
+        where = tuple(int(i) for i in np.argwhere(parts.constant)[0])
+        raise DegenerateNormalizationError(
+            f"{kind} norm with eps = 0 is undefined: a reduction set (statistic index "
+            f"{where} over axes {axes}) holds one repeated value, so its variance is 0. "
+            "Pass eps > 0 (e.g. 1e-5) for a defined output"
+        )
+    return parts.normalized()
+
+
+def _root_of_sum(variance: np.ndarray, eps: float) -> np.ndarray:
+    """``sqrt(variance + eps)``; where the sum overflows, ``2 sqrt(variance/4 + eps/4)``.
+
+    Both are finite for finite ``variance, eps >= 0``: the root of a finite float is far
+    below the largest one. Quartering is exact away from the subnormals, and in that
+    branch one of the two terms is near the largest float.
+    """
+    with np.errstate(over="ignore"):
+        total = variance + eps
+    overflowed = np.isinf(total)
+    if overflowed.any():
+        quartered = 2.0 * np.sqrt(variance * 0.25 + eps * 0.25)
+        return np.where(overflowed, quartered, np.sqrt(np.where(overflowed, 0.0, total)))
+    return np.sqrt(total)
+
+
+def _scaled_difference(a: np.ndarray, b: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """``(a - b) / denominator`` without a spurious overflow of ``a - b``.
+
+    Where ``a - b`` overflows (``a`` and ``b`` near the largest float with opposite signs),
+    it is computed as ``(a/2 - b/2) / (denominator/2)``. A quotient whose exact value lies
+    beyond the range is +-inf, as IEEE rounding gives.
+    """
+    with np.errstate(over="ignore"):
+        difference = a - b
+        overflowed = np.isinf(difference)
+        if overflowed.any():
+            halves = (a * 0.5 - b * 0.5) / (denominator * 0.5)
+            return np.where(overflowed, halves, difference / denominator)
+        return difference / denominator
+
+
+def _affine(gamma: np.ndarray, X_hat: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """``gamma * X_hat + beta`` (eq. 16.4) without a spurious overflow.
+
+    Where the direct form overflows (a product beyond range that ``beta`` would bring back,
+    say), both terms are halved, added and doubled: halving is exact, and a result whose
+    exact value lies beyond the dtype's range is returned as +-inf, as IEEE rounding gives.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        Y = gamma * X_hat + beta
+        overflowed = ~np.isfinite(Y)
+        if overflowed.any():
+            half = (gamma * 0.5) * X_hat + beta * 0.5
+            Y = np.where(overflowed, half * 2, Y)
+    return Y
 
 
 def _normalize(kind, X, gamma, beta, *, eps, num_groups=None, dtype=np.float64) -> np.ndarray:
@@ -387,7 +437,7 @@ def _normalize(kind, X, gamma, beta, *, eps, num_groups=None, dtype=np.float64) 
     else:
         X_hat = _standardize(X, _REDUCTION_AXES[kind][X.ndim], eps, kind)
     affine_shape = _broadcast_shape(num_channels, X.ndim)
-    return gamma.reshape(affine_shape) * X_hat + beta.reshape(affine_shape)  # eq. 16.4
+    return _affine(gamma.reshape(affine_shape), X_hat, beta.reshape(affine_shape))
 
 
 def batch_norm(X, gamma, beta, *, eps: float = 1e-5, dtype=np.float64) -> np.ndarray:
@@ -568,9 +618,9 @@ def batch_statistics(X, *, dtype=np.float64) -> BatchStatistics:
     """
     X = _as_batch(X, "batch", dtype)
     axes = _REDUCTION_AXES["batch"][X.ndim]
-    mean = X.mean(axis=axes)
-    centered = X - mean.reshape(_broadcast_shape(mean.size, X.ndim))
-    population_variance = np.mean(centered * centered, axis=axes)
+    parts = scaled_moments(X, axes, centered=True, eps=0.0)
+    mean = parts.mean.reshape(-1)
+    population_variance = parts.variance().reshape(-1)
     return BatchStatistics(values_per_statistic("batch", X.shape), mean, population_variance)
 
 
@@ -786,10 +836,9 @@ def batch_norm_eval(X, gamma, beta, state: BatchNormState, *, eps: float = 1e-5)
             f"for channel {int(np.argmax(state.running_variance == 0))}; pass eps > 0"
         )
     shape = _broadcast_shape(num_channels, X.ndim)
-    X_hat = (X - state.running_mean.reshape(shape)) / np.sqrt(
-        state.running_variance.reshape(shape) + eps
-    )
-    return gamma.reshape(shape) * X_hat + beta.reshape(shape)
+    root = _root_of_sum(state.running_variance.reshape(shape), eps)
+    X_hat = _scaled_difference(X, state.running_mean.reshape(shape), root)
+    return _affine(gamma.reshape(shape), X_hat, beta.reshape(shape))
 
 
 # ---------------------------------------------------------------------------
@@ -918,8 +967,20 @@ def _fold_scale_shift(
             "cannot fold with eps = 0: some running_variance is 0, so the scale "
             "gamma/sqrt(running_variance) is undefined; pass eps > 0"
         )
-    scale = gamma / np.sqrt(state.running_variance + eps)
-    return scale, scale * (b - state.running_mean) + beta
+    root = _root_of_sum(state.running_variance, eps)
+    with np.errstate(over="ignore"):
+        scale = gamma / root  # +-inf only if the exact scale is beyond range
+        difference = b - state.running_mean
+    if np.isinf(difference).any():
+        # b and running_mean near the largest float with opposite signs: halve both.
+        halved = _affine(scale, b * 0.5 - state.running_mean * 0.5, beta * 0.5)
+        with np.errstate(over="ignore"):
+            return scale, np.where(
+                np.isinf(difference),
+                2.0 * halved,
+                _affine(scale, np.where(np.isinf(difference), 0.0, difference), beta),
+            )
+    return scale, _affine(scale, difference, beta)
 
 
 def fold_batch_norm_into_linear(
@@ -961,7 +1022,8 @@ def fold_batch_norm_into_linear(
     if W.ndim != 2:
         raise WeightShapeError(f"W must have shape (d_out, d_in), got {W.shape}")
     scale, folded_bias = _fold_scale_shift(b, gamma, beta, state, eps, W.shape[0])
-    return scale[:, None] * W, folded_bias
+    with np.errstate(over="ignore"):  # an entry beyond range is +-inf, as IEEE rounds it
+        return scale[:, None] * W, folded_bias
 
 
 def fold_batch_norm_into_conv2d(
@@ -998,7 +1060,8 @@ def fold_batch_norm_into_conv2d(
     if K.ndim != 4:
         raise WeightShapeError(f"K must have shape (C_out, C_in, kh, kw), got {K.shape}")
     scale, folded_bias = _fold_scale_shift(b, gamma, beta, state, eps, K.shape[0])
-    return scale[:, None, None, None] * K, folded_bias
+    with np.errstate(over="ignore"):  # an entry beyond range is +-inf, as IEEE rounds it
+        return scale[:, None, None, None] * K, folded_bias
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,9 @@ to float64. Complex or object input is refused.
 
 from __future__ import annotations
 
+import math
+from typing import NamedTuple
+
 import numpy as np
 
 from trainable_harness.errors import (
@@ -27,7 +30,13 @@ from trainable_harness.errors import (
     check_nonempty,
 )
 
-__all__ = ["centered_normalize", "normalization_jacobian", "rms_normalize"]
+__all__ = [
+    "ScaledMoments",
+    "centered_normalize",
+    "normalization_jacobian",
+    "rms_normalize",
+    "scaled_moments",
+]
 
 
 def _as_float_array(x, name: str = "x") -> np.ndarray:
@@ -48,10 +57,129 @@ def _as_float_array(x, name: str = "x") -> np.ndarray:
     return array
 
 
-def _check_not_degenerate(denominator_is_zero: np.ndarray, what: str, map_name: str) -> None:
-    """Raise if any row's normalizing statistic is zero (only reachable with eps = 0)."""
-    if denominator_is_zero.any():
-        row = tuple(int(i) for i in np.argwhere(denominator_is_zero)[0])
+# ---------------------------------------------------------------------------
+# The scaled kernel: scale before you square.
+# ---------------------------------------------------------------------------
+
+# Stands in for "minus infinity" as a binary exponent: below every finite float's.
+_NO_EXPONENT = -(2**20)
+
+
+class ScaledMoments(NamedTuple):
+    """Deviations and their mean square, scaled by a power of two per reduction set.
+
+    With ``D`` the deviations (``x - mean`` for the centered statistic, ``x`` for the RMS
+    one) of a reduction set and ``E`` its scale exponent,
+
+    - ``deviations`` = ``D * 2**-E`` (every entry below 1 in magnitude),
+    - ``mean_square`` = ``mean(deviations**2)`` (the population variance, or the mean
+      square, in units of ``4**E``),
+    - ``scaled_eps`` = ``eps * 4**-E`` (eps in the same units, at most 1),
+
+    so that ``sqrt(variance + eps) = 2**E * sqrt(mean_square + scaled_eps)`` exactly in real
+    arithmetic. All arrays keep the reduced axes (length 1).
+    """
+
+    deviations: np.ndarray
+    mean_square: np.ndarray
+    scaled_eps: np.ndarray
+    exponent: np.ndarray
+    mean: np.ndarray | None
+    constant: np.ndarray
+
+    def normalized(self) -> np.ndarray:
+        """``D / sqrt(variance + eps)``: the standardized values, in ``x``'s dtype."""
+        return self.deviations / np.sqrt(self.mean_square + self.scaled_eps)
+
+    def variance(self) -> np.ndarray:
+        """The population variance (or mean square) in original units, ``mean_square * 4**E``.
+
+        It overflows to ``inf`` (without a warning) only when the exact value lies beyond
+        the dtype's largest finite number, e.g. for deviations near ``1e300`` in float64.
+        """
+        with np.errstate(over="ignore"):
+            return np.ldexp(self.mean_square, 2 * self.exponent)
+
+
+def _binary_exponent(magnitude: np.ndarray) -> np.ndarray:
+    """``k`` with ``magnitude = f * 2**k``, ``0.5 <= f < 1``; ``_NO_EXPONENT`` for 0."""
+    exponent = np.frexp(magnitude)[1].astype(np.int64)
+    return np.where(magnitude > 0, exponent, _NO_EXPONENT)
+
+
+def scaled_moments(x: np.ndarray, axes: tuple[int, ...], *, centered: bool, eps: float):
+    """Deviations and mean square of ``x`` over ``axes``, computed without overflow.
+
+    The steps, in ``x``'s dtype, per reduction set (the entries that agree off ``axes``):
+
+    1. ``z = x * 2**-e`` with ``2**e`` just above ``max|x|``: ``|z| < 1``, so nothing that
+       follows can overflow. Multiplying by a power of two is exact (an entry below
+       ``2**-1074 max|x|`` may flush, far below the rounding of the result).
+    2. Centered only: ``y = z - z_0`` (a shift by the set's first entry), then
+       ``D = y - mean(y)``. The shift makes the deviations accurate to a few ``u`` of the
+       *spread* however large the offset (a float32 ``[1e8, 1e8 + 8]`` gives ``[-4, 4]``).
+    3. ``E = max(e + exponent(max|D|), exponent(sqrt(eps)))``: the scale of the larger of
+       the deviations and ``sqrt(eps)``, so that ``D * 2**-E`` and ``eps * 4**-E`` both lie
+       below 1 and the larger of them above 1/4: their squares and sum neither overflow
+       nor vanish.
+
+    ``eps`` is added to the variance in original units; here it enters as
+    ``eps * 4**-E``, computed in float64 (it cannot overflow: ``4**E >= eps / 4``)
+    and then rounded to ``x``'s dtype. Away from the ends of the exponent range every
+    scaling is exact, so the result is bit for bit the unscaled two-pass formula applied
+    to the same deviations.
+
+    Parameters
+    ----------
+    x : numpy.ndarray of a floating dtype, finite
+    axes : tuple of int
+        Non-negative axes to reduce over.
+    centered : bool
+        True: deviations from the mean (variance). False: ``x`` itself (mean square).
+    eps : float
+        Finite, ``>= 0`` (checked by the callers).
+
+    Returns
+    -------
+    ScaledMoments
+
+    Examples
+    --------
+    >>> parts = scaled_moments(np.array([[-1e300, 1e300]]), (1,), centered=True, eps=0.0)
+    >>> parts.normalized(), parts.variance()
+    (array([[-1.,  1.]]), array([[inf]]))
+    """
+    keep = {"axis": axes, "keepdims": True}
+    with np.errstate(under="ignore"):
+        top = np.abs(x).max(**keep)
+        prescale = np.where(top > 0, np.frexp(top)[1].astype(np.int64), 0)
+        z = np.ldexp(x, -prescale)
+        if centered:
+            first = tuple(slice(0, 1) if a in axes else slice(None) for a in range(x.ndim))
+            shifted = z - z[first]
+            shifted_mean = shifted.mean(**keep)
+            deviations = shifted - shifted_mean
+            # The mean lies between the set's extremes; clipping undoes a rounding past
+            # them, which could otherwise overflow when scaled back near the largest float.
+            mean_z = np.clip(z[first] + shifted_mean, z.min(**keep), z.max(**keep))
+            mean = np.ldexp(mean_z, prescale)
+        else:
+            deviations, mean = z, None
+        largest = np.abs(deviations).max(**keep)
+        exponent = prescale + _binary_exponent(largest)
+        if eps > 0:
+            exponent = np.maximum(exponent, math.frexp(math.sqrt(eps))[1])
+        scaled = np.ldexp(deviations, prescale - exponent)
+        mean_square = np.mean(scaled * scaled, **keep)
+        scaled_eps = np.ldexp(np.float64(eps), -2 * exponent).astype(x.dtype)
+    constant = np.squeeze(largest == 0, axis=axes)
+    return ScaledMoments(scaled, mean_square, scaled_eps, exponent, mean, constant)
+
+
+def _check_not_degenerate(degenerate: np.ndarray, what: str, map_name: str) -> None:
+    """Raise if some row is degenerate: constant (centered) or zero (RMS), with eps = 0."""
+    if degenerate.any():
+        row = tuple(int(i) for i in np.argwhere(degenerate)[0])
         where = f" (row {row})" if row else ""
         raise DegenerateNormalizationError(
             f"{map_name} is undefined at a {what}{where}: the statistic it divides by is 0 "
@@ -60,24 +188,13 @@ def _check_not_degenerate(denominator_is_zero: np.ndarray, what: str, map_name: 
         )
 
 
-def _centered_parts(x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``Px`` and ``s = sqrt(|Px|^2/d + eps)`` (keepdims) for the centered map."""
-    centered = x - x.mean(axis=-1, keepdims=True)
-    scale = np.sqrt(np.mean(centered * centered, axis=-1, keepdims=True) + eps)
+def _row_parts(x: np.ndarray, eps: float, centered: bool) -> ScaledMoments:
+    """:func:`scaled_moments` along the last axis, refusing degenerate rows at eps = 0."""
+    parts = scaled_moments(x, (x.ndim - 1,), centered=centered, eps=eps)
     if eps == 0.0:
-        # Test constancy on x itself: a rounded mean can leave a constant row with a
-        # tiny nonzero Px, whose "normalized" value would be pure rounding noise.
-        constant = np.all(x == x[..., :1], axis=-1)
-        _check_not_degenerate(constant | (scale[..., 0] == 0), "constant vector", "eq. 15.1")
-    return centered, scale
-
-
-def _rms_scale(x: np.ndarray, eps: float) -> np.ndarray:
-    """Return ``s = sqrt(|x|^2/d + eps)`` (keepdims) for the RMS map."""
-    scale = np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)
-    if eps == 0.0:
-        _check_not_degenerate(scale[..., 0] == 0, "zero vector", "eq. 15.2")
-    return scale
+        what, name = ("constant vector", "eq. 15.1") if centered else ("zero vector", "eq. 15.2")
+        _check_not_degenerate(parts.constant, what, name)
+    return parts
 
 
 def centered_normalize(x, eps: float = 0.0) -> np.ndarray:
@@ -117,8 +234,7 @@ def centered_normalize(x, eps: float = 0.0) -> np.ndarray:
     """
     eps = check_eps(eps)
     x = _as_float_array(x)
-    centered, scale = _centered_parts(x, eps)
-    return centered / scale
+    return _row_parts(x, eps, centered=True).normalized()
 
 
 def rms_normalize(x, eps: float = 0.0) -> np.ndarray:
@@ -157,7 +273,7 @@ def rms_normalize(x, eps: float = 0.0) -> np.ndarray:
     """
     eps = check_eps(eps)
     x = _as_float_array(x)
-    return x / _rms_scale(x, eps)
+    return _row_parts(x, eps, centered=False).normalized()
 
 
 def normalization_jacobian(x, centered: bool, eps: float = 0.0) -> np.ndarray:
@@ -214,12 +330,13 @@ def normalization_jacobian(x, centered: bool, eps: float = 0.0) -> np.ndarray:
             "Loop over the rows of a batch"
         )
     d = x.shape[0]
+    parts = _row_parts(x, eps, centered=bool(centered))
     identity = np.eye(d, dtype=x.dtype)
-    if centered:
-        radial, scale = _centered_parts(x, eps)
-        projector = identity - 1.0 / d
-    else:
-        radial, scale = x, _rms_scale(x, eps)
-        projector = identity
-    s = scale[0]
-    return (projector - np.outer(radial, radial) / (d * s * s)) / s
+    projector = identity - x.dtype.type(1.0 / d) if centered else identity
+    # In units of 2**E: y = r 2**E and s = sigma 2**E, so J = 2**-E (Q - r r^T/(d sigma^2))
+    # / sigma; r and sigma are O(1), and only the final power of two can leave the range.
+    r = parts.deviations
+    sigma = np.sqrt(parts.mean_square + parts.scaled_eps)[0]
+    scaled = (projector - np.outer(r, r) / (d * sigma * sigma)) / sigma
+    with np.errstate(over="ignore", under="ignore"):
+        return np.ldexp(scaled, -parts.exponent[0])
