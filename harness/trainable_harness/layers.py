@@ -56,9 +56,11 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from trainable_harness.errors import (
     AffineShapeError,
+    CountError,
     DegenerateNormalizationError,
     EmptyInputError,
     IndivisibleGroupsError,
+    MomentOverflowError,
     MomentumRangeError,
     RunningStateShapeError,
     ShapeError,
@@ -67,10 +69,9 @@ from trainable_harness.errors import (
     UnsupportedDtypeError,
     UnsupportedRankError,
     WeightShapeError,
-    check_eps,
     check_finite,
 )
-from trainable_harness.normalization import scaled_moments
+from trainable_harness.normalization import scaled_moments, validated_eps
 
 __all__ = [
     "BatchNormEvalWork",
@@ -122,8 +123,29 @@ _INSTANCE_3D_HINT = (
 # ---------------------------------------------------------------------------
 
 
+def _count(value, name: str, *, minimum: int = 0, error=CountError) -> int:
+    """Return ``value`` as an int if it is an integer (not a bool) ``>= minimum``, else raise."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise error(
+            f"{name} must be an integer >= {minimum}, got {value!r} ({type(value).__name__})"
+        )
+    if value < minimum:
+        raise error(f"{name} must be an integer >= {minimum}, got {value}")
+    return int(value)
+
+
+def _as_shape(shape, name: str = "shape") -> tuple[int, ...]:
+    """Return ``shape`` as a tuple of non-negative ints, naming the first bad entry."""
+    if isinstance(shape, str) or not isinstance(shape, tuple | list | np.ndarray):
+        raise CountError(
+            f"{name} must be a tuple of non-negative integers, got {shape!r} "
+            f"({type(shape).__name__})"
+        )
+    return tuple(_count(n, f"{name}[{i}]") for i, n in enumerate(shape))
+
+
 def _check_kind(kind: str) -> None:
-    if kind not in _REDUCTION_AXES:
+    if not isinstance(kind, str) or kind not in _REDUCTION_AXES:
         raise UnknownChoiceError(f"kind must be one of {sorted(_REDUCTION_AXES)}, got {kind!r}")
 
 
@@ -142,7 +164,7 @@ def _as_float(array_like, name: str, dtype) -> np.ndarray:
     if dtype.kind != "f":
         raise UnsupportedDtypeError(f"dtype must be a real floating type, got {dtype}")
     array = np.asarray(array_like)
-    if array.dtype.kind not in "biuf":
+    if array.dtype.kind not in "iuf":
         raise UnsupportedDtypeError(
             f"{name} has dtype {array.dtype}; a real floating or integer array is expected"
         )
@@ -182,6 +204,13 @@ def _as_per_channel(values, name: str, num_channels: int, context: str, dtype) -
 
 
 def _check_momentum(momentum: float) -> float:
+    if isinstance(momentum, bool | np.bool_) or not isinstance(
+        momentum, int | float | np.integer | np.floating
+    ):
+        raise MomentumRangeError(
+            f"momentum must be a real number in [0, 1], got {momentum!r} "
+            f"({type(momentum).__name__})"
+        )
     momentum = float(momentum)
     if not 0.0 <= momentum <= 1.0:  # also rejects NaN
         raise MomentumRangeError(
@@ -242,21 +271,24 @@ def reduction_axes(kind: NormalizationKind, ndim: int) -> tuple[int, ...]:
     ((0, 1), (2,))
     """
     _check_kind(kind)
-    _check_rank(kind, ndim)
-    return _REDUCTION_AXES[kind][ndim]
+    if isinstance(ndim, bool | np.bool_) or not isinstance(ndim, int | np.integer):
+        raise UnsupportedRankError(
+            f"ndim must be an integer rank (2, 3 or 4), got {ndim!r} ({type(ndim).__name__})"
+        )
+    _check_rank(kind, int(ndim))
+    return _REDUCTION_AXES[kind][int(ndim)]
 
 
 def _check_groups(num_groups, num_channels: int) -> int:
     if num_groups is None:
         raise IndivisibleGroupsError("group norm needs num_groups (a divisor of the channels)")
-    if int(num_groups) != num_groups or num_groups < 1:
-        raise IndivisibleGroupsError(f"num_groups must be a positive integer, got {num_groups}")
+    num_groups = _count(num_groups, "num_groups", minimum=1, error=IndivisibleGroupsError)
     if num_channels % num_groups:
         raise IndivisibleGroupsError(
             f"{num_channels} channels cannot be split into {num_groups} equal groups; "
             f"num_groups must divide {num_channels}"
         )
-    return int(num_groups)
+    return num_groups
 
 
 def statistic_labels(
@@ -293,7 +325,7 @@ def statistic_labels(
     array([[0, 0, 1, 1]])
     """
     _check_kind(kind)
-    shape = tuple(int(n) for n in shape)
+    shape = _as_shape(shape)
     axes = reduction_axes(kind, len(shape))
     channel_axis = _CHANNEL_AXIS[len(shape)]
     coordinates = list(np.indices(shape))
@@ -337,7 +369,7 @@ def values_per_statistic(
     196
     """
     _check_kind(kind)
-    shape = tuple(int(n) for n in shape)
+    shape = _as_shape(shape)
     axes = reduction_axes(kind, len(shape))
     m = math.prod(shape[a] for a in axes)
     if kind == "group":
@@ -419,7 +451,7 @@ def _affine(gamma: np.ndarray, X_hat: np.ndarray, beta: np.ndarray) -> np.ndarra
 
 
 def _normalize(kind, X, gamma, beta, *, eps, num_groups=None, dtype=np.float64) -> np.ndarray:
-    eps = check_eps(eps)
+    eps = validated_eps(eps)
     X = _as_batch(X, kind, dtype)
     channel_axis = _CHANNEL_AXIS[X.ndim]
     num_channels = X.shape[channel_axis]
@@ -699,10 +731,7 @@ class BatchNormState:
                 "must be >= 0"
             )
         _check_estimator(self.variance_estimator)
-        if int(self.num_updates) != self.num_updates or self.num_updates < 0:
-            raise RunningStateShapeError(
-                f"num_updates must be a non-negative integer, got {self.num_updates}"
-            )
+        _count(self.num_updates, "num_updates", error=RunningStateShapeError)
         # Frozen dataclass: normalized values are set through object.__setattr__.
         object.__setattr__(self, "running_mean", mean)
         object.__setattr__(self, "running_variance", variance)
@@ -717,7 +746,14 @@ class BatchNormState:
         momentum: float = 0.1,
         variance_estimator: VarianceEstimator = "sample",
     ) -> BatchNormState:
-        """Return the usual starting state: running mean 0, running variance 1 per channel."""
+        """Return the usual starting state: running mean 0, running variance 1 per channel.
+
+        Raises
+        ------
+        CountError
+            If ``num_channels`` is not an integer >= 1 (a bool is not a count).
+        """
+        num_channels = _count(num_channels, "num_channels", minimum=1)
         return cls(np.zeros(num_channels), np.ones(num_channels), momentum, variance_estimator, 0)
 
     @property
@@ -757,6 +793,12 @@ def update_running_statistics(state: BatchNormState, X) -> BatchNormState:
     """
     stats = batch_statistics(X)
     _check_state_channels(state, stats.mean.size, _channels_of(np.shape(X)))
+    if not np.isfinite(stats.population_variance).all():
+        channel = int(np.argmax(~np.isfinite(stats.population_variance)))
+        raise MomentOverflowError(
+            f"X has shape {np.shape(X)}: the batch variance of channel {channel} exceeds "
+            "the largest float64, so no running variance can hold it; rescale X"
+        )
     if state.variance_estimator == "sample":
         if stats.count < 2:
             raise SingleValuePerChannelError(
@@ -824,7 +866,7 @@ def batch_norm_eval(X, gamma, beta, state: BatchNormState, *, eps: float = 1e-5)
     >>> batch_norm_eval(np.array([[0.0], [2.0], [6.0]]), [1.0], [0.0], state, eps=0.0).ravel()
     array([-1.,  0.,  2.])
     """
-    eps = check_eps(eps)
+    eps = validated_eps(eps)
     X = _as_batch(X, "batch", np.float64)
     num_channels = X.shape[_CHANNEL_AXIS[X.ndim]]
     _check_state_channels(state, num_channels, _channels_of(X.shape))
@@ -932,12 +974,8 @@ def conv2d(X, K, b=None, *, stride: int = 1, padding: int = 0, dtype=np.float64)
             f"conv2d needs X of shape (B, C_in, H, W) and K of shape (C_out, C_in, kh, kw) "
             f"with matching C_in; got X {X.shape} and K {K.shape}"
         )
-    if int(stride) != stride or stride < 1 or int(padding) != padding or padding < 0:
-        raise ShapeError(
-            f"stride must be an integer >= 1 and padding an integer >= 0; got stride "
-            f"{stride}, padding {padding}"
-        )
-    stride, padding = int(stride), int(padding)
+    stride = _count(stride, "stride", minimum=1, error=ShapeError)
+    padding = _count(padding, "padding", error=ShapeError)
     kh, kw = K.shape[2:]
     padded = np.pad(X, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
     if padded.shape[2] < kh or padded.shape[3] < kw:
@@ -956,7 +994,7 @@ def _fold_scale_shift(
     b, gamma, beta, state: BatchNormState, eps: float, num_outputs: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per-channel ``scale = gamma/sqrt(rv + eps)`` and folded bias (eq. 16.6)."""
-    eps = check_eps(eps)
+    eps = validated_eps(eps)
     context = f"the layer before batch norm has {num_outputs} outputs"
     _check_state_channels(state, num_outputs, context)
     gamma = _as_per_channel(gamma, "gamma", num_outputs, context, np.float64)
@@ -1137,7 +1175,9 @@ def batch_norm_eval_flops(
     >>> work.elements, work.elementwise, work.fused_elementwise, work.removed_by_folding
     (524288, 2097152, 1048576, 2097152)
     """
-    shape = tuple(int(n) for n in shape)
+    shape = _as_shape(shape)
+    if not isinstance(preceding_bias, bool | np.bool_):
+        raise UnknownChoiceError(f"preceding_bias must be True or False, got {preceding_bias!r}")
     _check_rank("batch", len(shape), shape)
     elements = math.prod(shape)
     channels = shape[_CHANNEL_AXIS[len(shape)]]

@@ -65,7 +65,7 @@ def _as_scalar(value, name: str) -> np.floating:
 def _values_in_dtype(values, dtype: np.dtype) -> np.ndarray:
     """Return ``values`` as a finite, non-empty 1-D array converted to ``dtype``."""
     array = np.asarray(values)
-    if array.dtype.kind not in "biuf":
+    if array.dtype.kind not in "iuf":
         raise UnsupportedDtypeError(
             f"values have dtype {array.dtype}; real floating or integer values are expected"
         )
@@ -105,8 +105,9 @@ class MomentState:
     Raises
     ------
     InvalidMomentStateError
-        If ``count`` is not a non-negative integer, if ``m2 < 0``, or if an empty state
-        has a nonzero ``mean`` or ``m2``.
+        If ``count`` is not a non-negative integer (a bool or a float is not a count), if
+        ``m2 < 0``, if an empty state has a nonzero ``mean`` or ``m2``, or if a state of
+        one value has a nonzero ``m2``.
     DtypeMismatchError
         If ``mean`` and ``m2`` have different dtypes.
     NonFiniteInputError
@@ -144,6 +145,11 @@ class MomentState:
         if self.count == 0 and (mean != 0 or m2 != 0):
             raise InvalidMomentStateError(
                 f"an empty state (count 0) must have mean 0 and m2 0, got mean {mean}, m2 {m2}"
+            )
+        if self.count == 1 and m2 != 0:
+            raise InvalidMomentStateError(
+                f"a state of one value (count 1) has m2 = 0 (the value is its own mean), "
+                f"got m2 {m2}"
             )
         object.__setattr__(self, "count", int(self.count))
         object.__setattr__(self, "mean", mean)
@@ -513,7 +519,7 @@ def _scaled_chunk_parts(chunk: np.ndarray, stream: _Stream, index: int) -> None:
 def _chunk_in_dtype(chunk, dtype: np.dtype, index: int) -> np.ndarray:
     """Return one chunk as a 1-D array of ``dtype`` (no copy when it already is one)."""
     array = np.asarray(chunk)
-    if array.dtype.kind not in "biuf":
+    if array.dtype.kind not in "iuf":
         raise UnsupportedDtypeError(
             f"chunk {index} has dtype {array.dtype}; real floating or integer values are expected"
         )

@@ -24,6 +24,7 @@ import numpy as np
 from trainable_harness.errors import (
     DegenerateNormalizationError,
     ShapeError,
+    UnknownChoiceError,
     UnsupportedDtypeError,
     check_eps,
     check_finite,
@@ -36,13 +37,50 @@ __all__ = [
     "normalization_jacobian",
     "rms_normalize",
     "scaled_moments",
+    "validated_eps",
 ]
+
+
+def validated_eps(eps) -> float:
+    """Return ``eps`` as a float: a real number (not a bool or a string), finite, ``>= 0``.
+
+    :func:`~trainable_harness.errors.check_eps` after a type check, so that ``eps=True``
+    or ``eps="1e-5"`` is refused instead of read as 1.0 or 1e-5.
+
+    Raises
+    ------
+    UnsupportedDtypeError
+        If ``eps`` is a bool, a string, complex, or not a number.
+    NonFiniteInputError, NegativeEpsilonError
+        If ``eps`` is NaN/inf or negative.
+
+    Examples
+    --------
+    >>> validated_eps(1e-5), validated_eps(np.float32(0.5))
+    (1e-05, 0.5)
+    >>> validated_eps(True)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    trainable_harness.errors.UnsupportedDtypeError: eps must be a real number, got True (bool)...
+    """
+    if isinstance(eps, bool | np.bool_) or not isinstance(
+        eps, int | float | np.integer | np.floating
+    ):
+        raise UnsupportedDtypeError(
+            f"eps must be a real number, got {eps!r} ({type(eps).__name__}); it is added "
+            "to a variance"
+        )
+    return check_eps(eps)
 
 
 def _as_float_array(x, name: str = "x") -> np.ndarray:
     """Return ``x`` as a non-empty, finite floating array (integers promoted to float64)."""
     array = np.asarray(x)
-    if array.dtype.kind in "biu":
+    if array.dtype.kind == "b":
+        raise UnsupportedDtypeError(
+            f"{name} has dtype bool; a real floating or integer array is expected"
+        )
+    if array.dtype.kind in "iu":
         array = array.astype(np.float64)
     elif array.dtype.kind != "f":
         raise UnsupportedDtypeError(
@@ -232,7 +270,7 @@ def centered_normalize(x, eps: float = 0.0) -> np.ndarray:
     >>> float(np.abs(shift).max())
     0.0
     """
-    eps = check_eps(eps)
+    eps = validated_eps(eps)
     x = _as_float_array(x)
     return _row_parts(x, eps, centered=True).normalized()
 
@@ -271,7 +309,7 @@ def rms_normalize(x, eps: float = 0.0) -> np.ndarray:
     >>> round(float(np.abs(shift).max()), 3)
     2.055
     """
-    eps = check_eps(eps)
+    eps = validated_eps(eps)
     x = _as_float_array(x)
     return _row_parts(x, eps, centered=False).normalized()
 
@@ -322,7 +360,11 @@ def normalization_jacobian(x, centered: bool, eps: float = 0.0) -> np.ndarray:
     >>> bool(np.allclose(normalization_jacobian(x, centered=True, eps=0.1) @ np.ones(4), 0))
     True
     """
-    eps = check_eps(eps)
+    eps = validated_eps(eps)
+    if not isinstance(centered, bool | np.bool_):
+        raise UnknownChoiceError(
+            f"centered must be True (eq. 15.1) or False (eq. 15.2), got {centered!r}"
+        )
     x = _as_float_array(x)
     if x.ndim != 1:
         raise ShapeError(
