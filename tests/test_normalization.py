@@ -5,6 +5,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from exact_reference import (
+    centered_ulp_bound,
     elementwise_ulps,
     exact_sqrt,
     exact_standardized,
@@ -307,16 +308,17 @@ def test_every_error_is_a_value_error():
 FLOAT_DTYPES = (np.float16, np.float32, np.float64)
 WIDTHS = {np.float16: 16, np.float32: 32, np.float64: 64}
 MAGNITUDE_SETTINGS = settings(max_examples=150, deadline=None)
-# First-order rounding analysis in the working dtype (unit roundoff u), for d <= 8 values:
-# the deviations carry at most (d + 2) u max|dev| (shift, d - 1 additions and the division
-# of the mean, the subtraction), and the root sqrt(mean square + eps) a relative (d/2 + 2) u
-# (half of the d + 2 roundings of the mean square, the rescaled eps, the root itself), plus
-# one for the final division: at most 16 u times the largest output, which is 16 ulps
-# where the spacing is smallest (u |v| at the bottom of a binade). The power-of-two scalings
-# are exact; an entry flushed below 2**-1074 max|x| costs at most 2 sqrt(d) subnormal
-# ulps. Measured over 18 000 examples: at most 3.6 ulps (centered, norm-wise) and 2.7
-# (RMS, element-wise). Squaring before scaling gives 0 or inf outputs, far outside.
-CENTERED_ULPS = 16
+# First-order rounding analysis in the working dtype (unit roundoff u) for a row of d
+# values: the deviations carry at most (d + 2) u max|dev| (the shift, d - 1 additions and
+# the division of the mean, the subtraction), and the root sqrt(mean square + eps) a
+# relative (d/2 + 2) u (half the d + 2 roundings of the mean square and the rescaled eps,
+# and the root), plus one rounding for the final division: (3d/2 + 5) u times the largest
+# output, hence at most 3d/2 + 5 ulps of it (an ulp of v is never below u |v|); 17 for
+# d <= 8. The power-of-two scalings are exact, and an entry flushed below 2**-1074 max|x|
+# moves an output by at most 2 sqrt(d) subnormal ulps. Measured over 18 000 examples: at
+# most 3.6 ulps (centered, norm-wise) and 2.7 (RMS, element-wise). Squaring before
+# scaling gives 0 or inf outputs on these inputs, far outside.
+CENTERED_ULPS = centered_ulp_bound(8)  # 17
 # The RMS map has no deviations to round: each output is x_i divided by a root with
 # relative error (d/2 + 2) u, plus the division's u: 7 u, at most 7 ulps (8 with flushing).
 RMS_ULPS = 8
