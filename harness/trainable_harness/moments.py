@@ -460,15 +460,35 @@ def _chunk_parts(chunk: np.ndarray, stream: _Stream, index: int) -> None:
     first, parts = [], []
     for start in range(0, n, _BLOCK):
         block = deviation[: min(_BLOCK, n - start)]
-        np.subtract(chunk[start : start + _BLOCK], rough_mean, out=block)
-        first.append(float(block.sum()))
+        with np.errstate(over="ignore", invalid="ignore"):  # checked just below
+            np.subtract(chunk[start : start + _BLOCK], rough_mean, out=block)
+            first.append(float(block.sum()))
         largest = max(float(block.max()), -float(block.min()))
         if largest == 0.0:
             continue
+        if not math.isfinite(largest):  # x - m overflowed: values near +-max
+            _scaled_chunk_parts(chunk, stream, index)
+            return
         exponent = math.frexp(largest)[1]
-        if dtype == np.float64 and _SPLIT_EXPONENTS[0] < exponent < _SPLIT_EXPONENTS[1]:
+        if dtype == np.float64:
             size = block.size
-            parts.extend(_block_parts_split(block, high[:size], low[:size], exponent))
+            if _SPLIT_EXPONENTS[0] < exponent < _SPLIT_EXPONENTS[1]:
+                parts.extend(_block_parts_split(block, high[:size], low[:size], exponent))
+                continue
+            # Beyond the split's range: scale the deviations by 2**-exponent first (exact
+            # but for entries below 2**-1074 of the largest) and the parts back by 4**exponent.
+            np.ldexp(block, -exponent, out=block)
+            try:
+                parts.extend(
+                    math.ldexp(part, 2 * exponent)
+                    for part in _block_parts_split(block, high[:size], low[:size], 0)
+                )
+            except OverflowError:
+                raise MomentOverflowError(
+                    f"chunk {index}: its sum of squared deviations m2 exceeds the largest "
+                    "float64, so no MomentState can hold it; divide the values by a power "
+                    "of two first"
+                ) from None
             continue
         finfo = np.finfo(dtype)
         if not 2.0 ** (finfo.minexp / 2 + 1) < largest < 2.0 ** (finfo.maxexp / 2 - 9):
