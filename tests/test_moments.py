@@ -332,8 +332,8 @@ def relative_error(value, exact):
 @pytest.mark.parametrize("seed", range(10))
 def test_streaming_m2_is_correctly_rounded_on_ill_conditioned_data(seed):
     # Within a chunk the deviations x - m are exact (x and m within a factor 2), the sum
-    # of the high parts of their squares is exact, and the low parts (2**-17 of it) add an
-    # error near 2**-17 * 17 u; fsum rounds the total once. So m2 is within u (1 + 2**-10)
+    # of the high parts of their squares is exact, and the low parts (2**-18 of it) add an
+    # error near 2**-18 * 15 u; fsum rounds the total once. So m2 is within u (1 + 2**-10)
     # of the exact value: correctly rounded but for ties. numpy.var's m2 is not (its mean's
     # error alone adds n (m - mean)^2, about one u here).
     values = ill_conditioned(seed)

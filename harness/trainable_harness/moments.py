@@ -381,14 +381,14 @@ def raw_and_centered_variance(values, dtype=np.float32) -> tuple[float, float]:
 # Streaming moments at array speed
 # ---------------------------------------------------------------------------
 
-# Values per block of the second pass: 2**16 values stay in cache, and the scratch
-# buffers are reused, so no array the size of a chunk is ever allocated.
-_BLOCK = 2**16
+# Values per block of the second pass: three scratch buffers of 2**14 float64 values
+# (128 KiB each) stay in cache and are reused, so no array of a chunk's size is allocated.
+_BLOCK = 2**14
 # Bits kept in the high part of a float64 deviation: with |hi| < 2**k on a grid of
 # 2**(k - _HIGH_BITS), each hi**2 is a multiple of 4**(k - _HIGH_BITS) below 4**k, and
-# 2**16 of them sum to below 2**(2 * _HIGH_BITS + 16) <= 2**52 grid units: exactly, in
-# any order (so a BLAS dot product may add them).
-_HIGH_BITS = 18
+# 2**14 of them sum to below 2**(2 * _HIGH_BITS + 14) = 2**52 grid units: exactly, in
+# any order. The low parts are then below 2**-19 of the deviations.
+_HIGH_BITS = 19
 # The float64 split is used while its grid and squares stay in the normal range.
 _SPLIT_EXPONENTS = (-400, 400)
 
@@ -438,7 +438,7 @@ def _block_parts_split(deviation: np.ndarray, high: np.ndarray, low: np.ndarray,
     np.add(deviation, magic, out=high)  # rounds to the grid 2**(exponent - _HIGH_BITS)
     np.subtract(high, magic, out=high)
     np.subtract(deviation, high, out=low)  # exact: the rounding error of hi
-    np.add(deviation, high, out=deviation)  # 2 hi + lo, to rounding of a 2**-17 part
+    np.add(deviation, high, out=deviation)  # 2 hi + lo, to rounding of a 2**-18 part
     np.multiply(deviation, low, out=deviation)
     np.multiply(high, high, out=high)
     return [float(high.sum()), float(deviation.sum())]  # the first one exact
@@ -573,7 +573,7 @@ def streaming_moments(chunks, *, dtype=np.float64) -> MomentState:
        ``S2 = m2 + n (mean - m)**2``, so the correction removes the error of ``m``.
 
     In float64 each deviation is split as ``hi + lo`` with ``hi`` on a grid coarse enough
-    that ``sum(hi**2)`` is exact, and ``sum(lo (2 hi + lo))`` (about ``2**-17`` of the
+    that ``sum(hi**2)`` is exact, and ``sum(lo (2 hi + lo))`` (about ``2**-18`` of the
     total) carries the rest; block sums are added with :func:`math.fsum`. Chunks are merged
     with Chan's update, the one :func:`merge_moments` applies, about a common shift (the
     first chunk's mean), so a large offset does not eat the digits of the chunk means;
