@@ -32,8 +32,20 @@ per channel, for all four kinds. For 4-D layer norm this is the per-channel affi
 ``nn.LayerNorm([C, H, W])``; with it, group norm with one group *is* layer norm and group
 norm with ``C`` groups *is* instance norm.
 
-Dtype contract: inputs are converted to ``dtype`` (float64 by default; integers promoted) and
-all arithmetic happens in it. Running statistics are stored in float64.
+Dtype contract: inputs are converted to ``dtype`` (float64 by default; integers promoted;
+bool, complex and object arrays refused) and all arithmetic happens in it. Running
+statistics are stored in float64.
+
+Scale before you square: eqs. 16.1-16.3 are computed by
+:func:`~trainable_harness.normalization.scaled_moments` per reduction set -- deviations
+after a shift by the set's first value, divided by a power of two ``2**E`` near the larger
+of their largest magnitude and ``sqrt(eps)`` before squaring, with eps entering as
+``eps / 4**E`` -- so ``x_hat = (x - mean) / sqrt(population_variance + eps)`` with eps
+added to the variance in the input's units, and no square overflows or vanishes in
+float16, float32 or float64. Eval mode, the affine step and folding avoid spurious
+overflow (a sum or product beyond range whose result is not) by halving the operands;
+a result whose exact value is beyond the dtype's largest finite value is +-inf, as IEEE
+rounding gives it, without a warning.
 
 Examples
 --------
@@ -43,6 +55,14 @@ Examples
 >>> Y = batch_norm(X, np.ones(2), np.zeros(2), eps=0.0)
 >>> print(Y[:, :, 0].ravel().round(4))
 [-1.3416 -0.4472  0.4472  1.3416]
+
+Magnitudes whose squares overflow or underflow the dtype:
+
+>>> batch_norm([[-1e300], [1e300]], [1], [0])
+array([[-1.],
+       [ 1.]])
+>>> layer_norm(np.array([[0, 1e-25]], np.float32), [1, 1], [0, 0], eps=0, dtype=np.float32)
+array([[-1.,  1.]], dtype=float32)
 """
 
 from __future__ import annotations
@@ -261,7 +281,8 @@ def reduction_axes(kind: NormalizationKind, ndim: int) -> tuple[int, ...]:
     UnknownChoiceError
         If ``kind`` is not one of the four names.
     UnsupportedRankError
-        If ``kind`` does not accept rank ``ndim``.
+        If ``kind`` does not accept rank ``ndim``, or ``ndim`` is not an integer (a string
+        or a bool is not a rank).
 
     Examples
     --------
@@ -314,7 +335,7 @@ def statistic_labels(
 
     Raises
     ------
-    UnknownChoiceError, UnsupportedRankError, IndivisibleGroupsError
+    UnknownChoiceError, UnsupportedRankError, IndivisibleGroupsError, CountError
 
     Examples
     --------
@@ -360,6 +381,8 @@ def values_per_statistic(
     Raises
     ------
     UnknownChoiceError, UnsupportedRankError, IndivisibleGroupsError
+    CountError
+        A shape entry that is not a non-negative integer (a float, a bool, a negative).
 
     Examples
     --------
@@ -487,7 +510,9 @@ def batch_norm(X, gamma, beta, *, eps: float = 1e-5, dtype=np.float64) -> np.nda
     gamma, beta : array_like, shape ``(C,)`` (or ``(d,)``)
         Per-channel scale and shift (eq. 16.4).
     eps : float, default 1e-5
-        Added to the population variance inside the square root (eq. 16.3); ``>= 0``.
+        Added to the population variance inside the square root (eq. 16.3), in the
+        input's units (it is rescaled with the deviations, never added to a scaled
+        variance); a real number ``>= 0``.
     dtype : floating dtype, default float64
         Dtype of the arithmetic and of the result.
 
@@ -503,8 +528,12 @@ def batch_norm(X, gamma, beta, *, eps: float = 1e-5, dtype=np.float64) -> np.nda
         ``gamma`` or ``beta`` is not ``(C,)`` (both shapes named).
     EmptyInputError, NonFiniteInputError, NegativeEpsilonError
         An empty axis; NaN/inf in ``X``, ``gamma`` or ``beta`` (index named); ``eps < 0``.
+    UnsupportedDtypeError
+        A bool, complex or object array; a non-floating ``dtype``; an ``eps`` that is not a
+        real number (a bool or a string).
     DegenerateNormalizationError
-        ``eps = 0`` and some channel is constant over its reduction set.
+        ``eps = 0`` and some channel is constant over its reduction set (only then: two
+        distinct values, however close, are normalized).
 
     Examples
     --------
@@ -571,7 +600,7 @@ def group_norm(
     Parameters
     ----------
     num_groups : int
-        Number of groups; must divide ``C``.
+        Number of groups: an integer (not a bool or a float) that divides ``C``.
 
     Other parameters, Returns and Raises are as for :func:`batch_norm`, plus
     :class:`IndivisibleGroupsError` when ``num_groups`` does not divide ``C``.
@@ -637,6 +666,10 @@ def batch_statistics(X, *, dtype=np.float64) -> BatchStatistics:
     """Per-channel ``count``, mean (eq. 16.1) and population variance (eq. 16.2) of a batch.
 
     Reduction sets are those of :func:`batch_norm`.
+
+    The mean is computed after a shift by each channel's first value, the variance with
+    the deviations scaled by a power of two before squaring; a variance whose exact value
+    exceeds the dtype's range (deviations near ``1e300`` in float64) is ``inf``.
 
     Raises
     ------
@@ -780,6 +813,8 @@ def update_running_statistics(state: BatchNormState, X) -> BatchNormState:
     SingleValuePerChannelError
         ``variance_estimator == "sample"`` and the batch has one value per channel: the
         sample variance divides by ``m - 1 = 0``.
+    MomentOverflowError
+        A channel's batch variance exceeds the largest float64 (no running state holds it).
     RunningStateShapeError
         The state's channel count differs from ``X``'s.
     UnsupportedRankError, EmptyInputError, NonFiniteInputError
@@ -1168,6 +1203,10 @@ def batch_norm_eval_flops(
     Raises
     ------
     UnsupportedRankError
+    CountError
+        A shape entry that is not a non-negative integer (a float, a bool, a negative).
+    UnknownChoiceError
+        ``preceding_bias`` is not a bool.
 
     Examples
     --------
