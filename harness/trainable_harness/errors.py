@@ -146,13 +146,14 @@ def check_nonempty(x: np.ndarray, name: str = "x") -> None:
         )
 
 
-# --- claims.py: the claim registry, verification and artifacts -------------------------------
+# --- claims/: the claim registry, verification and artifacts --------------------------------
 
 __all__ += [
     "ClaimError",
     "ClaimFailedError",
     "MissingArtifactError",
     "RegistryError",
+    "SeedNameError",
     "StaleArtifactError",
     "StalePinError",
     "TamperedArtifactError",
@@ -195,6 +196,27 @@ class MissingArtifactError(ClaimError):
 
 class WitnessResultError(ClaimError):
     """A witness returned something other than a mapping of scalar result fields."""
+
+
+class SeedNameError(ClaimError):
+    """``claim_seed`` was given a ``name`` that is not a string."""
+
+
+# --- sources.py and the build: chapter sources, keys, the build lock -----------------------
+
+__all__ += ["BuildError", "BuildLockError", "ChapterSourceError"]
+
+
+class ChapterSourceError(TrainableError):
+    """A chapter source cannot be read as the build needs it (missing, malformed, no pin)."""
+
+
+class BuildError(TrainableError):
+    """The book's build cannot go on (a chapter failed, the site build failed)."""
+
+
+class BuildLockError(BuildError):
+    """Another build holds the build lock."""
 
 
 # --- layers.py: batch/layer/instance/group norm, running state, folding --------------------
