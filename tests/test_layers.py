@@ -973,6 +973,9 @@ def test_results_beyond_range_are_infinite_without_a_warning():
     state = BatchNormState(np.array([0.0]), np.array([0.0]))
     Y = batch_norm_eval(np.array([[1e300]]), [1.0], [0.0], state, eps=1e-300)
     assert Y[0, 0] == np.inf  # 1e300 / 1e-150 = 1e450
+    # gamma = 0 makes any x_hat, even one beyond range, contribute exactly 0.
+    Y = batch_norm_eval(np.array([[1e300]]), [0.0], [0.25], state, eps=1e-300)
+    assert Y[0, 0] == 0.25
 
 
 # ---------------------------------------------------------------------------

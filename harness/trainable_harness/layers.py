@@ -470,6 +470,8 @@ def _affine(gamma: np.ndarray, X_hat: np.ndarray, beta: np.ndarray) -> np.ndarra
         if overflowed.any():
             half = (gamma * 0.5) * X_hat + beta * 0.5
             Y = np.where(overflowed, half * 2, Y)
+            # gamma = 0 times an x_hat beyond range (eval mode) is 0 exactly: y = beta.
+            Y = np.where(overflowed & (gamma == 0), beta, Y)
     return Y
 
 
