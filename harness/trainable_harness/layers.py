@@ -685,7 +685,7 @@ def batch_statistics(X, *, dtype=np.float64) -> BatchStatistics:
     """
     X = _as_batch(X, "batch", dtype)
     axes = _REDUCTION_AXES["batch"][X.ndim]
-    parts = scaled_moments(X, axes, centered=True, eps=0.0)
+    parts = scaled_moments(X, axes, centered=True, eps=0.0, with_mean=True)
     mean = parts.mean.reshape(-1)
     population_variance = parts.variance().reshape(-1)
     return BatchStatistics(values_per_statistic("batch", X.shape), mean, population_variance)

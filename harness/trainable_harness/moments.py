@@ -531,7 +531,7 @@ def _check_offset(offset, dtype: np.dtype, index: int) -> None:
 
 def _scaled_chunk_parts(chunk: np.ndarray, stream: _Stream, index: int) -> None:
     """The slow, safe path: deviations scaled by a power of two before squaring."""
-    parts = scaled_moments(chunk, (0,), centered=True, eps=0.0)
+    parts = scaled_moments(chunk, (0,), centered=True, eps=0.0, with_mean=True)
     mean = parts.mean[0]
     if stream.shift is None:
         stream.shift = mean

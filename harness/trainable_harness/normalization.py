@@ -139,8 +139,8 @@ class ScaledMoments(NamedTuple):
     mean_square: np.ndarray
     scaled_eps: np.ndarray
     exponent: np.ndarray
-    mean: np.ndarray | None
-    constant: np.ndarray
+    mean: np.ndarray | None  # in x's units; only when asked for (``with_mean``)
+    constant: np.ndarray  # True where the set is constant (its deviations are all 0)
 
     def normalized(self) -> np.ndarray:
         """``D / sqrt(variance + eps)``: the standardized values, in ``x``'s dtype."""
@@ -162,7 +162,9 @@ def _binary_exponent(magnitude: np.ndarray) -> np.ndarray:
     return np.where(magnitude > 0, exponent, _NO_EXPONENT)
 
 
-def scaled_moments(x: np.ndarray, axes: tuple[int, ...], *, centered: bool, eps: float):
+def scaled_moments(
+    x: np.ndarray, axes: tuple[int, ...], *, centered: bool, eps: float, with_mean: bool = False
+) -> ScaledMoments:
     """Deviations and mean square of ``x`` over ``axes``, computed without overflow.
 
     The steps, in ``x``'s dtype, per reduction set (the entries that agree off ``axes``):
@@ -193,6 +195,8 @@ def scaled_moments(x: np.ndarray, axes: tuple[int, ...], *, centered: bool, eps:
         True: deviations from the mean (variance). False: ``x`` itself (mean square).
     eps : float
         Finite, ``>= 0`` (checked by the callers).
+    with_mean : bool, default False
+        Also return the mean in ``x``'s units, ``2**e (z_0 + mean(y))`` (centered only).
 
     Returns
     -------
@@ -200,9 +204,10 @@ def scaled_moments(x: np.ndarray, axes: tuple[int, ...], *, centered: bool, eps:
 
     Examples
     --------
-    >>> parts = scaled_moments(np.array([[-1e300, 1e300]]), (1,), centered=True, eps=0.0)
-    >>> parts.normalized(), parts.variance()
-    (array([[-1.,  1.]]), array([[inf]]))
+    >>> X = np.array([[-1e300, 1e300]])
+    >>> parts = scaled_moments(X, (1,), centered=True, eps=0.0, with_mean=True)
+    >>> parts.normalized(), parts.mean, parts.variance()
+    (array([[-1.,  1.]]), array([[0.]]), array([[inf]]))
     """
     keep = {"axis": axes, "keepdims": True}
     with np.errstate(under="ignore"):
@@ -214,10 +219,12 @@ def scaled_moments(x: np.ndarray, axes: tuple[int, ...], *, centered: bool, eps:
             shifted = z - z[first]
             shifted_mean = shifted.mean(**keep)
             deviations = shifted - shifted_mean
-            # The mean lies between the set's extremes; clipping undoes a rounding past
-            # them, which could otherwise overflow when scaled back near the largest float.
-            mean_z = np.clip(z[first] + shifted_mean, z.min(**keep), z.max(**keep))
-            mean = np.ldexp(mean_z, prescale)
+            mean = None
+            if with_mean:
+                # The mean lies between the set's extremes; clipping undoes a rounding past
+                # them, which could overflow when scaled back near the largest float.
+                mean_z = np.clip(z[first] + shifted_mean, z.min(**keep), z.max(**keep))
+                mean = np.ldexp(mean_z, prescale)
         else:
             deviations, mean = z, None
         largest = np.abs(deviations).max(**keep)
