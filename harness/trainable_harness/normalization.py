@@ -10,8 +10,9 @@ axis, ``P = I - 11^T/d`` the centering projector and ``eps >= 0`` added to the m
 At ``eps = 0`` these are ``sqrt(d) Px/|Px|`` and ``sqrt(d) x/|x|``, exactly the forms of the
 chapter. No learned affine parameters are applied.
 
-Dtype contract: floating inputs keep their dtype and all arithmetic happens in it; integer
-inputs are promoted to float64. Boolean, complex or object input is refused.
+Dtype contract: floating inputs keep their dtype and all arithmetic happens in it (numpy's
+means of float16 values accumulate in float32, as numpy documents); integer inputs are
+promoted to float64. Boolean, complex or object input is refused.
 
 How they are computed (scale before you square, as BLAS ``nrm2`` and ``numpy.hypot`` do):
 :func:`scaled_moments` divides each row's deviations by a power of two ``2**E`` near the
