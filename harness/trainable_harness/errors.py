@@ -265,6 +265,22 @@ class UnknownChoiceError(TrainableError):
     """A string option (normalization kind, variance estimator) is not one of the choices."""
 
 
+# --- numerics (h2): moments, normalization and layer argument checks -------------------
+
+__all__ += [
+    "CountError",
+    "MomentOverflowError",
+]
+
+
+class MomentOverflowError(NonFiniteInputError):
+    """A sum of squared deviations exceeds the largest value of the accumulation dtype."""
+
+
+class CountError(ShapeError):
+    """A count or size (a shape entry, a group count, ...) is not a non-negative integer."""
+
+
 # --- settings.py: settings and inputs glued for the prose -----------------------------------
 
 __all__ += ["SettingError"]
