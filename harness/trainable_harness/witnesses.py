@@ -200,6 +200,8 @@ __all__ += [
 UNIT_ROUNDOFF = 2.0**-53  # u of float64 round-to-nearest
 NORMALIZATION_KINDS = ("batch", "layer", "instance", "group")
 EMA_MOMENTA = (0.01, 0.1, 0.5)  # slow, PyTorch's default, fast
+IDENTITY_BOUND_FACTOR = 32  # rounding units of max|x| the layers tests allow
+RESNET_FIRST_CONV_OUTPUT = (1, 64, 112, 112)  # one 224 x 224 image, 64 channels, stride 2
 
 
 def _momentum_key(momentum: float) -> str:
@@ -292,8 +294,10 @@ def identity_recovery_witness(
     -------
     dict
         ``max_abs_error`` (largest ``|y - x|``), ``max_abs_input`` (largest ``|x|``),
+        ``rounding_bound`` (``32 u max|x|``, the bound of the layers tests),
         ``error_in_rounding_units`` (``max_abs_error / (u max|x|)`` with ``u = 2^-53``), and
-        ``sample_variance_gamma.max_abs_error`` (the same error with the sample variance).
+        ``sample_variance_gamma.max_abs_error`` and ``.error_in_rounding_units`` (the same
+        with the sample variance in gamma).
 
     Examples
     --------
@@ -314,11 +318,16 @@ def identity_recovery_witness(
     with_sample = batch_norm(X, np.sqrt(stats.sample_variance + eps), stats.mean, eps=eps)
     max_abs_error = float(np.max(np.abs(recovered - X)))
     max_abs_input = float(np.max(np.abs(X)))
+    sample_error = float(np.max(np.abs(with_sample - X)))
     return {
         "max_abs_error": max_abs_error,
         "max_abs_input": max_abs_input,
+        "rounding_bound": IDENTITY_BOUND_FACTOR * UNIT_ROUNDOFF * max_abs_input,
         "error_in_rounding_units": max_abs_error / (UNIT_ROUNDOFF * max_abs_input),
-        "sample_variance_gamma": {"max_abs_error": float(np.max(np.abs(with_sample - X)))},
+        "sample_variance_gamma": {
+            "max_abs_error": sample_error,
+            "error_in_rounding_units": sample_error / (UNIT_ROUNDOFF * max_abs_input),
+        },
     }
 
 
@@ -480,8 +489,9 @@ def single_value_witness(seed: int, *, eps: float = 1e-5) -> dict:
     - ``harness``: :func:`batch_norm` subtracts the mean first, and one value is its own
       mean exactly, so its output is beta exactly *in this order of operations*.
     - ``fused_kernel``: :func:`fused_kernel_batch_norm`, the order of a fused kernel, is
-      off from beta by the rounding of ``x s`` near ``mean s``: the result is compared
-      with the bound ``u (|x| |s| + |beta|)`` per element (u = 2^-53).
+      off from beta by the rounding of ``mean s`` and of ``beta - mean s``: the result is
+      compared with the first-order bound ``2 u (|x| |s| + |beta|)`` per element
+      (u = 2^-53).
     - ``zero_beta``: with beta = 0 the harness output is exactly zero (the only case in
       which "all zeros" holds); ``two_values``: with two samples per channel the outputs
       are ``beta +- |gamma| sqrt(v / (v + eps))``, not beta.
@@ -508,7 +518,8 @@ def single_value_witness(seed: int, *, eps: float = 1e-5) -> dict:
     harness_output = batch_norm(single, gamma, beta, eps=eps)
     kernel_output = fused_kernel_batch_norm(single, gamma, beta, eps=eps)
     scale = gamma / np.sqrt(eps)
-    bound = UNIT_ROUNDOFF * (np.abs(single) * np.abs(scale) + np.abs(beta))
+    # Rounding of mean * s and of beta - mean * s, then the fma's one rounding near beta.
+    bound = 2 * UNIT_ROUNDOFF * (np.abs(single) * np.abs(scale) + np.abs(beta))
     kernel_error = np.abs(kernel_output - beta)
     pair = np.concatenate([single, rng.normal(0.0, 1000.0, size=(1, 3))])
     pair_output = batch_norm(pair, gamma, beta, eps=eps)
@@ -573,6 +584,8 @@ def folding_witness(seed: int, *, eps: float = 1e-5, updates: int = 50) -> dict:
         For ``linear`` and ``conv2d``: ``max_abs_difference`` and ``max_ratio_to_bound``
         (see :func:`_folding_report`). ``work``: ``elementwise`` (eval BN as written),
         ``fused_elementwise``, ``folded_elementwise`` and ``removed_by_folding``.
+        ``resnet_first_conv``: ``elementwise`` and ``folded_elementwise`` for the output
+        ``RESNET_FIRST_CONV_OUTPUT`` of a convolution without bias.
 
     Examples
     --------
@@ -627,7 +640,12 @@ def folding_witness(seed: int, *, eps: float = 1e-5, updates: int = 50) -> dict:
     )
 
     work = batch_norm_eval_flops(output.shape, preceding_bias=True)
+    resnet = batch_norm_eval_flops(RESNET_FIRST_CONV_OUTPUT, preceding_bias=False)
     return {
+        "resnet_first_conv": {
+            "elementwise": resnet.elementwise,
+            "folded_elementwise": resnet.folded_elementwise,
+        },
         "linear": linear_report,
         "conv2d": conv_report,
         "work": {
@@ -1058,7 +1076,11 @@ def activation_drift_witness(seed: int, **settings) -> dict:
             "max_feature_moment_shift": float(np.max(profile["max_feature_moment_shift"])),
             "value_change": float(profile["value_change"][-1]),
         }
+    unnormalized_change = result["unnormalized"]["value_change"]
+    # A zero step moves nothing, and the ratio is then undefined (NaN), not infinite.
     result["value_change_ratio"] = (
-        result["normalized"]["value_change"] / result["unnormalized"]["value_change"]
+        result["normalized"]["value_change"] / unnormalized_change
+        if unnormalized_change > 0
+        else float("nan")
     )
     return result
