@@ -2,8 +2,17 @@
 
 Each function decorated with
 :func:`~trainable_harness.claims.computations.claim_computation` computes one claim
-``claims/c16-<name>-001.yaml`` with the layers harness, from ``claim_seed("c16-<name>")``,
-and is named there as ``trainable_harness.witnesses.chapter16.<name>``.
+``claims/c16-<name>-001.yaml`` with the layers harness, and is named there as
+``trainable_harness.witnesses.chapter16.<name>``. A deterministic claim calls it once with
+``claim_seed("c16-<name>")``; a statistical claim (a conclusion drawn from randomness) calls
+it once per seed of ``claim_seeds("c16-<name>", 10)`` and summarizes each field by its mean
+and a 95% interval. The ``*_profiles`` and ``*_traces`` functions return the arrays behind
+a witness's fields, so a chapter draws its figures with the same instrument the claim uses.
+
+Three claims refute a common account (their registry files carry ``refutes``):
+``c16-train-mode-output-001`` (train mode outputs zeros), ``c16-residual-depth-001``
+(post-norm gradients decay like 1/sqrt(L)) and ``c16-activation-drift-001`` (batch norm
+keeps the next layer's inputs from moving).
 """
 
 from __future__ import annotations
@@ -651,7 +660,7 @@ def statistic_spread_witness(seed: int, *, repeats: int = SPREAD_REPEATS) -> dic
 
 
 RESIDUAL_DEPTHS = (2, 4, 8, 16, 32, 64)
-RESIDUAL_NETWORKS = 16  # random stacks per depth and placement, per seed
+RESIDUAL_NETWORKS = 8  # random stacks per depth and placement, per seed
 
 
 def residual_block_jacobians(
