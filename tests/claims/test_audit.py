@@ -21,13 +21,14 @@ from trainable_harness.errors import (
     MissingArtifactError,
     StaleArtifactError,
     TamperedArtifactError,
+    UnknownChoiceError,
 )
 
 
 def test_badge_states_and_which_fail_a_build():
     assert BADGE_STATES == ("verified", "refuted", "failed", "stale", "not run")
     assert [state_fails_build(s) for s in BADGE_STATES] == [False, False, True, True, True]
-    with pytest.raises(ValueError, match="state must be one of"):
+    with pytest.raises(UnknownChoiceError, match="parameter state must be one of"):
         state_fails_build("green")
 
 

@@ -45,6 +45,7 @@ from trainable_harness.errors import (
     MissingArtifactError,
     StaleArtifactError,
     TamperedArtifactError,
+    UnknownChoiceError,
     WitnessResultError,
 )
 
@@ -65,7 +66,7 @@ _MACHINE_FIELDS = ("python", "numpy", "platform", "machine")
 def state_fails_build(state: str) -> bool:
     """True for the states that must fail a build: failed, stale and not run."""
     if state not in BADGE_STATES:
-        raise ValueError(f"state must be one of {BADGE_STATES}, got {state!r}")
+        raise UnknownChoiceError(f"parameter state must be one of {BADGE_STATES}, got {state!r}")
     return state in ("failed", "stale", "not run")
 
 
@@ -78,6 +79,18 @@ def failure_summary(artifact: Mapping) -> list[str]:
     """One line per failed field: ``"<id> <field>: expected e, got g, tolerance t (reason)"``.
 
     A computation that raised gives one line with its error text.
+
+    Examples
+    --------
+    >>> failure_summary({
+    ...     "id": "c0-toy-001",
+    ...     "error": None,
+    ...     "comparisons": {"x": {"expected": 1.0, "got": 1.5, "passed": False,
+    ...                           "tolerance": "abs_tol 0.1", "reason": "stated"}},
+    ... })
+    ['c0-toy-001 x: expected 1.0, got 1.5, tolerance abs_tol 0.1 (stated)']
+    >>> failure_summary({"id": "c0-toy-001", "error": "ZeroDivisionError: boom"})
+    ['c0-toy-001 error: ZeroDivisionError: boom']
     """
     claim_id = artifact.get("id")
     if artifact.get("error"):
@@ -100,6 +113,16 @@ def badge_summary(artifact: Mapping) -> str:
     """Hover text: the statement and, per statistical field, its mean and interval.
 
     ``"<statement> <field>: mean m, 95% CI [lo, hi] over n seeds (t)."``
+
+    Examples
+    --------
+    >>> badge_summary({
+    ...     "statement": "A toy.",
+    ...     "kind": "statistical",
+    ...     "result": {"x": {"mean": 1.0, "ci": [0.9, 1.1], "level": 0.95,
+    ...                      "method": "t", "per_seed": [0.9, 1.0, 1.1]}},
+    ... })
+    'A toy. x: mean 1, 95% CI [0.9, 1.1] over 3 seeds (t).'
     """
     parts = [str(artifact.get("statement", ""))]
     if artifact.get("kind") == "statistical":

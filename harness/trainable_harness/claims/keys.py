@@ -173,15 +173,19 @@ class _ParsedModule:
 
     def __init__(self, source: str) -> None:
         self.source = source
+        self.lines = source.splitlines(keepends=True)  # split once: segments are slices
         self.tree = ast.parse(source)
         self.assignments: dict[str, list[str]] = {}
+        self.digests: dict[str, str] = {}
         for node in self.tree.body:
             targets: list[ast.expr] = []
             if isinstance(node, ast.Assign):
                 targets = list(node.targets)
             elif isinstance(node, ast.AnnAssign):
                 targets = [node.target]
-            text = ast.get_source_segment(source, node) or ""
+            else:
+                continue
+            text = "".join(self.lines[node.lineno - 1 : node.end_lineno])
             for target in targets:
                 for name in ast.walk(target):
                     if isinstance(name, ast.Name):
@@ -211,9 +215,8 @@ class _ParsedModule:
         return node
 
     def segment(self, node: ast.AST) -> str:
-        lines = self.source.splitlines(keepends=True)
         first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-        return "".join(lines[first - 1 : node.end_lineno])
+        return "".join(self.lines[first - 1 : node.end_lineno])
 
 
 def _definitions(scope: list[ast.stmt]):
@@ -258,8 +261,16 @@ def _module_path(module: str, package_dir: Path) -> Path | None:
 def _function_digest(module: str, qualname: str, package_dir: Path) -> str:
     path = _module_path(module, package_dir)
     parsed = _parsed(path) if path is not None else None
-    node = parsed.find(qualname) if parsed is not None else None
-    if parsed is None or node is None:
+    if parsed is None:
+        return MISSING
+    if qualname not in parsed.digests:  # cached with the parsed module, so per file version
+        parsed.digests[qualname] = _digest_of(parsed, qualname)
+    return parsed.digests[qualname]
+
+
+def _digest_of(parsed: _ParsedModule, qualname: str) -> str:
+    node = parsed.find(qualname)
+    if node is None:
         return MISSING
     loaded = sorted(
         {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}

@@ -141,7 +141,14 @@ def claim_status_line(artifact: Mapping) -> str:
     """What a chapter prints after verifying: the state the artifact records.
 
     ``"claim <id>: verified"``, ``"claim <id>: refuted"``, or
-    ``"claim <id>: failed: <first failure line>"``.
+    ``"claim <id>: failed: <first failure line>"`` (see :func:`failure_summary`).
+
+    Examples
+    --------
+    >>> claim_status_line({"id": "c0-toy-001", "status": "refuted"})
+    'claim c0-toy-001: refuted'
+    >>> claim_status_line({"id": "c0-toy-001", "status": "failed", "error": "OSError: gone"})
+    'claim c0-toy-001: failed: c0-toy-001 error: OSError: gone'
     """
     status = artifact["status"]
     line = f"claim {artifact['id']}: {status}"

@@ -1,0 +1,147 @@
+"""``python -m trainable_harness.book``: the build that ``make`` runs.
+
+::
+
+    build [--jobs N]     plan, execute what changed, render, publish; exit 1 on any failure
+    build --question     exit 0 only if the tree is built, current and clean (does nothing)
+    bench [--rounds N]   time a cold build against Jupyter Book's own execution (see .bench)
+
+Exit status: 0 built and every claim holds; 1 a chapter, a claim or the site build failed
+(the message says which, and the same inputs fail the same way every time); 3 another build
+holds the lock.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from trainable_harness import paths
+from trainable_harness.book.execute import execute_chapters
+from trainable_harness.book.keys import plan_chapter
+from trainable_harness.book.lock import build_lock
+from trainable_harness.book.render import (
+    mark_outdated,
+    publish,
+    read_outcome,
+    render,
+    site_dir,
+    site_key,
+    write_outcome,
+)
+from trainable_harness.errors import BuildError, BuildLockError
+from trainable_harness.sources import chapter_sources
+
+
+def _claim_problems() -> list[str]:
+    """One line per registered claim whose state fails the build, with its failed fields."""
+    from trainable_harness import claims
+
+    problems = []
+    for claim_id in claims.list_claims():
+        state, artifact, reason = claims.badge_state(claim_id)
+        if not claims.state_fails_build(state):
+            continue
+        if state == "failed" and artifact is not None:
+            lines = claims.failure_summary(artifact) or [reason]
+            problems.extend(f"claim {line}" for line in lines)
+        else:
+            problems.append(f"claim {claim_id} is {state}: {reason}")
+    return problems
+
+
+def _relative(path) -> str:
+    return path.relative_to(paths.REPO_ROOT).as_posix()
+
+
+def build(jobs: int | None = None, question: bool = False, out=print) -> int:
+    """Bring the site up to date; return the exit status (see the module doc)."""
+    started = time.perf_counter()
+    plans = [plan_chapter(source) for source in chapter_sources()]
+    pending = [plan for plan in plans if plan.execute]
+    if question:
+        for plan in pending:
+            out(f"{_relative(plan.source)}: would execute ({plan.reason})")
+        outcome = read_outcome()
+        if pending:
+            return 1
+        if outcome is None or outcome.get("key") != site_key() or not site_dir().is_dir():
+            out("the site would be rendered again")
+            return 1
+        if outcome.get("warnings"):
+            out("the tree is current, but its last build failed (run `make` to see why)")
+            return 1
+        out("up to date")
+        return 0
+    if pending:
+        mark_outdated(f"{len(pending)} chapter(s) to execute")
+    for plan in pending:
+        out(f"{_relative(plan.source)}: executing ({plan.reason})")
+    runs = execute_chapters([plan.source for plan in pending], jobs=jobs, report=out)
+    failed = [run for run in runs if not run.ok]
+    if failed:
+        out(
+            "make: the site was not rendered; the previous one (if any) is kept and marked "
+            f"outdated in {_relative(site_dir())}/OUTDATED.txt"
+        )
+        return 1
+    key = site_key()
+    outcome = read_outcome()
+    if outcome is not None and outcome.get("key") == key and site_dir().is_dir():
+        warnings = list(outcome.get("warnings", []))
+        out("site: unchanged since the last render")
+    else:
+        mark_outdated("the site is being rendered")
+        fresh = outcome is None or bool(outcome.get("warnings"))
+        out("site: rendering" + (" (every page re-read)" if fresh else ""))
+        rendered, warnings = render(fresh=fresh)
+        publish(rendered)
+        write_outcome(key, warnings)
+    problems = _claim_problems()
+    seconds = time.perf_counter() - started
+    if warnings or problems:
+        for line in warnings:
+            out(line)
+        for line in problems:
+            out(line)
+        out(
+            f"make: FAILED in {seconds:.1f} s: {len(warnings)} site warning(s), "
+            f"{len(problems)} claim problem(s); the site shows them: "
+            f"{site_dir() / 'index.html'}"
+        )
+        return 1
+    out(f"The book is built ({seconds:.1f} s): {site_dir() / 'index.html'}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["bench"]:
+        from trainable_harness.book import bench
+
+        return bench.main(argv[1:])
+    parser = argparse.ArgumentParser(prog="python -m trainable_harness.book")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("bench", help="time the build (see `bench --help`)")
+    build_parser = commands.add_parser("build", help="bring the site up to date")
+    build_parser.add_argument("--jobs", type=int, default=None, help="parallel chapters")
+    build_parser.add_argument(
+        "--question", action="store_true", help="exit 0 only if nothing would change"
+    )
+    options = parser.parse_args(argv)
+    if options.jobs is not None and options.jobs < 1:
+        parser.error(f"--jobs must be a positive integer, got {options.jobs}")
+    try:
+        with build_lock(paths.BUILD_DIR / ".build.lock"):
+            return build(options.jobs, options.question, out=lambda line: print(line, flush=True))
+    except BuildLockError as error:
+        print(f"make: {error}", file=sys.stderr)
+        return 3
+    except BuildError as error:
+        print(f"make: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
