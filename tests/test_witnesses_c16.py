@@ -53,6 +53,7 @@ WITNESSES = {
     "c16-train-mode-output-001": single_value_witness,
 }
 STATISTICAL = {
+    "c16-batch-dependence-001",
     "c16-train-eval-001",
     "c16-statistic-spread-001",
     "c16-residual-depth-001",
