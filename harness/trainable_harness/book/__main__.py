@@ -18,7 +18,7 @@ import sys
 import time
 
 from trainable_harness import paths
-from trainable_harness.book.execute import execute_chapters
+from trainable_harness.book.execute import execute_chapters, reassemble_chapter
 from trainable_harness.book.keys import plan_chapter
 from trainable_harness.book.lock import build_lock
 from trainable_harness.book.render import (
@@ -30,7 +30,7 @@ from trainable_harness.book.render import (
     site_key,
     write_outcome,
 )
-from trainable_harness.errors import BuildError, BuildLockError
+from trainable_harness.errors import BuildError, BuildLockError, ChapterSourceError
 from trainable_harness.sources import chapter_sources
 
 
@@ -59,12 +59,12 @@ def build(jobs: int | None = None, question: bool = False, out=print) -> int:
     """Bring the site up to date; return the exit status (see the module doc)."""
     started = time.perf_counter()
     plans = [plan_chapter(source) for source in chapter_sources()]
-    pending = [plan for plan in plans if plan.execute]
     if question:
-        for plan in pending:
-            out(f"{_relative(plan.source)}: would execute ({plan.reason})")
         outcome = read_outcome()
-        if pending:
+        changed = [plan for plan in plans if plan.action != "none"]
+        for plan in changed:
+            out(f"{_relative(plan.source)}: would {plan.action} ({plan.reason})")
+        if changed:
             return 1
         if outcome is None or outcome.get("key") != site_key() or not site_dir().is_dir():
             out("the site would be rendered again")
@@ -74,6 +74,13 @@ def build(jobs: int | None = None, question: bool = False, out=print) -> int:
             return 1
         out("up to date")
         return 0
+    pending = [plan for plan in plans if plan.execute]
+    for plan in plans:
+        if plan.action == "reassemble":
+            if reassemble_chapter(plan.source):
+                out(f"{_relative(plan.source)}: reassembled ({plan.reason})")
+            else:
+                pending.append(plan)
     if pending:
         mark_outdated(f"{len(pending)} chapter(s) to execute")
     for plan in pending:
@@ -138,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     except BuildLockError as error:
         print(f"make: {error}", file=sys.stderr)
         return 3
-    except BuildError as error:
+    except (BuildError, ChapterSourceError) as error:
         print(f"make: {error}", file=sys.stderr)
         return 1
 
