@@ -166,3 +166,14 @@ def test_a_second_build_is_refused_while_one_runs(tiny_book):
     assert process.returncode == 3
     assert f"pid {os.getpid()}" in process.stderr
     assert tiny_book.build().returncode == 0
+
+
+def test_one_chapter_executes_alone_without_a_render(tiny_book):
+    tiny_book.edit("chapters/alpha.md", "print(f", "print('edited')\nprint(f")
+    tiny_book.edit("chapters/beta.md", "print(f", "print('edited')\nprint(f")
+    process = tiny_book.run("execute", "beta")
+    assert process.returncode == 0, process.stdout
+    assert tiny_book.executed(process) == ["beta.md"]
+    assert "site:" not in process.stdout
+    assert tiny_book.run("execute", "gamma").returncode == 1
+    assert tiny_book.executed(tiny_book.build()) == ["alpha.md"]
