@@ -1,10 +1,11 @@
 """Chapter sources: diff-friendly, pinned, and consistent with the registry and the contents.
 
-These run before any build: they read `chapters/*.md` as text (and through jupytext, as the
-pipeline does) and fail on what would otherwise surface only as a broken page.
+These run before any build: they read `chapters/*.md` through the book's one reader of
+chapter sources (`trainable_harness.sources`: jupytext cells, Python syntax trees, MyST's
+parser), as the build does, and fail on what would otherwise surface only as a broken page.
 """
 
-import re
+import ast
 import subprocess
 
 import jupytext
@@ -15,10 +16,6 @@ from trainable_harness.settings import results_pasted_as_glue
 from trainable_harness.sources import read_chapter
 
 CHAPTERS = sorted(paths.CHAPTERS_DIR.glob("*.md"))
-VERIFIED_IN_CODE = re.compile(r'verify_claim\(\s*"([^"]+)"')
-CITED_IN_PROSE = re.compile(r"\{claim\}`([^`]+)`|```\{claim-line\}\s+(\S+)")
-SAVED_FIGURE = re.compile(r'save_figure\(\s*\w+\s*,\s*"([^"]+)"')
-PIN_LINE = re.compile(r'^pin = "([^"]*)"$', re.MULTILINE)
 
 
 def notebook(source_path):
@@ -49,18 +46,19 @@ def test_the_parameters_cell_holds_the_current_harness_pin(chapter):
     cells = [cell for cell in notebook(chapter).cells if cell.cell_type == "code"]
     first = cells[0]
     assert "parameters" in first.metadata.get("tags", []), "first code cell must be `parameters`"
-    pins = PIN_LINE.findall(first.source)
-    assert len(pins) == 1, 'the parameters cell holds exactly one `pin = "..."` line'
-    assert pins[0] == harness_pin(), (
-        f"{chapter.name} is pinned to {pins[0]} but the harness is {harness_pin()}: "
+    pin = read_chapter(chapter).pin
+    assert pin is not None, 'the parameters cell holds a `pin = "..."` line'
+    assert pin == harness_pin(), (
+        f"{chapter.name} is pinned to {pin} but the harness is {harness_pin()}: "
         "review what changed, then `make repin`"
     )
 
 
 def test_claims_verified_in_code_are_registered_and_shown_on_the_page(chapter):
-    source = chapter.read_text(encoding="utf-8")
-    verified = set(VERIFIED_IN_CODE.findall(source))
-    cited = {a or b for a, b in CITED_IN_PROSE.findall(source)}
+    source = read_chapter(chapter)
+    verified = set(source.verified_claims)
+    cited = {role.content.strip() for role in source.roles() if role.name == "claim"}
+    cited |= {d.argument for d in source.directives() if d.name == "claim-line"}
     registered = set(claims.list_claims())
     assert verified, f"{chapter.name} verifies no claim"
     assert verified <= registered, f"unregistered: {verified - registered}"
@@ -70,8 +68,13 @@ def test_claims_verified_in_code_are_registered_and_shown_on_the_page(chapter):
 
 
 def test_every_numbered_figure_is_saved_as_an_artifact(chapter):
-    source = chapter.read_text(encoding="utf-8")
-    assert sorted(figures.figure_labels(source)) == sorted(SAVED_FIGURE.findall(source))
+    source = read_chapter(chapter)
+    saved = [
+        call.args[1].value
+        for _cell, call in source.calls("save_figure")
+        if len(call.args) > 1 and isinstance(call.args[1], ast.Constant)
+    ]
+    assert sorted(figures.figure_labels(source)) == sorted(saved)
 
 
 def test_setup_cells_are_hidden_not_deleted(chapter):
