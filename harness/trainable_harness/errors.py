@@ -197,6 +197,23 @@ class WitnessResultError(ClaimError):
     """A witness returned something other than a mapping of scalar result fields."""
 
 
+# --- sources.py and the build: chapter sources, keys, the build lock -----------------------
+
+__all__ += ["BuildError", "BuildLockError", "ChapterSourceError"]
+
+
+class ChapterSourceError(TrainableError):
+    """A chapter source cannot be read as the build needs it (missing, malformed, no pin)."""
+
+
+class BuildError(TrainableError):
+    """The book's build cannot go on (a chapter failed, the site build failed)."""
+
+
+class BuildLockError(BuildError):
+    """Another build holds the build lock."""
+
+
 # --- layers.py: batch/layer/instance/group norm, running state, folding --------------------
 
 __all__ += [

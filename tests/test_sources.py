@@ -1,0 +1,151 @@
+"""The one reader of chapter sources: structure, not regular expressions."""
+
+from pathlib import Path
+
+import pytest
+
+from trainable_harness import paths
+from trainable_harness.errors import ChapterSourceError
+from trainable_harness.sources import (
+    chapter_number,
+    chapter_sources,
+    read_chapter,
+    rewrite_pin,
+)
+
+HEADER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""
+
+
+def write_chapter(directory: Path, body: str, name: str = "page.md") -> Path:
+    path = directory / name
+    path.write_text(HEADER + body, encoding="utf-8")
+    return path
+
+
+def test_the_book_chapters_are_read_in_toc_order():
+    stems = [source.stem for source in chapter_sources()]
+    assert stems == ["normalization-invariance", "batch-normalization"]
+    assert chapter_number("normalization-invariance") == 15
+    assert chapter_number("batch-normalization") == 16
+    with pytest.raises(ChapterSourceError, match=r"not in _toc\.yml"):
+        chapter_number("no-such-chapter")
+
+
+def test_every_book_chapter_names_its_claims_and_pin():
+    for source in chapter_sources():
+        chapter = read_chapter(source)
+        assert chapter.verified_claims, source
+        assert chapter.pin, source
+        assert all((paths.CLAIMS_DIR / f"{c}.yaml").is_file() for c in chapter.verified_claims)
+
+
+def test_prose_that_looks_like_a_call_is_never_read_as_one(tmp_path):
+    body = """
+Call `verify_claim("<id>", ...)`, or `verify_claim("$(touch${IFS}injected)")` in prose.
+
+```{code-cell} ipython3
+text = 'verify_claim("in-a-string")'
+claim = verify_claim("c15-invariance-001", expected_harness=pin)
+again = trainable_harness.verify_claim("c15-invariance-001", pin)
+```
+"""
+    chapter = read_chapter(write_chapter(tmp_path, body))
+    assert chapter.verified_claims == ["c15-invariance-001"]
+    assert not (tmp_path / "injected").exists()
+
+
+def test_a_computed_claim_id_is_refused(tmp_path):
+    body = """
+```{code-cell} ipython3
+name = "c15-invariance-001"
+verify_claim(name, expected_harness=pin)
+```
+"""
+    with pytest.raises(ChapterSourceError, match="not a string literal"):
+        _ = read_chapter(write_chapter(tmp_path, body)).verified_claims
+
+
+def test_figure_examples_inside_code_fences_are_not_figures(tmp_path):
+    body = """
+````md
+```{figure} x.png
+:name: fig-example
+```
+````
+
+```{glue:figure} fig-real
+:name: fig-real
+
+A caption with {figure-artifact}`fig-real` and {claim}`c15-invariance-001`.
+```
+
+```python
+{claim}`in-code`
+```
+"""
+    chapter = read_chapter(write_chapter(tmp_path, body))
+    figures = [d for d in chapter.directives() if d.name in ("figure", "glue:figure")]
+    assert [d.options.get("name") for d in figures] == ["fig-real"]
+    roles = [(role.name, role.content) for role in chapter.roles()]
+    assert roles == [("figure-artifact", "fig-real"), ("claim", "c15-invariance-001")]
+
+
+def test_rewrite_pin_changes_only_the_parameters_line(tmp_path):
+    body = """
+```{code-cell} ipython3
+:tags: [parameters]
+
+pin = "0.1.0"
+```
+
+Prose quoting pin = "0.1.0" stays as written.
+"""
+    path = write_chapter(tmp_path, body)
+    before = path.read_bytes()
+    assert rewrite_pin(path, "0.2.0") is True
+    after = path.read_bytes()
+    assert read_chapter(path).pin == "0.2.0"
+    assert b'Prose quoting pin = "0.1.0" stays' in after
+    assert len(after) == len(before)
+    assert rewrite_pin(path, "0.2.0") is False
+
+
+def test_rewrite_pin_refuses_an_ambiguous_line(tmp_path):
+    body = """
+```{code-cell} ipython3
+:tags: [parameters]
+
+pin = "0.1.0"
+```
+
+```{code-cell} ipython3
+pin = "0.1.0"
+```
+"""
+    path = write_chapter(tmp_path, body)
+    with pytest.raises(ChapterSourceError, match="occurs 2 times"):
+        rewrite_pin(path, "0.2.0")
+    with pytest.raises(ChapterSourceError, match="no `pin"):
+        rewrite_pin(write_chapter(tmp_path, "\nprose only\n", "other.md"), "0.2.0")
+
+
+def test_a_missing_or_broken_source_is_named(tmp_path):
+    with pytest.raises(ChapterSourceError, match="does not exist"):
+        read_chapter(tmp_path / "missing.md")
+    body = """
+```{code-cell} ipython3
+def broken(:
+```
+"""
+    with pytest.raises(ChapterSourceError, match="not valid Python"):
+        _ = read_chapter(write_chapter(tmp_path, body)).verified_claims
