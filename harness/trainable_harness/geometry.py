@@ -106,7 +106,9 @@ def make_logistic_problem(seed: int, n: int = 256, d: int = 8) -> LogisticProble
     ((6, 2), True)
     """
     if int(n) != n or n < 2:
-        raise ShapeError(f"n must be an integer >= 2 (a batch statistic needs two values), got {n}")
+        raise ShapeError(
+            f"n must be an integer >= 2 (a batch statistic needs two values), got {n}"
+        )
     if int(d) != d or d < 1:
         raise ShapeError(f"d must be an integer >= 1, got {d}")
     rng = np.random.default_rng(seed)
@@ -369,15 +371,13 @@ def equilibrium_norm(lr: float, weight_decay: float, unit_gradient_norm: float) 
     Examples
     --------
     >>> round(equilibrium_norm(0.1, 0.5, 2.0), 6)
-    1.154701
+    0.80032
     """
     lr = _check_rate(lr, "lr")
     weight_decay = _check_rate(weight_decay, "weight_decay")
     if lr == 0 or weight_decay == 0 or lr * weight_decay >= 1:
         raise LearningRateError("an equilibrium needs lr > 0, weight_decay > 0, lr * wd < 1")
-    return float(
-        (lr * unit_gradient_norm**2 / (weight_decay * (2.0 - lr * weight_decay))) ** 0.25
-    )
+    return float((lr * unit_gradient_norm**2 / (weight_decay * (2.0 - lr * weight_decay))) ** 0.25)
 
 
 def equilibrium_angle(lr: float, weight_decay: float) -> float:

@@ -47,11 +47,11 @@ __all__ = [
     "batch_norm_backward",
     "batch_norm_forward",
     "init_mlp",
+    "label_entropy",
+    "learning_rate_sweep",
     "linear_backward",
     "linear_forward",
     "loss_and_gradients",
-    "label_entropy",
-    "learning_rate_sweep",
     "make_teacher_task",
     "probe_along_training",
     "probe_gradient_direction",
@@ -247,8 +247,8 @@ def softmax_cross_entropy(logits, labels) -> np.ndarray:
 
 
 def _label_index(labels, logits) -> np.ndarray:
-    index = np.broadcast_to(np.asarray(labels)[:, None], logits.shape[-2:-1] + (1,))
-    return np.broadcast_to(index, logits.shape[:-1] + (1,))
+    index = np.broadcast_to(np.asarray(labels)[:, None], (*logits.shape[-2:-1], 1))
+    return np.broadcast_to(index, (*logits.shape[:-1], 1))
 
 
 def softmax_cross_entropy_backward(logits, labels) -> np.ndarray:
@@ -425,7 +425,7 @@ def train_full_batch(
 def _flat(grads: dict) -> np.ndarray:
     # Concatenate every parameter's gradient along one axis, keeping replica axes.
     return np.concatenate(
-        [g.reshape(g.shape[:1] + (-1,)) for _, g in sorted(grads.items())], axis=-1
+        [g.reshape((*g.shape[:1], -1)) for _, g in sorted(grads.items())], axis=-1
     )
 
 
@@ -574,7 +574,9 @@ def probe_along_training(
     probes = []
     for t in range(int(steps)):
         if t % PROBE_EVERY == 0:
-            probes.append(probe_gradient_direction(params, task, batch_norm, lr * PROBE_MULTIPLIERS))
+            probes.append(
+                probe_gradient_direction(params, task, batch_norm, lr * PROBE_MULTIPLIERS)
+            )
         _, grads = loss_and_gradients(params, task, batch_norm)
         params = {name: p - lr * grads[name] for name, p in params.items()}
     return LineProbe(*np.mean(np.array(probes), axis=0).tolist())

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from trainable_harness.mlp import learning_rate_sweep, probe_along_training
 from trainable_harness.geometry import (
     angular_steps,
     equilibrium_angle,
@@ -18,6 +17,7 @@ from trainable_harness.geometry import (
     scale_invariant_gradient,
     scale_invariant_loss,
 )
+from trainable_harness.mlp import learning_rate_sweep, probe_along_training
 
 __all__ = [
     "larger_learning_rates_witness",
@@ -104,9 +104,7 @@ def scale_invariance_witness(seed: int) -> dict:
     )
 
     wd = SCALE_WEIGHT_DECAY
-    decayed = run_gradient_descent(
-        w0, problem, lr=SCALE_LR, steps=SCALE_STEPS, weight_decay=wd
-    )
+    decayed = run_gradient_descent(w0, problem, lr=SCALE_LR, steps=SCALE_STEPS, weight_decay=wd)
     d_norms = np.linalg.norm(decayed.weights, axis=1)
     d_grads = np.linalg.norm(decayed.gradients, axis=1)
     shrink = (1.0 - SCALE_LR * wd) ** 2
