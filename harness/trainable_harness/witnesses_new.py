@@ -18,10 +18,12 @@ from trainable_harness.geometry import (
     scale_invariant_loss,
 )
 from trainable_harness.mlp import learning_rate_sweep, probe_along_training
+from trainable_harness.small_batch import mean_error_theory, small_batch_sweep
 
 __all__ = [
     "larger_learning_rates_witness",
     "scale_invariance_witness",
+    "small_batch_witness",
     "weight_decay_equilibrium_witness",
 ]
 
@@ -217,4 +219,37 @@ def larger_learning_rates_witness(seed: int) -> dict:
         "smoothness_ratio": (
             probes[False].effective_smoothness / probes[True].effective_smoothness
         ),
+    }
+
+
+def small_batch_witness(seed: int) -> dict:
+    """Claim ``c16-small-batch-001``, one seed: batch norm as the batch shrinks.
+
+    From :func:`trainable_harness.small_batch.small_batch_sweep` (B = 1 to 64, 1024
+    samples per size, 8 channels of 4 x 4 positions, shared variance 1 of a total 4):
+
+    - ``gap_b1``, ``gap_b64``: RMS train/eval gap of batch norm at B = 1 and 64;
+    - ``gap_slope``: least-squares slope of log gap against log B;
+    - ``mean_error_max_relative_deviation``: largest relative deviation of the measured
+      RMS error of the batch mean from ``sqrt((tau^2 + sigma^2 / HW) / B)``;
+    - ``ghost_over_b8``: gap of 64-sample batches normalized in ghost batches of 8 over
+      the gap of 8-sample batches;
+    - ``renorm_gap_b2``: train/eval gap of batch renormalization (r_max 3, d_max 5) at B = 2;
+    - ``sync_max_error``: merged per-device statistics against the whole batch's.
+    """
+    sweep = small_batch_sweep(seed)
+    sizes = sweep["batch_sizes"]
+    theory = np.array([mean_error_theory(b) for b in sizes])
+    slope = np.polyfit(np.log(sizes), np.log(sweep["gap"]), 1)[0]
+    b8 = int(np.flatnonzero(sizes == 8)[0])
+    return {
+        "gap_b1": float(sweep["gap"][0]),
+        "gap_b64": float(sweep["gap"][-1]),
+        "gap_slope": float(slope),
+        "mean_error_max_relative_deviation": float(
+            np.max(np.abs(sweep["mean_error"] / theory - 1.0))
+        ),
+        "ghost_over_b8": float(sweep["ghost_gap"] / sweep["gap"][b8]),
+        "renorm_gap_b2": float(sweep["renorm_gap"][1]),
+        "sync_max_error": sweep["sync_max_error"],
     }
