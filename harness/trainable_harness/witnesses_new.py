@@ -17,10 +17,19 @@ from trainable_harness.geometry import (
     scale_invariant_gradient,
     scale_invariant_loss,
 )
-from trainable_harness.mlp import learning_rate_sweep, probe_along_training
+from trainable_harness.mlp import (
+    batch_norm_backward,
+    batch_norm_forward,
+    learning_rate_sweep,
+    probe_along_training,
+)
+from trainable_harness.normalization import normalization_jacobian
+from trainable_harness.precision import LOG10_OFFSETS, cancellation_table, first_failures
 from trainable_harness.small_batch import mean_error_theory, small_batch_sweep
 
 __all__ = [
+    "bn_backward_witness",
+    "cancellation_matrix_witness",
     "larger_learning_rates_witness",
     "scale_invariance_witness",
     "small_batch_witness",
@@ -253,3 +262,67 @@ def small_batch_witness(seed: int) -> dict:
         "renorm_gap_b2": float(sweep["renorm_gap"][1]),
         "sync_max_error": sweep["sync_max_error"],
     }
+
+
+def cancellation_matrix_witness() -> dict:
+    """Claim ``c15-cancellation-matrix-001``: where each format first fails (exercise 2).
+
+    For offsets ``10**k``, ``k`` in ``LOG10_OFFSETS`` (0 to 9), and the values
+    ``offset + (-2, -1, 1, 2)`` in FP16, BF16 (emulated), FP32 and FP64: the smallest
+    ``k`` at which the stored values' variance, the raw-moment formula or the centered
+    formula is off by more than 10% of 2.5 (or is not finite), from
+    :func:`trainable_harness.precision.first_failures`; ``"never"`` when none on the grid.
+
+    Examples
+    --------
+    >>> cancellation_matrix_witness()["fp32"]["raw_fails"]
+    4
+    """
+    found = first_failures(cancellation_table(LOG10_OFFSETS))
+    return {
+        fmt: {name: "never" if k is None else k for name, k in row.items()}
+        for fmt, row in found.items()
+    }
+
+
+def bn_backward_witness(seed: int) -> dict:
+    """Claim ``c16-bn-backward-001``: batch norm's backward pass is gamma J_C^T per channel.
+
+    For a batch of 8 values in 3 channels (``default_rng(seed)``), compares
+    :func:`trainable_harness.mlp.batch_norm_backward` with
+    ``gamma_c * normalization_jacobian(z_c, centered=True, eps).T @ dY_c`` (eq. 15.3 with
+    epsilon) at ``eps = 0`` and ``eps = 0.1``, and measures the component of ``dZ`` along
+    the centered input (zero at ``eps = 0`` up to rounding; at ``eps > 0`` it is
+    ``gamma eps / s^3`` times the upstream's radial component, with
+    ``s = sqrt(population_variance + eps)``). Deviations are relative to the largest
+    entry of the reference.
+
+    Examples
+    --------
+    >>> bn_backward_witness(seed=0)["max_deviation_eps0"] < 1e-13
+    True
+    """
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(8, 3)) * [1.0, 3.0, 0.5] + [0.0, 2.0, -1.0]
+    gamma = rng.normal(size=3)
+    upstream = rng.normal(size=(8, 3))
+    out = {}
+    for eps, name in ((0.0, "eps0"), (0.1, "eps")):
+        _, cache = batch_norm_forward(Z, gamma, np.zeros(3), eps)
+        dZ, _, _ = batch_norm_backward(upstream, cache, gamma)
+        reference = np.stack(
+            [
+                gamma[c]
+                * normalization_jacobian(Z[:, c], centered=True, eps=eps).T
+                @ upstream[:, c]
+                for c in range(3)
+            ],
+            axis=1,
+        )
+        scale = np.max(np.abs(reference))
+        out[f"max_deviation_{name}"] = float(np.max(np.abs(dZ - reference)) / scale)
+        radial = cache.Z_hat / np.linalg.norm(cache.Z_hat, axis=0)
+        out[f"radial_component_{name}"] = float(
+            np.max(np.abs(np.sum(dZ * radial, axis=0))) / scale
+        )
+    return out
