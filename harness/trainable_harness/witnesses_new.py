@@ -26,11 +26,17 @@ from trainable_harness.mlp import (
 from trainable_harness.normalization import normalization_jacobian
 from trainable_harness.precision import LOG10_OFFSETS, cancellation_table, first_failures
 from trainable_harness.small_batch import mean_error_theory, small_batch_sweep
+from trainable_harness.transformer_cost import (
+    block_flops_per_token,
+    layer_norm_counts,
+    rms_norm_counts,
+)
 
 __all__ = [
     "bn_backward_witness",
     "cancellation_matrix_witness",
     "larger_learning_rates_witness",
+    "norm_cost_witness",
     "scale_invariance_witness",
     "small_batch_witness",
     "weight_decay_equilibrium_witness",
@@ -326,3 +332,38 @@ def bn_backward_witness(seed: int) -> dict:
             np.max(np.abs(np.sum(dZ * radial, axis=0))) / scale
         )
     return out
+
+
+# LLaMA-7B's width and MLP hidden size (Touvron et al. 2023, table 2) and its context.
+LLAMA_7B = {"d": 4096, "hidden": 11008, "context": 2048}
+
+
+def norm_cost_witness() -> dict:
+    """Claim ``c15-norm-cost-001``: work per token of LayerNorm, RMSNorm and a block.
+
+    Counted by :mod:`trainable_harness.transformer_cost` at ``LLAMA_7B`` sizes:
+    operations (``ln_ops``, ``rms_ops``), values read (``ln_reads``, ``rms_reads``),
+    reductions, the ratio ``rms_ops / ln_ops``, the matrix work of one block
+    (``block_flops``), and the share of the block's work taken by its two RMSNorms
+    (``rms_share_of_block``).
+
+    Examples
+    --------
+    >>> result = norm_cost_witness()
+    >>> result["ln_ops"], result["rms_ops"]
+    (28675, 16387)
+    """
+    d = LLAMA_7B["d"]
+    ln, rms = layer_norm_counts(d), rms_norm_counts(d)
+    block = block_flops_per_token(**LLAMA_7B)
+    return {
+        "ln_ops": ln["total"],
+        "rms_ops": rms["total"],
+        "ops_ratio": rms["total"] / ln["total"],
+        "ln_reads": ln["reads"],
+        "rms_reads": rms["reads"],
+        "ln_reductions": ln["reductions"],
+        "rms_reductions": rms["reductions"],
+        "block_flops": block["total"],
+        "rms_share_of_block": 2 * rms["total"] / block["total"],
+    }
