@@ -160,3 +160,11 @@ def test_bad_settings_raise_specific_errors():
         probe_gradient_direction(init_mlp(0, False), task, False, [-1.0])
     with pytest.raises(ShapeError, match="n must be"):
         make_teacher_task(0, n=1)
+
+
+def test_sweep_is_cached_and_read_only():
+    a = learning_rate_sweep(1, True, learning_rates=[0.5, 1.0], steps=3)
+    b = learning_rate_sweep(1, True, learning_rates=np.array([0.5, 1.0]), steps=3)
+    assert a is b
+    with pytest.raises(ValueError, match="read-only"):
+        a.final_losses[0] = 0.0

@@ -36,6 +36,7 @@ True
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -528,7 +529,9 @@ def learning_rate_sweep(
 
     The task is ``make_teacher_task(seed, TASK_SIZE)`` and the initialization
     ``init_mlp(seed + 1, batch_norm)``, so a network with and without batch norm meet the
-    same data and the same first-draw weights.
+    same data and the same first-draw weights. The result is a pure function of the
+    arguments and is cached (its arrays are read-only), so a chapter that draws a figure
+    from the same sweeps its claim verifies does not train twice.
 
     Examples
     --------
@@ -536,8 +539,14 @@ def learning_rate_sweep(
     >>> float(sweep.largest_finite)
     0.5
     """
+    rates = tuple(float(r) for r in np.asarray(learning_rates, dtype=np.float64).ravel())
+    return _cached_sweep(int(seed), bool(batch_norm), rates, int(steps))
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_sweep(seed: int, batch_norm: bool, rates: tuple, steps: int) -> Sweep:
     task = make_teacher_task(seed, TASK_SIZE)
-    learning_rates = np.asarray(learning_rates, dtype=np.float64)
+    learning_rates = np.array(rates)
     run = train_full_batch(
         task, seed=seed + 1, batch_norm=batch_norm, learning_rates=learning_rates, steps=steps
     )
@@ -546,6 +555,8 @@ def learning_rate_sweep(
     learning = finite & (final < label_entropy(task.labels))
     # The first failure from below ends the stable range; a lucky success above it does not.
     first_failure = int(np.argmin(learning)) if not learning.all() else learning.size
+    learning_rates.setflags(write=False)
+    final.setflags(write=False)
     return Sweep(
         learning_rates=learning_rates,
         final_losses=final,
