@@ -15,7 +15,7 @@ from trainable_harness.witnesses_new import (
 
 def test_deterministic_witnesses_repeat_exactly():
     for witness, name in (
-        (scale_invariance_witness, "c15-scale-invariance"),
+        (scale_invariance_witness, "c15-scale-geometry"),
         (bn_backward_witness, "c16-bn-backward"),
     ):
         assert witness(seed=claim_seed(name)) == witness(seed=claim_seed(name))

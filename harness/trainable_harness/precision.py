@@ -121,6 +121,11 @@ def cancellation_row(fmt: str, offset: float) -> dict:
     ------
     UnknownFormatError
         If ``fmt`` is not one of ``FORMATS``.
+
+    Examples
+    --------
+    >>> cancellation_row("fp32", 1e4)
+    {'stored_variance': 2.5, 'raw': 0.0, 'centered': 2.5}
     """
     if fmt not in FORMATS:
         raise UnknownFormatError(f"fmt must be one of {FORMATS}, got {fmt!r}")

@@ -83,6 +83,11 @@ def draw_activations(rng: np.random.Generator, repeats: int, batch: int) -> np.n
     ------
     SmallBatchError
         If ``repeats`` or ``batch`` is not a positive integer.
+
+    Examples
+    --------
+    >>> draw_activations(np.random.default_rng(0), repeats=2, batch=3).shape
+    (2, 3, 8, 4, 4)
     """
     for name, value in (("repeats", repeats), ("batch", batch)):
         if isinstance(value, bool) or int(value) != value or value < 1:
@@ -115,6 +120,13 @@ def train_mode(X, eps: float = EPS) -> np.ndarray:
     """Train-mode batch norm (gamma 1, beta 0) of every repeat with its own statistics.
 
     Equal to :func:`trainable_harness.layers.batch_norm` applied to each ``X[r]``.
+
+    Examples
+    --------
+    >>> X = draw_activations(np.random.default_rng(0), repeats=1, batch=4)
+    >>> Y = train_mode(X)
+    >>> bool(np.allclose(Y.mean(axis=(1, 3, 4)), 0.0, atol=1e-12))
+    True
     """
     X = _check_5d(X)
     mean, variance = _batch_moments(X)
@@ -137,6 +149,12 @@ def statistic_errors(X) -> dict:
     >>> errors = statistic_errors(X)
     >>> bool(errors["mean"] < 0.2)
     True
+
+    Examples
+    --------
+    >>> X = draw_activations(np.random.default_rng(0), repeats=200, batch=8)
+    >>> round(float(population_eval(X).std()), 1)      # unit variance on average
+    1.0
     """
     X = _check_5d(X)
     mean, variance = _batch_moments(X)
@@ -261,6 +279,12 @@ def mean_error_theory(batch: int) -> float:
     --------
     >>> round(mean_error_theory(1), 4)
     1.0897
+
+    Examples
+    --------
+    >>> X = draw_activations(np.random.default_rng(0), repeats=4, batch=2)
+    >>> train_eval_gap(population_eval(X), X)
+    0.0
     """
     return float(np.sqrt((SHARED_VARIANCE + INDEPENDENT_VARIANCE / SIDE**2) / batch))
 

@@ -78,7 +78,16 @@ class OpCounter:
 
 
 def counted_layer_norm(x, gamma, beta, eps: float, ops: OpCounter) -> np.ndarray:
-    """LayerNorm of one token, two passes: ``gamma (x - mean) / sqrt(var + eps) + beta``."""
+    """LayerNorm of one token, two passes: ``gamma (x - mean) / sqrt(var + eps) + beta``.
+
+    Examples
+    --------
+    >>> ops = OpCounter()
+    >>> counted_layer_norm(np.array([1.0, 3.0]), np.ones(2), np.zeros(2), 0.0, ops)
+    array([-1.,  1.])
+    >>> sum(ops.counts.values())        # 7 d + 3 with d = 2
+    17
+    """
     d = x.shape[0]
     mean = ops.mul(ops.total(x), 1.0 / d)  # 1/d is a compile-time constant
     centered = ops.sub(x, mean)
@@ -88,7 +97,16 @@ def counted_layer_norm(x, gamma, beta, eps: float, ops: OpCounter) -> np.ndarray
 
 
 def counted_rms_norm(x, gamma, eps: float, ops: OpCounter) -> np.ndarray:
-    """RMSNorm of one token, one pass: ``gamma x / sqrt(mean(x^2) + eps)``."""
+    """RMSNorm of one token, one pass: ``gamma x / sqrt(mean(x^2) + eps)``.
+
+    Examples
+    --------
+    >>> ops = OpCounter()
+    >>> counted_rms_norm(np.array([3.0, 4.0]), np.ones(2), 0.0, ops).round(4)
+    array([0.8485, 1.1314])
+    >>> sum(ops.counts.values())        # 4 d + 3 with d = 2
+    11
+    """
     d = x.shape[0]
     mean_square = ops.mul(ops.total(ops.mul(x, x)), 1.0 / d)
     inv_rms = ops.reciprocal(ops.sqrt(ops.add(mean_square, eps)))
@@ -122,6 +140,11 @@ def layer_norm_counts(d: int, eps: float = 1e-5) -> dict:
     ------
     ShapeError
         If ``d`` is not an integer >= 2.
+
+    Examples
+    --------
+    >>> layer_norm_counts(16)["total"], layer_norm_counts(16)["reductions"]
+    (115, 2)
     """
     d = _check_width(d)
     rng = np.random.default_rng(d)
@@ -135,7 +158,13 @@ def layer_norm_counts(d: int, eps: float = 1e-5) -> dict:
 
 
 def rms_norm_counts(d: int, eps: float = 1e-5) -> dict:
-    """As :func:`layer_norm_counts` for RMSNorm: reads ``2 d``, writes ``d``, one reduction."""
+    """As :func:`layer_norm_counts` for RMSNorm: reads ``2 d``, writes ``d``, one reduction.
+
+    Examples
+    --------
+    >>> rms_norm_counts(16)["total"], rms_norm_counts(16)["reductions"]
+    (67, 1)
+    """
     d = _check_width(d)
     rng = np.random.default_rng(d)
     x, gamma = rng.normal(size=(2, d))

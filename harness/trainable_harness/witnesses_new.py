@@ -66,7 +66,7 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 
 def scale_invariance_witness(seed: int) -> dict:
-    """Claim ``c15-scale-invariance-001``: the four facts of a scale-invariant weight.
+    """Claim ``c15-scale-geometry-001``: the four facts of a scale-invariant weight.
 
     On the logistic unit of :mod:`trainable_harness.geometry` (``n = 64``, ``d = 8``) and
     ten weights drawn from ``default_rng(seed + 1)``:
@@ -78,7 +78,7 @@ def scale_invariance_witness(seed: int) -> dict:
       ``max |c grad f(c w) - grad f(w)| / |grad f(w)|``;
     - over 100 full-batch steps with lr 1 from a unit weight: ``pythagoras_max_residual``,
       the largest ``| |w'|^2 - |w|^2 - lr^2 |g|^2 | / |w'|^2``, ``norm_never_decreases``
-      and ``final_norm``;
+      (no step lowers the norm by more than 4 units of rounding) and ``final_norm``;
     - ``same_path_max_direction_gap``: the largest distance between the unit directions
       of the run above and a run from ``4 w`` with lr ``16``;
     - ``first_step_tan_ratio``: ``tan`` of the first angular step from ``w`` over that
@@ -133,7 +133,11 @@ def scale_invariance_witness(seed: int) -> dict:
         "orthogonality_max_cosine": float(cosine),
         "gradient_scaling_max_relative_deviation": float(gradient_gap),
         "pythagoras_max_residual": float(np.max(pythagoras / norms[1:] ** 2)),
-        "norm_never_decreases": bool(np.all(np.diff(norms) > 0)),
+        # Once the gradient is ~1e-8, lr^2 |g|^2 is below the rounding of |w|^2, so
+        # consecutive norms may tie or differ by one ulp; more than that would refute.
+        "norm_never_decreases": bool(
+            np.all(np.diff(norms) >= -4 * np.finfo(np.float64).eps * norms[1:])
+        ),
         "final_norm": float(norms[-1]),
         "same_path_max_direction_gap": float(np.max(direction_gap)),
         "first_step_tan_ratio": float(tan_ratio),
@@ -251,6 +255,12 @@ def small_batch_witness(seed: int) -> dict:
       the gap of 8-sample batches;
     - ``renorm_gap_b2``: train/eval gap of batch renormalization (r_max 3, d_max 5) at B = 2;
     - ``sync_max_error``: merged per-device statistics against the whole batch's.
+
+    Examples
+    --------
+    >>> result = small_batch_witness(seed=0)
+    >>> result["gap_b1"] > result["gap_b64"]
+    True
     """
     sweep = small_batch_sweep(seed)
     sizes = sweep["batch_sizes"]
