@@ -7,8 +7,8 @@ worked by hand), not against its own code path.
 import numpy as np
 import pytest
 
-from trainable_harness.claims import _flatten, claim_seed, load_claim
-from trainable_harness.witnesses import invariance_witness, running_state_witness
+from trainable_harness.claims import claim_seed, flatten, load_claim
+from trainable_harness.witnesses.chapter15 import invariance_witness, running_state_witness
 
 RUNNING_SEED = claim_seed("c15-running-state")
 
@@ -99,5 +99,5 @@ def test_registered_expectations_cover_exactly_the_witness_fields(claim_id, argu
         "c15-invariance-001": invariance_witness,
         "c15-running-state-001": running_state_witness,
     }[claim_id]
-    assert claim.compute == f"trainable_harness.witnesses.{witness.__name__}"
-    assert set(_flatten(witness(**arguments))) == set(claim.expect)
+    assert claim.compute == f"trainable_harness.witnesses.chapter15.{witness.__name__}"
+    assert set(flatten(witness(**arguments))) == set(claim.expect)

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trainable_harness.claims import _flatten, claim_seed, harness_pin, load_claim, verify_claim
+from trainable_harness.claims import claim_seed, flatten, harness_pin, load_claim, verify_claim
 from trainable_harness.errors import UnknownChoiceError
-from trainable_harness.witnesses import (
+from trainable_harness.witnesses.chapter16 import (
     _folding_report,
     activation_drift_witness,
     batch_dependence_witness,
@@ -64,9 +64,9 @@ def channel(values):
 def test_registered_expectations_cover_exactly_the_witness_fields(claim_id):
     claim = load_claim(claim_id)
     witness = WITNESSES[claim_id]
-    assert claim.compute == f"trainable_harness.witnesses.{witness.__name__}"
+    assert claim.compute == f"trainable_harness.witnesses.chapter16.{witness.__name__}"
     assert claim.seed == seed_of(claim_id)
-    assert set(_flatten(witness(seed=claim.seed))) == set(claim.expect)
+    assert set(flatten(witness(seed=claim.seed))) == set(claim.expect)
 
 
 @pytest.mark.parametrize("claim_id", sorted(WITNESSES))

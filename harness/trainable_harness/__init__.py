@@ -8,17 +8,20 @@ Each module is named for what it measures:
   merge, and the floating-point cancellation witness.
 - :mod:`trainable_harness.layers` -- batch, layer, instance and group normalization on
   batches, running statistics, and folding (chapter 16).
-- :mod:`trainable_harness.claims` -- the claim registry, ``verify_claim`` and pins.
-- :mod:`trainable_harness.witnesses` -- the computations that registered claims call.
+- :mod:`trainable_harness.claims` -- the claim registry, ``verify_claim``, keys and pins
+  (a subpackage: keys, registry, computations, intervals, store, audit, repin).
+- :mod:`trainable_harness.witnesses` -- the computations that registered claims call,
+  one module per chapter.
+- :mod:`trainable_harness.atomic` -- atomic file writes.
+- :mod:`trainable_harness.sources` -- the one reader of chapter sources.
 - :mod:`trainable_harness.figures` -- saving chapter figures as artifacts.
 - :mod:`trainable_harness.paths` -- every path the book uses, in one place.
 """
 
-__version__ = "0.1.0"
-
 # Each module's ``__all__`` is its public surface, written once there; this package
 # re-exports all of them so a chapter can ``from trainable_harness import ...`` anything.
 from trainable_harness import claims, errors, figures, layers, moments, normalization, paths
+from trainable_harness._version import __version__
 from trainable_harness.claims import *  # noqa: F403
 from trainable_harness.errors import *  # noqa: F403
 from trainable_harness.figures import *  # noqa: F403

@@ -6,12 +6,15 @@
     claims verify [ID ...]              recompute, write artifacts, one line per claim
     claims verify --check-artifacts     recompute and compare with the artifacts on disk
     claims show ID                      the registry entry and the artifact's state
-    repin [--chapters DIR]              re-pin chapters/*.md, re-verify, report changes
+    repin [--chapters DIR]              re-verify every claim, report changes, then re-pin
 
-``verify`` uses the running harness's pin (it is not a chapter) and exits with status 1 if
-any claim fails, or (with ``--check-artifacts``) if any artifact is missing, stale, or
-disagrees with a fresh recomputation. Unknown ids and malformed registry files exit with
-status 2. ``--registry`` and ``--artifacts`` point at other directories (used by tests).
+``verify`` uses the running harness's version (it is not a chapter) and exits with status 1
+if any claim fails, or (with ``--check-artifacts``) if any artifact is missing, stale, or
+disagrees with a fresh recomputation. ``repin`` exits with status 1, rewriting no chapter,
+if any claim fails. Unknown ids, malformed registry files and filesystem problems (a
+read-only artifacts directory, a directory where a file should be) exit with status 2 and
+a one-line message. ``--registry`` and ``--artifacts`` point at other directories (used by
+tests).
 """
 
 from __future__ import annotations
@@ -77,9 +80,16 @@ def _verify(options) -> int:
                 print(f"{claim_id}: artifact matches a fresh recomputation")
             else:
                 claims.verify_claim(
-                    claim_id, pin, registry_dir=options.registry, artifacts_dir=options.artifacts
+                    claim_id,
+                    pin,
+                    registry_dir=options.registry,
+                    artifacts_dir=options.artifacts,
+                    strict=True,
                 )
-                print(f"{claim_id}: verified")
+                state, _, _ = claims.badge_state(
+                    claim_id, registry_dir=options.registry, artifacts_dir=options.artifacts
+                )
+                print(f"{claim_id}: {state}")
         except ClaimError as exc:
             failures += 1
             label = "failed" if not options.check_artifacts else type(exc).__name__
@@ -94,32 +104,34 @@ def _show(options) -> int:
     )
     print(f"# {claim.path}")
     print(claim.path.read_text(encoding="utf-8").rstrip("\n"))
-    print(f"# seed: {claim.seed if claim.seed is not None else 'none'}")
+    print(f"# seed: {claims.display_contract(claim.id, registry_dir=options.registry)['seed']}")
     print(f"# artifact: {claims.artifact_path(claim.id, options.artifacts)}")
     print(f"# state: {state} ({reason})")
     return 0
 
 
 def _repin(options) -> int:
-    report = claims.repin(
+    report = claims.repin.repin(
         options.chapters, registry_dir=options.registry, artifacts_dir=options.artifacts
     )
+    for claim in report.claims:
+        if claim.status not in claims.repin.SUCCESS:
+            print(f"{claim.id}: failed: {claim.message}")
+        elif not claim.had_artifact:
+            print(f"{claim.id}: {claim.status} (no previous artifact to compare)")
+        elif claim.changes:
+            print(f"{claim.id}: {claim.status}; result changed: " + "; ".join(claim.changes))
+        else:
+            print(f"{claim.id}: {claim.status}; result unchanged")
+    if not report.all_verified:
+        print("a claim failed: no chapter was re-pinned; fix it (or its registry entry) first")
+        return 1
     for update in report.pin_updates:
-        old = ", ".join(sorted(set(update.old_pins)))
-        verb = f"pin {old} -> {update.new_pin}" if update.changed else "already pinned"
+        verb = f"pin {update.old_pin} -> {update.new_pin}" if update.changed else "already pinned"
         print(f"{update.path}: {verb}")
     if not report.pin_updates:
         print("no chapter holds a pin line")
-    for claim in report.claims:
-        if claim.status != "verified":
-            print(f"{claim.id}: failed: {claim.message}")
-        elif not claim.had_artifact:
-            print(f"{claim.id}: verified (no previous artifact to compare)")
-        elif claim.changes:
-            print(f"{claim.id}: verified; result changed: " + "; ".join(claim.changes))
-        else:
-            print(f"{claim.id}: verified; result unchanged")
-    return 0 if report.all_verified else 1
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -139,6 +151,10 @@ def main(argv: list[str] | None = None) -> int:
         return handler(options)
     except (UnknownClaimError, RegistryError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # read-only directory, a directory where a file should be, ...
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"error: {exc.strerror or type(exc).__name__}{where}", file=sys.stderr)
         return 2
 
 

@@ -146,13 +146,14 @@ def check_nonempty(x: np.ndarray, name: str = "x") -> None:
         )
 
 
-# --- claims.py: the claim registry, verification and artifacts -------------------------------
+# --- claims/: the claim registry, verification and artifacts --------------------------------
 
 __all__ += [
     "ClaimError",
     "ClaimFailedError",
     "MissingArtifactError",
     "RegistryError",
+    "SeedNameError",
     "StaleArtifactError",
     "StalePinError",
     "TamperedArtifactError",
@@ -195,6 +196,10 @@ class MissingArtifactError(ClaimError):
 
 class WitnessResultError(ClaimError):
     """A witness returned something other than a mapping of scalar result fields."""
+
+
+class SeedNameError(ClaimError):
+    """``claim_seed`` was given a ``name`` that is not a string."""
 
 
 # --- sources.py and the build: chapter sources, keys, the build lock -----------------------

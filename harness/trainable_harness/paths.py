@@ -16,6 +16,7 @@ Layout (relative to :data:`REPO_ROOT`)::
     artifacts/               ARTIFACTS_DIR, generated outputs
     artifacts/claims/        CLAIM_ARTIFACTS_DIR, one ``<id>.json`` per verified claim
     artifacts/figures/       FIGURES_DIR, saved chapter figures
+    _build/                  BUILD_DIR, the site, executed-notebook keys, build records
 
 Examples
 --------
@@ -36,6 +37,7 @@ from trainable_harness.errors import TrainableError
 
 __all__ = [
     "ARTIFACTS_DIR",
+    "BUILD_DIR",
     "CHAPTERS_DIR",
     "CLAIMS_DIR",
     "CLAIM_ARTIFACTS_DIR",
@@ -102,3 +104,4 @@ CHAPTERS_DIR = REPO_ROOT / "chapters"
 ARTIFACTS_DIR = REPO_ROOT / "artifacts"
 CLAIM_ARTIFACTS_DIR = ARTIFACTS_DIR / "claims"
 FIGURES_DIR = ARTIFACTS_DIR / "figures"
+BUILD_DIR = REPO_ROOT / "_build"

@@ -29,7 +29,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import jupytext
 import yaml
 
 from trainable_harness import paths
@@ -273,6 +272,8 @@ def read_chapter(path: str | Path) -> Chapter:
     ChapterSourceError
         If the file does not exist or jupytext cannot read it.
     """
+    import jupytext  # late: planning an unchanged book never reads a chapter
+
     path = Path(path)
     if not path.is_file():
         raise ChapterSourceError(f"chapter source {path} does not exist")

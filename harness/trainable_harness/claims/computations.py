@@ -1,0 +1,150 @@
+"""Registered claim computations, and running one for a claim.
+
+A registry file's ``compute`` may name only a function registered here, by decorating it
+with :func:`claim_computation` in a module of :mod:`trainable_harness.witnesses`; nothing
+else in the harness (let alone outside it) can be reached from a registry file. A
+computation takes no input except ``seed=`` and returns a mapping of result fields
+(numbers, booleans, strings, or nested mappings of them).
+
+:func:`run_computation` calls it -- once with ``seed=claim.seed`` (or no argument) for a
+deterministic claim, once per seed of :attr:`Claim.seeds` for a statistical claim -- inside
+a :class:`~trainable_harness.claims.keys.HarnessCallRecorder`, so the claim's key names the
+harness functions that actually ran. An exception raised by the computation is recorded
+as the outcome's ``error``, never raised at the caller.
+
+Examples
+--------
+>>> "trainable_harness.witnesses.chapter15.invariance_witness" in registered_computations()
+True
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+
+from trainable_harness.claims.keys import HarnessCallRecorder
+from trainable_harness.errors import WitnessResultError
+
+__all__ = ["Outcome", "claim_computation", "registered_computations", "run_computation"]
+
+COMPUTATIONS: dict[str, Callable[..., Mapping]] = {}
+_ERROR_LIMIT = 400  # characters of a computation's exception text kept in an artifact
+
+
+def claim_computation(function: Callable[..., Mapping]) -> Callable[..., Mapping]:
+    """Register ``function`` as a claim computation under ``module.qualname``; return it."""
+    COMPUTATIONS[f"{function.__module__}.{function.__qualname__}"] = function
+    return function
+
+
+def registered_computations() -> dict[str, Callable[..., Mapping]]:
+    """Name -> function of every registered claim computation (imports the witnesses)."""
+    importlib.import_module("trainable_harness.witnesses")
+    return dict(COMPUTATIONS)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What running a claim's computation gave.
+
+    Attributes
+    ----------
+    results : list of dict
+        One normalized result per call: a single entry for a deterministic claim, one per
+        seed (in the order of :attr:`Claim.seeds`) for a statistical claim.
+    functions : tuple of (module, qualname)
+        The harness functions that ran.
+    error : str or None
+        ``"<ExceptionType>: <message>"`` when the computation raised or returned an unusable
+        result; then ``results`` holds what was computed before (possibly nothing).
+    """
+
+    results: list[dict]
+    functions: tuple[tuple[str, str], ...]
+    error: str | None
+
+
+def json_scalar(value, field: str, claim) -> Any:
+    """A JSON-ready Python scalar; numpy scalars become bool/int/float, NaN/inf become text."""
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, Integral):
+        return int(value)
+    if isinstance(value, Real):
+        number = float(value)
+        # JSON has no NaN or infinity; keep them visible (and failing) as text.
+        return number if math.isfinite(number) else repr(number)
+    if isinstance(value, str):
+        return value
+    raise WitnessResultError(
+        f"{claim.compute} returned {type(value).__name__} for result field {field} of "
+        f"{claim.id}; result fields must be numbers, booleans or strings (nest dicts for groups)"
+    )
+
+
+def normalize_result(result, claim, prefix: str = "") -> dict:
+    """Check a computation's mapping and convert its leaves with :func:`json_scalar`."""
+    if not isinstance(result, Mapping):
+        raise WitnessResultError(
+            f"{claim.compute} returned {type(result).__name__} for {prefix or 'the result'} "
+            f"of {claim.id}; a mapping of result fields is expected"
+        )
+    normalized = {}
+    for key, value in result.items():
+        if not isinstance(key, str) or not key or "." in key:
+            raise WitnessResultError(
+                f"{claim.compute} returned the field name {str(key)[:80]!r} in {claim.id}; "
+                "field names are non-empty strings without dots (dots join nested names)"
+            )
+        field = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            normalized[key] = normalize_result(value, claim, prefix=f"{field}.")
+        else:
+            normalized[key] = json_scalar(value, field, claim)
+    return normalized
+
+
+def flatten(result: Mapping, prefix: str = "") -> dict:
+    """``{"a": {"b": 1}}`` -> ``{"a.b": 1}``: the dotted field names the registry uses."""
+    flat = {}
+    for key, value in result.items():
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, prefix=f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def _error_text(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= _ERROR_LIMIT else text[: _ERROR_LIMIT - 3] + "..."
+
+
+def run_computation(claim) -> Outcome:
+    """Run ``claim``'s registered computation (per seed if statistical), recording its calls."""
+    function = registered_computations()[claim.compute]  # load_claim checked the name
+    if claim.kind == "statistical":
+        calls = [{"seed": seed} for seed in claim.seeds]
+    else:
+        calls = [{}] if claim.seed is None else [{"seed": claim.seed}]
+    results: list[dict] = []
+    error = None
+    recorder = HarnessCallRecorder()
+    try:
+        for arguments in calls:
+            recorder.start()  # around the computation only, not this bookkeeping
+            try:
+                value = function(**arguments)
+            finally:
+                recorder.stop()
+            results.append(normalize_result(value, claim))
+    except Exception as exc:  # recorded in the artifact: the chapter goes on
+        error = _error_text(exc)
+    return Outcome(results=results, functions=recorder.functions, error=error)

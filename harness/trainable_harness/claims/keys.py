@@ -1,0 +1,354 @@
+"""Claim keys: what a claim's artifact depends on, recorded when it runs.
+
+A claim's result is a function of three things, and its *key* is a digest of exactly them:
+
+1. **Its registry entry** -- the bytes of ``claims/<id>.yaml`` (``registry_digest``).
+2. **The bodies of the harness functions actually run** while its computation executed.
+   :class:`HarnessCallRecorder` records them: a global trace function (``sys.settrace``)
+   sees every Python function *call* and keeps those whose code lies in a file under the
+   harness package, as ``(module, qualname)`` pairs, e.g.
+   ``("trainable_harness.moments", "stable_online_moments")``. It traces calls only, never
+   lines, and decides once per code object. :func:`function_digests` then reads each
+   function's source *statically* (with :mod:`ast`, nothing imported) from the module file
+   and hashes it together with the source of the module-level assignments its body reads
+   (so editing ``RANK_TOLERANCE = 1e-10`` counts as editing the functions that use it). A
+   function that no longer exists digests to ``"missing"``. Comprehensions, lambdas and
+   module bodies are not recorded separately: their source is part of the function (or
+   module assignment) that holds them.
+3. **The locked environment** -- the bytes of ``requirements.txt`` and the Python version
+   (:func:`environment_digest`).
+
+:func:`claim_key` combines them into ``{"digest", "registry_digest", "environment_digest",
+"functions"}``; the artifact stores it, and an artifact is *stale* exactly when
+:func:`current_claim_key` -- the same functions, digested from today's sources -- differs.
+Editing a harness function that a claim never runs therefore leaves it current; editing one
+it runs makes it stale.
+
+Examples
+--------
+>>> from trainable_harness.moments import stable_online_moments
+>>> with HarnessCallRecorder() as recorder:
+...     _ = stable_online_moments([1.0, 2.0, 3.0])
+>>> ("trainable_harness.moments", "stable_online_moments") in recorder.functions
+True
+>>> digests = function_digests([("trainable_harness.moments", "stable_online_moments")])
+>>> len(digests["trainable_harness.moments:stable_online_moments"])
+64
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import platform
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trainable_harness import paths
+
+__all__ = [
+    "HarnessCallRecorder",
+    "claim_key",
+    "current_claim_key",
+    "environment_digest",
+    "function_digests",
+]
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+PACKAGE_NAME = PACKAGE_DIR.name
+MISSING = "missing"
+# Frames of the recorder itself (its stop() runs while tracing) are not harness work.
+_OWN_FILE = str(Path(__file__).resolve())
+
+# --- recording the harness functions that run --------------------------------------------------
+
+_active: list[HarnessCallRecorder] = []  # innermost last
+_outer_trace: list[Any] = []  # the trace function that was set before the outermost start
+_code_cache: dict[Any, tuple[str, str] | None] = {}
+
+
+def _module_of(filename: str, package_dir: Path = PACKAGE_DIR) -> str | None:
+    """``<package>/witnesses/chapter15.py`` -> ``trainable_harness.witnesses.chapter15``."""
+    try:
+        relative = Path(filename).resolve().relative_to(package_dir)
+    except ValueError:
+        return None
+    if relative.suffix != ".py":
+        return None
+    parts = [PACKAGE_NAME, *relative.with_suffix("").parts]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _classify(code) -> tuple[str, str] | None:
+    filename = code.co_filename
+    if filename == _OWN_FILE or code.co_name.startswith("<"):
+        return None  # the recorder, or a comprehension, lambda or module body
+    module = _module_of(filename)
+    if module is None:
+        return None
+    return module, code.co_qualname
+
+
+def _trace(frame, event, arg):
+    # Only 'call' events reach a global trace function; record and hand over to the trace
+    # function that was set before (a coverage tool, a debugger) for its local tracing.
+    code = frame.f_code
+    try:
+        entry = _code_cache[code]
+    except KeyError:
+        entry = _code_cache[code] = _classify(code)
+    if entry is not None:
+        for recorder in _active:
+            recorder._seen.add(entry)
+    outer = _outer_trace[0] if _outer_trace else None
+    return outer(frame, event, arg) if outer is not None else None
+
+
+class HarnessCallRecorder:
+    """Record the harness functions called between :meth:`start` and :meth:`stop`.
+
+    Recorders nest: one started inside another records into both, and stopping the inner
+    one leaves the outer recording. When the outermost stops, the trace function that was
+    set before it (if any) is restored. Only the calling thread is traced.
+
+    Examples
+    --------
+    >>> from trainable_harness.normalization import centered_normalize
+    >>> recorder = HarnessCallRecorder()
+    >>> recorder.start()
+    >>> _ = centered_normalize([1.0, 2.0, 4.0])
+    >>> ("trainable_harness.normalization", "centered_normalize") in recorder.stop()
+    True
+    """
+
+    def __init__(self) -> None:
+        self._seen: set[tuple[str, str]] = set()
+        self._running = False
+        self.functions: tuple[tuple[str, str], ...] = ()
+
+    def start(self) -> None:
+        if self._running:
+            raise RuntimeError("this HarnessCallRecorder is already recording")
+        if not _active:
+            _outer_trace[:] = [sys.gettrace()]
+            sys.settrace(_trace)
+        _active.append(self)
+        self._running = True
+
+    def stop(self) -> tuple[tuple[str, str], ...]:
+        """Stop recording and return the recorded ``(module, qualname)`` pairs, sorted."""
+        if not self._running:
+            raise RuntimeError("this HarnessCallRecorder is not recording")
+        _active.remove(self)
+        self._running = False
+        if not _active:
+            outer = _outer_trace[0] if _outer_trace else None
+            _outer_trace.clear()
+            sys.settrace(outer)
+        self.functions = tuple(sorted(self._seen))
+        return self.functions
+
+    def __enter__(self) -> HarnessCallRecorder:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+
+# --- digesting function sources statically ------------------------------------------------------
+
+_module_cache: dict[Path, tuple[tuple[int, int], _ParsedModule]] = {}
+
+
+class _ParsedModule:
+    """A module's source, syntax tree and module-level assignments by name."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.lines = source.splitlines(keepends=True)  # split once: segments are slices
+        self.tree = ast.parse(source)
+        self.assignments: dict[str, list[str]] = {}
+        self.digests: dict[str, str] = {}
+        for node in self.tree.body:
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = list(node.targets)
+            elif isinstance(node, ast.AnnAssign):
+                targets = [node.target]
+            else:
+                continue
+            text = "".join(self.lines[node.lineno - 1 : node.end_lineno])
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        self.assignments.setdefault(name.id, []).append(text)
+
+    def find(self, qualname: str) -> ast.AST | None:
+        """The def/class node of ``qualname`` (``A.f``, ``outer.<locals>.inner``), or None."""
+        scope: list[ast.stmt] = self.tree.body
+        node = None
+        parts = qualname.split(".")
+        index = 0
+        while index < len(parts):
+            part = parts[index]
+            if part == "<locals>":
+                if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    return None
+                index += 1
+                continue
+            candidates = [
+                child for child in _definitions(scope) if getattr(child, "name", None) == part
+            ]
+            if not candidates:
+                return None
+            node = candidates[-1]  # a later definition wins, as at run time
+            scope = node.body
+            index += 1
+        return node
+
+    def segment(self, node: ast.AST) -> str:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        return "".join(self.lines[first - 1 : node.end_lineno])
+
+
+def _definitions(scope: list[ast.stmt]):
+    """Definitions of a scope, including those under if/try (e.g. optional fast paths)."""
+    for node in scope:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield node
+        elif isinstance(node, ast.If | ast.Try):
+            handlers = [handler.body for handler in getattr(node, "handlers", [])]
+            for block in (node.body, node.orelse, *handlers):
+                yield from _definitions(block)
+
+
+def _parsed(path: Path) -> _ParsedModule | None:
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    stamp = (status.st_mtime_ns, status.st_size)
+    cached = _module_cache.get(path)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    try:
+        parsed = _ParsedModule(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return None
+    _module_cache[path] = (stamp, parsed)
+    return parsed
+
+
+def _module_path(module: str, package_dir: Path) -> Path | None:
+    parts = module.split(".")
+    if parts[0] != PACKAGE_NAME:
+        return None
+    base = package_dir.joinpath(*parts[1:])
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _function_digest(module: str, qualname: str, package_dir: Path) -> str:
+    path = _module_path(module, package_dir)
+    parsed = _parsed(path) if path is not None else None
+    if parsed is None:
+        return MISSING
+    if qualname not in parsed.digests:  # cached with the parsed module, so per file version
+        parsed.digests[qualname] = _digest_of(parsed, qualname)
+    return parsed.digests[qualname]
+
+
+def _digest_of(parsed: _ParsedModule, qualname: str) -> str:
+    node = parsed.find(qualname)
+    if node is None:
+        return MISSING
+    loaded = sorted(
+        {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    )
+    digest = hashlib.sha256(parsed.segment(node).encode("utf-8"))
+    for name in loaded:
+        for text in parsed.assignments.get(name, ()):
+            digest.update(b"\0" + name.encode() + b"\0" + text.encode("utf-8"))
+    return digest.hexdigest()
+
+
+def function_digests(
+    functions: Iterable[tuple[str, str]], package_dir: str | Path | None = None
+) -> dict[str, str]:
+    """SHA-256 of each function's source (plus the module constants it reads), by name.
+
+    Parameters
+    ----------
+    functions : iterable of (module, qualname)
+        As recorded by :class:`HarnessCallRecorder`.
+    package_dir : path, optional
+        The directory of the ``trainable_harness`` package whose files are read (default:
+        :data:`PACKAGE_DIR`, this package).
+
+    Returns
+    -------
+    dict
+        ``"module:qualname"`` -> 64 hex digits, or ``"missing"`` when the module or the
+        function no longer exists.
+    """
+    package_dir = Path(package_dir) if package_dir is not None else PACKAGE_DIR
+    return {
+        f"{module}:{qualname}": _function_digest(module, qualname, package_dir)
+        for module, qualname in sorted(set(map(tuple, functions)))
+    }
+
+
+# --- environment and keys ---------------------------------------------------------------------
+
+
+def environment_digest(root: str | Path | None = None) -> str:
+    """SHA-256 of the lock (``requirements.txt``) and the Python version.
+
+    Without a lock file (a fixture root), the Python and numpy versions stand for it.
+
+    Examples
+    --------
+    >>> len(environment_digest())
+    64
+    """
+    lock = Path(root if root is not None else paths.REPO_ROOT) / "requirements.txt"
+    digest = hashlib.sha256()
+    if lock.is_file():
+        digest.update(b"lock\0" + lock.read_bytes())
+    else:
+        digest.update(b"numpy\0" + np.__version__.encode())
+    digest.update(b"\0python\0" + platform.python_version().encode())
+    return digest.hexdigest()
+
+
+def _key(registry_digest: str, functions: Mapping[str, str]) -> dict:
+    parts = {
+        "registry_digest": registry_digest,
+        "environment_digest": environment_digest(),
+        "functions": dict(sorted(functions.items())),
+    }
+    text = json.dumps(parts, sort_keys=True, separators=(",", ":"))
+    return {"digest": hashlib.sha256(text.encode()).hexdigest(), **parts}
+
+
+def claim_key(claim, functions: Iterable[tuple[str, str]]) -> dict:
+    """The key of ``claim`` computed by running ``functions``: ``digest`` covers the rest."""
+    return _key(claim.registry_digest, function_digests(functions))
+
+
+def current_claim_key(claim, artifact: Mapping) -> dict:
+    """The key the artifact's recorded functions have today (same functions, current sources)."""
+    stored = artifact.get("key")
+    names = stored.get("functions", {}) if isinstance(stored, Mapping) else {}
+    functions = [tuple(name.split(":", 1)) for name in names if isinstance(name, str)]
+    return claim_key(claim, [f for f in functions if len(f) == 2])

@@ -1,0 +1,103 @@
+"""A built copy of the tiny fixture book (tests/books/tiny) for each build-driver test.
+
+The book is copied with its own copy of the harness (``PYTHONPATH`` points there, and
+``TRAINABLE_ROOT`` at the book), so a test may edit harness functions, claims and chapters
+without touching the checkout. It is built once per session; each test gets a copy of that
+built tree.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trainable_harness import __version__, paths
+from trainable_harness.sources import rewrite_pin
+
+FIXTURE = Path(__file__).resolve().parents[1] / "books" / "tiny"
+CLAIMS = ("c15-invariance-001", "c15-running-state-001")
+
+
+class Book:
+    """A fixture book on disk and the build driver run against it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def environment(self) -> dict:
+        environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+        environment["PYTHONPATH"] = str(self.root / "harness")
+        environment["TRAINABLE_ROOT"] = str(self.root)
+        return environment
+
+    def run(self, *arguments: str, timeout: float = 300) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "trainable_harness.book", *arguments],
+            cwd=self.root,
+            env=self.environment(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    def build(self, *arguments: str) -> subprocess.CompletedProcess:
+        return self.run("build", *arguments)
+
+    @staticmethod
+    def executed(process: subprocess.CompletedProcess) -> list[str]:
+        """Chapter names the driver said it executed."""
+        return sorted(
+            line.split(":", 1)[0].removeprefix("chapters/")
+            for line in process.stdout.splitlines()
+            if ": executing (" in line
+        )
+
+    def path(self, relative: str) -> Path:
+        return self.root / relative
+
+    def edit(self, relative: str, old: str, new: str) -> None:
+        path = self.path(relative)
+        text = path.read_text(encoding="utf-8")
+        assert old in text, f"{old!r} not in {relative}"
+        path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def _make_book(root: Path) -> Book:
+    shutil.copytree(FIXTURE, root)
+    shutil.copytree(
+        paths.REPO_ROOT / "harness" / "trainable_harness",
+        root / "harness" / "trainable_harness",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    shutil.copytree(
+        paths.REPO_ROOT / "_ext", root / "_ext", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    (root / "claims").mkdir()
+    for claim_id in CLAIMS:
+        shutil.copy(paths.CLAIMS_DIR / f"{claim_id}.yaml", root / "claims")
+    (root / "artifacts").mkdir()
+    for chapter in (root / "chapters").glob("*.md"):
+        rewrite_pin(chapter, __version__)
+    return Book(root)
+
+
+@pytest.fixture(scope="session")
+def built_tiny_book(tmp_path_factory) -> Book:
+    book = _make_book(tmp_path_factory.mktemp("tiny") / "book")
+    process = book.build()
+    assert process.returncode == 0, process.stdout + process.stderr
+    return book
+
+
+@pytest.fixture
+def tiny_book(built_tiny_book, tmp_path) -> Book:
+    """A fresh copy of the built fixture book."""
+    root = tmp_path / "book"
+    shutil.copytree(built_tiny_book.root, root, symlinks=True)
+    (root / "_build" / ".build.lock").unlink(missing_ok=True)
+    return Book(root)

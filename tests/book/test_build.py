@@ -1,0 +1,179 @@
+"""The build driver end to end on the tiny fixture book: what runs, what fails, what shows.
+
+Which chapters executed is read from the driver's own progress lines ("<chapter>: executing
+(<reason>)"), one per chapter it runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from trainable_harness.book.lock import build_lock
+
+
+def test_an_unchanged_book_does_nothing_and_says_it_is_current(tiny_book):
+    assert tiny_book.build("--question").returncode == 0
+    process = tiny_book.build()
+    assert process.returncode == 0, process.stdout
+    assert tiny_book.executed(process) == []
+    assert "site: unchanged" in process.stdout
+
+
+def test_an_unknown_claim_id_fails_every_build_until_fixed(tiny_book):
+    tiny_book.edit("chapters/alpha.md", "{claim}`c15-invariance-001`", "{claim}`c15-nope-001`")
+    first, second = tiny_book.build(), tiny_book.build()
+    for process in (first, second):
+        assert process.returncode == 1, process.stdout
+        assert "c15-nope-001" in process.stdout
+    assert tiny_book.executed(second) == []  # the failure is repeated, not recomputed
+    assert tiny_book.build("--question").returncode == 1
+    tiny_book.edit("chapters/alpha.md", "{claim}`c15-nope-001`", "{claim}`c15-invariance-001`")
+    assert tiny_book.build().returncode == 0
+
+
+def test_a_failing_claim_is_rendered_red_and_fails_with_its_numbers(tiny_book):
+    tiny_book.edit("claims/c15-invariance-001.yaml", "value: 2.055", "value: 2.5")
+    for attempt in range(2):
+        process = tiny_book.build()
+        assert process.returncode == 1, process.stdout
+        assert "c15-invariance-001" in process.stdout
+        assert "rms_shift_deviation" in process.stdout
+        assert "2.5" in process.stdout and "2.05" in process.stdout
+        if attempt == 0:
+            assert tiny_book.executed(process) == ["alpha.md"]
+    page = tiny_book.path("_build/html/chapters/alpha.html").read_text(encoding="utf-8")
+    assert "claim-failed" in page
+    assert "claim-verified" not in page
+    executed_notebook = tiny_book.path("chapters/alpha.ipynb").read_text(encoding="utf-8")
+    assert "verified" not in executed_notebook.split("claim c15-invariance-001:")[1][:20]
+
+
+def test_a_prose_edit_reassembles_the_chapter_without_a_kernel(tiny_book):
+    tiny_book.edit("chapters/beta.md", "The claim:", "A new sentence. The claim:")
+    assert tiny_book.build("--question").returncode == 1
+    process = tiny_book.build()
+    assert process.returncode == 0, process.stdout
+    assert tiny_book.executed(process) == []
+    assert "chapters/beta.md: reassembled" in process.stdout
+    page = tiny_book.path("_build/html/chapters/beta.html").read_text(encoding="utf-8")
+    assert "A new sentence." in page
+    assert "claim-verified" in page
+    assert tiny_book.build("--question").returncode == 0
+
+
+def test_a_code_edit_executes_the_chapter(tiny_book):
+    tiny_book.edit("chapters/beta.md", "print(f", "print('edited')\nprint(f")
+    process = tiny_book.build()
+    assert tiny_book.executed(process) == ["beta.md"]
+    assert "code changed" in process.stdout
+
+
+def test_a_deleted_artifact_reexecutes_only_its_chapter(tiny_book):
+    tiny_book.path("artifacts/claims/c15-running-state-001.json").unlink()
+    assert tiny_book.build("--question").returncode == 1
+    process = tiny_book.build()
+    assert process.returncode == 0, process.stdout
+    assert tiny_book.executed(process) == ["beta.md"]
+    assert tiny_book.path("artifacts/claims/c15-running-state-001.json").is_file()
+
+
+def test_a_hand_edited_artifact_is_recomputed_not_trusted(tiny_book):
+    path = tiny_book.path("artifacts/claims/c15-invariance-001.json")
+    artifact = json.loads(path.read_text())
+    artifact["status"] = "failed"
+    path.write_text(json.dumps(artifact))
+    process = tiny_book.build()
+    assert tiny_book.executed(process) == ["alpha.md"]
+    assert json.loads(path.read_text())["status"] == "verified"
+
+
+def test_edits_the_chapters_never_run_execute_nothing(tiny_book):
+    tiny_book.path("README.md").write_text("# a readme\n")
+    main = tiny_book.path("harness/trainable_harness/__main__.py")
+    main.write_text(main.read_text() + "\n# an edit of the command line\n")
+    tiny_book.edit(
+        "harness/trainable_harness/layers.py",
+        "def group_norm(",
+        "def _unused_helper():\n    return 1\n\n\ndef group_norm(",
+    )
+    process = tiny_book.build()
+    assert process.returncode == 0, process.stdout
+    assert tiny_book.executed(process) == []
+
+
+def test_an_edit_of_a_function_only_one_chapter_runs_reexecutes_that_chapter(tiny_book):
+    record = json.loads(tiny_book.path("_build/keys/beta.json").read_text())
+    alpha = json.loads(tiny_book.path("_build/keys/alpha.json").read_text())
+    only_beta = sorted(
+        {tuple(f) for f in record["functions"]} - {tuple(f) for f in alpha["functions"]}
+    )
+    assert ["trainable_harness.moments", "stable_online_moments"] in [list(f) for f in only_beta]
+    tiny_book.edit(
+        "harness/trainable_harness/moments.py",
+        "def stable_online_moments(",
+        "def stable_online_moments(  # edited\n",
+    )
+    process = tiny_book.build()
+    assert process.returncode == 0, process.stdout
+    assert tiny_book.executed(process) == ["beta.md"]
+    assert "stable_online_moments" in process.stdout
+
+
+def test_a_raising_cell_fails_naming_chapter_cell_and_exception_and_keeps_the_old_site(tiny_book):
+    tiny_book.edit(
+        "chapters/beta.md",
+        "from trainable_harness import verify_claim\n",
+        "from trainable_harness import verify_claim\n\nraise RuntimeError('broken on purpose')\n",
+    )
+    for _ in range(2):
+        process = tiny_book.build()
+        assert process.returncode == 1
+        assert "beta.md" in process.stdout
+        assert "RuntimeError: broken on purpose" in process.stdout
+    site = tiny_book.path("_build/html")
+    assert (site / "index.html").is_file()
+    assert "older than its sources" in (site / "OUTDATED.txt").read_text()
+    assert not tiny_book.path("artifacts/claims/c15-running-state-001.json").exists()
+
+
+def test_prose_that_looks_like_a_command_runs_nothing(tiny_book):
+    tiny_book.path("chapters/alpha.md").touch()
+    tiny_book.edit("chapters/alpha.md", "# Alpha", "# Alpha again")
+    assert tiny_book.build().returncode == 0
+    assert not tiny_book.path("injected").exists()
+    assert not tiny_book.path("chapters/injected").exists()
+
+
+def test_links_in_artifacts_are_never_published(tiny_book, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the site")
+    os.symlink(secret, tiny_book.path("artifacts/claims/evil.json"))
+    os.symlink(tmp_path, tiny_book.path("artifacts/linked-dir"))
+    tiny_book.edit("chapters/alpha.md", "# Alpha", "# Alpha, rendered again")
+    process = tiny_book.build()
+    assert "reassembled" in process.stdout  # the site was rendered with the links present
+    site = tiny_book.path("_build/html")
+    published = [p for p in site.rglob("*") if p.is_file()]
+    assert not any("not for the site" in p.read_text(errors="ignore") for p in published)
+    assert not any(p.is_symlink() for p in site.rglob("*"))
+    assert process.returncode in (0, 1)
+
+
+def test_a_second_build_is_refused_while_one_runs(tiny_book):
+    with build_lock(tiny_book.path("_build/.build.lock")):
+        process = tiny_book.build()
+    assert process.returncode == 3
+    assert f"pid {os.getpid()}" in process.stderr
+    assert tiny_book.build().returncode == 0
+
+
+def test_one_chapter_executes_alone_without_a_render(tiny_book):
+    tiny_book.edit("chapters/alpha.md", "print(f", "print('edited')\nprint(f")
+    tiny_book.edit("chapters/beta.md", "print(f", "print('edited')\nprint(f")
+    process = tiny_book.run("execute", "beta")
+    assert process.returncode == 0, process.stdout
+    assert tiny_book.executed(process) == ["beta.md"]
+    assert "site:" not in process.stdout
+    assert tiny_book.run("execute", "gamma").returncode == 1
+    assert tiny_book.executed(tiny_book.build()) == ["alpha.md"]

@@ -1,0 +1,142 @@
+"""Fixtures of the claims tests: a toy registry, a fixture registry, toy computations.
+
+A toy claim's computation is registered in the table of claim computations for the duration
+of one test only (``monkeypatch.setitem``), under a ``trainable_harness.witnesses.*`` name;
+the real claims are verified into temporary artifact directories, so the repository's own
+``artifacts/`` is never touched.
+"""
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from trainable_harness.claims import artifact_path, computations, harness_pin, verify_claim
+from trainable_harness.normalization import centered_normalize
+
+FIXTURE_REGISTRY = Path(__file__).resolve().parents[1] / "fixtures" / "registry"
+TOY_ID = "t01-toy-001"
+TOY_COMPUTE = "trainable_harness.witnesses.toy.toy_witness"
+TOY_CLAIM = """\
+id: t01-toy-001
+chapter: 1
+statement: A toy witness returns a half, three, true and a nested spread of 1.25.
+seed:
+  policy: derived
+  name: toy-seed
+contract:
+  dtype: FP64
+  device: CPU
+  estimator: closed form
+compute: trainable_harness.witnesses.toy.toy_witness
+expect:
+  ratio:
+    value: 0.5
+    abs_tol: 1.0e-12
+    reason: a few ulps
+  count:
+    equals: 3
+  flag:
+    equals: true
+  group.spread:
+    interval: [1.0, 1.5]
+    reason: anywhere in the band the text claims
+"""
+
+
+class ToyWitness:
+    """A computation whose output a test can change; records the seeds it was called with.
+
+    It calls one real harness function (``centered_normalize``), so its key names it.
+    """
+
+    def __init__(self):
+        self.seeds = []
+        self.result = {
+            "ratio": np.float64(0.5),
+            "count": np.int64(3),
+            "flag": np.bool_(True),
+            "group": {"spread": 1.25},
+        }
+
+    def __call__(self, seed):
+        self.seeds.append(seed)
+        centered_normalize(np.array([1.0, 2.0, 4.0]))
+        if isinstance(self.result, Exception):
+            raise self.result
+        return self.result
+
+
+@pytest.fixture
+def toy(monkeypatch):
+    witness = ToyWitness()
+
+    def toy_witness(seed):
+        return witness(seed)
+
+    monkeypatch.setitem(computations.COMPUTATIONS, TOY_COMPUTE, toy_witness)
+    return witness
+
+
+@pytest.fixture
+def registry(tmp_path, toy):
+    directory = tmp_path / "claims"
+    directory.mkdir()
+    (directory / f"{TOY_ID}.yaml").write_text(TOY_CLAIM)
+    return directory
+
+
+@pytest.fixture
+def artifacts(tmp_path):
+    return tmp_path / "artifacts" / "claims"
+
+
+class FixtureComputations:
+    """The computations of the fixture registry; ``shift_result`` can be overridden."""
+
+    def __init__(self):
+        self.shift_result = None
+
+    def noise_mean(self, seed):
+        draws = np.random.default_rng(seed).normal(1.0, 0.1, size=100)
+        return {
+            "estimate": float(np.mean(draws)),
+            "spread": float(np.std(draws, ddof=1)),
+            "largest": float(np.max(draws)),
+            "draws": int(draws.size),
+        }
+
+    def shift_change(self):
+        x = np.array([-2.0, -1.0, 1.0, 2.0])
+        change = float(np.max(np.abs(centered_normalize(x + 10) - centered_normalize(x))))
+        if self.shift_result is not None:
+            return self.shift_result
+        return {"centered_shift_deviation": change}
+
+
+@pytest.fixture
+def fixture_registry(tmp_path, monkeypatch):
+    """A copy of tests/fixtures/registry with its computations registered."""
+    directory = tmp_path / "fixture-claims"
+    shutil.copytree(FIXTURE_REGISTRY, directory)
+    fixtures = FixtureComputations()
+    prefix = "trainable_harness.witnesses.fixtures."
+    monkeypatch.setitem(computations.COMPUTATIONS, prefix + "noise_mean", fixtures.noise_mean)
+    monkeypatch.setitem(computations.COMPUTATIONS, prefix + "shift_change", fixtures.shift_change)
+    fixtures.directory = directory
+    return fixtures
+
+
+def verify_toy(registry, artifacts, **options):
+    return verify_claim(
+        TOY_ID, harness_pin(), registry_dir=registry, artifacts_dir=artifacts, **options
+    )
+
+
+def edit_artifact(artifacts, edit, claim_id=TOY_ID):
+    path = artifact_path(claim_id, artifacts)
+    artifact = json.loads(path.read_text())
+    edit(artifact)
+    path.write_text(json.dumps(artifact, sort_keys=True, indent=2) + "\n")
