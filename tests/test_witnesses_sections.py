@@ -1,9 +1,10 @@
-"""Tests of the claim computations of the new sections (trainable_harness.witnesses_new)."""
+"""Tests of the claim computations of the sections on update geometry, learning rates,
+small batches, norm costs and the worked solutions (trainable_harness.witnesses)."""
 
 import numpy as np
 
 from trainable_harness import claim_seed
-from trainable_harness.witnesses_new import (
+from trainable_harness.witnesses import (
     bn_backward_witness,
     cancellation_matrix_witness,
     larger_learning_rates_witness,
