@@ -335,8 +335,8 @@ def weight_decay_equilibrium_witness(seed: int) -> dict:
 
     - ``rms_angle_ratio``: the root mean square angular step over ``arccos(1 - lr wd)``,
       the angle at which the norm recursion stands still (run from norm 0.1);
-    - ``final_norm_ratio``: final norm from initial norm 10 over that from 0.1 (the
-      initial norm is forgotten if this is 1);
+    - ``final_norm_relative_gap``: ``|n_10 / n_0.1 - 1|`` for the final norms reached from
+      initial norms 10 and 0.1 (the initial norm is forgotten if this is near 0);
     - ``growth_factor_small``, ``shrink_factor_large``: final over initial norm for each.
 
     Examples
@@ -355,7 +355,7 @@ def weight_decay_equilibrium_witness(seed: int) -> dict:
     norm_large = float(np.linalg.norm(run_large.weights[-1]))
     return {
         "rms_angle_ratio": float(np.sqrt(np.mean(theta**2)) / target),
-        "final_norm_ratio": norm_large / norm_small,
+        "final_norm_relative_gap": abs(norm_large / norm_small - 1.0),
         "growth_factor_small": norm_small / small,
         "shrink_factor_large": norm_large / large,
     }
