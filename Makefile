@@ -25,6 +25,13 @@ PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 UV := uv==0.13.9
 SETUP_LOCK := flock $(CURDIR)/.setup.lock
 
+# One BLAS thread per process: chapters run in parallel (one kernel per core), and a fixed
+# thread count keeps every reduction in the same order, so artifacts are byte-identical
+# between `make`, `make verify` and `claims verify --check-artifacts`.
+export OPENBLAS_NUM_THREADS := 1
+export OMP_NUM_THREADS := 1
+export MKL_NUM_THREADS := 1
+
 EXECUTED := $(patsubst %.md,%.ipynb,$(wildcard chapters/*.md))
 MATHJAX := _build/site-extra/_vendor/mathjax/tex-chtml.js
 

@@ -31,6 +31,7 @@ __all__ = ["ChapterRun", "execute_chapters", "reassemble_chapter"]
 
 INSTRUMENT_TAG = "trainable-instrumentation"
 CHAPTER_ENVIRONMENT_VARIABLE = "TRAINABLE_CHAPTER"
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 _START = """\
 from trainable_harness.claims.keys import HarnessCallRecorder
 
@@ -123,6 +124,10 @@ def _run_one(source: str) -> ChapterRun:
     functions_file.unlink(missing_ok=True)
     notebook = _instrumented(nbformat.from_dict(chapter.notebook), functions_file)
     os.environ[CHAPTER_ENVIRONMENT_VARIABLE] = stem
+    # Kernels run side by side, one per core: BLAS threads would only compete (and a fixed
+    # count keeps reductions in one order). The Makefile exports the same for every step.
+    for variable in BLAS_THREAD_VARIABLES:
+        os.environ.setdefault(variable, "1")
     try:
         executed = papermill.execute_notebook(
             notebook,
