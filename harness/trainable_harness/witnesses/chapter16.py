@@ -40,12 +40,14 @@ from trainable_harness.mlp import (
 )
 from trainable_harness.moments import merge_moments, stable_online_moments
 from trainable_harness.normalization import centered_normalize, normalization_jacobian
+from trainable_harness.running_drift import MOMENTA, drifting_running_means
 from trainable_harness.small_batch import mean_error_theory, small_batch_sweep
 
 __all__ = [
     "activation_drift_witness",
     "batch_dependence_witness",
     "bn_backward_witness",
+    "drift_momentum_witness",
     "folding_witness",
     "gains_to_output",
     "identity_recovery_witness",
@@ -801,3 +803,26 @@ def bn_backward_witness(seed: int) -> dict:
             np.max(np.abs(np.sum(dZ * radial, axis=0))) / scale
         )
     return out
+
+
+@claim_computation
+def drift_momentum_witness(seed: int) -> dict:
+    """Claim ``c16-drift-momentum-001``, one seed: running means under a drifting mean.
+
+    :func:`trainable_harness.running_drift.drifting_running_means` with momenta 1%, 10%,
+    30% and 50% (100 batches of 32 from ``N(mu_t, 4)``, ``mu_t`` from 4 to 6): the error
+    against the final mean for each momentum (``final_error_1pct`` ...) and the smallest
+    error against the merged mean of all training values over the four momenta
+    (``merged_error_min``).
+
+    Examples
+    --------
+    >>> result = drift_momentum_witness(seed=0)
+    >>> result["final_error_1pct"] > result["final_error_10pct"]
+    True
+    """
+    errors = drifting_running_means(seed)
+    names = [f"final_error_{round(100 * m)}pct" for m in MOMENTA]
+    result = {name: float(e) for name, e in zip(names, errors["final_error"], strict=True)}
+    result["merged_error_min"] = float(np.min(errors["merged_error"]))
+    return result
