@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from trainable_harness.claims.computations import claim_computation
+from trainable_harness.estimator_shift import mean_square_discrepancy, shift_part
 from trainable_harness.geometry import (
     angular_steps,
     equilibrium_angle,
@@ -41,6 +42,10 @@ from trainable_harness.transformer_cost import (
 
 __all__ = [
     "EQUILIBRIUM",
+    "ESTIMATOR_BATCH_COUNTS",
+    "ESTIMATOR_BATCH_SIZES",
+    "ESTIMATOR_DEFAULT_COUNT",
+    "ESTIMATOR_SHIFT",
     "LLAMA_7B",
     "SCALE_FACTORS",
     "SCALE_LR",
@@ -49,6 +54,7 @@ __all__ = [
     "SCALE_STEPS",
     "SCALE_WEIGHT_DECAY",
     "cancellation_matrix_witness",
+    "estimator_shift_witness",
     "invariance_witness",
     "norm_cost_witness",
     "running_state_witness",
@@ -412,4 +418,46 @@ def cancellation_matrix_witness() -> dict:
     return {
         fmt: {name: "never" if k is None else k for name, k in row.items()}
         for fmt, row in found.items()
+    }
+
+
+# Exercise 4: the discrepancy split, at a shift of half a standard deviation.
+ESTIMATOR_SHIFT = 1.0
+ESTIMATOR_BATCH_SIZES = (8, 32)  # evaluation (and training) batch sizes compared
+ESTIMATOR_BATCH_COUNTS = (2, 32)  # training batch counts compared
+ESTIMATOR_DEFAULT_COUNT = 8
+
+
+@claim_computation
+def estimator_shift_witness(seed: int) -> dict:
+    """Claim ``c15-estimator-shift-001``, one seed: finite-estimator and shift parts.
+
+    From :mod:`trainable_harness.estimator_shift` (20 draws per setting, training from
+    N(4, 2^2)): ``batch_size_ratio``, the RMS control discrepancy (no shift) with batches
+    of 8 over that with batches of 32 (8 batches each); ``batch_count_ratio``, the control
+    with 2 batches over that with 32 (batches of 32); ``shift_recovered``,
+    ``sqrt(E[total^2] - E[control^2])`` at a shift of 1 over ``1 / sqrt(4 + eps)``
+    (8 batches of 32).
+
+    Examples
+    --------
+    >>> result = estimator_shift_witness(seed=0)
+    >>> result["batch_size_ratio"] > 1
+    True
+    """
+
+    def rms(count, size, shift, stream):
+        return mean_square_discrepancy(seed + stream, count, size, shift) ** 0.5
+
+    small, large = ESTIMATOR_BATCH_SIZES
+    few, many = ESTIMATOR_BATCH_COUNTS
+    count = ESTIMATOR_DEFAULT_COUNT
+    control = rms(count, large, 0.0, 0)
+    total = rms(count, large, ESTIMATOR_SHIFT, 1)
+    return {
+        "batch_size_ratio": rms(count, small, 0.0, 2) / control,
+        "batch_count_ratio": rms(few, large, 0.0, 3) / rms(many, large, 0.0, 4),
+        "shift_recovered": float(
+            np.sqrt(max(total**2 - control**2, 0.0)) / shift_part(ESTIMATOR_SHIFT)
+        ),
     }
