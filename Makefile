@@ -119,3 +119,13 @@ lock: | $(STAMP)
 clean:
 	rm -rf _build $(EXECUTED)
 	find artifacts -mindepth 1 -maxdepth 1 ! -name .gitignore ! -name README.md -exec rm -rf {} +
+
+# The book as one PDF, printed from the built site by headless Chromium: _build/pdf/book.pdf.
+.PHONY: pdf binder-check
+pdf: all browser
+	$(BIN)/python tools/book_pdf.py _build/html _build/pdf/book.pdf
+
+# What Binder does (runtime.txt, requirements.txt, postBuild, notebooks run in their folder,
+# claims re-verified), in a fresh environment in a temporary directory.
+binder-check: | $(STAMP)
+	$(BIN)/python tools/binder_check.py

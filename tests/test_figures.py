@@ -1,4 +1,6 @@
-"""Figure numbering and saving (harness/trainable_harness/figures.py)."""
+"""Figure artifacts named by label (harness/trainable_harness/figures.py)."""
+
+import xml.etree.ElementTree as ElementTree
 
 import matplotlib
 
@@ -8,8 +10,8 @@ import matplotlib.pyplot as plt
 import pytest
 from PIL import Image
 
-from trainable_harness import figures, harness_pin, paths
-from trainable_harness.figures import UnknownFigureError
+from trainable_harness import __version__, figures, paths
+from trainable_harness.figures import InvalidFigureLabelError, UnknownFigureError
 
 CONFIG = "sphinx:\n  config:\n    trainable_first_chapter: 15\n"
 TOC = """format: jb-book
@@ -18,20 +20,32 @@ chapters:
   - file: chapters/first
   - file: chapters/second
 """
+# An unnamed figure and a figure example inside a code fence come before fig-beta: a count of
+# the source would give fig-beta a wrong number; a label cannot be miscounted.
+HEADER = "---\njupytext:\n  text_representation:\n    format_name: myst\n---\n"
 FIRST = """# First
+
 ```{glue:figure} a
 :name: fig-alpha
 
 caption
 ```
+
 ```{figure} plain.png
 ```
+
+````markdown
+```{figure} example.png
+:name: fig-example
+```
+````
+
 ```{glue:figure} b
 :figwidth: 80%
 :name: fig-beta
 ```
 """
-SECOND = "# Second\n:::{figure} c.png\n:name: fig-gamma\n:::\n"
+SECOND = "# Second\n\n:::{figure} c.png\n:name: fig-gamma\n:::\n"
 
 
 @pytest.fixture
@@ -39,56 +53,92 @@ def book(tmp_path, monkeypatch):
     (tmp_path / "chapters").mkdir()
     (tmp_path / "_config.yml").write_text(CONFIG)
     (tmp_path / "_toc.yml").write_text(TOC)
-    (tmp_path / "chapters" / "first.md").write_text(FIRST)
-    (tmp_path / "chapters" / "second.md").write_text(SECOND)
+    (tmp_path / "chapters" / "first.md").write_text(HEADER + FIRST)
+    (tmp_path / "chapters" / "second.md").write_text(HEADER + SECOND)
     monkeypatch.setattr(paths, "REPO_ROOT", tmp_path)
     monkeypatch.setattr(paths, "CHAPTERS_DIR", tmp_path / "chapters")
     monkeypatch.setattr(paths, "FIGURES_DIR", tmp_path / "artifacts" / "figures")
+    monkeypatch.delenv(figures.CHAPTER_VARIABLE, raising=False)
     return tmp_path
 
 
+@pytest.fixture
+def fig():
+    figure, axis = plt.subplots(figsize=(2, 2))
+    axis.plot([0, 1], [1, 0], label="line")
+    axis.legend()
+    yield figure
+    plt.close(figure)
+
+
 def test_chapters_are_numbered_by_position_from_the_declared_first(book):
+    assert figures.chapter_files() == ["first", "second"]
     assert figures.chapter_number("first") == 15
     assert figures.chapter_number("second") == 16
 
 
-def test_unnamed_figures_are_not_counted_and_options_may_precede_the_name(book):
+def test_only_named_figure_directives_in_prose_are_labels(book):
     assert figures.figure_labels(FIRST) == ["fig-alpha", "fig-beta"]
-    assert figures.figure_number("fig-beta") == "15.2"
-    assert figures.figure_number("fig-gamma") == "16.1"
+    assert figures.figure_labels(book / "chapters" / "second.md") == ["fig-gamma"]
 
 
-def test_unknown_labels_and_chapters_are_refused(book):
+def test_a_figure_is_found_by_label_or_by_the_chapter_the_driver_names(book, monkeypatch):
+    assert figures.locate_figure("fig-beta") == "first"
+    assert figures.locate_figure("fig-gamma") == "second"
+    monkeypatch.setenv(figures.CHAPTER_VARIABLE, "second")
+    assert figures.locate_figure("fig-gamma") == "second"
+    # The driver says chapter "second" is running: a label of another chapter is refused.
+    with pytest.raises(UnknownFigureError, match=r"chapters/second\.md.*fig-beta"):
+        figures.locate_figure("fig-beta")
+
+
+def test_unknown_and_unusable_labels_are_refused(book, fig):
     with pytest.raises(UnknownFigureError, match="fig-missing"):
-        figures.figure_number("fig-missing")
-    with pytest.raises(UnknownFigureError, match=r"not in _toc\.yml"):
-        figures.chapter_number("third")
+        figures.save_figure(fig, "fig-missing")
+    with pytest.raises(UnknownFigureError, match="fig-example"):
+        figures.save_figure(fig, "fig-example")  # only an example inside a code fence
+    for label in ("", "../escape", "a/b", ".hidden", "fig beta"):
+        with pytest.raises(InvalidFigureLabelError):
+            figures.save_figure(fig, label)
+    assert not (book / "artifacts" / "figures").exists()
 
 
-def test_save_figure_names_the_file_for_its_number_and_is_repeatable(book):
-    fig, axis = plt.subplots(figsize=(2, 2))
-    axis.plot([0, 1], [1, 0])
-    first = figures.save_figure(fig, "fig-beta")
-    first_bytes = first.read_bytes()
-    second = figures.save_figure(fig, "fig-beta")
-    plt.close(fig)
-    assert first.name == "figure-15.2.png"
-    assert first_bytes[:8] == b"\x89PNG\r\n\x1a\n"
-    assert second.read_bytes() == first_bytes
-    assert [p.name for p in first.parent.iterdir()] == ["figure-15.2.png"]
-    with Image.open(first) as image:
+def test_save_figure_names_files_by_label_and_rebuilds_byte_identical(book, fig):
+    svg, png = figures.save_figure(fig, "fig-beta")
+    first = {path.name: path.read_bytes() for path in (svg, png)}
+    again = figures.save_figure(fig, "fig-beta")
+    assert again == (svg, png)
+    assert {path.name: path.read_bytes() for path in again} == first
+    assert sorted(first) == ["fig-beta.png", "fig-beta.svg"]
+    assert sorted(p.name for p in svg.parent.iterdir()) == sorted(first)  # no temporaries
+
+
+def test_metadata_names_the_chapter_and_harness_and_no_date(book, fig):
+    svg, png = figures.save_figure(fig, "fig-gamma")
+    with Image.open(png) as image:
+        assert image.info["Source"] == "chapters/second.md"
+        assert f"trainable_harness {__version__}" in image.info["Comment"]
+        assert "Software" not in image.info
+        # 2 in at PNG_DPI: two device pixels per CSS pixel of the 110 dpi display size.
+        assert image.size == (2 * figures.PNG_DPI, 2 * figures.PNG_DPI)
+    text = svg.read_text(encoding="utf-8")
+    ElementTree.fromstring(text)  # well-formed
+    assert "chapters/second.md" in text and f"trainable_harness {__version__}" in text
+    assert "<dc:date>" not in text
+
+
+def test_the_driver_variable_overrides_the_search(book, fig, monkeypatch):
+    monkeypatch.setenv(figures.CHAPTER_VARIABLE, "first")
+    _, png = figures.save_figure(fig, "fig-alpha")
+    with Image.open(png) as image:
         assert image.info["Source"] == "chapters/first.md"
-        assert harness_pin() in image.info["Comment"]
 
 
-def test_a_failed_save_leaves_no_partial_file(book, monkeypatch):
-    fig, _ = plt.subplots(figsize=(2, 2))
-
+def test_a_failed_save_leaves_no_partial_file(book, fig, monkeypatch):
     def broken_savefig(*args, **kwargs):
         raise OSError("disk full")
 
     monkeypatch.setattr(fig, "savefig", broken_savefig)
     with pytest.raises(OSError, match="disk full"):
         figures.save_figure(fig, "fig-alpha")
-    plt.close(fig)
     assert list((book / "artifacts" / "figures").iterdir()) == []

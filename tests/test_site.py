@@ -1,27 +1,41 @@
 """Checks of the built site (`make site-check`, after `make`): what a reader will see.
 
-Expectations come from the chapter sources and the claim registry, never from the HTML itself:
-every figure a chapter names must appear with the number the book gives it, every claim a
-chapter cites must show a verified badge, and nothing may link to a page that is not there.
+Expectations come from the chapter sources, the claim registry and the git tree, never from
+the HTML itself. Two layers:
+
+- the HTML as built (BeautifulSoup): numbering, figures and their artifacts, badges, sources
+  and their labels, links, scripts, the footer;
+- a real browser (Debian's chromium through Playwright) over every page at 1366, 800 and
+  390 px: navigation opens and closes, nothing logged to the console, no request to another
+  host, figures sharp and reachable, focus visible, badge and claim-line contrast in light and
+  dark mode, and the printed book (``tools/book_pdf.py``, what ``make pdf`` runs).
+
+Screenshots are kept in ``_build/screenshots/`` (build products).
 """
 
 import functools
 import http.server
+import importlib.util
+import json
 import re
 import shutil
+import subprocess
 import threading
 from urllib.parse import unquote, urlsplit
 
 import pytest
 from bs4 import BeautifulSoup
 
-from trainable_harness import figures, paths
+from trainable_harness import claims, figures, paths, sources
 
 pytestmark = pytest.mark.site
 
 SITE = paths.REPO_ROOT / "_build" / "html"
 SCREENSHOTS = paths.REPO_ROOT / "_build" / "screenshots"
-CLAIM_REFERENCE = re.compile(r"\{claim\}`([^`]+)`|```\{claim-line\}\s+(\S+)")
+WIDTHS = (1366, 800, 390)
+NARROW = 992  # below this width the theme hides both sidebars behind their toggles
+TEXT_CONTRAST = 4.5
+BORDER_CONTRAST = 3.0
 
 
 def chapter_stems():
@@ -35,14 +49,29 @@ def chapter_page(stem):
     return page
 
 
+def chapter_source(stem):
+    return sources.read_chapter(paths.CHAPTERS_DIR / f"{stem}.md")
+
+
 @functools.cache
 def soup_of(page):
     return BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
 
 
 def cited_claims(stem):
-    source = (paths.CHAPTERS_DIR / f"{stem}.md").read_text(encoding="utf-8")
-    return {a or b for a, b in CLAIM_REFERENCE.findall(source)}
+    chapter = chapter_source(stem)
+    ids = {role.content.strip() for role in chapter.roles() if role.name == "claim"}
+    ids |= {d.argument.strip() for d in chapter.directives() if d.name == "claim-line"}
+    return ids
+
+
+def site_pages():
+    """Every page of the site (the theme's template fragments under _static are not pages)."""
+    return sorted(
+        page
+        for page in SITE.rglob("*.html")
+        if "_static" not in page.relative_to(SITE).parts and page.name != "index.html"
+    )
 
 
 @pytest.fixture(params=chapter_stems())
@@ -51,22 +80,34 @@ def chapter(request):
     return stem, soup_of(chapter_page(stem))
 
 
-def test_every_numbered_figure_appears_with_its_number_and_artifact(chapter):
+# ------------------------------------------------------------------------- the built HTML --
+
+
+def test_every_named_figure_has_its_number_alt_text_and_downloadable_artifacts(chapter):
     stem, soup = chapter
-    source = (paths.CHAPTERS_DIR / f"{stem}.md").read_text(encoding="utf-8")
-    labels = figures.figure_labels(source)
+    labels = figures.figure_labels(chapter_source(stem))
     number = figures.chapter_number(stem)
-    assert labels, f"{stem} has no numbered figure"
-    for index, label in enumerate(labels, start=1):
+    assert labels, f"{stem} has no named figure"
+    numbers = []
+    for label in labels:
         figure = soup.find(id=label)
-        assert figure is not None, f"figure {label} is not on the page"
-        caption_number = figure.find(class_="caption-number")
-        assert caption_number.get_text(strip=True) == f"Figure {number}.{index}"
+        assert figure is not None and figure.name == "figure", f"figure {label} is not on the page"
+        numbers.append(figure.find(class_="caption-number").get_text(strip=True))
         image = figure.find("img")
         assert image is not None and image.get("src"), f"figure {label} has no image"
-        artifact = figure.find("a", class_="figure-artifact")
-        assert artifact is not None, f"caption of {label} does not link its artifact"
-        assert artifact["href"].endswith(f"artifacts/figures/figure-{number}.{index}.png")
+        caption = figure.find(class_="caption-text").get_text(" ", strip=True)
+        alt = image.get("alt", "")
+        assert alt and alt != image["src"] and "_images/" not in alt, (label, alt)
+        assert " ".join(caption.split()).startswith(" ".join(alt.split())[:40]), (label, alt)
+        full_size = image.find_parent("a", class_="figure-full-size")
+        assert full_size is not None, f"{label}: the image does not open the full-size figure"
+        assert full_size["href"].endswith(f"artifacts/figures/{label}.svg")
+        links = [a["href"] for a in figure.select("a.figure-artifact")]
+        assert [link.rsplit("/", 1)[-1] for link in links] == [f"{label}.svg", f"{label}.png"]
+        for link in links:
+            assert (chapter_page(stem).parent / link).resolve().is_file(), link
+    # Sphinx numbers the figures in the order they appear: 16.1, 16.2, ...
+    assert numbers == [f"Figure {number}.{k}" for k in range(1, len(labels) + 1)]
 
 
 def test_every_cited_claim_shows_a_verified_badge_and_a_claim_line(chapter):
@@ -77,14 +118,46 @@ def test_every_cited_claim_shows_a_verified_badge_and_a_claim_line(chapter):
     states = {badge.find(class_="claim-id").get_text(): badge["class"] for badge in badges}
     for claim_id in claims:
         assert claim_id in states, f"no badge for {claim_id}"
-        assert "claim-verified" in states[claim_id], f"{claim_id} badge is {states[claim_id]}"
+        assert {"claim-verified", "claim-refuted"} & set(states[claim_id]), (
+            f"{claim_id} badge is {states[claim_id]}"
+        )
     assert not soup.select(".claim-failed, .claim-stale, .claim-not-run")
     lines = soup.select("p.claim-line")
     assert {line.find(class_="claim-id").get_text() for line in lines} <= claims
     for line in lines:
         text = line.get_text(" ", strip=True)
-        for field in ("seed:", "dtype:", "device:", "estimator:", "artifact"):
+        for field in ("seed:", "dtype:", "device:", "estimator:", "record (JSON)"):
             assert field in text, f"claim line lacks {field!r}: {text}"
+
+
+def test_every_bound_number_and_badge_links_to_an_existing_claim_page(chapter):
+    stem, soup = chapter
+    bound = soup.select(".claim-value")
+    assert bound, f"{stem} binds no number to a claim"
+    for node in bound + soup.select("a.claim-badge"):
+        href = node.get("href")
+        assert href and href.startswith("../claims/") and href.endswith(".html"), node
+        assert (SITE / "chapters" / href).resolve().is_file(), f"{href} is missing"
+        assert node.get("title"), f"{href}: no statement on hover"
+    for node in bound:
+        assert node.get("data-claim-state") in ("verified", "refuted"), node
+        assert node.select_one(".claim-mark") and node.select_one(".claim-sr"), node
+
+
+def test_every_registered_claim_has_a_page_a_record_and_a_ledger_row():
+    registered = claims.list_claims()
+    ledger = soup_of(SITE / "claims.html")
+    rows = {a.find(class_="claim-id").get_text() for a in ledger.select("a.claim-badge")}
+    assert rows == set(registered)
+    machine = json.loads((SITE / "claims.json").read_text(encoding="utf-8"))
+    assert [entry["id"] for entry in machine["claims"]] == registered
+    for entry in machine["claims"]:
+        page = soup_of(SITE / entry["page"])
+        text = page.get_text(" ", strip=True)
+        assert entry["statement"] in text
+        assert f"python -m trainable_harness claims verify {entry['id']}" in text
+        assert entry["record"] and (SITE / entry["record"]).is_file()
+        assert entry["stated_in"], f"{entry['id']} is stated on no page"
 
 
 def test_sections_and_equations_carry_the_chapter_number(chapter):
@@ -105,14 +178,54 @@ def test_chapter_15_has_its_theorem_and_proof():
     assert soup.select_one("div.proof") is not None
 
 
-def test_every_chapter_ends_with_its_bibliography(chapter):
+def test_the_proof_index_lists_theorems_by_their_numbers():
+    index = soup_of(SITE / "prf-prf.html").select_one("table.indextable")
+    entries = [a.get_text(strip=True) for a in index.select("a[href*='#']") if a.code]
+    assert "Theorem 15.1" in entries, entries
+    assert not [e for e in entries if e.startswith("thm-")], entries
+
+
+def test_every_chapter_ends_with_a_sources_section_holding_its_bibliography(chapter):
     stem, soup = chapter
-    source = (paths.CHAPTERS_DIR / f"{stem}.md").read_text(encoding="utf-8")
-    cited = set(re.findall(r"\{cite[:a-z]*\}`([^`]+)`", source))
-    bibliography = soup.select_one("div.bibliography, .citation-list")
-    assert bibliography is not None
+    cited = {role.content for role in chapter_source(stem).roles() if role.name.startswith("cite")}
+    cited = {key.strip() for keys in cited for key in keys.split(",")}
+    last = soup.select("section > h2")[-1]
+    assert re.sub(r"^\d+\.\d+\.\s*|#$", "", last.get_text(" ", strip=True)).strip() == "Sources"
+    bibliography = last.find_parent("section").select_one("div.bibliography, .citation-list")
+    assert bibliography is not None, f"{stem}: the Sources section holds no bibliography"
     assert len(bibliography.select(".citation")) == len(cited)
-    assert "doi.org" in bibliography.decode()
+    assert "doi.org" in bibliography.decode() or "arxiv.org" in bibliography.decode()
+
+
+def test_citation_labels_in_the_list_match_the_citations_in_the_text(chapter):
+    # Author-year in the text ("Santurkar et al. [2018]", "[Ba et al., 2016]") and the same
+    # "Author, Year" label in the list.
+    stem, soup = chapter
+    checked = 0
+    for citation in soup.select("span.bibtex-citation"):
+        for link in citation.select("a.reference.internal[href^='#']"):
+            entry = soup.find(id=link["href"][1:])
+            assert entry is not None, link["href"]
+            label = entry.select_one(".label").get_text(strip=True).strip("[]")
+            shown = " ".join(link.get_text().split())
+            if not re.search(r",\s*\d{4}[a-z]?$", shown):  # textual: "Author [Year]"
+                author = " ".join(citation.get_text().split("[")[0].split())
+                shown = f"{author}, {shown}"
+            assert " ".join(shown.split()) == label, (stem, shown, label)
+            checked += 1
+    assert checked, f"{stem} cites nothing"
+
+
+def test_chips_link_to_their_glossary():
+    intro = soup_of(SITE / "intro.html")
+    for stem in chapter_stems():
+        chips = soup_of(chapter_page(stem)).select("span.sd-badge, a.sd-badge")
+        assert chips, f"{stem} has no chips"
+        for chip in chips:
+            link = chip if chip.name == "a" else chip.find_parent("a")
+            assert link is not None, f"{stem}: chip {chip.get_text()!r} is not a link"
+            target = urlsplit(link["href"])
+            assert target.path.endswith("intro.html") and intro.find(id=target.fragment), link
 
 
 def test_no_number_on_a_page_is_a_python_repr(chapter):
@@ -120,11 +233,6 @@ def test_no_number_on_a_page_is_a_python_repr(chapter):
     _, soup = chapter
     text = soup.get_text(" ")
     assert not re.search(r"np\.(float|int|bool)\w*\(", text)
-
-
-def site_pages():
-    """Every page of the site (the theme's template fragments under _static are not pages)."""
-    return [page for page in SITE.rglob("*.html") if "_static" not in page.parts]
 
 
 def _internal_links():
@@ -138,12 +246,13 @@ def _internal_links():
                 yield page, target
 
 
-def test_no_internal_link_is_broken():
+def test_every_internal_link_resolves_to_a_file_of_the_site():
+    # Badges, bound numbers, claim pages, artifacts, figures, the favicon: all of them.
     broken = []
     for page, target in _internal_links():
         parts = urlsplit(target)
         path = (page.parent / unquote(parts.path)).resolve() if parts.path else page
-        if not path.exists():
+        if not path.is_relative_to(SITE.resolve()) or not path.is_file():
             broken.append(f"{page.relative_to(SITE)} -> {target}")
         elif parts.fragment and path.suffix == ".html":
             if soup_of(path).find(id=parts.fragment) is None:
@@ -151,14 +260,57 @@ def test_no_internal_link_is_broken():
     assert not broken, "\n".join(broken)
 
 
-def test_pages_load_no_script_or_style_from_a_third_party():
+def test_badges_link_to_pages_of_the_site():
+    badges = [
+        (page, a) for page in site_pages() for a in soup_of(page).select("a.claim-badge[href]")
+    ]
+    assert badges
+    for page, badge in badges:
+        assert not urlsplit(badge["href"]).scheme, f"{page.name}: {badge['href']}"
+
+
+def test_pages_load_nothing_from_and_name_no_other_host_in_a_script():
     for page in site_pages():
         soup = soup_of(page)
         for element in soup.find_all(["script", "link"]):
             source = element.get("src") or (
-                element.get("href") if element.get("rel") == ["stylesheet"] else None
+                element.get("href") if "stylesheet" in (element.get("rel") or []) else None
             )
             assert not (source and urlsplit(source).scheme), f"{page.name} loads {source}"
+            if element.name == "script" and element.string:
+                hosts = re.findall(r"(?:https?:)?//([\w.-]+\.[a-z]{2,})", element.string)
+                assert not hosts, f"{page.name}: an inline script names {hosts}"
+
+
+def test_every_page_has_a_favicon():
+    for page in site_pages():
+        soup = soup_of(page)
+        icon = soup.find("link", rel="icon")
+        assert icon is not None and icon.get("href"), f"{page.name} has no favicon"
+
+
+def _git(*arguments):
+    return subprocess.run(
+        ["git", "-C", str(paths.REPO_ROOT), *arguments], capture_output=True, text=True
+    )
+
+
+def test_every_page_names_the_commit_and_date_it_was_built_from():
+    stamps = {}
+    for page in site_pages():
+        stamp = soup_of(page).select_one(".build-stamp")
+        assert stamp is not None, f"{page.relative_to(SITE)} has no build stamp in its footer"
+        stamps[page] = stamp.get_text(" ", strip=True)
+    assert len(set(stamps.values())) == 1, set(stamps.values())
+    stamp = soup_of(next(iter(stamps))).select_one(".build-stamp")
+    commit = stamp.select_one(".build-commit").get_text(strip=True)
+    date = stamp.select_one(".build-date").get_text(strip=True)
+    assert re.fullmatch(r"[0-9a-f]{7,40}", commit), commit
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", date), date
+    assert _git("cat-file", "-e", f"{commit}^{{commit}}").returncode == 0, commit
+
+
+# ------------------------------------------------------------------------------ a browser --
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -168,6 +320,8 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def served_site():
+    if not (SITE / "intro.html").exists():
+        pytest.fail(f"{SITE} has no intro.html: run `make` before the site checks")
     handler = functools.partial(QuietHandler, directory=str(SITE))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -193,33 +347,282 @@ def browser():
         browser.close()
 
 
+class PageLog:
+    """Console messages, page errors, failed responses and off-host requests of one page."""
+
+    def __init__(self, page, origin):
+        self.problems, self.off_host = [], []
+        page.on("console", self._console)
+        page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
+        page.on(
+            "response",
+            lambda r: (
+                self.problems.append(f"HTTP {r.status} {r.url}") if r.status >= 400 else None
+            ),
+        )
+        page.on(
+            "request",
+            lambda r: None if r.url.startswith((origin, "data:")) else self.off_host.append(r.url),
+        )
+
+    def _console(self, message):
+        if message.type in ("error", "warning", "assert"):
+            self.problems.append(f"console {message.type}: {message.text}")
+
+
+SIDEBAR_STATE = """selector => {
+  const element = document.querySelector(selector);
+  if (!element) return null;
+  const box = element.getBoundingClientRect();
+  const style = getComputedStyle(element);
+  return style.visibility === "visible" && style.display !== "none" && box.width > 0
+    && box.right > 1 && box.left < window.innerWidth - 1;
+}"""
+
+
+def _check_navigation(page, width):
+    """Each sidebar toggle opens its sidebar and a second action closes it again."""
+    failures = []
+    for side in ("primary", "secondary"):
+        sidebar = f".bd-sidebar-{side}"
+        toggle = page.locator(f"button.{side}-toggle:visible")
+        if page.locator(sidebar).count() == 0:
+            continue
+        if width >= NARROW:
+            if side == "primary":  # open at desktop width; the toggle collapses and restores
+                if not page.evaluate(SIDEBAR_STATE, sidebar):
+                    failures.append("primary sidebar not shown at desktop width")
+                    continue
+                toggle.first.click()
+                page.wait_for_timeout(350)
+                if page.evaluate(SIDEBAR_STATE, sidebar):
+                    failures.append("primary sidebar does not collapse")
+                toggle.first.click()
+                page.wait_for_timeout(350)
+                if not page.evaluate(SIDEBAR_STATE, sidebar):
+                    failures.append("primary sidebar does not come back")
+            continue
+        has_content = page.evaluate(
+            "s => !!document.querySelector(s + ' nav, ' + s + ' .bd-toc-item')", sidebar
+        )
+        if toggle.count() == 0:
+            if side == "primary" or has_content:
+                failures.append(f"no visible {side} toggle at {width} px")
+            continue
+        if page.evaluate(SIDEBAR_STATE, sidebar):
+            failures.append(f"{side} sidebar open before its toggle is pressed")
+        toggle.first.click()
+        page.wait_for_timeout(350)
+        if not page.evaluate(SIDEBAR_STATE, sidebar):
+            failures.append(f"{side} toggle does not open the sidebar at {width} px")
+        page.keyboard.press("Escape")
+        page.wait_for_timeout(350)
+        if page.evaluate(SIDEBAR_STATE, sidebar):
+            failures.append(f"{side} sidebar does not close at {width} px")
+    return failures
+
+
+SEARCH_CONTROLS = """() => [...document.querySelectorAll(
+    'header .search-button, header .search-button-field, header input[type=search],'
+    + ' .bd-header-article .search-button, .bd-header-article .search-button-field,'
+    + ' .bd-sidebar-primary .search-button-field, .bd-sidebar-primary input[type=search]')]
+  .filter(e => { const b = e.getBoundingClientRect(); const s = getComputedStyle(e);
+    return b.width > 0 && b.height > 0 && s.visibility === 'visible'
+      && b.right > 0 && b.left < window.innerWidth; }).length"""
+
+FIGURE_SIZES = """() => [...document.querySelectorAll('figure img')].map(img => ({
+  src: img.currentSrc, natural: img.naturalWidth, shown: img.getBoundingClientRect().width,
+  complete: img.complete, linked: !!img.closest('a.figure-full-size')}))"""
+
+
+def _page_name(page):
+    return str(page.relative_to(SITE)).replace("/", "__").removesuffix(".html")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_page_at_every_width(width, served_site, browser):
+    """Navigation, console, hosts, search, figures and a screenshot, for every page."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    failures = []
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    for path in site_pages():
+        name = str(path.relative_to(SITE))
+        page = context.new_page()
+        log = PageLog(page, served_site)
+        page.goto(f"{served_site}/{name}", wait_until="networkidle")
+        if page.locator(".math").count():
+            page.wait_for_selector("mjx-container", timeout=20_000)
+            if page.locator("mjx-merror").count():
+                failures.append(f"{name}: MathJax reported an equation error")
+        searches = page.evaluate(SEARCH_CONTROLS)
+        if searches != 1:
+            failures.append(f"{name} @ {width}: {searches} search controls in the header/sidebar")
+        for figure in page.evaluate(FIGURE_SIZES):
+            if not figure["complete"] or figure["natural"] == 0:
+                failures.append(f"{name}: figure {figure['src']} did not load")
+            elif figure["natural"] < 2 * figure["shown"]:
+                failures.append(f"{name} @ {width}: {figure['src']} is not 2x its display size")
+            if not figure["linked"]:
+                failures.append(f"{name}: {figure['src']} does not open at full size")
+        failures += [f"{name} @ {width}: {f}" for f in _check_navigation(page, width)]
+        page.screenshot(path=str(SCREENSHOTS / f"{_page_name(path)}-{width}.png"))
+        failures += [f"{name} @ {width}: {p}" for p in log.problems]
+        failures += [f"{name} @ {width}: requested {url}" for url in log.off_host]
+        page.close()
+    context.close()
+    assert not failures, "\n".join(failures)
+
+
 @pytest.mark.parametrize("stem", chapter_stems())
-def test_a_browser_shows_badges_figures_and_typeset_equations(stem, served_site, browser):
-    chapter_page(stem)
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    outside = []
-    page.on(
-        "request",
-        lambda request: (
-            outside.append(request.url) if not request.url.startswith(served_site) else None
-        ),
-    )
+def test_chapters_show_badges_figures_and_equations(stem, served_site, browser):
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
     page.goto(f"{served_site}/chapters/{stem}.html", wait_until="networkidle")
     page.wait_for_selector("mjx-container", timeout=20_000)
-    assert page.locator("mjx-container").count() > 0
     badges = page.locator("a.claim-verified")
     assert badges.count() >= len(cited_claims(stem))
     badges.first.scroll_into_view_if_needed()
     assert badges.first.is_visible()
     images = page.locator("figure img")
-    assert images.count() >= len(
-        figures.figure_labels((paths.CHAPTERS_DIR / f"{stem}.md").read_text(encoding="utf-8"))
-    )
+    assert images.count() >= len(figures.figure_labels(chapter_source(stem)))
     for index in range(images.count()):
         images.nth(index).scroll_into_view_if_needed()
         assert images.nth(index).evaluate("img => img.complete && img.naturalWidth > 0")
-    assert not page.locator("mjx-merror").count(), "MathJax reported an equation error"
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{stem}.png"), full_page=True)
+    page.screenshot(path=str(SCREENSHOTS / f"chapters__{stem}-full.png"), full_page=True)
     page.close()
-    assert not outside, f"the page requested other hosts: {outside}"
+
+
+FOCUSABLE_HEADER = "header button:visible, .bd-header-article button:visible"
+
+
+def test_every_header_control_shows_a_focus_ring(served_site, browser):
+    failures = []
+    for width in WIDTHS:
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.goto(f"{served_site}/chapters/{chapter_stems()[0]}.html", wait_until="networkidle")
+        controls = page.locator(FOCUSABLE_HEADER)
+        assert controls.count() >= 2, f"no header controls at {width} px"
+        for index in range(controls.count()):
+            control = controls.nth(index)
+            control.focus()
+            ring = control.evaluate(
+                "e => { const s = getComputedStyle(e); return [s.outlineStyle, "
+                "parseFloat(s.outlineWidth), e.matches(':focus-visible')]; }"
+            )
+            label = control.get_attribute("aria-label") or control.get_attribute("title")
+            if ring[0] == "none" or ring[1] < 2:
+                failures.append(f"{width} px: {label!r} focused without a ring ({ring})")
+        page.close()
+    assert not failures, "\n".join(failures)
+
+
+def _luminance(rgb):
+    def channel(value):
+        value /= 255
+        return value / 12.92 if value <= 0.04045 else ((value + 0.055) / 1.055) ** 2.4
+
+    red, green, blue = (channel(v) for v in rgb[:3])
+    return 0.2126 * red + 0.7152 * green + 0.0722 * blue
+
+
+def contrast(first, second):
+    """WCAG 2 contrast ratio of two sRGB colours."""
+    light, dark = sorted((_luminance(first), _luminance(second)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def test_contrast_formula_matches_the_wcag_reference_values():
+    assert contrast((0, 0, 0), (255, 255, 255)) == pytest.approx(21.0)
+    assert contrast((118, 118, 118), (255, 255, 255)) == pytest.approx(4.54, abs=0.01)
+    assert contrast((10, 20, 30), (10, 20, 30)) == pytest.approx(1.0)
+
+
+COLOURS = """() => {
+  const rgb = c => { const m = c.match(/[\\d.]+/g); return m ? m.map(Number) : null; };
+  const background = e => {
+    for (let n = e; n; n = n.parentElement) {
+      const c = rgb(getComputedStyle(n).backgroundColor);
+      if (c && (c.length < 4 || c[3] > 0.99)) return c;
+    }
+    return rgb(getComputedStyle(document.body).backgroundColor) || [255, 255, 255];
+  };
+  return [...document.querySelectorAll('.claim-badge, .claim-line')].map(e => {
+    const s = getComputedStyle(e);
+    const border = e.classList.contains('claim-line') ? s.borderLeftColor : s.borderTopColor;
+    const borderWidth = e.classList.contains('claim-line') ? s.borderLeftWidth : s.borderTopWidth;
+    const texts = [...e.querySelectorAll('*')].concat([e])
+      .filter(n => [...n.childNodes].some(c => c.nodeType === 3 && c.textContent.trim()))
+      .map(n => ({text: n.textContent.trim().slice(0, 30), color: rgb(getComputedStyle(n).color),
+                  background: background(n)}));
+    return {cls: e.className, texts, border: rgb(border), borderWidth: parseFloat(borderWidth),
+            outside: background(e.parentElement)};
+  });
+}"""
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+def test_badge_and_claim_line_contrast(mode, served_site, browser):
+    failures, checked = [], 0
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    for name in ["intro.html"] + [f"chapters/{stem}.html" for stem in chapter_stems()]:
+        page.goto(f"{served_site}/{name}", wait_until="networkidle")
+        page.evaluate(f"document.documentElement.dataset.theme = '{mode}'")
+        page.wait_for_timeout(100)
+        for element in page.evaluate(COLOURS):
+            for text in element["texts"]:
+                ratio = contrast(text["color"], text["background"])
+                checked += 1
+                if ratio < TEXT_CONTRAST:
+                    failures.append(f"{name} {mode}: {text['text']!r} {ratio:.2f}:1")
+            if element["borderWidth"] > 0:
+                ratio = contrast(element["border"], element["outside"])
+                if ratio < BORDER_CONTRAST:
+                    failures.append(f"{name} {mode}: border of {element['cls']} {ratio:.2f}:1")
+    page.close()
+    assert checked > 10
+    assert not failures, "\n".join(failures)
+
+
+def _book_pdf_module():
+    spec = importlib.util.spec_from_file_location(
+        "book_pdf", paths.REPO_ROOT / "tools" / "book_pdf.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_printed_book(tmp_path, browser):
+    from pypdf import PdfReader
+
+    output = _book_pdf_module().print_book(SITE, tmp_path / "book.pdf", browser=browser)
+    reader = PdfReader(output)
+    # Two chapters of about 15 and 45 printed pages, a title page and contents: a PDF outside
+    # 20-200 pages has lost a chapter or its print style sheet.
+    assert 20 <= len(reader.pages) <= 200, len(reader.pages)
+    text = " ".join(" ".join(page.extract_text().split()) for page in reader.pages)
+    for expected in (
+        "Contents",
+        "15. Normalization chooses an invariance",
+        "Figure 15.1",
+        "Theorem 15.1",
+        "(15.1)",
+        "Figure 16.1",
+    ):
+        assert expected in text, f"{expected!r} is not in the PDF"
+    claim_ids = sorted(cited_claims(chapter_stems()[0]))
+    assert any(claim_id in text for claim_id in claim_ids), "no claim id in the PDF"
+    assert "verified" in text
+    assert "Show code cell content" not in text and "Show code cell source" not in text
+    links = [
+        annotation.get_object()["/A"].get("/URI")
+        for page in reader.pages
+        for annotation in page.get("/Annots") or []
+        if "/A" in annotation.get_object()
+    ]
+    internal = [uri for uri in links if uri and uri.startswith("../html/")]
+    assert internal, "the PDF links no page of the site"
+    assert not [uri for uri in links if uri and "127.0.0.1" in uri]
+    for uri in internal:
+        target = (output.parent / uri.split("#")[0]).resolve()
+        site_path = SITE / target.relative_to((output.parent / "../html").resolve())
+        assert site_path.is_file(), uri

@@ -1,143 +1,187 @@
-"""Save chapter figures as artifacts named for the number the book gives them.
+"""Save chapter figures as artifacts named by their label.
 
-A figure's number is positional, exactly as Sphinx assigns it: the chapter number is the
-chapter's position in ``_toc.yml`` counted from ``trainable_first_chapter`` in ``_config.yml``
-(declared once, there), and the figure number is the position of the figure's ``:name:``
-among the figure directives of the chapter source. Nothing here is typed by hand, so a figure
-moved in the text gets a new number and a new file, and the site build checks that the file
-it links for each numbered figure exists.
+A figure's artifact is ``artifacts/figures/<label>.svg`` (vector: crisp at any zoom, what a
+reader downloads or opens with a tap) and ``artifacts/figures/<label>.png`` (raster at
+:data:`PNG_DPI`, twice the 110 dpi the chapters draw at), where ``label`` is the ``:name:`` of
+the figure directive that shows it. The number Sphinx gives the figure is Sphinx's business:
+no second count of the source is kept here, so a figure moved, an unnamed figure added or a
+``{figure}`` example inside a code fence can never make a file carry the wrong number.
+
+Both files say what drew them -- the chapter source and the harness version -- in their
+metadata, and carry no date, no random id and no software tag that changes between runs, so
+drawing the same figure twice writes the same bytes. Both are written atomically.
+
+Which chapter drew a figure: the build driver names it in the environment variable
+:data:`CHAPTER_VARIABLE` (``TRAINABLE_CHAPTER=<stem>``) while it executes that chapter; when
+the variable is unset (a reader running the notebook by hand, Binder), the chapter is found by
+reading the sources (:mod:`trainable_harness.sources`) for a figure directive with that label.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import tempfile
 from pathlib import Path
 
-import yaml
+import jupytext
+import matplotlib
 
-from trainable_harness import paths
-from trainable_harness.claims import harness_pin
+from trainable_harness import paths, sources
+from trainable_harness.atomic import atomic_output
 from trainable_harness.errors import TrainableError
 
 __all__ = [
+    "CHAPTER_VARIABLE",
+    "PNG_DPI",
+    "InvalidFigureLabelError",
     "UnknownFigureError",
     "chapter_files",
     "chapter_number",
+    "figure_files",
     "figure_labels",
-    "figure_number",
     "locate_figure",
     "save_figure",
 ]
 
+CHAPTER_VARIABLE = "TRAINABLE_CHAPTER"
+# The chapters draw at figure.dpi 110; the page shows a figure at most at that size, so the
+# PNG holds at least two device pixels per CSS pixel (HiDPI screens).
+PNG_DPI = 220
+FIGURE_DIRECTIVES = frozenset({"figure", "glue:figure"})
+_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+
 
 class UnknownFigureError(TrainableError):
-    """No chapter of the table of contents has a numbered figure with this label."""
+    """No chapter (or not the chapter named) has a figure directive with this ``:name:``."""
 
 
-_FIGURE_DIRECTIVE = re.compile(r"^\s*(`{3,}|:{3,})\{(glue:figure|figure)\}")
-_NAME_OPTION = re.compile(r"^\s*:name:\s*(\S+)\s*$")
+class InvalidFigureLabelError(TrainableError):
+    """A figure label that cannot name a file (empty, a path, or unusual characters)."""
 
 
 def chapter_files() -> list[str]:
     """Chapter source stems in table-of-contents order, e.g. ``["normalization-invariance"]``."""
-    toc = yaml.safe_load((paths.REPO_ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    entries = list(toc.get("chapters", []))
-    for part in toc.get("parts", []):
-        entries.extend(part.get("chapters", []))
-    return [Path(entry["file"]).name for entry in entries]
-
-
-def first_chapter_number() -> int:
-    """The number of the book's first chapter, as declared in ``_config.yml``."""
-    config = yaml.safe_load((paths.REPO_ROOT / "_config.yml").read_text(encoding="utf-8"))
-    return int(config["sphinx"]["config"]["trainable_first_chapter"])
+    return [source.stem for source in sources.chapter_sources()]
 
 
 def chapter_number(stem: str) -> int:
-    """The number the book gives the chapter whose source is ``chapters/<stem>.md``.
-
-    Raises
-    ------
-    UnknownFigureError
-        If the chapter is not in the table of contents.
-    """
-    stems = chapter_files()
-    if stem not in stems:
-        raise UnknownFigureError(f"chapter {stem!r} is not in _toc.yml (chapters: {stems})")
-    return first_chapter_number() + stems.index(stem)
+    """The number the book gives chapter ``stem`` (see :func:`sources.chapter_number`)."""
+    return sources.chapter_number(stem)
 
 
-def figure_labels(source: str) -> list[str]:
-    """Labels of the numbered figures in a MyST chapter source, in order of appearance.
+def figure_labels(chapter) -> list[str]:
+    """Labels (``:name:``) of the figure directives in a chapter's prose, in order.
+
+    ``chapter`` is a :class:`~trainable_harness.sources.Chapter`, a path to a chapter source,
+    or the MyST text of one. Figures inside code fences are examples and do not count.
 
     Examples
     --------
-    >>> source = "```{glue:figure} a\\n:name: fig-a\\n```\\n```{figure} b.png\\n```"
-    >>> figure_labels(source)
+    >>> text = "```{glue:figure} a\\n:name: fig-a\\n```\\n```{figure} b.png\\n```"
+    >>> figure_labels(text)
     ['fig-a']
+    >>> figure_labels("````\\n```{figure} c.png\\n:name: fig-c\\n```\\n````")
+    []
     """
-    labels, inside_figure = [], False
-    for line in source.splitlines():
-        if _FIGURE_DIRECTIVE.match(line):
-            inside_figure = True
-        elif inside_figure and (match := _NAME_OPTION.match(line)):
-            labels.append(match.group(1))
-            inside_figure = False
-        elif inside_figure and not line.strip().startswith(":"):
-            inside_figure = False  # options ended without a name: an unnumbered figure
-    return labels
+    if isinstance(chapter, Path):
+        chapter = sources.read_chapter(chapter)
+    elif isinstance(chapter, str):
+        notebook = jupytext.reads(chapter, fmt="md:myst")
+        chapter = sources.Chapter(path=Path("<text>.md"), notebook=notebook)
+    return [
+        str(directive.options["name"])
+        for directive in chapter.directives()
+        if directive.name in FIGURE_DIRECTIVES and directive.options.get("name")
+    ]
 
 
-def locate_figure(label: str) -> tuple[str, str]:
-    """The chapter source stem holding figure ``label`` and the figure's number.
+def _check_label(label: str) -> str:
+    if not isinstance(label, str) or not _LABEL.match(label):
+        raise InvalidFigureLabelError(
+            f"figure label must be letters, digits, '-', '_' or '.', starting with a letter "
+            f"or digit (it names the artifact file); got {label!r}"
+        )
+    return label
+
+
+def locate_figure(label: str, chapter: str | None = None) -> str:
+    """The stem of the chapter whose prose has a figure directive named ``label``.
+
+    Parameters
+    ----------
+    label : str
+        The figure's ``:name:``.
+    chapter : str, optional
+        The chapter stem that drew the figure; defaults to ``$TRAINABLE_CHAPTER``. When given
+        (or set), only that chapter is read; otherwise every chapter in ``_toc.yml``.
 
     Raises
     ------
+    InvalidFigureLabelError
+        If ``label`` cannot name a file.
     UnknownFigureError
-        If no chapter in the table of contents has a figure with that ``:name:``.
+        If the chapter (or no chapter) has a figure directive with ``:name: label``.
     """
-    for stem in chapter_files():
-        source = (paths.CHAPTERS_DIR / f"{stem}.md").read_text(encoding="utf-8")
-        labels = figure_labels(source)
-        if label in labels:
-            return stem, f"{chapter_number(stem)}.{labels.index(label) + 1}"
+    _check_label(label)
+    chapter = chapter or os.environ.get(CHAPTER_VARIABLE) or None
+    candidates = [chapter] if chapter else chapter_files()
+    for stem in candidates:
+        source = paths.CHAPTERS_DIR / f"{stem}.md"
+        if source.is_file() and label in figure_labels(source):
+            return stem
+    where = f"chapters/{chapter}.md" if chapter else "no chapter in _toc.yml"
     raise UnknownFigureError(
-        f"no chapter has a figure with ':name: {label}'; save_figure needs the label of a "
-        "numbered figure directive"
+        f"{where} has no figure directive with ':name: {label}'; save_figure needs the "
+        "label of the figure that shows it"
     )
 
 
-def figure_number(label: str) -> str:
-    """The number of the figure named ``label``, e.g. ``"15.1"`` (see :func:`locate_figure`)."""
-    return locate_figure(label)[1]
+def figure_files(label: str) -> tuple[Path, Path]:
+    """``(svg, png)`` artifact paths of figure ``label`` (whether or not they exist yet)."""
+    _check_label(label)
+    return paths.FIGURES_DIR / f"{label}.svg", paths.FIGURES_DIR / f"{label}.png"
 
 
-def save_figure(fig, label: str, *, dpi: int = 150) -> Path:
-    """Save ``fig`` as ``artifacts/figures/figure-<number>.png`` and return the path.
+def save_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, Path]:
+    """Save ``fig`` as ``artifacts/figures/<label>.svg`` and ``<label>.png``.
 
-    The number comes from :func:`locate_figure`. The PNG's metadata names what made it: the
-    chapter source and the harness pin (``Source``, ``Comment``); it carries no timestamp or
-    software tag, so the same figure saves to the same bytes. The file is written atomically
-    (a partial PNG is never left under the final name).
+    The chapter that drew it is ``chapter``, else ``$TRAINABLE_CHAPTER``, else found by label
+    (:func:`locate_figure`). Metadata: title (the label), source (``chapters/<stem>.md``) and
+    a description naming the harness version; no date, and SVG ids hashed from a salt fixed to
+    the label, so the same figure gives the same bytes on every run. The PNG is drawn at
+    :data:`PNG_DPI`. Each file is replaced atomically.
+
+    Returns
+    -------
+    (pathlib.Path, pathlib.Path)
+        The SVG and PNG paths.
+
+    Raises
+    ------
+    InvalidFigureLabelError, UnknownFigureError
+        See :func:`locate_figure`; nothing is written.
     """
-    stem, number = locate_figure(label)
-    metadata = {
-        "Software": None,
-        "Title": f"Figure {number} ({label})",
+    from trainable_harness import __version__
+
+    stem = locate_figure(label, chapter)
+    drawn_by = f"drawn by chapters/{stem}.md with trainable_harness {__version__}"
+    svg_path, png_path = figure_files(label)
+    svg_metadata = {
+        "Title": label,
         "Source": f"chapters/{stem}.md",
-        "Comment": f"drawn by chapters/{stem}.md with trainable_harness {harness_pin()}",
+        "Description": drawn_by,
+        "Date": None,
+        "Creator": None,
     }
-    paths.FIGURES_DIR.mkdir(parents=True, exist_ok=True)
-    target = paths.FIGURES_DIR / f"figure-{number}.png"
-    handle, temporary = tempfile.mkstemp(dir=paths.FIGURES_DIR, prefix=".figure-", suffix=".png")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            fig.savefig(stream, format="png", dpi=dpi, metadata=metadata)
-        os.chmod(temporary, 0o644)  # mkstemp makes it private; the site serves it to anyone
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return target
+    png_metadata = {
+        "Software": None,
+        "Title": label,
+        "Source": f"chapters/{stem}.md",
+        "Comment": drawn_by,
+    }
+    with matplotlib.rc_context({"svg.hashsalt": label, "svg.fonttype": "path"}):
+        with atomic_output(svg_path, "wb") as stream:
+            fig.savefig(stream, format="svg", metadata=svg_metadata)
+    with atomic_output(png_path, "wb") as stream:
+        fig.savefig(stream, format="png", dpi=PNG_DPI, metadata=png_metadata)
+    return svg_path, png_path

@@ -1,0 +1,169 @@
+"""Site chrome: a clean script list, the theme's colour mode, and the build footer.
+
+- **Scripts added twice.** Sphinx 7.4 registers a script added with ``app.add_js_file(None,
+  body=...)`` after the builder starts twice: once as ``_JavaScript(None)`` when it is added
+  and once as ``_JavaScript('')`` when the builder re-reads the registry before writing
+  (``prepare_writing``). The two compare unequal, so every page carried sphinx-togglebutton's
+  ``togglebuttonSelector`` and sphinx-thebe's ``const THEBE_JS_URL`` twice, and the second
+  ``const`` threw "Identifier 'THEBE_JS_URL' has already been declared" on every page. Each
+  page's script list is de-duplicated here.
+- **No thebe.** The book offers no live-code button (``use_thebe_button`` is off), yet
+  jupyter-book always loads sphinx-thebe, whose inline configuration names a CDN URL and
+  whose per-page ``text/x-thebe-config`` block names a sample repository that is not this
+  book's. The thebe configuration scripts, ``sphinx-thebe.js`` and its style sheet are
+  removed from every page, so no page names another host in a script.
+- **Colour mode.** pydata-sphinx-theme 0.15 logs "Got invalid theme mode" unless the
+  ``default_mode`` template variable (``html_context``) is set; it is set to ``auto`` (the
+  reader's system setting).
+- **Proof index.** sphinx-proof's index lists each theorem by its label
+  (``thm-jacobians``); it is replaced by one that lists "Theorem 15.1" -- the number the
+  page shows -- with its chapter.
+- **Footer.** Every page says which commit of the book it was built from, and on which date,
+  in the theme's ``extra_footer``. The values are fixed for a given state of the repository:
+  the commit is ``git rev-parse --short HEAD`` (with "uncommitted changes" when ``git status``
+  is not clean) and the date is that commit's date, so rebuilding an unchanged tree renders
+  the same footer and Sphinx rewrites no page because the clock moved. A build driver or CI
+  may pass ``TRAINABLE_BUILD_COMMIT`` / ``TRAINABLE_BUILD_DATE`` to state them itself. The
+  artifacts (claims, figures) never carry these values.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import subprocess
+
+from docutils import nodes
+from sphinx.domains import Index, IndexEntry
+
+COMMIT_VARIABLE = "TRAINABLE_BUILD_COMMIT"
+DATE_VARIABLE = "TRAINABLE_BUILD_DATE"
+_THEBE_FILES = ("sphinx-thebe.js", "sphinx-thebe.css")
+
+
+def _git(srcdir: str, *arguments: str) -> str | None:
+    try:
+        result = subprocess.run(
+            ["git", "-C", srcdir, *arguments],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout.strip()
+
+
+def build_stamp(srcdir: str, environ=os.environ) -> dict[str, str]:
+    """``{"commit", "date", "dirty"}`` of the tree at ``srcdir`` (environment overrides git)."""
+    commit = environ.get(COMMIT_VARIABLE) or _git(srcdir, "rev-parse", "--short", "HEAD")
+    date = environ.get(DATE_VARIABLE) or _git(srcdir, "log", "-1", "--format=%cs")
+    if COMMIT_VARIABLE in environ:
+        dirty = ""
+    else:
+        status = _git(srcdir, "status", "--porcelain")
+        dirty = "uncommitted changes" if status else ""
+    return {"commit": commit or "unknown", "date": date or "unknown", "dirty": dirty}
+
+
+def footer_html(stamp: dict[str, str]) -> str:
+    """The footer line for ``stamp`` (see :func:`build_stamp`)."""
+    commit = html.escape(stamp["commit"])
+    text = (
+        f'Built from commit <code class="build-commit">{commit}</code>'
+        f' (<span class="build-date">{html.escape(stamp["date"])}</span>)'
+    )
+    if stamp["dirty"]:
+        text += ' with <span class="build-dirty">uncommitted changes</span>'
+    return f'<p class="build-stamp">{text}.</p>'
+
+
+def _configure(app, config):
+    config.html_context.setdefault("default_mode", "auto")
+    options = config.html_theme_options
+    footer = footer_html(build_stamp(app.srcdir))
+    existing = options.get("extra_footer") or ""
+    options["extra_footer"] = existing + footer
+
+
+def _is_thebe(script) -> bool:
+    filename = str(getattr(script, "filename", "") or "")
+    body = getattr(script, "attributes", {}).get("body", "")
+    return filename.endswith(_THEBE_FILES) or "THEBE_JS_URL" in body
+
+
+class ProofIndex(Index):
+    """The proof index, by the numbers the pages show ("Theorem 15.1"), not by label."""
+
+    name = "prf"
+    localname = "Proof Index"
+    shortname = "Proof"
+
+    def generate(self, docnames=None):
+        env = self.domain.env
+        entries = []
+        for label, values in getattr(env, "proof_list", {}).items():
+            docname = values["docname"]
+            if docnames and docname not in docnames:
+                continue
+            kind = values.get("realtype", "proof")
+            number = (
+                env.toc_fignumbers.get(docname, {}).get(values.get("countertype"), {}).get(label)
+            )
+            name = kind.capitalize() + (" " + ".".join(map(str, number)) if number else "")
+            title = env.titles.get(docname)
+            chapter = title.astext() if title is not None else docname
+            entries.append((number or (), name, label, docname, chapter))
+        content = {}
+        for _number, name, label, docname, chapter in sorted(entries):
+            content.setdefault(name.split(" ")[0], []).append(
+                IndexEntry(name, 0, docname, label, "", "", chapter)
+            )
+        return sorted(content.items()), True
+
+
+def _drop_thebe_config(app, doctree, docname):
+    for node in list(doctree.findall(nodes.raw)):
+        text = node.astext()
+        if "text/x-thebe-config" in text or text.startswith("<script>kernelName"):
+            node.parent.remove(node)
+
+
+def _clean_assets(app, pagename, templatename, context, doctree):
+    scripts = context.get("script_files")
+    if scripts is not None:
+        seen, kept = set(), []
+        for script in scripts:
+            key = (
+                str(getattr(script, "filename", script) or ""),
+                tuple(sorted(getattr(script, "attributes", {}).items())),
+            )
+            if key in seen or _is_thebe(script):
+                continue
+            seen.add(key)
+            kept.append(script)
+        scripts[:] = kept
+    styles = context.get("css_files")
+    if styles is not None:
+        styles[:] = [
+            style
+            for style in styles
+            if not str(getattr(style, "filename", style)).endswith(_THEBE_FILES)
+        ]
+
+
+def _override_proof_index(app):
+    domain = app.env.domains.get("prf") if app.env is not None else None
+    if domain is not None:
+        domain.indices = [ProofIndex if i.name == "prf" else i for i in domain.indices]
+
+
+def setup(app):
+    app.connect("builder-inited", _override_proof_index)
+    app.connect("config-inited", _configure)
+    # After sphinx-thebe appends its configuration nodes (default priority 500).
+    app.connect("doctree-resolved", _drop_thebe_config, priority=900)
+    # After every extension has added its page assets (default priority is 500).
+    app.connect("html-page-context", _clean_assets, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}
