@@ -1,4 +1,9 @@
-"""Chapter 15's claim computations: invariance, epsilon, running moment states, placement.
+"""Chapter 15's claim computations: invariance, epsilon, running state, placement, geometry.
+
+Besides sections 15.1-15.4, the section on scale invariance and the effective learning
+rate (``scale_invariance_witness``, ``weight_decay_equilibrium_witness``), the section on
+RMSNorm and LayerNorm in Transformers (``norm_cost_witness``) and the worked solutions of
+exercises 2 and 4 (``cancellation_matrix_witness``, ``estimator_shift_witness``).
 
 Each is registered with :func:`~trainable_harness.claims.computations.claim_computation`
 and named in ``claims/c15-*.yaml`` as ``trainable_harness.witnesses.chapter15.<name>``.
@@ -10,6 +15,15 @@ import numpy as np
 
 from trainable_harness.claims.computations import claim_computation
 from trainable_harness.errors import ShapeError, WeightShapeError
+from trainable_harness.estimator_shift import mean_square_discrepancy, shift_part
+from trainable_harness.geometry import (
+    angular_steps,
+    equilibrium_angle,
+    make_logistic_problem,
+    run_gradient_descent,
+    scale_invariant_gradient,
+    scale_invariant_loss,
+)
 from trainable_harness.moments import (
     merge_moments,
     raw_and_centered_variance,
@@ -20,16 +34,40 @@ from trainable_harness.normalization import (
     normalization_jacobian,
     rms_normalize,
 )
+from trainable_harness.precision import LOG10_OFFSETS, cancellation_table, first_failures
+from trainable_harness.transformer_cost import (
+    block_flops_per_token,
+    layer_norm_counts,
+    rms_norm_counts,
+)
 
 __all__ = [
     "EPSILON_RATIOS",
+    "EQUILIBRIUM",
+    "ESTIMATOR_BATCH_COUNTS",
+    "ESTIMATOR_BATCH_SIZES",
+    "ESTIMATOR_DEFAULT_COUNT",
+    "ESTIMATOR_SHIFT",
+    "LLAMA_7B",
+    "SCALE_FACTORS",
+    "SCALE_LR",
+    "SCALE_NORM_FACTOR",
+    "SCALE_PROBLEM",
+    "SCALE_STEPS",
+    "SCALE_WEIGHT_DECAY",
+    "cancellation_matrix_witness",
     "central_difference_jacobian",
     "epsilon_sweep",
     "epsilon_witness",
+    "estimator_shift_witness",
     "invariance_witness",
+    "norm_cost_witness",
     "placement_witness",
     "residual_placement",
     "running_state_witness",
+    "scale_invariance_witness",
+    "weight_decay_equilibrium_run",
+    "weight_decay_equilibrium_witness",
 ]
 
 # Tolerances of the claims' own arithmetic, not of their expectations.
@@ -166,6 +204,274 @@ def running_state_witness(
 def _normalize_with(values: np.ndarray, state, eps: float) -> np.ndarray:
     """Normalize ``values`` with a given state's mean and population variance."""
     return (values - state.mean) / np.sqrt(state.population_variance + eps)
+
+
+# --- update geometry, norm costs and the worked solutions ----------------------------------
+
+
+# The settings of the chapter 15 section; the chapter imports them so prose and claim agree.
+SCALE_PROBLEM = {"n": 64, "d": 8}
+SCALE_FACTORS = (2.0**-10, 0.1, 3.0, 1.0e3)
+SCALE_LR = 1.0
+SCALE_STEPS = 100
+SCALE_NORM_FACTOR = 4.0  # a power of two: scaling by it is exact in binary floating point
+SCALE_WEIGHT_DECAY = 0.05
+EQUILIBRIUM = {
+    "n": 256,
+    "d": 8,
+    "lr": 0.5,
+    "weight_decay": 0.02,
+    "batch_size": 16,
+    "steps": 600,
+    "initial_norms": (0.1, 10.0),
+    "tail": 200,
+}
+
+# LLaMA-7B's width and MLP hidden size (Touvron et al. 2023, table 2) and its context.
+LLAMA_7B = {"d": 4096, "hidden": 11008, "context": 2048}
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return v / np.linalg.norm(v, axis=-1, keepdims=True)
+
+
+@claim_computation
+def scale_invariance_witness(seed: int) -> dict:
+    """Claim ``c15-scale-geometry-001``: the four facts of a scale-invariant weight.
+
+    On the logistic unit of :mod:`trainable_harness.geometry` (``n = 64``, ``d = 8``) and
+    ten weights drawn from ``default_rng(seed + 1)``:
+
+    - ``loss_max_deviation``: ``max |f(c w) - f(w)|`` over ``c`` in
+      ``SCALE_FACTORS``;
+    - ``orthogonality_max_cosine``: ``max |cos(w, grad f(w))|``;
+    - ``gradient_scaling_max_relative_deviation``:
+      ``max |c grad f(c w) - grad f(w)| / |grad f(w)|``;
+    - over 100 full-batch steps with lr 1 from a unit weight: ``pythagoras_max_residual``,
+      the largest ``| |w'|^2 - |w|^2 - lr^2 |g|^2 | / |w'|^2``, ``norm_never_decreases``
+      (no step lowers the norm by more than 4 units of rounding) and ``final_norm``;
+    - ``same_path_max_direction_gap``: the largest distance between the unit directions
+      of the run above and a run from ``4 w`` with lr ``16``;
+    - ``first_step_tan_ratio``: ``tan`` of the first angular step from ``w`` over that
+      from ``4 w``, both with lr 1 (``16`` in exact arithmetic);
+    - ``decay_identity_max_residual``: the same as the Pythagoras residual for
+      ``|w'|^2 = (1 - lr wd)^2 |w|^2 + lr^2 |g|^2`` with ``wd = 0.05``.
+
+    Examples
+    --------
+    >>> result = scale_invariance_witness(seed=5)
+    >>> result["norm_never_decreases"], round(result["first_step_tan_ratio"], 9)
+    (True, 16.0)
+    """
+    problem = make_logistic_problem(seed=seed, **SCALE_PROBLEM)
+    weights = np.random.default_rng(seed + 1).normal(size=(10, SCALE_PROBLEM["d"]))
+    loss_gap = 0.0
+    cosine = 0.0
+    gradient_gap = 0.0
+    for w in weights:
+        loss = scale_invariant_loss(w, problem)
+        g = scale_invariant_gradient(w, problem)
+        cosine = max(cosine, abs(w @ g) / (np.linalg.norm(w) * np.linalg.norm(g)))
+        for c in SCALE_FACTORS:
+            loss_gap = max(loss_gap, abs(scale_invariant_loss(c * w, problem) - loss))
+            scaled = c * scale_invariant_gradient(c * w, problem)
+            gradient_gap = max(gradient_gap, np.linalg.norm(scaled - g) / np.linalg.norm(g))
+
+    w0 = _unit(weights[0])
+    c = SCALE_NORM_FACTOR
+    plain = run_gradient_descent(w0, problem, lr=SCALE_LR, steps=SCALE_STEPS)
+    norms = np.linalg.norm(plain.weights, axis=1)
+    grads = np.linalg.norm(plain.gradients, axis=1)
+    pythagoras = np.abs(norms[1:] ** 2 - norms[:-1] ** 2 - SCALE_LR**2 * grads**2)
+
+    rescaled = run_gradient_descent(c * w0, problem, lr=c * c * SCALE_LR, steps=SCALE_STEPS)
+    direction_gap = np.linalg.norm(_unit(plain.weights) - _unit(rescaled.weights), axis=1)
+    same_lr = run_gradient_descent(c * w0, problem, lr=SCALE_LR, steps=1)
+    tan_ratio = np.tan(angular_steps(plain.weights[:2])[0]) / np.tan(
+        angular_steps(same_lr.weights)[0]
+    )
+
+    wd = SCALE_WEIGHT_DECAY
+    decayed = run_gradient_descent(w0, problem, lr=SCALE_LR, steps=SCALE_STEPS, weight_decay=wd)
+    d_norms = np.linalg.norm(decayed.weights, axis=1)
+    d_grads = np.linalg.norm(decayed.gradients, axis=1)
+    shrink = (1.0 - SCALE_LR * wd) ** 2
+    decay_residual = np.abs(
+        d_norms[1:] ** 2 - shrink * d_norms[:-1] ** 2 - SCALE_LR**2 * d_grads**2
+    )
+    return {
+        "loss_max_deviation": float(loss_gap),
+        "orthogonality_max_cosine": float(cosine),
+        "gradient_scaling_max_relative_deviation": float(gradient_gap),
+        "pythagoras_max_residual": float(np.max(pythagoras / norms[1:] ** 2)),
+        # Once the gradient is ~1e-8, lr^2 |g|^2 is below the rounding of |w|^2, so
+        # consecutive norms may tie or differ by one ulp; more than that would refute.
+        "norm_never_decreases": bool(
+            np.all(np.diff(norms) >= -4 * np.finfo(np.float64).eps * norms[1:])
+        ),
+        "final_norm": float(norms[-1]),
+        "same_path_max_direction_gap": float(np.max(direction_gap)),
+        "first_step_tan_ratio": float(tan_ratio),
+        "decay_identity_max_residual": float(np.max(decay_residual / d_norms[1:] ** 2)),
+    }
+
+
+def weight_decay_equilibrium_run(seed: int, initial_norm: float, **settings):
+    """One minibatch run of the chapter 15 equilibrium experiment (``EQUILIBRIUM`` settings).
+
+    The data are drawn from ``seed`` and the initial direction from ``seed + 1``; the
+    minibatch sequence from ``seed + 2`` is shared by every initial norm, so runs from
+    different norms see the same examples in the same order.
+
+    Returns
+    -------
+    Trajectory
+        From :func:`trainable_harness.geometry.run_gradient_descent`.
+    """
+    s = {**EQUILIBRIUM, **settings}
+    problem = make_logistic_problem(seed=seed, n=s["n"], d=s["d"])
+    direction = _unit(np.random.default_rng(seed + 1).normal(size=s["d"]))
+    return run_gradient_descent(
+        initial_norm * direction,
+        problem,
+        lr=s["lr"],
+        steps=s["steps"],
+        weight_decay=s["weight_decay"],
+        batch_size=s["batch_size"],
+        seed=seed + 2,
+    )
+
+
+@claim_computation
+def weight_decay_equilibrium_witness(seed: int) -> dict:
+    """Claim ``c15-decay-equilibrium-001``, one seed: weight decay sets the angular step.
+
+    Minibatch gradient descent (``EQUILIBRIUM`` settings: lr 0.5, wd 0.02, B = 16, 600
+    steps) on the scale-invariant logistic unit, from initial norms 0.1 and 10 along one
+    direction. Over the last 200 steps:
+
+    - ``rms_angle_ratio``: the root mean square angular step over ``arccos(1 - lr wd)``,
+      the angle at which the norm recursion stands still (run from norm 0.1);
+    - ``final_norm_relative_gap``: ``|n_10 / n_0.1 - 1|`` for the final norms reached from
+      initial norms 10 and 0.1 (the initial norm is forgotten if this is near 0);
+    - ``growth_factor_small``, ``shrink_factor_large``: final over initial norm for each.
+
+    Examples
+    --------
+    >>> result = weight_decay_equilibrium_witness(seed=11)
+    >>> 0.9 < result["rms_angle_ratio"] < 1.1
+    True
+    """
+    small, large = EQUILIBRIUM["initial_norms"]
+    tail = EQUILIBRIUM["tail"]
+    run_small = weight_decay_equilibrium_run(seed, small)
+    run_large = weight_decay_equilibrium_run(seed, large)
+    theta = angular_steps(run_small.weights)[-tail:]
+    target = equilibrium_angle(EQUILIBRIUM["lr"], EQUILIBRIUM["weight_decay"])
+    norm_small = float(np.linalg.norm(run_small.weights[-1]))
+    norm_large = float(np.linalg.norm(run_large.weights[-1]))
+    return {
+        "rms_angle_ratio": float(np.sqrt(np.mean(theta**2)) / target),
+        "final_norm_relative_gap": abs(norm_large / norm_small - 1.0),
+        "growth_factor_small": norm_small / small,
+        "shrink_factor_large": norm_large / large,
+    }
+
+
+@claim_computation
+def norm_cost_witness() -> dict:
+    """Claim ``c15-norm-cost-001``: work per token of LayerNorm, RMSNorm and a block.
+
+    Counted by :mod:`trainable_harness.transformer_cost` at ``LLAMA_7B`` sizes:
+    operations (``ln_ops``, ``rms_ops``), values read (``ln_reads``, ``rms_reads``),
+    reductions, the ratio ``rms_ops / ln_ops``, the matrix work of one block
+    (``block_flops``), and the share of the block's work taken by its two RMSNorms
+    (``rms_share_of_block``).
+
+    Examples
+    --------
+    >>> result = norm_cost_witness()
+    >>> result["ln_ops"], result["rms_ops"]
+    (28675, 16387)
+    """
+    d = LLAMA_7B["d"]
+    ln, rms = layer_norm_counts(d), rms_norm_counts(d)
+    block = block_flops_per_token(**LLAMA_7B)
+    return {
+        "ln_ops": ln["total"],
+        "rms_ops": rms["total"],
+        "ops_ratio": rms["total"] / ln["total"],
+        "ln_reads": ln["reads"],
+        "rms_reads": rms["reads"],
+        "ln_reductions": ln["reductions"],
+        "rms_reductions": rms["reductions"],
+        "block_flops": block["total"],
+        "rms_share_of_block": 2 * rms["total"] / block["total"],
+    }
+
+
+@claim_computation
+def cancellation_matrix_witness() -> dict:
+    """Claim ``c15-cancellation-matrix-001``: where each format first fails (exercise 2).
+
+    For offsets ``10**k``, ``k`` in ``LOG10_OFFSETS`` (0 to 9), and the values
+    ``offset + (-2, -1, 1, 2)`` in FP16, BF16 (emulated), FP32 and FP64: the smallest
+    ``k`` at which the stored values' variance, the raw-moment formula or the centered
+    formula is off by more than 10% of 2.5 (or is not finite), from
+    :func:`trainable_harness.precision.first_failures`; ``"never"`` when none on the grid.
+
+    Examples
+    --------
+    >>> cancellation_matrix_witness()["fp32"]["raw_fails"]
+    4
+    """
+    found = first_failures(cancellation_table(LOG10_OFFSETS))
+    return {
+        fmt: {name: "never" if k is None else k for name, k in row.items()}
+        for fmt, row in found.items()
+    }
+
+
+# Exercise 4: the discrepancy split, at a shift of half a standard deviation.
+ESTIMATOR_SHIFT = 1.0
+ESTIMATOR_BATCH_SIZES = (8, 32)  # evaluation (and training) batch sizes compared
+ESTIMATOR_BATCH_COUNTS = (2, 32)  # training batch counts compared
+ESTIMATOR_DEFAULT_COUNT = 8
+
+
+@claim_computation
+def estimator_shift_witness(seed: int) -> dict:
+    """Claim ``c15-estimator-shift-001``, one seed: finite-estimator and shift parts.
+
+    From :mod:`trainable_harness.estimator_shift` (20 draws per setting, training from
+    N(4, 2^2)): ``batch_size_ratio``, the RMS control discrepancy (no shift) with batches
+    of 8 over that with batches of 32 (8 batches each); ``batch_count_ratio``, the control
+    with 2 batches over that with 32 (batches of 32); ``shift_recovered``,
+    ``sqrt(E[total^2] - E[control^2])`` at a shift of 1 over ``1 / sqrt(4 + eps)``
+    (8 batches of 32).
+
+    Examples
+    --------
+    >>> result = estimator_shift_witness(seed=0)
+    >>> result["batch_size_ratio"] > 1
+    True
+    """
+
+    def rms(count, size, shift, stream):
+        return mean_square_discrepancy(seed + stream, count, size, shift) ** 0.5
+
+    small, large = ESTIMATOR_BATCH_SIZES
+    few, many = ESTIMATOR_BATCH_COUNTS
+    count = ESTIMATOR_DEFAULT_COUNT
+    control = rms(count, large, 0.0, 0)
+    total = rms(count, large, ESTIMATOR_SHIFT, 1)
+    return {
+        "batch_size_ratio": rms(count, small, 0.0, 2) / control,
+        "batch_count_ratio": rms(few, large, 0.0, 3) / rms(many, large, 0.0, 4),
+        "shift_recovered": float(
+            np.sqrt(max(total**2 - control**2, 0.0)) / shift_part(ESTIMATOR_SHIFT)
+        ),
+    }
 
 
 # --- section 15.2: epsilon changes the map ----------------------------------------------------

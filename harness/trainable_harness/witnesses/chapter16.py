@@ -1,5 +1,10 @@
 """Chapter 16's claim computations: batch normalization in practice.
 
+Besides the sections on reduction sets, the four equations, running state, folding,
+pooled values, residual placement and dynamics, the sections on larger learning rates
+(``larger_learning_rates_witness``) and small batches (``small_batch_witness``) and the
+worked solution of exercise 1 (``bn_backward_witness``).
+
 Each function decorated with
 :func:`~trainable_harness.claims.computations.claim_computation` computes one claim
 ``claims/c16-<name>-001.yaml`` with the layers harness, and is named there as
@@ -36,17 +41,28 @@ from trainable_harness.layers import (
     update_running_statistics,
     values_per_statistic,
 )
+from trainable_harness.mlp import (
+    batch_norm_backward,
+    batch_norm_forward,
+    learning_rate_sweep,
+    probe_along_training,
+)
 from trainable_harness.moments import merge_moments, stable_online_moments
 from trainable_harness.normalization import centered_normalize, normalization_jacobian
+from trainable_harness.running_drift import MOMENTA, drifting_running_means
+from trainable_harness.small_batch import mean_error_theory, small_batch_sweep
 
 __all__ = [
     "activation_drift_profiles",
     "activation_drift_witness",
     "batch_dependence_witness",
+    "bn_backward_witness",
+    "drift_momentum_witness",
     "folding_witness",
     "fused_kernel_batch_norm",
     "gains_to_output",
     "identity_recovery_witness",
+    "larger_learning_rates_witness",
     "per_feature_moment_shift",
     "per_feature_moment_shifts",
     "random_relu_network_activations",
@@ -55,6 +71,7 @@ __all__ = [
     "residual_gain_profiles",
     "running_estimate_traces",
     "single_value_witness",
+    "small_batch_witness",
     "spread_of_batch_means",
     "statistic_spread_profiles",
     "statistic_spread_witness",
@@ -955,4 +972,150 @@ def activation_drift_witness(seed: int, **settings) -> dict:
         if unnormalized_change > 0
         else float("nan")
     )
+    return result
+
+
+# --- learning rates, small batches and the worked solutions -------------------------------
+
+
+@claim_computation
+def larger_learning_rates_witness(seed: int) -> dict:
+    """Claim ``c16-larger-learning-rates-001``, one seed: the MLP with and without batch norm.
+
+    :func:`trainable_harness.mlp.learning_rate_sweep` for both networks (grid 1/8 to 64,
+    60 full-batch steps, 128 examples) and :func:`trainable_harness.mlp.probe_along_training`
+    at lr 0.5. Fields: ``log2_gain_learning`` and ``log2_gain_finite`` (log2 of the ratio
+    of the largest learning rates, batch norm over plain), ``log2_largest_learning_plain``,
+    ``log2_largest_learning_bn``, ``best_loss_plain``, ``best_loss_bn``, and the ratios
+    plain over batch norm of the mean loss variation, gradient change and effective
+    smoothness along the gradient.
+
+    Examples
+    --------
+    >>> result = larger_learning_rates_witness(seed=3)
+    >>> result["log2_gain_learning"] >= 1
+    True
+    """
+    sweeps = {bn: learning_rate_sweep(seed, bn) for bn in (False, True)}
+    probes = {bn: probe_along_training(seed, bn) for bn in (False, True)}
+    plain, bn = sweeps[False], sweeps[True]
+    return {
+        "log2_largest_learning_plain": float(np.log2(plain.largest_learning)),
+        "log2_largest_learning_bn": float(np.log2(bn.largest_learning)),
+        "log2_gain_learning": float(np.log2(bn.largest_learning / plain.largest_learning)),
+        "log2_gain_finite": float(np.log2(bn.largest_finite / plain.largest_finite)),
+        "best_loss_plain": plain.best_loss,
+        "best_loss_bn": bn.best_loss,
+        "loss_variation_ratio": probes[False].loss_variation / probes[True].loss_variation,
+        "gradient_change_ratio": probes[False].gradient_change / probes[True].gradient_change,
+        "smoothness_ratio": (
+            probes[False].effective_smoothness / probes[True].effective_smoothness
+        ),
+    }
+
+
+@claim_computation
+def small_batch_witness(seed: int) -> dict:
+    """Claim ``c16-small-batch-001``, one seed: batch norm as the batch shrinks.
+
+    From :func:`trainable_harness.small_batch.small_batch_sweep` (B = 1 to 64, 1024
+    samples per size, 8 channels of 4 x 4 positions, shared variance 1 of a total 4):
+
+    - ``gap_b1``, ``gap_b64``: RMS train/eval gap of batch norm at B = 1 and 64;
+    - ``gap_slope``: least-squares slope of log gap against log B;
+    - ``mean_error_max_relative_deviation``: largest relative deviation of the measured
+      RMS error of the batch mean from ``sqrt((tau^2 + sigma^2 / HW) / B)``;
+    - ``ghost_over_b8``: gap of 64-sample batches normalized in ghost batches of 8 over
+      the gap of 8-sample batches;
+    - ``renorm_gap_b2``: train/eval gap of batch renormalization (r_max 3, d_max 5) at B = 2;
+    - ``sync_max_error``: merged per-device statistics against the whole batch's.
+
+    Examples
+    --------
+    >>> result = small_batch_witness(seed=0)
+    >>> result["gap_b1"] > result["gap_b64"]
+    True
+    """
+    sweep = small_batch_sweep(seed)
+    sizes = sweep["batch_sizes"]
+    theory = np.array([mean_error_theory(b) for b in sizes])
+    slope = np.polyfit(np.log(sizes), np.log(sweep["gap"]), 1)[0]
+    b8 = int(np.flatnonzero(sizes == 8)[0])
+    return {
+        "gap_b1": float(sweep["gap"][0]),
+        "gap_b64": float(sweep["gap"][-1]),
+        "gap_slope": float(slope),
+        "mean_error_max_relative_deviation": float(
+            np.max(np.abs(sweep["mean_error"] / theory - 1.0))
+        ),
+        "ghost_over_b8": float(sweep["ghost_gap"] / sweep["gap"][b8]),
+        "renorm_gap_b2": float(sweep["renorm_gap"][1]),
+        "sync_max_error": sweep["sync_max_error"],
+    }
+
+
+@claim_computation
+def bn_backward_witness(seed: int) -> dict:
+    """Claim ``c16-bn-backward-001``: batch norm's backward pass is gamma J_C^T per channel.
+
+    For a batch of 8 values in 3 channels (``default_rng(seed)``), compares
+    :func:`trainable_harness.mlp.batch_norm_backward` with
+    ``gamma_c * normalization_jacobian(z_c, centered=True, eps).T @ dY_c`` (eq. 15.3 with
+    epsilon) at ``eps = 0`` and ``eps = 0.1``, and measures the component of ``dZ`` along
+    the centered input (zero at ``eps = 0`` up to rounding; at ``eps > 0`` it is
+    ``gamma eps / s^3`` times the upstream's radial component, with
+    ``s = sqrt(population_variance + eps)``). Deviations are relative to the largest
+    entry of the reference.
+
+    Examples
+    --------
+    >>> bn_backward_witness(seed=0)["max_deviation_eps0"] < 1e-13
+    True
+    """
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(8, 3)) * [1.0, 3.0, 0.5] + [0.0, 2.0, -1.0]
+    gamma = rng.normal(size=3)
+    upstream = rng.normal(size=(8, 3))
+    out = {}
+    for eps, name in ((0.0, "eps0"), (0.1, "eps")):
+        _, cache = batch_norm_forward(Z, gamma, np.zeros(3), eps)
+        dZ, _, _ = batch_norm_backward(upstream, cache, gamma)
+        reference = np.stack(
+            [
+                gamma[c]
+                * normalization_jacobian(Z[:, c], centered=True, eps=eps).T
+                @ upstream[:, c]
+                for c in range(3)
+            ],
+            axis=1,
+        )
+        scale = np.max(np.abs(reference))
+        out[f"max_deviation_{name}"] = float(np.max(np.abs(dZ - reference)) / scale)
+        radial = cache.Z_hat / np.linalg.norm(cache.Z_hat, axis=0)
+        out[f"radial_component_{name}"] = float(
+            np.max(np.abs(np.sum(dZ * radial, axis=0))) / scale
+        )
+    return out
+
+
+@claim_computation
+def drift_momentum_witness(seed: int) -> dict:
+    """Claim ``c16-drift-momentum-001``, one seed: running means under a drifting mean.
+
+    :func:`trainable_harness.running_drift.drifting_running_means` with momenta 1%, 10%,
+    30% and 50% (100 batches of 32 from ``N(mu_t, 4)``, ``mu_t`` from 4 to 6): the error
+    against the final mean for each momentum (``final_error_1pct`` ...) and the smallest
+    error against the merged mean of all training values over the four momenta
+    (``merged_error_min``).
+
+    Examples
+    --------
+    >>> result = drift_momentum_witness(seed=0)
+    >>> result["final_error_1pct"] > result["final_error_10pct"]
+    True
+    """
+    errors = drifting_running_means(seed)
+    names = [f"final_error_{round(100 * m)}pct" for m in MOMENTA]
+    result = {name: float(e) for name, e in zip(names, errors["final_error"], strict=True)}
+    result["merged_error_min"] = float(np.min(errors["merged_error"]))
     return result

@@ -1,0 +1,342 @@
+"""Batch normalization with small batches: estimator error, train/eval gap, and three fixes.
+
+Chapter 16, section "Small batches". Activations of one layer are drawn as in section
+"How many values a statistic sees": for sample ``b``, channel ``c`` and position ``p``,
+
+    x[b, c, p] = mu_c + a[b, c] + e[b, c, p],   a ~ N(0, tau^2),  e ~ N(0, sigma^2),
+
+so the ``H W`` positions of a sample share the offset ``a`` and the population variance of
+a channel is ``tau^2 + sigma^2``. With the population statistics known, the functions below
+measure, for a batch of ``B`` samples:
+
+- the error of the per-channel batch mean and standard deviation (train mode);
+- the *train/eval gap*: RMS difference between the train-mode output (batch statistics)
+  and the evaluation-mode output (population statistics) on the same batch;
+- the same gap for batch renormalization (Ioffe 2017), whose train-mode output is
+  ``r (x - mean_B) / std_B + d`` with ``r = clip(std_B / std, 1/r_max, r_max)`` and
+  ``d = clip((mean_B - mean) / std, -d_max, d_max)``: without clipping it *is* the
+  evaluation output, and the gap comes from the clipping alone;
+- ghost batches (Hoffer et al. 2017): a batch normalized in independent slices of ``G``;
+- synchronized batch norm: per-device moment states merged exactly
+  (:func:`trainable_harness.moments.merge_moments`) give the statistics of the whole batch.
+
+Group normalization computes per-sample statistics in train and evaluation mode alike, so
+its gap is zero by construction and does not depend on ``B``.
+
+Arithmetic is float64; ``eps`` is added to the variance as in eq. 16.3.
+
+Examples
+--------
+>>> rng = np.random.default_rng(0)
+>>> X = draw_activations(rng, repeats=50, batch=4)
+>>> X.shape
+(50, 4, 8, 4, 4)
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from trainable_harness.errors import ShapeError, TrainableError
+from trainable_harness.moments import MomentState, merge_moments
+
+__all__ = [
+    "BATCH_SIZES",
+    "CHANNELS",
+    "INDEPENDENT_VARIANCE",
+    "SHARED_VARIANCE",
+    "SIDE",
+    "batch_renorm_train",
+    "draw_activations",
+    "ghost_batch_norm_train",
+    "mean_error_theory",
+    "population_eval",
+    "small_batch_sweep",
+    "statistic_errors",
+    "synchronized_statistics",
+    "train_eval_gap",
+    "train_mode",
+]
+
+CHANNELS = 8
+SIDE = 4  # H = W
+SHARED_VARIANCE = 1.0  # tau^2, shared by the positions of a sample
+INDEPENDENT_VARIANCE = 3.0  # sigma^2
+CHANNEL_MEANS = np.linspace(-2.0, 2.0, CHANNELS)
+EPS = 1e-5
+
+
+class SmallBatchError(TrainableError):
+    """A setting of the small-batch experiment that cannot run (names the parameter)."""
+
+
+def _population():
+    return CHANNEL_MEANS, np.full(CHANNELS, SHARED_VARIANCE + INDEPENDENT_VARIANCE)
+
+
+def draw_activations(rng: np.random.Generator, repeats: int, batch: int) -> np.ndarray:
+    """``repeats`` independent batches ``(repeats, batch, CHANNELS, SIDE, SIDE)`` of the model.
+
+    Raises
+    ------
+    SmallBatchError
+        If ``repeats`` or ``batch`` is not a positive integer.
+
+    Examples
+    --------
+    >>> draw_activations(np.random.default_rng(0), repeats=2, batch=3).shape
+    (2, 3, 8, 4, 4)
+    """
+    for name, value in (("repeats", repeats), ("batch", batch)):
+        if isinstance(value, bool) or int(value) != value or value < 1:
+            raise SmallBatchError(f"{name} must be a positive integer, got {value!r}")
+    shape = (int(repeats), int(batch), CHANNELS)
+    shared = rng.normal(scale=np.sqrt(SHARED_VARIANCE), size=shape)[..., None, None]
+    independent = rng.normal(scale=np.sqrt(INDEPENDENT_VARIANCE), size=(*shape, SIDE, SIDE))
+    return CHANNEL_MEANS[:, None, None] + shared + independent
+
+
+def _batch_moments(X: np.ndarray):
+    # Per-channel statistics over (B, H, W) of each repeat: axes 1, 3, 4.
+    mean = X.mean(axis=(1, 3, 4), keepdims=True)
+    centered = X - mean
+    return mean, np.mean(centered * centered, axis=(1, 3, 4), keepdims=True)
+
+
+def _check_5d(X) -> np.ndarray:
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 5 or X.shape[2] != CHANNELS:
+        raise ShapeError(f"X must have shape (repeats, B, {CHANNELS}, H, W), got {X.shape}")
+    return X
+
+
+def _per_channel(values) -> np.ndarray:
+    return np.asarray(values, dtype=np.float64)[None, None, :, None, None]
+
+
+def train_mode(X, eps: float = EPS) -> np.ndarray:
+    """Train-mode batch norm (gamma 1, beta 0) of every repeat with its own statistics.
+
+    Equal to :func:`trainable_harness.layers.batch_norm` applied to each ``X[r]``.
+
+    Examples
+    --------
+    >>> X = draw_activations(np.random.default_rng(0), repeats=1, batch=4)
+    >>> Y = train_mode(X)
+    >>> bool(np.allclose(Y.mean(axis=(1, 3, 4)), 0.0, atol=1e-12))
+    True
+    """
+    X = _check_5d(X)
+    mean, variance = _batch_moments(X)
+    return (X - mean) / np.sqrt(variance + eps)
+
+
+def population_eval(X, eps: float = EPS) -> np.ndarray:
+    """Evaluation-mode batch norm with the model's population statistics."""
+    X = _check_5d(X)
+    mean, variance = _population()
+    return (X - _per_channel(mean)) / np.sqrt(_per_channel(variance) + eps)
+
+
+def statistic_errors(X) -> dict:
+    """RMS error over repeats and channels of the batch mean and of ``std_B / std - 1``.
+
+    Examples
+    --------
+    >>> X = draw_activations(np.random.default_rng(1), repeats=400, batch=64)
+    >>> errors = statistic_errors(X)
+    >>> bool(errors["mean"] < 0.2)
+    True
+
+    Examples
+    --------
+    >>> X = draw_activations(np.random.default_rng(0), repeats=200, batch=8)
+    >>> round(float(population_eval(X).std()), 1)      # unit variance on average
+    1.0
+    """
+    X = _check_5d(X)
+    mean, variance = _batch_moments(X)
+    population_mean, population_variance = _population()
+    mean_error = mean - _per_channel(population_mean)
+    std_error = np.sqrt(variance / _per_channel(population_variance)) - 1.0
+    return {
+        "mean": float(np.sqrt(np.mean(mean_error**2))),
+        "std": float(np.sqrt(np.mean(std_error**2))),
+    }
+
+
+def train_eval_gap(train_output, X, eps: float = EPS) -> float:
+    """RMS over all values of ``train_output - population_eval(X)``."""
+    return float(np.sqrt(np.mean((train_output - population_eval(X, eps)) ** 2)))
+
+
+def batch_renorm_train(X, r_max: float, d_max: float, eps: float = EPS) -> np.ndarray:
+    """Batch renormalization's train-mode forward pass, with the population as running state.
+
+    ``y = r (x - mean_B) / sqrt(var_B + eps) + d`` with
+    ``r = clip(sqrt(var_B + eps) / sqrt(var + eps), 1/r_max, r_max)`` and
+    ``d = clip((mean_B - mean) / sqrt(var + eps), -d_max, d_max)``; ``r`` and ``d`` are
+    treated as constants by the backward pass (Ioffe 2017, algorithm 1). With
+    ``r_max = d_max = inf`` the output equals :func:`population_eval` up to rounding.
+
+    Raises
+    ------
+    SmallBatchError
+        If ``r_max < 1`` or ``d_max < 0``.
+
+    Examples
+    --------
+    >>> X = draw_activations(np.random.default_rng(2), repeats=3, batch=2)
+    >>> free = batch_renorm_train(X, r_max=np.inf, d_max=np.inf)
+    >>> bool(np.max(np.abs(free - population_eval(X))) < 1e-12)
+    True
+    """
+    if not r_max >= 1:
+        raise SmallBatchError(f"r_max must be >= 1, got {r_max}")
+    if not d_max >= 0:
+        raise SmallBatchError(f"d_max must be >= 0, got {d_max}")
+    X = _check_5d(X)
+    mean, variance = _batch_moments(X)
+    population_mean, population_variance = _population()
+    batch_std = np.sqrt(variance + eps)
+    population_std = np.sqrt(_per_channel(population_variance) + eps)
+    r = np.clip(batch_std / population_std, 1.0 / r_max, r_max)
+    d = np.clip((mean - _per_channel(population_mean)) / population_std, -d_max, d_max)
+    return r * (X - mean) / batch_std + d
+
+
+def ghost_batch_norm_train(X, ghost_size: int, eps: float = EPS) -> np.ndarray:
+    """Train-mode batch norm of each batch in independent consecutive slices of ``ghost_size``.
+
+    Raises
+    ------
+    SmallBatchError
+        If ``ghost_size`` does not divide the batch size.
+
+    Examples
+    --------
+    >>> X = draw_activations(np.random.default_rng(3), repeats=2, batch=8)
+    >>> bool(np.array_equal(ghost_batch_norm_train(X, 8), train_mode(X)))
+    True
+    """
+    X = _check_5d(X)
+    repeats, batch = X.shape[:2]
+    if int(ghost_size) != ghost_size or ghost_size < 1 or batch % ghost_size:
+        raise SmallBatchError(f"ghost_size must divide the batch size {batch}, got {ghost_size}")
+    ghosts = X.reshape(repeats * (batch // ghost_size), int(ghost_size), *X.shape[2:])
+    return train_mode(ghosts, eps).reshape(X.shape)
+
+
+def synchronized_statistics(device_batches) -> tuple[np.ndarray, np.ndarray]:
+    """Per-channel mean and population variance of several devices' batches, by merging.
+
+    Each device reduces its ``(B_k, C, H, W)`` batch to one centered moment state per
+    channel (count, mean, m2, computed two-pass in float64); the states are merged with
+    :func:`trainable_harness.moments.merge_moments` (what an all-reduce of these three
+    numbers per channel implements), and the merged state gives the statistics of the
+    concatenated batch.
+
+    Returns
+    -------
+    (mean, population_variance), each of shape ``(C,)``
+
+    Examples
+    --------
+    >>> X = draw_activations(np.random.default_rng(4), repeats=1, batch=8)[0]
+    >>> mean, variance = synchronized_statistics(np.split(X, 4))
+    >>> bool(np.allclose(variance, X.var(axis=(0, 2, 3)), rtol=1e-14, atol=0))
+    True
+    """
+    merged = None
+    for batch in device_batches:
+        batch = np.asarray(batch, dtype=np.float64)
+        if batch.ndim != 4:
+            raise ShapeError(f"each device batch must be (B, C, H, W), got {batch.shape}")
+        count = batch.shape[0] * batch.shape[2] * batch.shape[3]
+        means = batch.mean(axis=(0, 2, 3))
+        m2 = ((batch - means[None, :, None, None]) ** 2).sum(axis=(0, 2, 3))
+        states = [MomentState(count, means[c], m2[c]) for c in range(batch.shape[1])]
+        merged = states if merged is None else list(map(merge_moments, merged, states))
+    if merged is None:
+        raise ShapeError("device_batches is empty")
+    mean = np.array([float(s.mean) for s in merged])
+    variance = np.array([float(s.population_variance) for s in merged])
+    return mean, variance
+
+
+BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)
+SAMPLES_PER_SIZE = 1024  # samples drawn for each batch size: 1024 / B batches
+GHOST_SIZE = 8
+RENORM_LIMITS = (3.0, 5.0)  # r_max, d_max: the final values of Ioffe (2017), section 4
+
+
+def mean_error_theory(batch: int) -> float:
+    """RMS error of a batch mean under the model: ``sqrt((tau^2 + sigma^2 / (H W)) / B)``.
+
+    Examples
+    --------
+    >>> round(mean_error_theory(1), 4)
+    1.0897
+
+    Examples
+    --------
+    >>> X = draw_activations(np.random.default_rng(0), repeats=4, batch=2)
+    >>> train_eval_gap(population_eval(X), X)
+    0.0
+    """
+    return float(np.sqrt((SHARED_VARIANCE + INDEPENDENT_VARIANCE / SIDE**2) / batch))
+
+
+def small_batch_sweep(seed: int, samples_per_size: int = SAMPLES_PER_SIZE) -> dict:
+    """Every measurement of the section for one seed, as arrays over ``BATCH_SIZES``.
+
+    Returns
+    -------
+    dict
+        ``batch_sizes``, ``mean_error``, ``std_error``, ``gap`` (train-mode batch norm),
+        ``renorm_gap`` (``RENORM_LIMITS``), each an array over the batch sizes;
+        ``ghost_gap`` (batches of 64 in ghost batches of ``GHOST_SIZE``) and
+        ``sync_max_error`` (largest difference between merged per-device statistics of
+        32 devices with 2 samples each and the statistics of the 64-sample batch).
+
+    Examples
+    --------
+    >>> sweep = small_batch_sweep(seed=0, samples_per_size=128)
+    >>> sweep["gap"].shape
+    (7,)
+
+    The result is a pure function of the arguments and is cached (a fresh dict of
+    read-only arrays each call), so a figure and a claim on the same seeds compute once.
+    """
+    return dict(_cached_sweep(int(seed), int(samples_per_size)))
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_sweep(seed: int, samples_per_size: int) -> dict:
+    rng = np.random.default_rng(seed)
+    out = {name: [] for name in ("mean_error", "std_error", "gap", "renorm_gap")}
+    for batch in BATCH_SIZES:
+        X = draw_activations(rng, max(samples_per_size // batch, 1), batch)
+        errors = statistic_errors(X)
+        out["mean_error"].append(errors["mean"])
+        out["std_error"].append(errors["std"])
+        out["gap"].append(train_eval_gap(train_mode(X), X))
+        out["renorm_gap"].append(train_eval_gap(batch_renorm_train(X, *RENORM_LIMITS), X))
+    largest = X  # the last size, 64
+    ghost = train_eval_gap(ghost_batch_norm_train(largest, GHOST_SIZE), largest)
+    whole = largest[0]
+    mean, variance = synchronized_statistics(np.split(whole, whole.shape[0] // 2))
+    centered = whole - whole.mean(axis=(0, 2, 3), keepdims=True)
+    sync_error = max(
+        np.max(np.abs(mean - whole.mean(axis=(0, 2, 3)))),
+        np.max(np.abs(variance - np.mean(centered**2, axis=(0, 2, 3)))),
+    )
+    result = {name: np.array(values) for name, values in out.items()}
+    result["batch_sizes"] = np.array(BATCH_SIZES)
+    for array in result.values():
+        array.setflags(write=False)
+    result["ghost_gap"] = ghost
+    result["sync_max_error"] = float(sync_error)
+    return result

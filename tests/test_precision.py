@@ -1,0 +1,62 @@
+"""Tests of the cancellation matrix (trainable_harness.precision)."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from trainable_harness.precision import (
+    UnknownFormatError,
+    bfloat16_raw_and_centered_variance,
+    cancellation_row,
+    cancellation_table,
+    first_failures,
+    round_to_bfloat16,
+)
+
+
+def naive_bfloat16(value: float) -> float:
+    """Reference rounding: nearest multiple of the bfloat16 spacing, ties to even."""
+    if value == 0:
+        return 0.0
+    exponent = int(np.floor(np.log2(abs(value))))
+    spacing = Fraction(2) ** (exponent - 7)
+    q = Fraction(value) / spacing
+    low = q.numerator // q.denominator
+    rest = q - low
+    n = low + (1 if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and low % 2) else 0)
+    return float(n * spacing)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_bfloat16_rounding_matches_a_naive_reference(seed):
+    rng = np.random.default_rng(seed)
+    values = (rng.normal(size=200) * 10.0 ** rng.integers(-5, 6, size=200)).astype(np.float32)
+    got = round_to_bfloat16(values)
+    expected = [naive_bfloat16(float(v)) for v in values]
+    np.testing.assert_array_equal(got, np.array(expected, dtype=np.float32))
+
+
+def test_bfloat16_ties_and_specials():
+    assert float(round_to_bfloat16(np.float32(1 + 2**-8))) == 1.0  # tie, even stays
+    assert float(round_to_bfloat16(np.float32(1 + 3 * 2**-8))) == 1 + 2**-6  # tie, rounds up
+    assert np.isnan(round_to_bfloat16(np.float32("nan")))
+    assert np.isinf(round_to_bfloat16(np.float32("inf")))
+
+
+def test_bfloat16_variance_is_exact_for_small_integers():
+    assert bfloat16_raw_and_centered_variance([-2, -1, 1, 2]) == (2.5, 2.5)
+
+
+def test_rows_and_failures():
+    assert cancellation_row("fp64", 1e9)["centered"] == 2.5
+    assert cancellation_row("fp16", 1e5)["stored_variance"] == float("inf")
+    table = cancellation_table(range(0, 10))
+    found = first_failures(table)
+    # Each format's raw formula fails no later than its values collapse.
+    for fmt, row in found.items():
+        if row["values_collapse"] is not None:
+            assert row["raw_fails"] <= row["values_collapse"], fmt
+            assert row["centered_fails"] == row["values_collapse"], fmt
+    with pytest.raises(UnknownFormatError, match="fmt"):
+        cancellation_row("fp8", 1.0)

@@ -1,0 +1,44 @@
+"""Tests of the counted normalizations and block work (trainable_harness.transformer_cost)."""
+
+import numpy as np
+import pytest
+
+from trainable_harness.errors import ShapeError
+from trainable_harness.transformer_cost import (
+    OpCounter,
+    block_flops_per_token,
+    counted_layer_norm,
+    counted_rms_norm,
+    layer_norm_counts,
+    rms_norm_counts,
+)
+
+
+@pytest.mark.parametrize("d", [2, 3, 64, 4096])
+def test_counts_follow_the_closed_forms(d):
+    # LayerNorm: sums 2(d - 1), centering d, squares d, gamma d, beta d, x_hat d, and
+    # four scalar operations (1/d twice, + eps, sqrt, reciprocal) -> 7d + 3.
+    assert layer_norm_counts(d)["total"] == 7 * d + 3
+    # RMSNorm: squares d, sum d - 1, x/rms d, gamma d, and four scalars -> 4d + 3.
+    assert rms_norm_counts(d)["total"] == 4 * d + 3
+
+
+def test_counted_maps_compute_the_right_thing():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=6) * 3 + 5
+    gamma, beta = rng.normal(size=6), rng.normal(size=6)
+    ops = OpCounter()
+    ln = counted_layer_norm(x, gamma, beta, 0.0, ops)
+    naive = gamma * (x - x.mean()) / np.sqrt(np.mean((x - x.mean()) ** 2)) + beta
+    np.testing.assert_allclose(ln, naive, rtol=1e-13)
+    rms = counted_rms_norm(x, gamma, 0.0, OpCounter())
+    np.testing.assert_allclose(rms, gamma * x / np.sqrt(np.mean(x * x)), rtol=1e-13)
+
+
+def test_block_flops_and_errors():
+    parts = block_flops_per_token(8, 16, 4)
+    assert parts["total"] == 8 * 64 + 4 * 8 * 4 + 6 * 8 * 16
+    with pytest.raises(ShapeError, match="d must be"):
+        layer_norm_counts(1)
+    with pytest.raises(ShapeError, match="context"):
+        block_flops_per_token(8, 16, 0)
