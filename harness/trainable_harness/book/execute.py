@@ -137,8 +137,9 @@ def _run_one(source: str) -> ChapterRun:
             progress_bar=False,
             log_output=False,
             request_save_on_cell_execute=False,
-            # The kernel's own log (a notice about its local TCP transport) is noise here.
-            extra_arguments=["--IPKernelApp.log_level=ERROR"],
+            # The kernel's own log is noise here (a notice about its local TCP transport, the
+            # interrupt jupyter_client sends at shutdown); a failing cell is reported by papermill.
+            extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
         )
     except PapermillExecutionError as error:
         cell = error.exec_count - 1 if error.exec_count else "?"
