@@ -341,6 +341,17 @@ SIDEBAR_STATE = """selector => {
 }"""
 
 
+def _shown(page, sidebar, expected):
+    """Whether ``sidebar`` reaches the ``expected`` state within 3 s (the theme animates)."""
+    try:
+        page.wait_for_function(
+            f"s => ({SIDEBAR_STATE})(s) === {str(expected).lower()}", arg=sidebar, timeout=3000
+        )
+    except Exception:  # playwright's TimeoutError: the state was not reached
+        return not expected
+    return expected
+
+
 def _check_navigation(page, width):
     """Each sidebar toggle opens its sidebar and a second action closes it again."""
     failures = []
@@ -354,13 +365,11 @@ def _check_navigation(page, width):
                 if not page.evaluate(SIDEBAR_STATE, sidebar):
                     failures.append("primary sidebar not shown at desktop width")
                     continue
-                toggle.first.click()
-                page.wait_for_timeout(350)
-                if page.evaluate(SIDEBAR_STATE, sidebar):
+                toggle.first.click(timeout=5000)
+                if _shown(page, sidebar, False):
                     failures.append("primary sidebar does not collapse")
-                toggle.first.click()
-                page.wait_for_timeout(350)
-                if not page.evaluate(SIDEBAR_STATE, sidebar):
+                toggle.first.click(timeout=5000)
+                if not _shown(page, sidebar, True):
                     failures.append("primary sidebar does not come back")
             continue
         has_content = page.evaluate(
@@ -372,13 +381,12 @@ def _check_navigation(page, width):
             continue
         if page.evaluate(SIDEBAR_STATE, sidebar):
             failures.append(f"{side} sidebar open before its toggle is pressed")
-        toggle.first.click()
-        page.wait_for_timeout(350)
-        if not page.evaluate(SIDEBAR_STATE, sidebar):
+        toggle.first.click(timeout=5000)
+        if not _shown(page, sidebar, True):
             failures.append(f"{side} toggle does not open the sidebar at {width} px")
+        page.wait_for_timeout(400)  # let the opening transition end before closing
         page.keyboard.press("Escape")
-        page.wait_for_timeout(350)
-        if page.evaluate(SIDEBAR_STATE, sidebar):
+        if _shown(page, sidebar, False):
             failures.append(f"{side} sidebar does not close at {width} px")
     return failures
 
