@@ -23,6 +23,14 @@ STAMP := $(VENV)/.installed
 # Keep the pip configuration of the machine, but not its chatter about missing local indexes.
 PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 UV := uv==0.13.9
+SETUP_LOCK := flock $(CURDIR)/.setup.lock
+
+# One BLAS thread per process: chapters run in parallel (one kernel per core), and a fixed
+# thread count keeps every reduction in the same order, so artifacts are byte-identical
+# between `make`, `make verify` and `claims verify --check-artifacts`.
+export OPENBLAS_NUM_THREADS := 1
+export OMP_NUM_THREADS := 1
+export MKL_NUM_THREADS := 1
 
 EXECUTED := $(patsubst %.md,%.ipynb,$(wildcard chapters/*.md))
 MATHJAX := _build/site-extra/_vendor/mathjax/tex-chtml.js
@@ -33,11 +41,13 @@ venv: $(STAMP)
 
 # The lock is installed by uv (pinned, itself installed by pip from the registry): the same
 # exact versions pip would install, without a resolver, in a third of the time.
+# Two `make` runs started at once take turns here (flock), then the build driver's own lock
+# refuses the second build with a message naming the first.
 $(STAMP): requirements.txt pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(PIP) install $(UV) 2> >(grep -v "is ignored: it is neither" >&2)
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements.txt
-	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e .
+	test -x $(BIN)/python || $(SETUP_LOCK) $(PYTHON) -m venv $(VENV)
+	$(SETUP_LOCK) $(PIP) install $(UV) 2> >(grep -v "is ignored: it is neither" >&2)
+	$(SETUP_LOCK) $(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements.txt
+	$(SETUP_LOCK) $(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e .
 	touch $@
 
 # The build itself is the driver's: it keys each chapter on its source, the harness functions
@@ -48,10 +58,9 @@ all: $(MATHJAX) | $(STAMP)
 	@$(BIN)/python -m trainable_harness.book build
 
 $(MATHJAX): package.json package-lock.json
-	npm ci --no-audit --no-fund --silent
-	rm -rf _build/site-extra/_vendor/mathjax && mkdir -p _build/site-extra/_vendor
-	cp -r node_modules/mathjax/es5 _build/site-extra/_vendor/mathjax
-	touch $@
+	$(SETUP_LOCK) bash -c 'npm ci --no-audit --no-fund --silent && \
+	    rm -rf _build/site-extra/_vendor/mathjax && mkdir -p _build/site-extra/_vendor && \
+	    cp -r node_modules/mathjax/es5 _build/site-extra/_vendor/mathjax && touch $@'
 
 site: all
 

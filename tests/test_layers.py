@@ -13,15 +13,18 @@ import math
 
 import numpy as np
 import pytest
+from exact_reference import centered_ulp_bound, exact_standardized, normwise_ulps
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from trainable_harness.errors import (
     AffineShapeError,
+    CountError,
     DegenerateNormalizationError,
     EmptyInputError,
     IndivisibleGroupsError,
     InsufficientCountError,
+    MomentOverflowError,
     MomentumRangeError,
     NegativeEpsilonError,
     NonFiniteInputError,
@@ -30,6 +33,7 @@ from trainable_harness.errors import (
     SingleValuePerChannelError,
     TrainableError,
     UnknownChoiceError,
+    UnsupportedDtypeError,
     UnsupportedRankError,
     WeightShapeError,
 )
@@ -523,8 +527,14 @@ def test_momentum_extremes_freeze_or_replace():
     np.testing.assert_array_equal(frozen.running_mean, start.running_mean)
     np.testing.assert_array_equal(frozen.running_variance, start.running_variance)
     replaced = update_running_statistics(dataclasses.replace(start, momentum=1.0), X)
-    np.testing.assert_array_equal(replaced.running_mean, X.mean(axis=0))
-    np.testing.assert_allclose(replaced.running_variance, X.var(axis=0, ddof=1), rtol=1e-15)
+    stats = batch_statistics(X)
+    np.testing.assert_array_equal(replaced.running_mean, stats.mean)
+    np.testing.assert_array_equal(replaced.running_variance, stats.sample_variance)
+    # The shifted mean and numpy's each carry about m = 4 roundings of terms up to
+    # 2 max|x| (a shifted value), so they agree to 16 u max|x|.
+    mean_atol = 16 * UNIT_ROUNDOFF * np.abs(X).max()
+    np.testing.assert_allclose(stats.mean, X.mean(axis=0), rtol=0, atol=mean_atol)
+    np.testing.assert_allclose(stats.sample_variance, X.var(axis=0, ddof=1), rtol=1e-15)
 
 
 def test_sample_and_population_estimators_differ_by_bessel_factor():
@@ -864,3 +874,228 @@ def test_every_layer_error_is_a_value_error():
         WeightShapeError,
     ):
         assert issubclass(error, TrainableError) and issubclass(error, ValueError)
+
+
+# ---------------------------------------------------------------------------
+# Scale before you square: every magnitude of float16, float32 and float64
+# ---------------------------------------------------------------------------
+
+FLOAT_DTYPES = (np.float16, np.float32, np.float64)
+
+
+@st.composite
+def batches_at_any_magnitude(draw, dtype):
+    """A layer case with data ``(offset + N(0, 1)) 2**k`` in ``dtype``, k over its range.
+
+    The offset (up to ``2**p`` for a ``p``-bit significand) makes some sets ill-conditioned;
+    ``k`` runs from the subnormals to near the largest finite value.
+    """
+    kind, shape, num_groups, seed = draw(layer_cases(max_side=2))
+    finfo = np.finfo(dtype)
+    precision = int(finfo.nmant) + 1
+    exponent = draw(st.integers(int(finfo.minexp) - precision, int(finfo.maxexp) - precision - 4))
+    offset_bits = draw(st.integers(0, precision))
+    rng = np.random.default_rng(seed)
+    data = rng.uniform(-1, 1) * 2.0**offset_bits + rng.standard_normal(shape)
+    with np.errstate(under="ignore"):
+        X = np.ldexp(data, exponent).astype(dtype)
+    assume(np.isfinite(X).all())
+    return kind, X, num_groups
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), eps=st.sampled_from([0.0, 1e-5, 1.0]))
+def test_layers_are_accurate_at_every_magnitude(dtype, data, eps):
+    kind, X, num_groups = data.draw(batches_at_any_magnitude(dtype))
+    C = channels(X.shape)
+    sets = naive_reduction_sets(kind, X.shape, num_groups)
+    try:
+        Y = apply_normalization(
+            kind, X, np.ones(C), np.zeros(C), eps=eps, num_groups=num_groups, dtype=dtype
+        )
+    except DegenerateNormalizationError:
+        # Refused only when some set is truly constant and eps = 0.
+        assert eps == 0.0 and any(len({X[i] for i in s}) == 1 for s in sets)
+        return
+    assert Y.dtype == dtype
+    for index_set in sets:
+        values = [X[i] for i in index_set]
+        reference = exact_standardized(values, eps)
+        if max(abs(r) for r in reference) == 0:
+            assert all(Y[i] == 0 for i in index_set)  # one value, or eps on a constant set
+            continue
+        errors = normwise_ulps([Y[i] for i in index_set], reference, dtype)
+        assert errors <= centered_ulp_bound(len(index_set))
+
+
+def test_the_cases_of_issue_10():
+    np.testing.assert_array_equal(batch_norm([[-1e300], [1e300]], [1], [0]), [[-1.0], [1.0]])
+    tiny = np.array([[0, 1e-25]], np.float32)
+    Y = layer_norm(tiny, [1, 1], [0, 0], eps=0, dtype=np.float32)
+    np.testing.assert_array_equal(Y, np.array([[-1.0, 1.0]], np.float32))
+    half = np.array([[0.0, 1000.0], [1.0, -1000.0]], np.float16)
+    Y = batch_norm(half, [1, 1], [0, 0], eps=0, dtype=np.float16)
+    np.testing.assert_array_equal(Y, np.array([[-1, 1], [1, -1]], np.float16))
+
+
+def test_batch_statistics_at_huge_values_report_an_overflowing_variance_only():
+    stats = batch_statistics([[-1e300, 1.0], [1e300, 3.0]])
+    np.testing.assert_array_equal(stats.mean, [0.0, 2.0])
+    assert stats.population_variance[0] == np.inf  # 1e600 is beyond float64
+    assert stats.population_variance[1] == 1.0
+    with pytest.raises(MomentOverflowError, match="channel 0"):
+        update_running_statistics(BatchNormState.initial(2), [[-1e300, 1.0], [1e300, 3.0]])
+
+
+def test_eval_mode_and_folding_do_not_overflow_on_the_way():
+    # x - running_mean = 2e308 overflows, but divided by sqrt(running_variance) = 1e10 it
+    # is 2e298; running_variance + eps overflows, its root does not.
+    state = BatchNormState(np.array([-1e308]), np.array([1e20]))
+    Y = batch_norm_eval(np.array([[1e308]]), [1.0], [0.0], state, eps=0.0)
+    np.testing.assert_allclose(Y, [[2e298]], rtol=4 * UNIT_ROUNDOFF)
+    wide = BatchNormState(np.array([0.0]), np.array([1.7e308]))
+    Y = batch_norm_eval(np.array([[1.3e154]]), [1.0], [0.0], wide, eps=1.7e308)
+    np.testing.assert_allclose(Y, [[1.3e154 / math.sqrt(3.4) / 1e154]], rtol=8 * UNIT_ROUNDOFF)
+    # gamma * x_hat overflows, beta brings it back: 1e308 * 2 - 1.5e308 = 5e307.
+    unit = BatchNormState(np.array([0.0]), np.array([1.0]))
+    Y = batch_norm_eval(np.array([[2.0]]), [1e308], [-1.5e308], unit, eps=0.0)
+    np.testing.assert_allclose(Y, [[5e307]], rtol=4 * UNIT_ROUNDOFF)
+    W, b = fold_batch_norm_into_linear(
+        np.array([[1.0]]), [1e308], [1.0], [0.0], BatchNormState([-1e308], [4.0]), eps=0.0
+    )
+    # s = 1/sqrt(4) = 0.5 and b - running_mean = 2e308 (beyond range): b' = 1e308.
+    np.testing.assert_array_equal(W, [[0.5]])
+    np.testing.assert_allclose(b, [1e308], rtol=4 * UNIT_ROUNDOFF)
+
+
+def test_results_beyond_range_are_infinite_without_a_warning():
+    state = BatchNormState(np.array([0.0]), np.array([0.0]))
+    Y = batch_norm_eval(np.array([[1e300]]), [1.0], [0.0], state, eps=1e-300)
+    assert Y[0, 0] == np.inf  # 1e300 / 1e-150 = 1e450
+    # gamma = 0 makes any x_hat, even one beyond range, contribute exactly 0.
+    Y = batch_norm_eval(np.array([[1e300]]), [0.0], [0.25], state, eps=1e-300)
+    assert Y[0, 0] == 0.25
+
+
+# ---------------------------------------------------------------------------
+# Arguments that were accepted silently
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: batch_norm_eval_flops((-1, 3)), CountError, r"shape\[0\].*got -1"),
+        (lambda: batch_norm_eval_flops((2, 3.0)), CountError, r"shape\[1\].*float"),
+        (lambda: batch_norm_eval_flops((2, True)), CountError, r"shape\[1\].*bool"),
+        (lambda: batch_norm_eval_flops(6), CountError, "tuple"),
+        (lambda: batch_norm_eval_flops((2, 3), preceding_bias="no"), UnknownChoiceError, "bias"),
+        (lambda: values_per_statistic("batch", (2.9, 3)), CountError, r"shape\[0\].*2\.9"),
+        (lambda: statistic_labels("batch", (-2, 3)), CountError, r"shape\[0\]"),
+        (lambda: values_per_statistic(["batch"], (2, 3)), UnknownChoiceError, "kind"),
+        (lambda: reduction_axes("batch", "2"), UnsupportedRankError, r"ndim.*'2' \(str\)"),
+        (lambda: reduction_axes("batch", 2.0), UnsupportedRankError, "ndim"),
+        (lambda: reduction_axes("batch", True), UnsupportedRankError, "bool"),
+        (
+            lambda: group_norm(np.ones((2, 4)), np.ones(4), np.zeros(4), num_groups=True),
+            IndivisibleGroupsError,
+            "num_groups.*bool",
+        ),
+        (
+            lambda: group_norm(np.ones((2, 4)), np.ones(4), np.zeros(4), num_groups=np.inf),
+            IndivisibleGroupsError,
+            "num_groups.*inf",
+        ),
+        (
+            lambda: group_norm(np.ones((2, 4)), np.ones(4), np.zeros(4), num_groups=2.0),
+            IndivisibleGroupsError,
+            "num_groups.*float",
+        ),
+        (
+            lambda: batch_norm(np.ones((2, 2)), [1, 1], [0, 0], eps=True),
+            UnsupportedDtypeError,
+            "eps",
+        ),
+        (
+            lambda: batch_norm(np.ones((2, 2)), [1, 1], [0, 0], eps="0.1"),
+            UnsupportedDtypeError,
+            "eps",
+        ),
+        (
+            lambda: batch_norm(np.ones((2, 2)), [1, 1], [0, 0], eps=-1e-5),
+            NegativeEpsilonError,
+            "eps",
+        ),
+        (
+            lambda: batch_norm(np.ones((2, 2)), [1, 1], [0, 0], eps=np.nan),
+            NonFiniteInputError,
+            "eps",
+        ),
+        (lambda: batch_norm(np.ones((2, 2), bool), [1, 1], [0, 0]), UnsupportedDtypeError, "bool"),
+        (
+            lambda: batch_norm(np.ones((2, 2)), [True, True], [0, 0]),
+            UnsupportedDtypeError,
+            "gamma",
+        ),
+        (
+            lambda: batch_norm(np.ones((2, 2)), [1, 1], [0, 0], dtype=np.int32),
+            UnsupportedDtypeError,
+            "dtype",
+        ),
+        (
+            lambda: batch_norm(np.ones((2, 2), object), [1, 1], [0, 0]),
+            UnsupportedDtypeError,
+            "object",
+        ),
+        (lambda: BatchNormState.initial(2, momentum=True), MomentumRangeError, "bool"),
+        (lambda: BatchNormState.initial(2, momentum="0.1"), MomentumRangeError, "str"),
+        (lambda: BatchNormState.initial(True), CountError, "num_channels.*bool"),
+        (lambda: BatchNormState.initial(2.0), CountError, "num_channels.*float"),
+        (
+            lambda: BatchNormState([0.0], [1.0], num_updates=True),
+            RunningStateShapeError,
+            "num_updates",
+        ),
+        (
+            lambda: BatchNormState([0.0], [1.0], num_updates=np.inf),
+            RunningStateShapeError,
+            "num_updates",
+        ),
+        (
+            lambda: conv2d(np.ones((1, 1, 3, 3)), np.ones((1, 1, 2, 2)), stride=True),
+            ShapeError,
+            "stride.*bool",
+        ),
+        (
+            lambda: conv2d(np.ones((1, 1, 3, 3)), np.ones((1, 1, 2, 2)), padding=1.0),
+            ShapeError,
+            "padding.*float",
+        ),
+    ],
+)
+def test_silent_acceptances_are_specific_errors(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_no_function_writes_into_its_inputs():
+    def frozen(array):
+        array = np.array(array, dtype=float)
+        array.flags.writeable = False  # an in-place write raises
+        return array
+
+    X, gamma, beta = frozen([[1.0, 5.0], [3.0, -2.0]]), frozen([1.0, 2.0]), frozen([0.0, 1.0])
+    kept = [a.copy() for a in (X, gamma, beta)]
+    state = BatchNormState(frozen([0.5, 0.0]), frozen([1.0, 2.0]))
+    for kind in KINDS[:2]:
+        apply_normalization(kind, X, gamma, beta, eps=1e-5)
+    group_norm(X, gamma, beta, num_groups=1)
+    batch_norm_train(X, gamma, beta, state)
+    batch_norm_eval(X, gamma, beta, state)
+    batch_statistics(X)
+    W = frozen([[1.0, 2.0], [3.0, 4.0]])
+    fold_batch_norm_into_linear(W, beta, gamma, beta, state)
+    linear(X, W, beta)
+    for original, after in zip(kept, (X, gamma, beta), strict=True):
+        np.testing.assert_array_equal(original, after)

@@ -1,8 +1,17 @@
 """Tests of the normalization maps (eqs. 15.1, 15.2) and their Jacobians (eq. 15.3)."""
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from exact_reference import (
+    centered_ulp_bound,
+    elementwise_ulps,
+    exact_sqrt,
+    exact_standardized,
+    normwise_ulps,
+)
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -13,6 +22,7 @@ from trainable_harness import (
     NonFiniteInputError,
     ShapeError,
     TrainableError,
+    UnknownChoiceError,
     UnsupportedDtypeError,
     centered_normalize,
     normalization_jacobian,
@@ -291,3 +301,279 @@ def test_every_error_is_a_value_error():
     with pytest.raises(ValueError):  # the base class every harness error shares
         rms_normalize([0.0, 0.0])
     assert issubclass(DegenerateNormalizationError, TrainableError)
+
+
+# --- scale before you square: every magnitude of float16, float32 and float64 ----------
+
+FLOAT_DTYPES = (np.float16, np.float32, np.float64)
+WIDTHS = {np.float16: 16, np.float32: 32, np.float64: 64}
+MAGNITUDE_SETTINGS = settings(max_examples=150, deadline=None)
+# First-order rounding analysis in the working dtype (unit roundoff u) for a row of d
+# values: the deviations carry at most (d + 2) u max|dev| (the shift, d - 1 additions and
+# the division of the mean, the subtraction), and the root sqrt(mean square + eps) a
+# relative (d/2 + 2) u (half the d + 2 roundings of the mean square and the rescaled eps,
+# and the root), plus one rounding for the final division: (3d/2 + 5) u times the largest
+# output, hence at most 3d/2 + 5 ulps of it (an ulp of v is never below u |v|); 17 for
+# d <= 8. The power-of-two scalings are exact, and an entry flushed below 2**-1074 max|x|
+# moves an output by at most 2 sqrt(d) subnormal ulps. Measured over 18 000 examples: at
+# most 3.6 ulps (centered, norm-wise) and 2.7 (RMS, element-wise). Squaring before
+# scaling gives 0 or inf outputs on these inputs, far outside.
+CENTERED_ULPS = centered_ulp_bound(8)  # 17
+# The RMS map has no deviations to round: each output is x_i divided by a root with
+# relative error (d/2 + 2) u, plus the division's u: 7 u, at most 7 ulps (8 with flushing).
+RMS_ULPS = 8
+
+
+def any_magnitude_rows(dtype):
+    """Rows of 2 to 8 finite values of ``dtype``, from its smallest subnormal to its max."""
+    return hnp.arrays(
+        dtype,
+        st.integers(2, 8),
+        elements=st.floats(width=WIDTHS[dtype], allow_nan=False, allow_infinity=False),
+    )
+
+
+@st.composite
+def ill_conditioned_rows(draw, dtype):
+    """A base value of any magnitude plus small multiples of its spacing (huge |mean|/std)."""
+    base = dtype(draw(st.floats(width=WIDTHS[dtype], allow_nan=False, allow_infinity=False)))
+    assume(np.abs(base) < np.finfo(dtype).max / 2)
+    steps = draw(st.lists(st.integers(-64, 64), min_size=2, max_size=8))
+    step = np.float64(np.spacing(base)) * 2.0 ** draw(st.integers(0, 6))
+    x = (np.float64(base) + np.float64(step) * np.array(steps, dtype=np.float64)).astype(dtype)
+    assume(np.isfinite(x).all())
+    return x
+
+
+epsilons = st.sampled_from([0.0, 1e-5, 1.0, 1e30])
+
+
+def not_degenerate(x, eps, centered=True):
+    return eps > 0 or (np.any(x != x[0]) if centered else np.any(x != 0))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@MAGNITUDE_SETTINGS
+@given(data=st.data(), eps=epsilons)
+def test_centered_map_is_accurate_at_every_magnitude(dtype, data, eps):
+    x = data.draw(any_magnitude_rows(dtype) | ill_conditioned_rows(dtype))
+    assume(not_degenerate(x, eps))
+    y = centered_normalize(x, eps=eps)
+    assert y.dtype == dtype
+    reference = exact_standardized(x, eps)
+    assert normwise_ulps(y, reference, dtype) <= CENTERED_ULPS
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@MAGNITUDE_SETTINGS
+@given(data=st.data(), eps=epsilons)
+def test_rms_map_is_accurate_element_by_element_at_every_magnitude(dtype, data, eps):
+    x = data.draw(any_magnitude_rows(dtype))
+    assume(not_degenerate(x, eps, centered=False))
+    y = rms_normalize(x, eps=eps)
+    reference = exact_standardized(x, eps, centered=False)
+    assert elementwise_ulps(y, reference, dtype) <= RMS_ULPS
+
+
+@st.composite
+def exactly_shiftable(draw, dtype):
+    """``(x, x + c)``, both exact in ``dtype``: small integers times a power of two."""
+    precision = np.finfo(dtype).nmant + 1
+    finfo = np.finfo(dtype)
+    # Integers below 2**(precision - 1) with a shift keeping them there, so x + c is exact.
+    limit = 2 ** (precision - 2)
+    integers = np.array(
+        draw(st.lists(st.integers(-limit, limit), min_size=2, max_size=8)), dtype=np.float64
+    )
+    assume(np.any(integers != integers[0]))
+    shift = draw(st.integers(-limit, limit))
+    lowest = int(finfo.minexp) - int(finfo.nmant)  # exponent of the smallest subnormal
+    exponent = draw(st.integers(lowest, int(finfo.maxexp) - precision))
+    x = np.ldexp(integers, exponent).astype(dtype)
+    moved = np.ldexp(integers + shift, exponent).astype(dtype)
+    return x, moved
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@MAGNITUDE_SETTINGS
+@given(data=st.data())
+def test_exact_shifts_leave_the_centered_map_bit_for_bit(dtype, data):
+    # The deviations are computed from x - x_0, which is exact for both inputs here, and
+    # then scaled by powers of two; so an exact shift changes no bit, at any magnitude.
+    x, moved = data.draw(exactly_shiftable(dtype))
+    np.testing.assert_array_equal(centered_normalize(moved), centered_normalize(x))
+    # So does the Jacobian, which depends on Px only (entries beyond range are inf in both).
+    np.testing.assert_array_equal(
+        normalization_jacobian(moved, centered=True), normalization_jacobian(x, centered=True)
+    )
+
+
+@st.composite
+def power_of_two_pairs(draw, dtype):
+    """``(x, x * 2**k)`` with every nonzero entry of both in the normal range of ``dtype``."""
+    finfo = np.finfo(dtype)
+    precision = int(finfo.nmant) + 1
+    limit = 2 ** (precision - 1) - 1
+    integers = np.array(
+        draw(st.lists(st.integers(-limit, limit), min_size=2, max_size=8)), dtype=np.float64
+    )
+    assume(np.any(integers != integers[0]))
+    low, high = int(finfo.minexp), int(finfo.maxexp) - precision
+    exponent = draw(st.integers(low, high))
+    power = draw(st.integers(low - exponent, high - exponent))
+    return (
+        np.ldexp(integers, exponent).astype(dtype),
+        np.ldexp(integers, exponent + power).astype(dtype),
+    )
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@MAGNITUDE_SETTINGS
+@given(data=st.data())
+def test_power_of_two_scaling_leaves_both_maps_bit_for_bit(dtype, data):
+    # Multiplying by 2**k is exact while no entry leaves the normal range, and the maps
+    # divide it out exactly with their own power-of-two scale.
+    x, scaled = data.draw(power_of_two_pairs(dtype))
+    np.testing.assert_array_equal(centered_normalize(scaled), centered_normalize(x))
+    np.testing.assert_array_equal(rms_normalize(scaled), rms_normalize(x))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@MAGNITUDE_SETTINGS
+@given(data=st.data(), scale=st.floats(1e-3, 1e3))
+def test_any_positive_scale_keeps_the_centered_map_within_its_bound(dtype, data, scale):
+    bound = float(dtype(np.finfo(dtype).max / 1024))  # so that c x stays finite
+    x = data.draw(
+        hnp.arrays(
+            dtype,
+            st.integers(2, 8),
+            elements=st.floats(-bound, bound, width=WIDTHS[dtype]),
+        )
+    )
+    with np.errstate(under="ignore"):
+        scaled = (x.astype(np.float64) * scale).astype(dtype)
+    assume(np.any(scaled != scaled[0]))
+    # Accurate against the exact map of the rounded c x (which is within a few ulps of
+    # the map of x wherever c x rounds by a relative u per entry without flushing).
+    reference = exact_standardized(scaled)
+    assert normwise_ulps(centered_normalize(scaled), reference, dtype) <= CENTERED_ULPS
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@MAGNITUDE_SETTINGS
+@given(data=st.data())
+def test_normalizing_twice_changes_the_output_by_rounding_only(dtype, data):
+    # N_C(x) has mean 0 and population variance 1, so N_C(N_C(x)) = N_C(x) exactly in real
+    # arithmetic; each application is within CENTERED_ULPS of its exact value.
+    x = data.draw(any_magnitude_rows(dtype) | ill_conditioned_rows(dtype))
+    assume(np.any(x != x[0]))
+    once = centered_normalize(x)
+    assume(np.any(once != once[0]))
+    twice = centered_normalize(once)
+    assert normwise_ulps(twice, exact_standardized(x), dtype) <= 2 * CENTERED_ULPS
+
+
+# Entries of J = (Q - y y^T/(d s^2))/s are below 2/s in magnitude; each carries the
+# deviations' (d + 2) u and the root's (d/2 + 2) u three times over (1/s, and s^2 in
+# the outer product) plus a few roundings of the combination: below 40 u / s for d <= 8.
+JACOBIAN_U_OVER_S = 40
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("centered", [True, False])
+@MAGNITUDE_SETTINGS
+@given(data=st.data(), eps=epsilons)
+def test_jacobian_is_accurate_at_every_magnitude(dtype, centered, data, eps):
+    x = data.draw(any_magnitude_rows(dtype))
+    assume(not_degenerate(x, eps, centered))
+    values = [Fraction(float(v)) for v in x]
+    d = len(values)
+    mean = sum(values) / d if centered else Fraction(0)
+    y = [v - mean for v in values]
+    s = exact_sqrt(sum(t * t for t in y) / d + Fraction(eps))
+    # Entries up to 2/s must fit in the dtype for a finite comparison.
+    assume(2 / s < Fraction(float(np.finfo(dtype).max)))
+    J = normalization_jacobian(x, centered=centered, eps=eps)
+    u = Fraction(float(np.finfo(dtype).eps)) / 2
+    for i in range(d):
+        for j in range(d):
+            q = Fraction(int(i == j)) - (Fraction(1, d) if centered else 0)
+            exact = (q - y[i] * y[j] / (d * s * s)) / s
+            assert abs(Fraction(float(J[i, j])) - exact) * s <= JACOBIAN_U_OVER_S * u
+
+
+# --- the cases a user met (issue 10) -----------------------------------------------------
+
+
+def test_float16_squares_that_would_overflow_are_scaled_first():
+    assert centered_normalize(np.array([0, 1000], np.float16)).tolist() == [-1.0, 1.0]
+    assert rms_normalize(np.array([60000, -60000], np.float16)).tolist() == [1.0, -1.0]
+
+
+def test_a_tiny_spread_is_not_a_constant_vector():
+    np.testing.assert_array_equal(centered_normalize([0, 1e-170]), [-1.0, 1.0])
+    np.testing.assert_array_equal(centered_normalize([1e-320, 2e-320]), [-1.0, 1.0])
+
+
+def test_offsets_do_not_eat_the_deviations_in_float32():
+    y = centered_normalize(np.array([1e8, 1e8 + 8], np.float32))
+    np.testing.assert_array_equal(y, np.array([-1.0, 1.0], np.float32))
+
+
+def test_jacobian_at_huge_values_is_finite_and_exact():
+    x = np.array([1e300, -1e300])
+    J = normalization_jacobian(x, centered=False)
+    # y = x, s = 1e300, y y^T / (d s^2) = [[1, -1], [-1, 1]] / 2: J = [[1, 1], [1, 1]] / 2s.
+    np.testing.assert_allclose(J, np.full((2, 2), 0.5e-300), rtol=4 * 2**-53)
+
+
+def test_jacobian_entries_beyond_range_are_infinite_without_a_warning():
+    # At x = (0, 2**-1070) the RMS map's J[0, 0] = 1/s = sqrt(2) 2**1070, beyond float64.
+    J = normalization_jacobian(np.array([0.0, 2.0**-1070]), centered=False)
+    assert J[0, 0] == np.inf
+    # J[0, 1] = -y_0 y_1 / (d s^3) = 0 exactly; J[1, 1] is 0 up to rounding, u/s at most
+    # a few times (finite, where an unscaled 1/s would have overflowed first).
+    assert J[0, 1] == 0.0 and J[1, 0] == 0.0
+    assert np.isfinite(J[1, 1]) and abs(J[1, 1]) <= 2.0**1020  # 8 u 2**1070
+
+
+def test_eps_is_added_to_the_variance_in_original_units_at_every_scale():
+    # Variance 1e-300 and eps 1e-5: the output is dev / sqrt(1e-5) to rounding, not 0.
+    x = np.array([-1e-150, 1e-150])
+    np.testing.assert_allclose(centered_normalize(x, eps=1e-5), x / np.sqrt(1e-5), rtol=1e-15)
+    # Variance 1e300 and eps 1e-5: eps is negligible, the output is +-1.
+    np.testing.assert_array_equal(centered_normalize([-1e150, 1e150], eps=1e-5), [-1.0, 1.0])
+    # eps beyond the variance by 600 orders of magnitude: exact rescaling, no inf or NaN.
+    y = centered_normalize([-1e-200, 1e-200], eps=1e300)
+    np.testing.assert_allclose(y, [-1e-350, 1e-350], rtol=0, atol=5e-324)
+
+
+# --- arguments that were accepted silently ----------------------------------------------
+
+
+@pytest.mark.parametrize("eps", [True, "1e-5", 1j, None])
+def test_eps_must_be_a_real_number(eps):
+    with pytest.raises(UnsupportedDtypeError, match="eps must be a real number"):
+        centered_normalize([1.0, 2.0], eps=eps)
+
+
+@pytest.mark.parametrize("centered", ["no", 1, None])
+def test_centered_must_be_a_bool(centered):
+    with pytest.raises(UnknownChoiceError, match="centered must be True"):
+        normalization_jacobian([1.0, 2.0], centered=centered)
+
+
+@pytest.mark.parametrize("name", MAPS)
+def test_bool_arrays_are_refused(name):
+    with pytest.raises(UnsupportedDtypeError, match="bool"):
+        MAPS[name](np.array([True, False]))
+
+
+@pytest.mark.parametrize("name", MAPS)
+def test_inputs_are_never_modified(name):
+    x = np.array([[3.0, -1.0, 2.0], [1e300, -1e300, 0.0]])
+    x.flags.writeable = False  # an in-place write would raise
+    kept = x.copy()
+    MAPS[name](x, eps=1e-5)
+    normalization_jacobian(x[1], centered=name == "centered")
+    np.testing.assert_array_equal(x, kept)

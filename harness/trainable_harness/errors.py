@@ -263,3 +263,19 @@ class SingleValuePerChannelError(InsufficientCountError):
 
 class UnknownChoiceError(TrainableError):
     """A string option (normalization kind, variance estimator) is not one of the choices."""
+
+
+# --- numerics (h2): moments, normalization and layer argument checks -------------------
+
+__all__ += [
+    "CountError",
+    "MomentOverflowError",
+]
+
+
+class MomentOverflowError(NonFiniteInputError):
+    """A sum of squared deviations exceeds the largest value of the accumulation dtype."""
+
+
+class CountError(ShapeError):
+    """A count or size (a shape entry, a group count, ...) is not a non-negative integer."""

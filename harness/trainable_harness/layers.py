@@ -32,8 +32,20 @@ per channel, for all four kinds. For 4-D layer norm this is the per-channel affi
 ``nn.LayerNorm([C, H, W])``; with it, group norm with one group *is* layer norm and group
 norm with ``C`` groups *is* instance norm.
 
-Dtype contract: inputs are converted to ``dtype`` (float64 by default; integers promoted) and
-all arithmetic happens in it. Running statistics are stored in float64.
+Dtype contract: inputs are converted to ``dtype`` (float64 by default; integers promoted;
+bool, complex and object arrays refused) and all arithmetic happens in it. Running
+statistics are stored in float64.
+
+Scale before you square: eqs. 16.1-16.3 are computed by
+:func:`~trainable_harness.normalization.scaled_moments` per reduction set -- deviations
+after a shift by the set's first value, divided by a power of two ``2**E`` near the larger
+of their largest magnitude and ``sqrt(eps)`` before squaring, with eps entering as
+``eps / 4**E`` -- so ``x_hat = (x - mean) / sqrt(population_variance + eps)`` with eps
+added to the variance in the input's units, and no square overflows or vanishes in
+float16, float32 or float64. Eval mode, the affine step and folding avoid spurious
+overflow (a sum or product beyond range whose result is not) by halving the operands;
+a result whose exact value is beyond the dtype's largest finite value is +-inf, as IEEE
+rounding gives it, without a warning.
 
 Examples
 --------
@@ -43,6 +55,14 @@ Examples
 >>> Y = batch_norm(X, np.ones(2), np.zeros(2), eps=0.0)
 >>> print(Y[:, :, 0].ravel().round(4))
 [-1.3416 -0.4472  0.4472  1.3416]
+
+Magnitudes whose squares overflow or underflow the dtype:
+
+>>> batch_norm([[-1e300], [1e300]], [1], [0])
+array([[-1.],
+       [ 1.]])
+>>> layer_norm(np.array([[0, 1e-25]], np.float32), [1, 1], [0, 0], eps=0, dtype=np.float32)
+array([[-1.,  1.]], dtype=float32)
 """
 
 from __future__ import annotations
@@ -56,9 +76,11 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from trainable_harness.errors import (
     AffineShapeError,
+    CountError,
     DegenerateNormalizationError,
     EmptyInputError,
     IndivisibleGroupsError,
+    MomentOverflowError,
     MomentumRangeError,
     RunningStateShapeError,
     ShapeError,
@@ -67,9 +89,9 @@ from trainable_harness.errors import (
     UnsupportedDtypeError,
     UnsupportedRankError,
     WeightShapeError,
-    check_eps,
     check_finite,
 )
+from trainable_harness.normalization import scaled_moments, validated_eps
 
 __all__ = [
     "BatchNormEvalWork",
@@ -121,8 +143,29 @@ _INSTANCE_3D_HINT = (
 # ---------------------------------------------------------------------------
 
 
+def _count(value, name: str, *, minimum: int = 0, error=CountError) -> int:
+    """Return ``value`` as an int if it is an integer (not a bool) ``>= minimum``, else raise."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise error(
+            f"{name} must be an integer >= {minimum}, got {value!r} ({type(value).__name__})"
+        )
+    if value < minimum:
+        raise error(f"{name} must be an integer >= {minimum}, got {value}")
+    return int(value)
+
+
+def _as_shape(shape, name: str = "shape") -> tuple[int, ...]:
+    """Return ``shape`` as a tuple of non-negative ints, naming the first bad entry."""
+    if isinstance(shape, str) or not isinstance(shape, tuple | list | np.ndarray):
+        raise CountError(
+            f"{name} must be a tuple of non-negative integers, got {shape!r} "
+            f"({type(shape).__name__})"
+        )
+    return tuple(_count(n, f"{name}[{i}]") for i, n in enumerate(shape))
+
+
 def _check_kind(kind: str) -> None:
-    if kind not in _REDUCTION_AXES:
+    if not isinstance(kind, str) or kind not in _REDUCTION_AXES:
         raise UnknownChoiceError(f"kind must be one of {sorted(_REDUCTION_AXES)}, got {kind!r}")
 
 
@@ -141,7 +184,7 @@ def _as_float(array_like, name: str, dtype) -> np.ndarray:
     if dtype.kind != "f":
         raise UnsupportedDtypeError(f"dtype must be a real floating type, got {dtype}")
     array = np.asarray(array_like)
-    if array.dtype.kind not in "biuf":
+    if array.dtype.kind not in "iuf":
         raise UnsupportedDtypeError(
             f"{name} has dtype {array.dtype}; a real floating or integer array is expected"
         )
@@ -181,6 +224,13 @@ def _as_per_channel(values, name: str, num_channels: int, context: str, dtype) -
 
 
 def _check_momentum(momentum: float) -> float:
+    if isinstance(momentum, bool | np.bool_) or not isinstance(
+        momentum, int | float | np.integer | np.floating
+    ):
+        raise MomentumRangeError(
+            f"momentum must be a real number in [0, 1], got {momentum!r} "
+            f"({type(momentum).__name__})"
+        )
     momentum = float(momentum)
     if not 0.0 <= momentum <= 1.0:  # also rejects NaN
         raise MomentumRangeError(
@@ -231,7 +281,8 @@ def reduction_axes(kind: NormalizationKind, ndim: int) -> tuple[int, ...]:
     UnknownChoiceError
         If ``kind`` is not one of the four names.
     UnsupportedRankError
-        If ``kind`` does not accept rank ``ndim``.
+        If ``kind`` does not accept rank ``ndim``, or ``ndim`` is not an integer (a string
+        or a bool is not a rank).
 
     Examples
     --------
@@ -241,21 +292,24 @@ def reduction_axes(kind: NormalizationKind, ndim: int) -> tuple[int, ...]:
     ((0, 1), (2,))
     """
     _check_kind(kind)
-    _check_rank(kind, ndim)
-    return _REDUCTION_AXES[kind][ndim]
+    if isinstance(ndim, bool | np.bool_) or not isinstance(ndim, int | np.integer):
+        raise UnsupportedRankError(
+            f"ndim must be an integer rank (2, 3 or 4), got {ndim!r} ({type(ndim).__name__})"
+        )
+    _check_rank(kind, int(ndim))
+    return _REDUCTION_AXES[kind][int(ndim)]
 
 
 def _check_groups(num_groups, num_channels: int) -> int:
     if num_groups is None:
         raise IndivisibleGroupsError("group norm needs num_groups (a divisor of the channels)")
-    if int(num_groups) != num_groups or num_groups < 1:
-        raise IndivisibleGroupsError(f"num_groups must be a positive integer, got {num_groups}")
+    num_groups = _count(num_groups, "num_groups", minimum=1, error=IndivisibleGroupsError)
     if num_channels % num_groups:
         raise IndivisibleGroupsError(
             f"{num_channels} channels cannot be split into {num_groups} equal groups; "
             f"num_groups must divide {num_channels}"
         )
-    return int(num_groups)
+    return num_groups
 
 
 def statistic_labels(
@@ -281,7 +335,7 @@ def statistic_labels(
 
     Raises
     ------
-    UnknownChoiceError, UnsupportedRankError, IndivisibleGroupsError
+    UnknownChoiceError, UnsupportedRankError, IndivisibleGroupsError, CountError
 
     Examples
     --------
@@ -292,7 +346,7 @@ def statistic_labels(
     array([[0, 0, 1, 1]])
     """
     _check_kind(kind)
-    shape = tuple(int(n) for n in shape)
+    shape = _as_shape(shape)
     axes = reduction_axes(kind, len(shape))
     channel_axis = _CHANNEL_AXIS[len(shape)]
     coordinates = list(np.indices(shape))
@@ -327,6 +381,8 @@ def values_per_statistic(
     Raises
     ------
     UnknownChoiceError, UnsupportedRankError, IndivisibleGroupsError
+    CountError
+        A shape entry that is not a non-negative integer (a float, a bool, a negative).
 
     Examples
     --------
@@ -336,7 +392,7 @@ def values_per_statistic(
     196
     """
     _check_kind(kind)
-    shape = tuple(int(n) for n in shape)
+    shape = _as_shape(shape)
     axes = reduction_axes(kind, len(shape))
     m = math.prod(shape[a] for a in axes)
     if kind == "group":
@@ -350,26 +406,77 @@ def values_per_statistic(
 
 
 def _standardize(X: np.ndarray, axes: tuple[int, ...], eps: float, kind: str) -> np.ndarray:
-    """Eqs. 16.1-16.3 over ``axes`` of ``X``: subtract the mean, divide by the std."""
-    mean = X.mean(axis=axes, keepdims=True)
-    # Two passes (centre, then square) avoid the cancellation of E[x^2] - E[x]^2 (ch. 15).
-    centered = X - mean
-    population_variance = np.mean(centered * centered, axis=axes, keepdims=True)
-    if eps == 0.0:
-        # Test constancy on X itself: a rounded mean can leave tiny nonzero deviations.
-        constant = X.max(axis=axes) == X.min(axis=axes)
-        if constant.any():
-            where = tuple(int(i) for i in np.argwhere(constant)[0])
-            raise DegenerateNormalizationError(
-                f"{kind} norm with eps = 0 is undefined: a reduction set (statistic index "
-                f"{where} over axes {axes}) holds one repeated value, so its variance is 0. "
-                "Pass eps > 0 (e.g. 1e-5) for a defined output"
-            )
-    return centered / np.sqrt(population_variance + eps)
+    """Eqs. 16.1-16.3 over ``axes`` of ``X``, scaled before squaring.
+
+    :func:`~trainable_harness.normalization.scaled_moments` computes the deviations from the
+    mean (after a shift by the set's first value) and divides them by a power of two near
+    the larger of their largest magnitude and ``sqrt(eps)`` before squaring, with eps
+    rescaled by the same square; ``x_hat`` is their ratio, so no square over- or
+    underflows in any floating dtype.
+    """
+    parts = scaled_moments(X, axes, centered=True, eps=eps)
+    if eps == 0.0 and parts.constant.any():
+        where = tuple(int(i) for i in np.argwhere(parts.constant)[0])
+        raise DegenerateNormalizationError(
+            f"{kind} norm with eps = 0 is undefined: a reduction set (statistic index "
+            f"{where} over axes {axes}) holds one repeated value, so its variance is 0. "
+            "Pass eps > 0 (e.g. 1e-5) for a defined output"
+        )
+    return parts.normalized()
+
+
+def _root_of_sum(variance: np.ndarray, eps: float) -> np.ndarray:
+    """``sqrt(variance + eps)``; where the sum overflows, ``2 sqrt(variance/4 + eps/4)``.
+
+    Both are finite for finite ``variance, eps >= 0``: the root of a finite float is far
+    below the largest one. Quartering is exact away from the subnormals, and in that
+    branch one of the two terms is near the largest float.
+    """
+    with np.errstate(over="ignore"):
+        total = variance + eps
+    overflowed = np.isinf(total)
+    if overflowed.any():
+        quartered = 2.0 * np.sqrt(variance * 0.25 + eps * 0.25)
+        return np.where(overflowed, quartered, np.sqrt(np.where(overflowed, 0.0, total)))
+    return np.sqrt(total)
+
+
+def _scaled_difference(a: np.ndarray, b: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """``(a - b) / denominator`` without a spurious overflow of ``a - b``.
+
+    Where ``a - b`` overflows (``a`` and ``b`` near the largest float with opposite signs),
+    it is computed as ``(a/2 - b/2) / (denominator/2)``. A quotient whose exact value lies
+    beyond the range is +-inf, as IEEE rounding gives.
+    """
+    with np.errstate(over="ignore"):
+        difference = a - b
+        overflowed = np.isinf(difference)
+        if overflowed.any():
+            halves = (a * 0.5 - b * 0.5) / (denominator * 0.5)
+            return np.where(overflowed, halves, difference / denominator)
+        return difference / denominator
+
+
+def _affine(gamma: np.ndarray, X_hat: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """``gamma * X_hat + beta`` (eq. 16.4) without a spurious overflow.
+
+    Where the direct form overflows (a product beyond range that ``beta`` would bring back,
+    say), both terms are halved, added and doubled: halving is exact, and a result whose
+    exact value lies beyond the dtype's range is returned as +-inf, as IEEE rounding gives.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        Y = gamma * X_hat + beta
+        overflowed = ~np.isfinite(Y)
+        if overflowed.any():
+            half = (gamma * 0.5) * X_hat + beta * 0.5
+            Y = np.where(overflowed, half * 2, Y)
+            # gamma = 0 times an x_hat beyond range (eval mode) is 0 exactly: y = beta.
+            Y = np.where(overflowed & (gamma == 0), beta, Y)
+    return Y
 
 
 def _normalize(kind, X, gamma, beta, *, eps, num_groups=None, dtype=np.float64) -> np.ndarray:
-    eps = check_eps(eps)
+    eps = validated_eps(eps)
     X = _as_batch(X, kind, dtype)
     channel_axis = _CHANNEL_AXIS[X.ndim]
     num_channels = X.shape[channel_axis]
@@ -387,7 +494,7 @@ def _normalize(kind, X, gamma, beta, *, eps, num_groups=None, dtype=np.float64) 
     else:
         X_hat = _standardize(X, _REDUCTION_AXES[kind][X.ndim], eps, kind)
     affine_shape = _broadcast_shape(num_channels, X.ndim)
-    return gamma.reshape(affine_shape) * X_hat + beta.reshape(affine_shape)  # eq. 16.4
+    return _affine(gamma.reshape(affine_shape), X_hat, beta.reshape(affine_shape))
 
 
 def batch_norm(X, gamma, beta, *, eps: float = 1e-5, dtype=np.float64) -> np.ndarray:
@@ -405,7 +512,9 @@ def batch_norm(X, gamma, beta, *, eps: float = 1e-5, dtype=np.float64) -> np.nda
     gamma, beta : array_like, shape ``(C,)`` (or ``(d,)``)
         Per-channel scale and shift (eq. 16.4).
     eps : float, default 1e-5
-        Added to the population variance inside the square root (eq. 16.3); ``>= 0``.
+        Added to the population variance inside the square root (eq. 16.3), in the
+        input's units (it is rescaled with the deviations, never added to a scaled
+        variance); a real number ``>= 0``.
     dtype : floating dtype, default float64
         Dtype of the arithmetic and of the result.
 
@@ -421,8 +530,12 @@ def batch_norm(X, gamma, beta, *, eps: float = 1e-5, dtype=np.float64) -> np.nda
         ``gamma`` or ``beta`` is not ``(C,)`` (both shapes named).
     EmptyInputError, NonFiniteInputError, NegativeEpsilonError
         An empty axis; NaN/inf in ``X``, ``gamma`` or ``beta`` (index named); ``eps < 0``.
+    UnsupportedDtypeError
+        A bool, complex or object array; a non-floating ``dtype``; an ``eps`` that is not a
+        real number (a bool or a string).
     DegenerateNormalizationError
-        ``eps = 0`` and some channel is constant over its reduction set.
+        ``eps = 0`` and some channel is constant over its reduction set (only then: two
+        distinct values, however close, are normalized).
 
     Examples
     --------
@@ -489,7 +602,7 @@ def group_norm(
     Parameters
     ----------
     num_groups : int
-        Number of groups; must divide ``C``.
+        Number of groups: an integer (not a bool or a float) that divides ``C``.
 
     Other parameters, Returns and Raises are as for :func:`batch_norm`, plus
     :class:`IndivisibleGroupsError` when ``num_groups`` does not divide ``C``.
@@ -556,6 +669,10 @@ def batch_statistics(X, *, dtype=np.float64) -> BatchStatistics:
 
     Reduction sets are those of :func:`batch_norm`.
 
+    The mean is computed after a shift by each channel's first value, the variance with
+    the deviations scaled by a power of two before squaring; a variance whose exact value
+    exceeds the dtype's range (deviations near ``1e300`` in float64) is ``inf``.
+
     Raises
     ------
     UnsupportedRankError, EmptyInputError, NonFiniteInputError
@@ -568,9 +685,9 @@ def batch_statistics(X, *, dtype=np.float64) -> BatchStatistics:
     """
     X = _as_batch(X, "batch", dtype)
     axes = _REDUCTION_AXES["batch"][X.ndim]
-    mean = X.mean(axis=axes)
-    centered = X - mean.reshape(_broadcast_shape(mean.size, X.ndim))
-    population_variance = np.mean(centered * centered, axis=axes)
+    parts = scaled_moments(X, axes, centered=True, eps=0.0, with_mean=True)
+    mean = parts.mean.reshape(-1)
+    population_variance = parts.variance().reshape(-1)
     return BatchStatistics(values_per_statistic("batch", X.shape), mean, population_variance)
 
 
@@ -649,10 +766,7 @@ class BatchNormState:
                 "must be >= 0"
             )
         _check_estimator(self.variance_estimator)
-        if int(self.num_updates) != self.num_updates or self.num_updates < 0:
-            raise RunningStateShapeError(
-                f"num_updates must be a non-negative integer, got {self.num_updates}"
-            )
+        _count(self.num_updates, "num_updates", error=RunningStateShapeError)
         # Frozen dataclass: normalized values are set through object.__setattr__.
         object.__setattr__(self, "running_mean", mean)
         object.__setattr__(self, "running_variance", variance)
@@ -667,7 +781,14 @@ class BatchNormState:
         momentum: float = 0.1,
         variance_estimator: VarianceEstimator = "sample",
     ) -> BatchNormState:
-        """Return the usual starting state: running mean 0, running variance 1 per channel."""
+        """Return the usual starting state: running mean 0, running variance 1 per channel.
+
+        Raises
+        ------
+        CountError
+            If ``num_channels`` is not an integer >= 1 (a bool is not a count).
+        """
+        num_channels = _count(num_channels, "num_channels", minimum=1)
         return cls(np.zeros(num_channels), np.ones(num_channels), momentum, variance_estimator, 0)
 
     @property
@@ -694,6 +815,8 @@ def update_running_statistics(state: BatchNormState, X) -> BatchNormState:
     SingleValuePerChannelError
         ``variance_estimator == "sample"`` and the batch has one value per channel: the
         sample variance divides by ``m - 1 = 0``.
+    MomentOverflowError
+        A channel's batch variance exceeds the largest float64 (no running state holds it).
     RunningStateShapeError
         The state's channel count differs from ``X``'s.
     UnsupportedRankError, EmptyInputError, NonFiniteInputError
@@ -707,6 +830,12 @@ def update_running_statistics(state: BatchNormState, X) -> BatchNormState:
     """
     stats = batch_statistics(X)
     _check_state_channels(state, stats.mean.size, _channels_of(np.shape(X)))
+    if not np.isfinite(stats.population_variance).all():
+        channel = int(np.argmax(~np.isfinite(stats.population_variance)))
+        raise MomentOverflowError(
+            f"X has shape {np.shape(X)}: the batch variance of channel {channel} exceeds "
+            "the largest float64, so no running variance can hold it; rescale X"
+        )
     if state.variance_estimator == "sample":
         if stats.count < 2:
             raise SingleValuePerChannelError(
@@ -774,7 +903,7 @@ def batch_norm_eval(X, gamma, beta, state: BatchNormState, *, eps: float = 1e-5)
     >>> batch_norm_eval(np.array([[0.0], [2.0], [6.0]]), [1.0], [0.0], state, eps=0.0).ravel()
     array([-1.,  0.,  2.])
     """
-    eps = check_eps(eps)
+    eps = validated_eps(eps)
     X = _as_batch(X, "batch", np.float64)
     num_channels = X.shape[_CHANNEL_AXIS[X.ndim]]
     _check_state_channels(state, num_channels, _channels_of(X.shape))
@@ -786,10 +915,9 @@ def batch_norm_eval(X, gamma, beta, state: BatchNormState, *, eps: float = 1e-5)
             f"for channel {int(np.argmax(state.running_variance == 0))}; pass eps > 0"
         )
     shape = _broadcast_shape(num_channels, X.ndim)
-    X_hat = (X - state.running_mean.reshape(shape)) / np.sqrt(
-        state.running_variance.reshape(shape) + eps
-    )
-    return gamma.reshape(shape) * X_hat + beta.reshape(shape)
+    root = _root_of_sum(state.running_variance.reshape(shape), eps)
+    X_hat = _scaled_difference(X, state.running_mean.reshape(shape), root)
+    return _affine(gamma.reshape(shape), X_hat, beta.reshape(shape))
 
 
 # ---------------------------------------------------------------------------
@@ -883,12 +1011,8 @@ def conv2d(X, K, b=None, *, stride: int = 1, padding: int = 0, dtype=np.float64)
             f"conv2d needs X of shape (B, C_in, H, W) and K of shape (C_out, C_in, kh, kw) "
             f"with matching C_in; got X {X.shape} and K {K.shape}"
         )
-    if int(stride) != stride or stride < 1 or int(padding) != padding or padding < 0:
-        raise ShapeError(
-            f"stride must be an integer >= 1 and padding an integer >= 0; got stride "
-            f"{stride}, padding {padding}"
-        )
-    stride, padding = int(stride), int(padding)
+    stride = _count(stride, "stride", minimum=1, error=ShapeError)
+    padding = _count(padding, "padding", error=ShapeError)
     kh, kw = K.shape[2:]
     padded = np.pad(X, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
     if padded.shape[2] < kh or padded.shape[3] < kw:
@@ -907,7 +1031,7 @@ def _fold_scale_shift(
     b, gamma, beta, state: BatchNormState, eps: float, num_outputs: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per-channel ``scale = gamma/sqrt(rv + eps)`` and folded bias (eq. 16.6)."""
-    eps = check_eps(eps)
+    eps = validated_eps(eps)
     context = f"the layer before batch norm has {num_outputs} outputs"
     _check_state_channels(state, num_outputs, context)
     gamma = _as_per_channel(gamma, "gamma", num_outputs, context, np.float64)
@@ -918,8 +1042,20 @@ def _fold_scale_shift(
             "cannot fold with eps = 0: some running_variance is 0, so the scale "
             "gamma/sqrt(running_variance) is undefined; pass eps > 0"
         )
-    scale = gamma / np.sqrt(state.running_variance + eps)
-    return scale, scale * (b - state.running_mean) + beta
+    root = _root_of_sum(state.running_variance, eps)
+    with np.errstate(over="ignore"):
+        scale = gamma / root  # +-inf only if the exact scale is beyond range
+        difference = b - state.running_mean
+    if np.isinf(difference).any():
+        # b and running_mean near the largest float with opposite signs: halve both.
+        halved = _affine(scale, b * 0.5 - state.running_mean * 0.5, beta * 0.5)
+        with np.errstate(over="ignore"):
+            return scale, np.where(
+                np.isinf(difference),
+                2.0 * halved,
+                _affine(scale, np.where(np.isinf(difference), 0.0, difference), beta),
+            )
+    return scale, _affine(scale, difference, beta)
 
 
 def fold_batch_norm_into_linear(
@@ -961,7 +1097,8 @@ def fold_batch_norm_into_linear(
     if W.ndim != 2:
         raise WeightShapeError(f"W must have shape (d_out, d_in), got {W.shape}")
     scale, folded_bias = _fold_scale_shift(b, gamma, beta, state, eps, W.shape[0])
-    return scale[:, None] * W, folded_bias
+    with np.errstate(over="ignore"):  # an entry beyond range is +-inf, as IEEE rounds it
+        return scale[:, None] * W, folded_bias
 
 
 def fold_batch_norm_into_conv2d(
@@ -998,7 +1135,8 @@ def fold_batch_norm_into_conv2d(
     if K.ndim != 4:
         raise WeightShapeError(f"K must have shape (C_out, C_in, kh, kw), got {K.shape}")
     scale, folded_bias = _fold_scale_shift(b, gamma, beta, state, eps, K.shape[0])
-    return scale[:, None, None, None] * K, folded_bias
+    with np.errstate(over="ignore"):  # an entry beyond range is +-inf, as IEEE rounds it
+        return scale[:, None, None, None] * K, folded_bias
 
 
 @dataclass(frozen=True)
@@ -1067,6 +1205,10 @@ def batch_norm_eval_flops(
     Raises
     ------
     UnsupportedRankError
+    CountError
+        A shape entry that is not a non-negative integer (a float, a bool, a negative).
+    UnknownChoiceError
+        ``preceding_bias`` is not a bool.
 
     Examples
     --------
@@ -1074,7 +1216,9 @@ def batch_norm_eval_flops(
     >>> work.elements, work.elementwise, work.fused_elementwise, work.removed_by_folding
     (524288, 2097152, 1048576, 2097152)
     """
-    shape = tuple(int(n) for n in shape)
+    shape = _as_shape(shape)
+    if not isinstance(preceding_bias, bool | np.bool_):
+        raise UnknownChoiceError(f"preceding_bias must be True or False, got {preceding_bias!r}")
     _check_rank("batch", len(shape), shape)
     elements = math.prod(shape)
     channels = shape[_CHANNEL_AXIS[len(shape)]]

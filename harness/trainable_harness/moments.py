@@ -8,29 +8,49 @@ A state holds ``count`` (n), ``mean`` and ``m2 = sum_i (x_i - mean)^2``; the var
 estimators divide ``m2`` by an explicit denominator: ``population_variance = m2 / n``,
 ``sample_variance = m2 / (n - 1)``. The state remembers its accumulation dtype (the
 numpy scalar type of ``mean`` and ``m2``), and states of different dtypes never mix.
+
+Two ways to build a state: :func:`stable_online_moments`, Welford's per-value update in a
+Python loop (slow, about 0.3 s per 10**6 values, and kept exactly as it is: the registered
+"merged equals direct, bit for bit" result of section 15.3 depends on its rounding), and
+:func:`streaming_moments`, vectorised within chunks of an array or a stream of arrays and
+merged across them with the same pairwise update as :func:`merge_moments`. Measured by
+``bench/moments.py`` on the book's 2-core machine (noisy: other jobs share it), on
+``1e8 + N(0, 1)``: 10**7 values take 0.6 to 1.5 times ``numpy.var``'s time (one array or
+10 chunks); 10**5 and 10**6 values take 3 to 5 times (``numpy.var`` then runs in cache,
+0.1 and 0.8 ms, while the exact split of the squares costs a dozen passes over each
+block). Its ``m2`` is correctly rounded on such data (within half an ulp of exact), so the
+population variance ``m2/n`` is within two roundings: over seeds its errors are no larger
+than ``numpy.var``'s (median 0.4-0.7 u against 0.7-1.1 u for 10**4 to 10**6 values; over 10
+seeds of 10**7 values, median 0.49 u for both and largest 1.10 u against 1.95 u).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
 from trainable_harness.errors import (
     DtypeMismatchError,
+    EmptyInputError,
     InsufficientCountError,
     InvalidMomentStateError,
+    MomentOverflowError,
     ShapeError,
     UnsupportedDtypeError,
     check_finite,
     check_nonempty,
 )
+from trainable_harness.normalization import scaled_moments
 
 __all__ = [
     "MomentState",
     "merge_moments",
     "raw_and_centered_variance",
     "stable_online_moments",
+    "streaming_moments",
 ]
 
 
@@ -59,7 +79,7 @@ def _as_scalar(value, name: str) -> np.floating:
 def _values_in_dtype(values, dtype: np.dtype) -> np.ndarray:
     """Return ``values`` as a finite, non-empty 1-D array converted to ``dtype``."""
     array = np.asarray(values)
-    if array.dtype.kind not in "biuf":
+    if array.dtype.kind not in "iuf":
         raise UnsupportedDtypeError(
             f"values have dtype {array.dtype}; real floating or integer values are expected"
         )
@@ -99,8 +119,9 @@ class MomentState:
     Raises
     ------
     InvalidMomentStateError
-        If ``count`` is not a non-negative integer, if ``m2 < 0``, or if an empty state
-        has a nonzero ``mean`` or ``m2``.
+        If ``count`` is not a non-negative integer (a bool or a float is not a count), if
+        ``m2 < 0``, if an empty state has a nonzero ``mean`` or ``m2``, or if a state of
+        one value has a nonzero ``m2``.
     DtypeMismatchError
         If ``mean`` and ``m2`` have different dtypes.
     NonFiniteInputError
@@ -138,6 +159,11 @@ class MomentState:
         if self.count == 0 and (mean != 0 or m2 != 0):
             raise InvalidMomentStateError(
                 f"an empty state (count 0) must have mean 0 and m2 0, got mean {mean}, m2 {m2}"
+            )
+        if self.count == 1 and m2 != 0:
+            raise InvalidMomentStateError(
+                f"a state of one value (count 1) has m2 = 0 (the value is its own mean), "
+                f"got m2 {m2}"
             )
         object.__setattr__(self, "count", int(self.count))
         object.__setattr__(self, "mean", mean)
@@ -308,12 +334,20 @@ def merge_moments(a: MomentState, b: MomentState) -> MomentState:
         return b
     if b.count == 0:
         return a
-    scalar = a.dtype.type
-    count = a.count + b.count
-    delta = b.mean - a.mean
-    mean = a.mean + delta * scalar(b.count) / scalar(count)
-    m2 = a.m2 + b.m2 + delta**2 * scalar(a.count) * scalar(b.count) / scalar(count)
-    return MomentState(count=count, mean=mean, m2=m2)
+    count, mean, between = _chan_update(a.count, a.mean, b.count, b.mean)
+    return MomentState(count=count, mean=mean, m2=a.m2 + b.m2 + between)
+
+
+def _chan_update(count_a: int, mean_a, count_b: int, mean_b):
+    """Chan's pairwise update: the merged count and mean, and ``delta**2 n_a n_b / n``.
+
+    ``delta = mean_b - mean_a``; every operation is in the means' numpy dtype.
+    """
+    scalar = type(mean_a)
+    count = count_a + count_b
+    delta = mean_b - mean_a
+    mean = mean_a + delta * scalar(count_b) / scalar(count)
+    return count, mean, delta**2 * scalar(count_a) * scalar(count_b) / scalar(count)
 
 
 def raw_and_centered_variance(values, dtype=np.float32) -> tuple[float, float]:
@@ -355,3 +389,281 @@ def raw_and_centered_variance(values, dtype=np.float32) -> tuple[float, float]:
     raw = np.mean(x * x, dtype=dtype) - mean * mean
     centered = np.mean((x - mean) ** 2, dtype=dtype)
     return float(raw), float(centered)
+
+
+# ---------------------------------------------------------------------------
+# Streaming moments at array speed
+# ---------------------------------------------------------------------------
+
+# Values per block of the second pass: three scratch buffers of 2**14 float64 values
+# (128 KiB each) stay in cache and are reused, so no array of a chunk's size is allocated.
+_BLOCK = 2**14
+# Bits kept in the high part of a float64 deviation: with |hi| < 2**k on a grid of
+# 2**(k - _HIGH_BITS), each hi**2 is a multiple of 4**(k - _HIGH_BITS) below 4**k, and
+# 2**14 of them sum to below 2**(2 * _HIGH_BITS + 14) = 2**52 grid units: exactly, in
+# any order. The low parts are then below 2**-19 of the deviations.
+_HIGH_BITS = 19
+# The float64 split is used while its grid and squares stay in the normal range.
+_SPLIT_EXPONENTS = (-400, 400)
+
+
+class _Stream:
+    """Running count, mean about the stream's shift, and the parts that add up to m2.
+
+    Chunks are merged with Chan's update (:func:`_chan_update`, as in
+    :func:`merge_moments`); instead of rounding ``m2`` at every merge, its parts (each
+    chunk's exact block sums, and each merge's ``delta**2 n_a n_b / n``) are kept and added
+    once with :func:`math.fsum`, so ``m2`` is rounded once however many chunks there are.
+    """
+
+    def __init__(self, dtype: np.dtype) -> None:
+        self.dtype, self.shift = dtype, None
+        self.count, self.mean, self.parts = 0, dtype.type(0), []
+
+    def add(self, count: int, mean, parts: list[float]) -> None:
+        """Merge a chunk of ``count`` values, mean ``mean`` (about the shift), m2 ``parts``."""
+        if self.count == 0:
+            self.count, self.mean = count, mean
+        else:
+            self.count, self.mean, between = _chan_update(self.count, self.mean, count, mean)
+            parts = [*parts, float(between)]
+        self.parts.extend(parts)
+
+    def state(self) -> MomentState:
+        m2 = math.fsum(self.parts)
+        if not m2 < float(np.finfo(self.dtype).max):
+            raise MomentOverflowError(
+                f"the sum of squared deviations m2 (about {m2:.4g}) exceeds the largest "
+                f"{self.dtype} ({np.finfo(self.dtype).max:.4g}), so a MomentState in "
+                f"{self.dtype} cannot hold it; divide the values by a power of two first"
+            )
+        with np.errstate(over="ignore"):
+            mean = self.shift + self.mean
+        return MomentState(count=self.count, mean=mean, m2=self.dtype.type(max(m2, 0.0)))
+
+
+def _block_parts_split(deviation: np.ndarray, high: np.ndarray, low: np.ndarray, exponent: int):
+    """Exact ``sum(hi**2)`` and ``sum(lo * (2 hi + lo))`` with ``deviation = hi + lo``.
+
+    ``|deviation| < 2**exponent``; the three arrays are scratch buffers of one size, and
+    ``deviation`` is overwritten.
+    """
+    magic = 1.5 * 2.0 ** (52 + exponent - _HIGH_BITS)
+    np.add(deviation, magic, out=high)  # rounds to the grid 2**(exponent - _HIGH_BITS)
+    np.subtract(high, magic, out=high)
+    np.subtract(deviation, high, out=low)  # exact: the rounding error of hi
+    np.add(deviation, high, out=deviation)  # 2 hi + lo, to rounding of a 2**-18 part
+    np.multiply(deviation, low, out=deviation)
+    np.multiply(high, high, out=high)
+    return [float(high.sum()), float(deviation.sum())]  # the first one exact
+
+
+def _chunk_parts(chunk: np.ndarray, stream: _Stream, index: int) -> None:
+    """Add one non-empty chunk (already 1-D, finite-checked lazily, in ``dtype``)."""
+    dtype, n = stream.dtype, chunk.size
+    with np.errstate(over="ignore", invalid="ignore"):
+        rough_mean = chunk.sum(dtype=dtype) / dtype.type(n)
+    if not np.isfinite(rough_mean):
+        check_finite(chunk, f"chunk {index}")  # names a NaN/inf; else the sum overflowed
+        _scaled_chunk_parts(chunk, stream, index)
+        return
+    if stream.shift is None:
+        stream.shift = rough_mean
+    deviation = np.empty(min(n, _BLOCK), dtype=dtype)
+    high, low = np.empty_like(deviation), np.empty_like(deviation)
+    first, parts = [], []
+    for start in range(0, n, _BLOCK):
+        block = deviation[: min(_BLOCK, n - start)]
+        with np.errstate(over="ignore", invalid="ignore"):  # checked just below
+            np.subtract(chunk[start : start + _BLOCK], rough_mean, out=block)
+            first.append(float(block.sum()))
+        largest = max(float(block.max()), -float(block.min()))
+        if largest == 0.0:
+            continue
+        if not math.isfinite(largest):  # x - m overflowed: values near +-max
+            _scaled_chunk_parts(chunk, stream, index)
+            return
+        exponent = math.frexp(largest)[1]
+        if dtype == np.float64:
+            size = block.size
+            if _SPLIT_EXPONENTS[0] < exponent < _SPLIT_EXPONENTS[1]:
+                parts.extend(_block_parts_split(block, high[:size], low[:size], exponent))
+                continue
+            # Beyond the split's range: scale the deviations by 2**-exponent first (exact
+            # but for entries below 2**-1074 of the largest) and the parts back by 4**exponent.
+            np.ldexp(block, -exponent, out=block)
+            try:
+                parts.extend(
+                    math.ldexp(part, 2 * exponent)
+                    for part in _block_parts_split(block, high[:size], low[:size], 0)
+                )
+            except OverflowError:
+                raise MomentOverflowError(
+                    f"chunk {index}: its sum of squared deviations m2 exceeds the largest "
+                    "float64, so no MomentState can hold it; divide the values by a power "
+                    "of two first"
+                ) from None
+            continue
+        finfo = np.finfo(dtype)
+        if not 2.0 ** (finfo.minexp / 2 + 1) < largest < 2.0 ** (finfo.maxexp / 2 - 9):
+            # Squares of this size overflow or lose digits below the normal range.
+            _scaled_chunk_parts(chunk, stream, index)
+            return
+        np.multiply(block, block, out=block)
+        parts.append(float(block.sum()))
+    s1 = math.fsum(first)
+    parts.append(-s1 * s1 / n)
+    with np.errstate(over="ignore"):
+        offset = rough_mean - stream.shift
+    _check_offset(offset, dtype, index)
+    stream.add(n, dtype.type(offset + dtype.type(s1 / n)), parts)
+
+
+def _check_offset(offset, dtype: np.dtype, index: int) -> None:
+    if not np.isfinite(offset):
+        # Two chunk means farther apart than the largest float: m2 >= n_a n_b / n
+        # (mean_a - mean_b)**2 is then beyond range as well.
+        raise MomentOverflowError(
+            f"chunk {index}: its mean and the first chunk's differ by more than the largest "
+            f"{dtype}, so m2 exceeds it too; divide the values by a power of two first"
+        )
+
+
+def _scaled_chunk_parts(chunk: np.ndarray, stream: _Stream, index: int) -> None:
+    """The slow, safe path: deviations scaled by a power of two before squaring."""
+    parts = scaled_moments(chunk, (0,), centered=True, eps=0.0, with_mean=True)
+    mean = parts.mean[0]
+    if stream.shift is None:
+        stream.shift = mean
+    with np.errstate(over="ignore"):
+        m2 = np.ldexp(
+            np.sum(parts.deviations * parts.deviations, dtype=np.float64),
+            2 * parts.exponent[0],
+        )
+        offset = mean - stream.shift
+    if not np.isfinite(m2):
+        raise MomentOverflowError(
+            f"chunk {index}: its sum of squared deviations m2 exceeds the largest float "
+            "and no MomentState can hold it; divide the values by a power of two first"
+        )
+    _check_offset(offset, stream.dtype, index)
+    stream.add(chunk.size, stream.dtype.type(offset), [float(m2)])
+
+
+def _chunk_in_dtype(chunk, dtype: np.dtype, index: int) -> np.ndarray:
+    """Return one chunk as a 1-D array of ``dtype`` (no copy when it already is one)."""
+    array = np.asarray(chunk)
+    if array.dtype.kind not in "iuf":
+        raise UnsupportedDtypeError(
+            f"chunk {index} has dtype {array.dtype}; real floating or integer values are expected"
+        )
+    if array.ndim != 1:
+        hint = (
+            "; to pass one list of numbers, wrap it in numpy.asarray"
+            if array.ndim == 0
+            else " (use .ravel() to pool a batch)"
+        )
+        raise ShapeError(
+            f"chunk {index} has shape {array.shape}; every chunk must be 1-D, shape (n,){hint}"
+        )
+    if array.dtype == dtype:
+        return array
+    check_finite(array, f"chunk {index}")
+    with np.errstate(over="ignore"):
+        converted = array.astype(dtype)
+    check_finite(converted, f"chunk {index} converted to {dtype}")
+    return converted
+
+
+def streaming_moments(chunks, *, dtype=np.float64) -> MomentState:
+    """Moments of a large stream, vectorised within each chunk and merged across chunks.
+
+    Within a chunk of ``n`` values, in ``dtype``, over cache-sized blocks (the corrected
+    two-pass algorithm of Chan, Golub and LeVeque 1983):
+
+    1. ``m = sum(x) / n`` (numpy's pairwise sum);
+    2. ``S1 = sum(x - m)`` and ``S2 = sum((x - m)**2)``; then ``mean = m + S1/n`` and
+       ``m2 = S2 - S1**2/n``. In exact arithmetic ``S1 = n (mean - m)`` and
+       ``S2 = m2 + n (mean - m)**2``, so the correction removes the error of ``m``.
+
+    In float64 each deviation is split as ``hi + lo`` with ``hi`` on a grid coarse enough
+    that ``sum(hi**2)`` is exact, and ``sum(lo (2 hi + lo))`` (about ``2**-18`` of the
+    total) carries the rest; block sums are added with :func:`math.fsum`. Chunks are merged
+    with Chan's update, the one :func:`merge_moments` applies, about a common shift (the
+    first chunk's mean), so a large offset does not eat the digits of the chunk means;
+    the parts of ``m2`` are added once at the end, so it is rounded once. A chunk whose
+    squares could overflow or underflow is redone with its deviations scaled by a power of
+    two first (:func:`~trainable_harness.normalization.scaled_moments`).
+
+    Unlike :func:`stable_online_moments` (Welford's per-value loop, kept for the bit-for-bit
+    merge of section 15.3) it runs at array speed. Measured with ``bench/moments.py`` on
+    this book's 2-core machine, on ``1e8 + N(0, 1)`` (offset 1e8, spread 1): 10**7 values
+    take 0.6 to 1.5 times ``numpy.var``'s time (as one array or in 10 chunks; the machine
+    is shared, so the ratio moves between runs). ``m2`` is within half an ulp of its exact
+    value there, so the population variance ``m2/n`` is within two roundings; over seeds
+    its error is no larger than ``numpy.var``'s (see the module docstring).
+
+    Parameters
+    ----------
+    chunks : numpy.ndarray of shape (n,), or an iterable of array_like of shape (n_k,)
+        One array is one chunk; anything else is iterated, one chunk per item (a generator
+        is read once). Empty chunks contribute nothing (they are the identity of the merge).
+        Integer values are converted to ``dtype``, as are floating values of another dtype.
+        The input is never modified.
+    dtype : numpy floating dtype, default numpy.float64
+        The accumulation dtype of the returned state (block sums and the parts of ``m2``
+        are added in float64 by :func:`math.fsum`).
+
+    Returns
+    -------
+    MomentState
+        ``count`` (all values), ``mean`` and ``m2 = sum (x - mean)**2`` as ``dtype`` scalars;
+        ``population_variance`` (``m2/n``) and ``sample_variance`` (``m2/(n - 1)``) follow.
+
+    Raises
+    ------
+    EmptyInputError
+        If there are no values at all (an empty array or iterable, or only empty chunks).
+    ShapeError
+        If a chunk is not 1-D (the message names the chunk).
+    NonFiniteInputError
+        If a value is NaN/inf or overflows on conversion to ``dtype`` (chunk and index
+        named). Its subclass :class:`MomentOverflowError` if ``m2`` itself exceeds the
+        largest ``dtype`` value (e.g. deviations near ``1e300`` in float64).
+    UnsupportedDtypeError
+        If ``dtype`` is not a real floating type, or a chunk holds complex or other values.
+    TypeError
+        If ``chunks`` is neither an array nor iterable.
+
+    Examples
+    --------
+    >>> state = streaming_moments(np.array([1.0, 2.0, 3.0, 4.0]))
+    >>> state.count, float(state.mean), float(state.m2)
+    (4, 2.5, 5.0)
+    >>> chunked = streaming_moments([np.array([1.0, 2.0]), np.array([]), np.array([3.0, 4.0])])
+    >>> chunked == state
+    True
+
+    Ill-conditioned data (offset 1e8, spread 1) keep their digits:
+
+    >>> float(streaming_moments(1e8 + np.array([-1.0, 0.0, 1.0])).population_variance)
+    0.6666666666666666
+    """
+    dtype = _floating_dtype(dtype)
+    if isinstance(chunks, np.ndarray):
+        chunks = (chunks,)
+    elif not isinstance(chunks, Iterable):
+        raise TypeError(
+            f"chunks must be an array or an iterable of arrays, got {type(chunks).__name__}"
+        )
+    stream = _Stream(dtype)
+    for index, chunk in enumerate(chunks):
+        values = _chunk_in_dtype(chunk, dtype, index)
+        if values.size:
+            _chunk_parts(values, stream, index)
+    if stream.count == 0:
+        raise EmptyInputError(
+            "chunks hold no values (an empty array, an empty iterable, or only empty "
+            "chunks); at least one value is needed"
+        )
+    return stream.state()

@@ -10,30 +10,95 @@ axis, ``P = I - 11^T/d`` the centering projector and ``eps >= 0`` added to the m
 At ``eps = 0`` these are ``sqrt(d) Px/|Px|`` and ``sqrt(d) x/|x|``, exactly the forms of the
 chapter. No learned affine parameters are applied.
 
-Dtype contract: floating inputs keep their dtype; integer and boolean inputs are promoted
-to float64. Complex or object input is refused.
+Dtype contract: floating inputs keep their dtype and all arithmetic happens in it (numpy's
+means of float16 values accumulate in float32, as numpy documents); integer inputs are
+promoted to float64. Boolean, complex or object input is refused.
+
+How they are computed (scale before you square, as BLAS ``nrm2`` and ``numpy.hypot`` do):
+:func:`scaled_moments` divides each row's deviations by a power of two ``2**E`` near the
+larger of their largest magnitude and ``sqrt(eps)`` before squaring, and rescales eps to
+``eps / 4**E``; then ``N = (D / 2**E) / sqrt(mean((D / 2**E)**2) + eps / 4**E)``, which is
+``D / sqrt(mean(D**2) + eps)`` exactly in real arithmetic, so eps is still added to the
+variance (or mean square) in the input's units. No square overflows or vanishes: every
+finite input that is not degenerate, from the smallest subnormal to the largest finite
+value of float16, float32 or float64, gets its output to a few ulps of its dtype (the
+tests check ``3d/2 + 5`` ulps against exact arithmetic for ``d <= 8``; measured at most
+about 3.6). Away from the ends of the exponent range the scaling is exact, so the result
+is bit for bit the plain two-pass formula applied to the same deviations.
+
+>>> centered_normalize(np.array([0, 1000], np.float16))  # 500**2 overflows float16
+array([-1.,  1.], dtype=float16)
+>>> centered_normalize([0, 1e-170])  # (5e-171)**2 underflows float64; not constant
+array([-1.,  1.])
 """
 
 from __future__ import annotations
+
+import math
+from typing import NamedTuple
 
 import numpy as np
 
 from trainable_harness.errors import (
     DegenerateNormalizationError,
     ShapeError,
+    UnknownChoiceError,
     UnsupportedDtypeError,
     check_eps,
     check_finite,
     check_nonempty,
 )
 
-__all__ = ["centered_normalize", "normalization_jacobian", "rms_normalize"]
+__all__ = [
+    "ScaledMoments",
+    "centered_normalize",
+    "normalization_jacobian",
+    "rms_normalize",
+    "scaled_moments",
+    "validated_eps",
+]
+
+
+def validated_eps(eps) -> float:
+    """Return ``eps`` as a float: a real number (not a bool or a string), finite, ``>= 0``.
+
+    :func:`~trainable_harness.errors.check_eps` after a type check, so that ``eps=True``
+    or ``eps="1e-5"`` is refused instead of read as 1.0 or 1e-5.
+
+    Raises
+    ------
+    UnsupportedDtypeError
+        If ``eps`` is a bool, a string, complex, or not a number.
+    NonFiniteInputError, NegativeEpsilonError
+        If ``eps`` is NaN/inf or negative.
+
+    Examples
+    --------
+    >>> validated_eps(1e-5), validated_eps(np.float32(0.5))
+    (1e-05, 0.5)
+    >>> validated_eps(True)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    trainable_harness.errors.UnsupportedDtypeError: eps must be a real number, got True (bool)...
+    """
+    if isinstance(eps, bool | np.bool_) or not isinstance(
+        eps, int | float | np.integer | np.floating
+    ):
+        raise UnsupportedDtypeError(
+            f"eps must be a real number, got {eps!r} ({type(eps).__name__}); it is added "
+            "to a variance"
+        )
+    return check_eps(eps)
 
 
 def _as_float_array(x, name: str = "x") -> np.ndarray:
     """Return ``x`` as a non-empty, finite floating array (integers promoted to float64)."""
     array = np.asarray(x)
-    if array.dtype.kind in "biu":
+    if array.dtype.kind == "b":
+        raise UnsupportedDtypeError(
+            f"{name} has dtype bool; a real floating or integer array is expected"
+        )
+    if array.dtype.kind in "iu":
         array = array.astype(np.float64)
     elif array.dtype.kind != "f":
         raise UnsupportedDtypeError(
@@ -48,10 +113,136 @@ def _as_float_array(x, name: str = "x") -> np.ndarray:
     return array
 
 
-def _check_not_degenerate(denominator_is_zero: np.ndarray, what: str, map_name: str) -> None:
-    """Raise if any row's normalizing statistic is zero (only reachable with eps = 0)."""
-    if denominator_is_zero.any():
-        row = tuple(int(i) for i in np.argwhere(denominator_is_zero)[0])
+# ---------------------------------------------------------------------------
+# The scaled kernel: scale before you square.
+# ---------------------------------------------------------------------------
+
+# Stands in for "minus infinity" as a binary exponent: below every finite float's.
+_NO_EXPONENT = -(2**20)
+
+
+class ScaledMoments(NamedTuple):
+    """Deviations and their mean square, scaled by a power of two per reduction set.
+
+    With ``D`` the deviations (``x - mean`` for the centered statistic, ``x`` for the RMS
+    one) of a reduction set and ``E`` its scale exponent,
+
+    - ``deviations`` = ``D * 2**-E`` (every entry below 1 in magnitude),
+    - ``mean_square`` = ``mean(deviations**2)`` (the population variance, or the mean
+      square, in units of ``4**E``),
+    - ``scaled_eps`` = ``eps * 4**-E`` (eps in the same units, at most 1),
+
+    so that ``sqrt(variance + eps) = 2**E * sqrt(mean_square + scaled_eps)`` exactly in real
+    arithmetic. All arrays keep the reduced axes (length 1).
+    """
+
+    deviations: np.ndarray
+    mean_square: np.ndarray
+    scaled_eps: np.ndarray
+    exponent: np.ndarray
+    mean: np.ndarray | None  # in x's units; only when asked for (``with_mean``)
+    constant: np.ndarray  # True where the set is constant (its deviations are all 0)
+
+    def normalized(self) -> np.ndarray:
+        """``D / sqrt(variance + eps)``: the standardized values, in ``x``'s dtype."""
+        return self.deviations / np.sqrt(self.mean_square + self.scaled_eps)
+
+    def variance(self) -> np.ndarray:
+        """The population variance (or mean square) in original units, ``mean_square * 4**E``.
+
+        It overflows to ``inf`` (without a warning) only when the exact value lies beyond
+        the dtype's largest finite number, e.g. for deviations near ``1e300`` in float64.
+        """
+        with np.errstate(over="ignore"):
+            return np.ldexp(self.mean_square, 2 * self.exponent)
+
+
+def _binary_exponent(magnitude: np.ndarray) -> np.ndarray:
+    """``k`` with ``magnitude = f * 2**k``, ``0.5 <= f < 1``; ``_NO_EXPONENT`` for 0."""
+    exponent = np.frexp(magnitude)[1].astype(np.int64)
+    return np.where(magnitude > 0, exponent, _NO_EXPONENT)
+
+
+def scaled_moments(
+    x: np.ndarray, axes: tuple[int, ...], *, centered: bool, eps: float, with_mean: bool = False
+) -> ScaledMoments:
+    """Deviations and mean square of ``x`` over ``axes``, computed without overflow.
+
+    The steps, in ``x``'s dtype, per reduction set (the entries that agree off ``axes``):
+
+    1. ``z = x * 2**-e`` with ``2**e`` just above ``max|x|``: ``|z| < 1``, so nothing that
+       follows can overflow. Multiplying by a power of two is exact (an entry below
+       ``2**-1074 max|x|`` may flush, far below the rounding of the result).
+    2. Centered only: ``y = z - z_0`` (a shift by the set's first entry), then
+       ``D = y - mean(y)``. The shift makes the deviations accurate to a few ``u`` of the
+       *spread* however large the offset (a float32 ``[1e8, 1e8 + 8]`` gives ``[-4, 4]``).
+    3. ``E = max(e + exponent(max|D|), exponent(sqrt(eps)))``: the scale of the larger of
+       the deviations and ``sqrt(eps)``, so that ``D * 2**-E`` and ``eps * 4**-E`` both lie
+       below 1 and the larger of them above 1/4: their squares and sum neither overflow
+       nor vanish.
+
+    ``eps`` is added to the variance in original units; here it enters as
+    ``eps * 4**-E``, computed in float64 (it cannot overflow: ``4**E >= eps / 4``)
+    and then rounded to ``x``'s dtype. Away from the ends of the exponent range every
+    scaling is exact, so the result is bit for bit the unscaled two-pass formula applied
+    to the same deviations.
+
+    Parameters
+    ----------
+    x : numpy.ndarray of a floating dtype, finite
+    axes : tuple of int
+        Non-negative axes to reduce over.
+    centered : bool
+        True: deviations from the mean (variance). False: ``x`` itself (mean square).
+    eps : float
+        Finite, ``>= 0`` (checked by the callers).
+    with_mean : bool, default False
+        Also return the mean in ``x``'s units, ``2**e (z_0 + mean(y))`` (centered only).
+
+    Returns
+    -------
+    ScaledMoments
+
+    Examples
+    --------
+    >>> X = np.array([[-1e300, 1e300]])
+    >>> parts = scaled_moments(X, (1,), centered=True, eps=0.0, with_mean=True)
+    >>> parts.normalized(), parts.mean, parts.variance()
+    (array([[-1.,  1.]]), array([[0.]]), array([[inf]]))
+    """
+    keep = {"axis": axes, "keepdims": True}
+    with np.errstate(under="ignore"):
+        top = np.abs(x).max(**keep)
+        prescale = np.where(top > 0, np.frexp(top)[1].astype(np.int64), 0)
+        z = np.ldexp(x, -prescale)
+        if centered:
+            first = tuple(slice(0, 1) if a in axes else slice(None) for a in range(x.ndim))
+            shifted = z - z[first]
+            shifted_mean = shifted.mean(**keep)
+            deviations = shifted - shifted_mean
+            mean = None
+            if with_mean:
+                # The mean lies between the set's extremes; clipping undoes a rounding past
+                # them, which could overflow when scaled back near the largest float.
+                mean_z = np.clip(z[first] + shifted_mean, z.min(**keep), z.max(**keep))
+                mean = np.ldexp(mean_z, prescale)
+        else:
+            deviations, mean = z, None
+        largest = np.abs(deviations).max(**keep)
+        exponent = prescale + _binary_exponent(largest)
+        if eps > 0:
+            exponent = np.maximum(exponent, math.frexp(math.sqrt(eps))[1])
+        scaled = np.ldexp(deviations, prescale - exponent)
+        mean_square = np.mean(scaled * scaled, **keep)
+        scaled_eps = np.ldexp(np.float64(eps), -2 * exponent).astype(x.dtype)
+    constant = np.squeeze(largest == 0, axis=axes)
+    return ScaledMoments(scaled, mean_square, scaled_eps, exponent, mean, constant)
+
+
+def _check_not_degenerate(degenerate: np.ndarray, what: str, map_name: str) -> None:
+    """Raise if some row is degenerate: constant (centered) or zero (RMS), with eps = 0."""
+    if degenerate.any():
+        row = tuple(int(i) for i in np.argwhere(degenerate)[0])
         where = f" (row {row})" if row else ""
         raise DegenerateNormalizationError(
             f"{map_name} is undefined at a {what}{where}: the statistic it divides by is 0 "
@@ -60,24 +251,13 @@ def _check_not_degenerate(denominator_is_zero: np.ndarray, what: str, map_name: 
         )
 
 
-def _centered_parts(x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``Px`` and ``s = sqrt(|Px|^2/d + eps)`` (keepdims) for the centered map."""
-    centered = x - x.mean(axis=-1, keepdims=True)
-    scale = np.sqrt(np.mean(centered * centered, axis=-1, keepdims=True) + eps)
+def _row_parts(x: np.ndarray, eps: float, centered: bool) -> ScaledMoments:
+    """:func:`scaled_moments` along the last axis, refusing degenerate rows at eps = 0."""
+    parts = scaled_moments(x, (x.ndim - 1,), centered=centered, eps=eps)
     if eps == 0.0:
-        # Test constancy on x itself: a rounded mean can leave a constant row with a
-        # tiny nonzero Px, whose "normalized" value would be pure rounding noise.
-        constant = np.all(x == x[..., :1], axis=-1)
-        _check_not_degenerate(constant | (scale[..., 0] == 0), "constant vector", "eq. 15.1")
-    return centered, scale
-
-
-def _rms_scale(x: np.ndarray, eps: float) -> np.ndarray:
-    """Return ``s = sqrt(|x|^2/d + eps)`` (keepdims) for the RMS map."""
-    scale = np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)
-    if eps == 0.0:
-        _check_not_degenerate(scale[..., 0] == 0, "zero vector", "eq. 15.2")
-    return scale
+        what, name = ("constant vector", "eq. 15.1") if centered else ("zero vector", "eq. 15.2")
+        _check_not_degenerate(parts.constant, what, name)
+    return parts
 
 
 def centered_normalize(x, eps: float = 0.0) -> np.ndarray:
@@ -86,6 +266,12 @@ def centered_normalize(x, eps: float = 0.0) -> np.ndarray:
     ``(x - mean(x)) / sqrt(population_variance(x) + eps)``; at ``eps = 0`` this is
     ``sqrt(d) Px / |Px|``. It is invariant to adding a constant to every coordinate and
     to positive scaling (the latter only approximately once ``eps > 0``).
+
+    Computed by :func:`scaled_moments`: the deviations ``x - mean`` are taken after a
+    shift by the row's first value (so a large offset does not eat them), divided by a
+    power of two ``2**E`` before squaring, and eps enters as ``eps / 4**E``: it is added
+    to the population variance in ``x``'s units, whatever the scale. An exact shift, or a
+    scaling by a power of two, changes no bit of the output.
 
     Parameters
     ----------
@@ -102,23 +288,28 @@ def centered_normalize(x, eps: float = 0.0) -> np.ndarray:
     Raises
     ------
     DegenerateNormalizationError
-        If ``eps == 0`` and some row is constant (``Px = 0``).
+        If ``eps == 0`` and some row is constant (``Px = 0``) -- only then: a row of two
+        distinct values, however close or tiny, is normalized.
     NonFiniteInputError, EmptyInputError, ShapeError, NegativeEpsilonError,
     UnsupportedDtypeError
-        For NaN/inf, an empty input, a scalar, a negative eps, or a non-real dtype.
+        For NaN/inf, an empty input, a scalar, a negative eps, or a bool, complex or
+        object array, or an eps that is not a real number (a bool or a string).
 
     Examples
     --------
+    >>> centered_normalize(np.array([1e8, 1e8 + 8], np.float32))  # offset 1e8, spread 4
+    array([-1.,  1.], dtype=float32)
+    >>> centered_normalize([-1e-150, 1e-150], eps=1e-5)  # eps dominates: x / sqrt(eps)
+    array([-3.16227766e-148,  3.16227766e-148])
     >>> centered_normalize([-2, -1, 1, 2]).round(4)
     array([-1.2649, -0.6325,  0.6325,  1.2649])
     >>> shift = centered_normalize([8, 9, 11, 12]) - centered_normalize([-2, -1, 1, 2])
     >>> float(np.abs(shift).max())
     0.0
     """
-    eps = check_eps(eps)
+    eps = validated_eps(eps)
     x = _as_float_array(x)
-    centered, scale = _centered_parts(x, eps)
-    return centered / scale
+    return _row_parts(x, eps, centered=True).normalized()
 
 
 def rms_normalize(x, eps: float = 0.0) -> np.ndarray:
@@ -126,6 +317,11 @@ def rms_normalize(x, eps: float = 0.0) -> np.ndarray:
 
     ``x / sqrt(mean(x^2) + eps)``; at ``eps = 0`` this is ``sqrt(d) x / |x|``. It is
     invariant to positive scaling but not to a constant shift: the mean is kept.
+
+    Computed as ``(x / 2**E) / sqrt(mean((x / 2**E)**2) + eps / 4**E)`` with ``2**E``
+    near the larger of ``max|x|`` and ``sqrt(eps)`` (:func:`scaled_moments`): eps is added
+    to the mean square in ``x``'s units, and no square overflows or vanishes. Each output
+    is within a few ulps of its exact value, element by element.
 
     Parameters
     ----------
@@ -145,19 +341,21 @@ def rms_normalize(x, eps: float = 0.0) -> np.ndarray:
         If ``eps == 0`` and some row is the zero vector.
     NonFiniteInputError, EmptyInputError, ShapeError, NegativeEpsilonError,
     UnsupportedDtypeError
-        For NaN/inf, an empty input, a scalar, a negative eps, or a non-real dtype.
+        As for :func:`centered_normalize`.
 
     Examples
     --------
+    >>> rms_normalize(np.array([60000, -60000], np.float16))  # 60000**2 overflows float16
+    array([ 1., -1.], dtype=float16)
     >>> rms_normalize([3.0, 4.0]).round(4)
     array([0.8485, 1.1314])
     >>> shift = rms_normalize([8, 9, 11, 12]) - rms_normalize([-2, -1, 1, 2])
     >>> round(float(np.abs(shift).max()), 3)
     2.055
     """
-    eps = check_eps(eps)
+    eps = validated_eps(eps)
     x = _as_float_array(x)
-    return x / _rms_scale(x, eps)
+    return _row_parts(x, eps, centered=False).normalized()
 
 
 def normalization_jacobian(x, centered: bool, eps: float = 0.0) -> np.ndarray:
@@ -172,6 +370,12 @@ def normalization_jacobian(x, centered: bool, eps: float = 0.0) -> np.ndarray:
     ``d - 2``) and ``x`` for the RMS map (rank ``d - 1``). For ``eps > 0`` the radial
     direction is no longer erased, ``J y = eps y / s^3``, so the centered map keeps only
     ``1`` in its nullspace (rank ``d - 1``) and the RMS map has full rank ``d``.
+
+    Computed in units of the scale of :func:`scaled_moments`: with ``y = r 2**E`` and
+    ``s = sigma 2**E``, ``J = 2**-E (Q - r r^T / (d sigma^2)) / sigma``, where ``r`` and
+    ``sigma`` are of order one; only the final power of two can leave the range. Entries
+    whose exact value is beyond the dtype's largest finite value (``|J| ~ 1/s`` at a tiny
+    ``x``) are returned as +-inf, as IEEE rounding gives, without a warning.
 
     Parameters
     ----------
@@ -191,6 +395,8 @@ def normalization_jacobian(x, centered: bool, eps: float = 0.0) -> np.ndarray:
     ------
     ShapeError
         If ``x`` is not 1-D.
+    UnknownChoiceError
+        If ``centered`` is not a bool.
     DegenerateNormalizationError
         If ``eps == 0`` and ``x`` is constant (centered) or zero (RMS).
     NonFiniteInputError, EmptyInputError, NegativeEpsilonError, UnsupportedDtypeError
@@ -205,8 +411,15 @@ def normalization_jacobian(x, centered: bool, eps: float = 0.0) -> np.ndarray:
     3
     >>> bool(np.allclose(normalization_jacobian(x, centered=True, eps=0.1) @ np.ones(4), 0))
     True
+    >>> normalization_jacobian([1e300, -1e300], centered=False)  # |x|^2 overflows
+    array([[5.e-301, 5.e-301],
+           [5.e-301, 5.e-301]])
     """
-    eps = check_eps(eps)
+    eps = validated_eps(eps)
+    if not isinstance(centered, bool | np.bool_):
+        raise UnknownChoiceError(
+            f"centered must be True (eq. 15.1) or False (eq. 15.2), got {centered!r}"
+        )
     x = _as_float_array(x)
     if x.ndim != 1:
         raise ShapeError(
@@ -214,12 +427,13 @@ def normalization_jacobian(x, centered: bool, eps: float = 0.0) -> np.ndarray:
             "Loop over the rows of a batch"
         )
     d = x.shape[0]
+    parts = _row_parts(x, eps, centered=bool(centered))
     identity = np.eye(d, dtype=x.dtype)
-    if centered:
-        radial, scale = _centered_parts(x, eps)
-        projector = identity - 1.0 / d
-    else:
-        radial, scale = x, _rms_scale(x, eps)
-        projector = identity
-    s = scale[0]
-    return (projector - np.outer(radial, radial) / (d * s * s)) / s
+    projector = identity - x.dtype.type(1.0 / d) if centered else identity
+    # In units of 2**E: y = r 2**E and s = sigma 2**E, so J = 2**-E (Q - r r^T/(d sigma^2))
+    # / sigma; r and sigma are O(1), and only the final power of two can leave the range.
+    r = parts.deviations
+    sigma = np.sqrt(parts.mean_square + parts.scaled_eps)[0]
+    scaled = (projector - np.outer(r, r) / (d * sigma * sigma)) / sigma
+    with np.errstate(over="ignore", under="ignore"):
+        return np.ldexp(scaled, -parts.exponent[0])

@@ -49,6 +49,26 @@ def test_a_failing_claim_is_rendered_red_and_fails_with_its_numbers(tiny_book):
     assert "verified" not in executed_notebook.split("claim c15-invariance-001:")[1][:20]
 
 
+def test_a_prose_edit_reassembles_the_chapter_without_a_kernel(tiny_book):
+    tiny_book.edit("chapters/beta.md", "The claim:", "A new sentence. The claim:")
+    assert tiny_book.build("--question").returncode == 1
+    process = tiny_book.build()
+    assert process.returncode == 0, process.stdout
+    assert tiny_book.executed(process) == []
+    assert "chapters/beta.md: reassembled" in process.stdout
+    page = tiny_book.path("_build/html/chapters/beta.html").read_text(encoding="utf-8")
+    assert "A new sentence." in page
+    assert "claim-verified" in page
+    assert tiny_book.build("--question").returncode == 0
+
+
+def test_a_code_edit_executes_the_chapter(tiny_book):
+    tiny_book.edit("chapters/beta.md", "print(f", "print('edited')\nprint(f")
+    process = tiny_book.build()
+    assert tiny_book.executed(process) == ["beta.md"]
+    assert "code changed" in process.stdout
+
+
 def test_a_deleted_artifact_reexecutes_only_its_chapter(tiny_book):
     tiny_book.path("artifacts/claims/c15-running-state-001.json").unlink()
     assert tiny_book.build("--question").returncode == 1
@@ -130,7 +150,9 @@ def test_links_in_artifacts_are_never_published(tiny_book, tmp_path):
     secret.write_text("not for the site")
     os.symlink(secret, tiny_book.path("artifacts/claims/evil.json"))
     os.symlink(tmp_path, tiny_book.path("artifacts/linked-dir"))
+    tiny_book.edit("chapters/alpha.md", "# Alpha", "# Alpha, rendered again")
     process = tiny_book.build()
+    assert "reassembled" in process.stdout  # the site was rendered with the links present
     site = tiny_book.path("_build/html")
     published = [p for p in site.rglob("*") if p.is_file()]
     assert not any("not for the site" in p.read_text(errors="ignore") for p in published)
@@ -144,3 +166,14 @@ def test_a_second_build_is_refused_while_one_runs(tiny_book):
     assert process.returncode == 3
     assert f"pid {os.getpid()}" in process.stderr
     assert tiny_book.build().returncode == 0
+
+
+def test_one_chapter_executes_alone_without_a_render(tiny_book):
+    tiny_book.edit("chapters/alpha.md", "print(f", "print('edited')\nprint(f")
+    tiny_book.edit("chapters/beta.md", "print(f", "print('edited')\nprint(f")
+    process = tiny_book.run("execute", "beta")
+    assert process.returncode == 0, process.stdout
+    assert tiny_book.executed(process) == ["beta.md"]
+    assert "site:" not in process.stdout
+    assert tiny_book.run("execute", "gamma").returncode == 1
+    assert tiny_book.executed(tiny_book.build()) == ["alpha.md"]

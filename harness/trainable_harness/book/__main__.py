@@ -4,6 +4,7 @@
 
     build [--jobs N]     plan, execute what changed, render, publish; exit 1 on any failure
     build --question     exit 0 only if the tree is built, current and clean (does nothing)
+    execute [CHAPTER ...] execute what changed in those chapters (default all), no render
     bench [--rounds N]   time a cold build against Jupyter Book's own execution (see .bench)
 
 Exit status: 0 built and every claim holds; 1 a chapter, a claim or the site build failed
@@ -18,7 +19,7 @@ import sys
 import time
 
 from trainable_harness import paths
-from trainable_harness.book.execute import execute_chapters
+from trainable_harness.book.execute import execute_chapters, reassemble_chapter
 from trainable_harness.book.keys import plan_chapter
 from trainable_harness.book.lock import build_lock
 from trainable_harness.book.render import (
@@ -30,7 +31,7 @@ from trainable_harness.book.render import (
     site_key,
     write_outcome,
 )
-from trainable_harness.errors import BuildError, BuildLockError
+from trainable_harness.errors import BuildError, BuildLockError, ChapterSourceError
 from trainable_harness.sources import chapter_sources
 
 
@@ -55,17 +56,42 @@ def _relative(path) -> str:
     return path.relative_to(paths.REPO_ROOT).as_posix()
 
 
-def build(jobs: int | None = None, question: bool = False, out=print) -> int:
-    """Bring the site up to date; return the exit status (see the module doc)."""
+def _selected_sources(only: list[str] | None) -> list:
+    sources = chapter_sources()
+    if not only:
+        return sources
+    stems = [source.stem for source in sources]
+    unknown = [name for name in only if name not in stems]
+    if unknown:
+        raise ChapterSourceError(
+            f"no chapter named {', '.join(unknown)} in _toc.yml (chapters: {', '.join(stems)})"
+        )
+    return [source for source in sources if source.stem in only]
+
+
+def build(
+    jobs: int | None = None,
+    question: bool = False,
+    out=print,
+    only: list[str] | None = None,
+    render_site: bool = True,
+) -> int:
+    """Bring the site up to date; return the exit status (see the module doc).
+
+    ``only`` limits planning and execution to those chapter stems, and ``render_site=False``
+    stops after execution (one job of a build spread over machines).
+    """
     started = time.perf_counter()
-    plans = [plan_chapter(source) for source in chapter_sources()]
-    pending = [plan for plan in plans if plan.execute]
+    plans = [plan_chapter(source) for source in _selected_sources(only)]
     if question:
-        for plan in pending:
-            out(f"{_relative(plan.source)}: would execute ({plan.reason})")
         outcome = read_outcome()
-        if pending:
+        changed = [plan for plan in plans if plan.action != "none"]
+        for plan in changed:
+            out(f"{_relative(plan.source)}: would {plan.action} ({plan.reason})")
+        if changed:
             return 1
+        if only:
+            return 0
         if outcome is None or outcome.get("key") != site_key() or not site_dir().is_dir():
             out("the site would be rendered again")
             return 1
@@ -74,6 +100,13 @@ def build(jobs: int | None = None, question: bool = False, out=print) -> int:
             return 1
         out("up to date")
         return 0
+    pending = [plan for plan in plans if plan.execute]
+    for plan in plans:
+        if plan.action == "reassemble":
+            if reassemble_chapter(plan.source):
+                out(f"{_relative(plan.source)}: reassembled ({plan.reason})")
+            else:
+                pending.append(plan)
     if pending:
         mark_outdated(f"{len(pending)} chapter(s) to execute")
     for plan in pending:
@@ -86,6 +119,9 @@ def build(jobs: int | None = None, question: bool = False, out=print) -> int:
             f"outdated in {_relative(site_dir())}/OUTDATED.txt"
         )
         return 1
+    if not render_site:
+        out(f"executed {len(pending)} chapter(s) in {time.perf_counter() - started:.1f} s")
+        return 0
     key = site_key()
     outcome = read_outcome()
     if outcome is not None and outcome.get("key") == key and site_dir().is_dir():
@@ -115,6 +151,10 @@ def build(jobs: int | None = None, question: bool = False, out=print) -> int:
     return 0
 
 
+def _print(line: str) -> None:
+    print(line, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["bench"]:
@@ -129,16 +169,23 @@ def main(argv: list[str] | None = None) -> int:
     build_parser.add_argument(
         "--question", action="store_true", help="exit 0 only if nothing would change"
     )
+    execute_parser = commands.add_parser(
+        "execute", help="execute what changed in the named chapters (default all); no render"
+    )
+    execute_parser.add_argument("chapters", nargs="*", metavar="CHAPTER", help="chapter stems")
+    execute_parser.add_argument("--jobs", type=int, default=None, help="parallel chapters")
     options = parser.parse_args(argv)
     if options.jobs is not None and options.jobs < 1:
         parser.error(f"--jobs must be a positive integer, got {options.jobs}")
     try:
         with build_lock(paths.BUILD_DIR / ".build.lock"):
-            return build(options.jobs, options.question, out=lambda line: print(line, flush=True))
+            if options.command == "execute":
+                return build(options.jobs, out=_print, only=options.chapters, render_site=False)
+            return build(options.jobs, options.question, out=_print)
     except BuildLockError as error:
         print(f"make: {error}", file=sys.stderr)
         return 3
-    except BuildError as error:
+    except (BuildError, ChapterSourceError) as error:
         print(f"make: {error}", file=sys.stderr)
         return 1
 

@@ -24,13 +24,14 @@ from pathlib import Path
 
 from trainable_harness import paths
 from trainable_harness.atomic import write_text_atomically
-from trainable_harness.book.keys import chapter_key, write_record
+from trainable_harness.book.keys import chapter_key, code_digest, read_record, write_record
 from trainable_harness.sources import read_chapter
 
-__all__ = ["ChapterRun", "execute_chapters"]
+__all__ = ["ChapterRun", "execute_chapters", "reassemble_chapter"]
 
 INSTRUMENT_TAG = "trainable-instrumentation"
 CHAPTER_ENVIRONMENT_VARIABLE = "TRAINABLE_CHAPTER"
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 _START = """\
 from trainable_harness.claims.keys import HarnessCallRecorder
 
@@ -123,6 +124,10 @@ def _run_one(source: str) -> ChapterRun:
     functions_file.unlink(missing_ok=True)
     notebook = _instrumented(nbformat.from_dict(chapter.notebook), functions_file)
     os.environ[CHAPTER_ENVIRONMENT_VARIABLE] = stem
+    # Kernels run side by side, one per core: BLAS threads would only compete (and a fixed
+    # count keeps reductions in one order). The Makefile exports the same for every step.
+    for variable in BLAS_THREAD_VARIABLES:
+        os.environ.setdefault(variable, "1")
     try:
         executed = papermill.execute_notebook(
             notebook,
@@ -162,14 +167,45 @@ def _run_one(source: str) -> ChapterRun:
     ]
     seconds = time.perf_counter() - started
     write_record(
-        stem,
-        chapter_key(source_path, claim_ids, functions),
+        source_path,
+        chapter_key(code_digest(chapter), claim_ids, functions),
         claim_ids,
         functions,
         outputs,
         seconds,
     )
     return ChapterRun(stem, True, seconds, claim_ids)
+
+
+def reassemble_chapter(source: Path) -> bool:
+    """Rebuild an executed notebook after a prose-only edit, without a kernel.
+
+    The new source's cells are kept, and each code cell takes the outputs and execution
+    count of the same code cell in the executed notebook. Returns False (the caller then
+    executes the chapter) when the code cells no longer correspond one to one.
+    """
+    import nbformat
+
+    chapter = read_chapter(source)
+    target = paths.CHAPTERS_DIR / f"{source.stem}.ipynb"
+    record = read_record(source.stem)
+    if record is None or not target.is_file():
+        return False
+    executed = nbformat.read(target, as_version=4)
+    fresh = nbformat.from_dict(chapter.notebook)
+    old_code = [cell for cell in executed.cells if cell.cell_type == "code"]
+    new_code = [cell for cell in fresh.cells if cell.cell_type == "code"]
+    if [c.source for c in old_code] != [c.source for c in new_code]:
+        return False
+    for new, old in zip(new_code, old_code, strict=True):
+        new.outputs, new.execution_count = old.outputs, old.execution_count
+    fresh.metadata = executed.metadata
+    write_text_atomically(target, nbformat.writes(fresh) + "\n")
+    functions = [tuple(name) for name in record["functions"]]
+    outputs = [paths.REPO_ROOT / name for name in record["outputs"]]
+    key = chapter_key(code_digest(chapter), chapter.verified_claims, functions)
+    write_record(source, key, chapter.verified_claims, functions, outputs, record["seconds"])
+    return True
 
 
 def execute_chapters(

@@ -2,7 +2,8 @@
 
 A chapter's **key** is a SHA-256 over four things, and nothing else:
 
-- ``source``: the bytes of ``chapters/<stem>.md``;
+- ``code``: its code cells (source and tags, in order) and its kernel, as jupytext reads
+  them from ``chapters/<stem>.md`` -- not its prose, which executes nothing;
 - ``claims``: the bytes of each registry entry ``claims/<id>.yaml`` the chapter verifies
   (which ids: :attr:`trainable_harness.sources.Chapter.verified_claims`, read from its code);
 - ``functions``: the digest of each harness function the chapter ran the last time it
@@ -18,7 +19,9 @@ After a successful execution the build writes ``_build/keys/<stem>.json``: the k
 parts, the recorded functions, and the SHA-256 of every output (the executed notebook, the
 claim artifacts, the figures). The chapter executes again when its key differs, when that
 record is missing, or when an output is missing or differs from what was recorded (a
-deleted or hand-edited artifact is recomputed, never trusted).
+deleted or hand-edited artifact is recomputed, never trusted). An edit of the prose alone
+leaves the key as it was: the executed notebook is then *reassembled* from the new source's
+cells and the stored outputs of its unchanged code cells, without running a kernel.
 """
 
 from __future__ import annotations
@@ -32,11 +35,13 @@ from pathlib import Path
 from trainable_harness import paths
 from trainable_harness.atomic import write_text_atomically
 from trainable_harness.claims.keys import environment_digest, function_digests
+from trainable_harness.sources import Chapter, read_chapter
 
 __all__ = [
     "RECORD_FORMAT",
     "ChapterPlan",
     "chapter_key",
+    "code_digest",
     "file_digest",
     "plan_chapter",
     "read_record",
@@ -45,7 +50,7 @@ __all__ = [
 ]
 
 # Bump when the record's meaning or the instrumentation changes: every chapter re-executes.
-RECORD_FORMAT = 1
+RECORD_FORMAT = 2
 MISSING = "missing"
 
 
@@ -62,13 +67,18 @@ def _digest(parts: Mapping) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def chapter_key(
-    source: Path, claim_ids: Iterable[str], functions: Iterable[tuple[str, str]]
-) -> dict:
-    """The key of the chapter at ``source``: ``{"digest", "parts"}`` (see the module doc)."""
+def code_digest(chapter: Chapter) -> str:
+    """SHA-256 of what the chapter executes: its code cells (source, tags) and its kernel."""
+    cells = [[source, list(tags)] for _index, source, tags in chapter.code_cells()]
+    kernel = chapter.notebook.metadata.get("kernelspec", {}).get("name")
+    return _digest({"cells": cells, "kernel": kernel})
+
+
+def chapter_key(code: str, claim_ids: Iterable[str], functions: Iterable[tuple[str, str]]) -> dict:
+    """The key of a chapter whose code digests to ``code``: ``{"digest", "parts"}``."""
     parts = {
         "format": RECORD_FORMAT,
-        "source": file_digest(source),
+        "code": code,
         "claims": {
             claim_id: file_digest(paths.CLAIMS_DIR / f"{claim_id}.yaml")
             for claim_id in sorted(claim_ids)
@@ -96,12 +106,14 @@ def read_record(stem: str) -> dict | None:
 
 
 def write_record(
-    stem: str, key: Mapping, claim_ids, functions, outputs: Iterable[Path], seconds: float
+    source: Path, key: Mapping, claim_ids, functions, outputs: Iterable[Path], seconds: float
 ) -> dict:
-    """Write the record of a successful execution; ``outputs`` are hashed now."""
+    """Write the record of a successful execution; ``source`` and ``outputs`` are hashed now."""
+    stem = source.stem
     record = {
         "format": RECORD_FORMAT,
         "stem": stem,
+        "source": file_digest(source),
         "key": key["digest"],
         "parts": key["parts"],
         "claims": sorted(claim_ids),
@@ -118,27 +130,42 @@ def write_record(
 
 @dataclass(frozen=True)
 class ChapterPlan:
-    """Whether a chapter must execute, and why (one line for the progress output)."""
+    """What a chapter needs (``"execute"``, ``"reassemble"`` or ``"none"``), and why."""
 
     stem: str
     source: Path
-    execute: bool
+    action: str
     reason: str
+
+    @property
+    def execute(self) -> bool:
+        return self.action == "execute"
 
 
 def plan_chapter(source: Path) -> ChapterPlan:
-    """Decide whether the chapter at ``source`` must execute (see the module doc).
+    """Decide what the chapter at ``source`` needs (see the module doc).
 
-    The claim ids come from the last record while the source is unchanged, so an
-    unchanged chapter is planned without parsing its source.
+    While the source file is byte for byte what the record saw, its code digest and claim ids
+    come from the record, so an unchanged chapter is planned without parsing it.
+
+    Raises
+    ------
+    ChapterSourceError
+        If the source changed and cannot be read.
     """
     stem = source.stem
     record = read_record(stem)
     if record is None:
-        return ChapterPlan(stem, source, True, "never executed")
-    if file_digest(source) != record["parts"]["source"]:
-        return ChapterPlan(stem, source, True, "source changed")
-    key = chapter_key(source, record["claims"], record["functions"])
+        return ChapterPlan(stem, source, "execute", "never executed")
+    action = "none"
+    code, claim_ids = record["parts"]["code"], record["claims"]
+    if file_digest(source) != record["source"]:
+        chapter = read_chapter(source)
+        code, claim_ids = code_digest(chapter), chapter.verified_claims
+        if code != record["parts"]["code"]:
+            return ChapterPlan(stem, source, "execute", "code changed")
+        action = "reassemble"
+    key = chapter_key(code, claim_ids, record["functions"])
     if key["digest"] != record["key"]:
         changed = [
             name
@@ -146,11 +173,13 @@ def plan_chapter(source: Path) -> ChapterPlan:
             if key["parts"].get(name) != record["parts"].get(name)
         ]
         detail = _changed_names(key["parts"], record["parts"])
-        return ChapterPlan(stem, source, True, f"{', '.join(changed)} changed{detail}")
+        return ChapterPlan(stem, source, "execute", f"{', '.join(changed)} changed{detail}")
     for output, digest in record["outputs"].items():
         if file_digest(paths.REPO_ROOT / output) != digest:
-            return ChapterPlan(stem, source, True, f"{output} missing or changed")
-    return ChapterPlan(stem, source, False, "up to date")
+            return ChapterPlan(stem, source, "execute", f"{output} missing or changed")
+    if action == "reassemble":
+        return ChapterPlan(stem, source, action, "prose changed, code unchanged")
+    return ChapterPlan(stem, source, "none", "up to date")
 
 
 def _changed_names(now: Mapping, before: Mapping) -> str:

@@ -20,8 +20,12 @@ True
 
 from __future__ import annotations
 
+import concurrent.futures
 import importlib
 import math
+import multiprocessing
+import os
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -36,6 +40,10 @@ __all__ = ["Outcome", "claim_computation", "registered_computations", "run_compu
 
 COMPUTATIONS: dict[str, Callable[..., Mapping]] = {}
 _ERROR_LIMIT = 400  # characters of a computation's exception text kept in an artifact
+# A statistical claim whose first seed took longer than this runs its other seeds in worker
+# processes; below it, starting workers would cost more than it saves.
+PARALLEL_THRESHOLD_SECONDS = 0.05
+WORKERS_ENVIRONMENT_VARIABLE = "TRAINABLE_CLAIM_WORKERS"
 
 
 def claim_computation(function: Callable[..., Mapping]) -> Callable[..., Mapping]:
@@ -127,24 +135,70 @@ def _error_text(exc: BaseException) -> str:
     return text if len(text) <= _ERROR_LIMIT else text[: _ERROR_LIMIT - 3] + "..."
 
 
-def run_computation(claim) -> Outcome:
-    """Run ``claim``'s registered computation (per seed if statistical), recording its calls."""
+def _run_call(claim, arguments: dict) -> tuple[dict | None, tuple, str | None]:
+    """One call of the claim's computation, recorded: (normalized result, functions, error)."""
     function = registered_computations()[claim.compute]  # load_claim checked the name
+    recorder = HarnessCallRecorder()
+    recorder.start()  # around the computation only, not this bookkeeping
+    try:
+        value = function(**arguments)
+    except Exception as exc:  # recorded in the artifact: the chapter goes on
+        return None, recorder.stop(), _error_text(exc)
+    functions = recorder.stop()
+    try:
+        return normalize_result(value, claim), functions, None
+    except Exception as exc:
+        return None, functions, _error_text(exc)
+
+
+def _workers(remaining: int, first_seconds: float) -> int:
+    """Worker processes for the remaining seeds: none unless it pays (see run_computation)."""
+    configured = os.environ.get(WORKERS_ENVIRONMENT_VARIABLE)
+    cores = os.cpu_count() or 1
+    if configured is not None:
+        try:
+            cores = max(1, int(configured))
+        except ValueError:
+            cores = 1
+    if cores < 2 or remaining < 2 or first_seconds < PARALLEL_THRESHOLD_SECONDS:
+        return 0
+    return min(cores, remaining)
+
+
+def run_computation(claim) -> Outcome:
+    """Run ``claim``'s registered computation (per seed if statistical), recording its calls.
+
+    The seeds of a statistical claim are independent, so when the first seed took longer
+    than ``PARALLEL_THRESHOLD_SECONDS`` the rest run in worker processes (forked, one per
+    core, or ``$TRAINABLE_CLAIM_WORKERS``), each recording the harness functions it ran.
+    Each seed's result is the same whichever process computes it, and results keep the
+    order of :attr:`Claim.seeds`.
+    """
     if claim.kind == "statistical":
         calls = [{"seed": seed} for seed in claim.seeds]
     else:
         calls = [{}] if claim.seed is None else [{"seed": claim.seed}]
+    started = time.perf_counter()
+    first = _run_call(claim, calls[0])
+    outcomes = [first]
+    rest = calls[1:]
+    workers = _workers(len(rest), time.perf_counter() - started) if first[2] is None else 0
+    if workers:
+        context = multiprocessing.get_context("fork")
+        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+            outcomes.extend(pool.map(_run_call, [claim] * len(rest), rest))
+    else:
+        for arguments in rest:
+            if outcomes[-1][2] is not None:
+                break
+            outcomes.append(_run_call(claim, arguments))
     results: list[dict] = []
+    functions: set = set()
     error = None
-    recorder = HarnessCallRecorder()
-    try:
-        for arguments in calls:
-            recorder.start()  # around the computation only, not this bookkeeping
-            try:
-                value = function(**arguments)
-            finally:
-                recorder.stop()
-            results.append(normalize_result(value, claim))
-    except Exception as exc:  # recorded in the artifact: the chapter goes on
-        error = _error_text(exc)
-    return Outcome(results=results, functions=recorder.functions, error=error)
+    for result, ran, failure in outcomes:
+        functions.update(ran)
+        if failure is not None:
+            error = failure
+            break
+        results.append(result)
+    return Outcome(results=results, functions=tuple(sorted(functions)), error=error)
