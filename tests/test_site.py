@@ -65,11 +65,12 @@ def cited_claims(stem):
 
 
 def site_pages():
-    """Every page of the site (the theme's template fragments under _static are not pages)."""
+    """Every page of the site: not the theme's template fragments under _static, nor the
+    root ``index.html``, which only redirects to ``intro.html``."""
     return sorted(
         page
         for page in SITE.rglob("*.html")
-        if "_static" not in page.relative_to(SITE).parts and page.name != "index.html"
+        if "_static" not in page.relative_to(SITE).parts and page != SITE / "index.html"
     )
 
 
@@ -532,7 +533,8 @@ COLOURS = """() => {
 def test_badge_and_claim_line_contrast(mode, served_site, browser):
     failures, checked = [], 0
     page = browser.new_page(viewport={"width": 1366, "height": 900})
-    for name in ["intro.html"] + [f"chapters/{stem}.html" for stem in chapter_stems()]:
+    pages = [p for p in site_pages() if soup_of(p).select_one(".claim-badge, .claim-line")]
+    for name in [str(p.relative_to(SITE)) for p in pages]:
         page.goto(f"{served_site}/{name}", wait_until="networkidle")
         page.evaluate(f"document.documentElement.dataset.theme = '{mode}'")
         page.wait_for_timeout(100)
