@@ -1,138 +1,302 @@
-"""The book's Sphinx extensions (`_ext/`), exercised by building tiny fixture books.
+"""The book's Sphinx extensions (`_ext/`), exercised by building checked-in fixture books.
 
-Each test writes a one-page book into a temporary root (`TRAINABLE_ROOT` points the harness's
-paths at it), verifies or breaks a claim there, and runs the same strict `jupyter-book build`
-the Makefile runs. A badge's state must come from the artifact, and any state but verified
-must fail the strict build while the page still shows it.
+`tests/books/claims` is a one-chapter book whose page states `c15-invariance-001` as a badge,
+as bound numbers (`{claim-value}`) and as a claim line, plus the ledger page. Each test copies
+it into a temporary root (see `conftest.py`), verifies or breaks the claim there, and runs the
+strict build the book runs. A state must come from the artifact; verified passes, every state
+the harness refuses fails the strict build while the page still shows it; each claim gets a
+page, the ledger lists every claim, and `claims.json` describes them for machines.
 """
 
+import html as html_text
+import json
 import os
-import shutil
-import subprocess
+import re
 import sys
-from pathlib import Path
 
+import pytest
 import yaml
 
 from trainable_harness import claims, harness_pin, paths
 
+sys.path.insert(0, str(paths.REPO_ROOT / "_ext"))
+import claims as claim_roles  # the extension module, from _ext/
+
 CLAIM = "c15-invariance-001"
-JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")
-CONFIG = """title: fixture
-only_build_toc_files: true
-execute:
-  execute_notebooks: "off"
-sphinx:
-  local_extensions:
-    chapter_numbers: {ext}
-    claims: {ext}
-  config:
-    trainable_first_chapter: 15
-    numfig: true
-    numfig_secnum_depth: 1
-"""
-TOC = """format: jb-book
-root: intro
-options:
-  numbered: true
-chapters:
-  - file: chapters/page
-"""
-PAGE = """# A page
-
-## A section
-
-The claim holds: {{claim}}`{claim}`.
-
-```{{claim-line}} {claim}
-```
-
-It builds on {{book-chapter}}`2`.
-"""
+PAGE = "chapters/page.html"
+CLAIM_PAGE = f"claims/{CLAIM}.html"
 
 
-def make_book(root: Path, *, page_claim: str = CLAIM) -> None:
-    (root / "chapters").mkdir(parents=True)
-    (root / "claims").mkdir()
-    ext = os.path.relpath(paths.REPO_ROOT / "_ext", root)
-    (root / "_config.yml").write_text(CONFIG.format(ext=ext))
-    (root / "_toc.yml").write_text(TOC)
-    (root / "intro.md").write_text("# Fixture\n")
-    (root / "chapters" / "page.md").write_text(PAGE.format(claim=page_claim))
-    shutil.copy(paths.CLAIMS_DIR / f"{CLAIM}.yaml", root / "claims")
-    # The claim's key covers the lock; the build reads it from this root.
-    shutil.copy(paths.REPO_ROOT / "requirements.txt", root / "requirements.txt")
-
-
-def build(root: Path) -> tuple[subprocess.CompletedProcess, str]:
-    environment = {**os.environ, "TRAINABLE_ROOT": str(root)}
-    process = subprocess.run(
-        [str(JUPYTER_BOOK), "build", str(root), "--builder", "html", "-W", "-n", "--keep-going"],
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    page = root / "_build" / "html" / "chapters" / "page.html"
-    return process, page.read_text(encoding="utf-8") if page.exists() else ""
-
-
-def verify_in(root: Path) -> dict:
+def verify_in(book) -> dict:
     return claims.verify_claim(
         CLAIM,
         expected_harness=harness_pin(),
-        registry_dir=root / "claims",
-        artifacts_dir=root / "artifacts" / "claims",
+        registry_dir=book.registry,
+        artifacts_dir=book.artifacts,
     )
 
 
-def test_a_verified_claim_builds_green_with_its_line_and_published_artifact(tmp_path):
-    make_book(tmp_path)
-    verify_in(tmp_path)
-    process, html = build(tmp_path)
-    assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-3000:]
+def text_of(page: str) -> str:
+    """The page's text, tags removed and entities decoded."""
+    return html_text.unescape(re.sub(r"<[^>]+>", "", page))
+
+
+def bound_values(html: str, state: str) -> int:
+    return html.count(f'class="claim-value claim-{state}"')
+
+
+def test_a_verified_claim_builds_with_bound_numbers_its_page_the_ledger_and_json(claim_book):
+    verify_in(claim_book)
+    process = claim_book.build()
+    assert process.returncode == 0, process.log[-4000:]
+    html = claim_book.page(PAGE)
+
+    # Badge and claim line link to the claim's page, not to raw JSON.
     assert 'class="claim-badge claim-verified' in html
+    assert f'href="../{CLAIM_PAGE}"' in html and f'href="../artifacts/claims/{CLAIM}' not in html
     assert "seed: none" in html and "estimator: deterministic map and Jacobian" in html
     assert '<h1><span class="section-number">15. </span>A page' in html
     assert 'title="Chapter 2 of the full book' in html
-    published = tmp_path / "_build" / "html" / "artifacts" / "claims" / f"{CLAIM}.json"
-    assert (
-        published.read_bytes()
-        == (tmp_path / "artifacts" / "claims" / f"{CLAIM}.json").read_bytes()
-    )
+
+    # Bound numbers: read from the artifact, formatted, marked, with the statement on hover.
+    artifact = json.loads((claim_book.artifacts / f"{CLAIM}.json").read_text())
+    statement = artifact["statement"]
+    assert bound_values(html, "verified") == 4
+    shift = f"{artifact['result']['rms_shift_deviation']:.3f}"
+    assert f'<span class="claim-number">{shift}</span>' in html
+    assert '<span class="claim-number">0.0</span>' in html  # fp32 raw variance, ":.1f"
+    assert '<span class="claim-mark" aria-hidden="true">\u2713</span>' in html
+    assert f"(claim {CLAIM}: verified)" in html
+    assert f'title="{statement}"' in html.replace("&#x27;", "'")
+
+    # The claim's page: statement, state, way back, fields, commands, the record.
+    page = claim_book.page(CLAIM_PAGE)
+    assert page, "no claim page"
+    assert statement in page.replace("&#x27;", "'")
+    assert "claim-badge claim-verified" in page
+    assert 'href="../chapters/page.html#claim-c15-invariance-001-' in page
+    assert "15.1 A section" in page and "15.2 Another section" in page
+    for field, comparison in artifact["comparisons"].items():
+        assert f'<code class="docutils literal notranslate"><span class="pre">{field}' in page
+        assert repr(comparison["got"]) in page or json.dumps(comparison["got"]) in page
+    assert "the chapter reports three decimals" in page
+    assert f"python -m trainable_harness claims verify {CLAIM}" in page
+    assert f'verify_claim("{CLAIM}", expected_harness=pin)' in text_of(page)
+    assert artifact["provenance"]["numpy"] in page
+    published = claim_book.site / "claims" / f"{CLAIM}.json"
+    assert published.read_bytes() == (claim_book.artifacts / f"{CLAIM}.json").read_bytes()
+    assert f'href="{CLAIM}.json"' in page
+    assert not (claim_book.site / "artifacts" / "claims").exists()
+
+    # The ledger, in the table of contents, and claims.json for machines.
+    ledger = claim_book.page("claims.html")
+    assert "1 claims: 1 verified." in ledger
+    assert f'href="{CLAIM_PAGE}"' in ledger and "15.1 A section" in ledger
+    assert 'href="claims.html"' in claim_book.page("intro.html")
+    machine = json.loads((claim_book.site / "claims.json").read_text())
+    (entry,) = machine["claims"]
+    assert entry["id"] == CLAIM and entry["state"] == "verified"
+    assert entry["statement"] == statement
+    assert entry["provenance"] == artifact["provenance"]
+    assert {field["field"] for field in entry["fields"]} == set(artifact["comparisons"])
+    assert entry["page"] == CLAIM_PAGE and entry["record"] == f"claims/{CLAIM}.json"
+    assert entry["stated_in"][0]["page"] == PAGE
+    assert set(machine["states"]) == set(claim_roles.STATE_CLASSES)
+
+    # The claim page is in the search index.
+    index = (claim_book.site / "searchindex.js").read_text()
+    assert f'"{CLAIM_PAGE.removesuffix(".html")}"' in index
 
 
-def test_a_failed_claim_shows_red_and_fails_the_strict_build(tmp_path):
-    make_book(tmp_path)
-    registry = tmp_path / "claims" / f"{CLAIM}.yaml"
+def test_a_failed_claim_shows_red_and_fails_every_strict_build(claim_book):
+    registry = claim_book.registry / f"{CLAIM}.yaml"
     entry = yaml.safe_load(registry.read_text())
     entry["expect"]["rms_shift_deviation"]["value"] = 3.0
     registry.write_text(yaml.safe_dump(entry, sort_keys=False))
-    assert verify_in(tmp_path)["status"] == "failed"  # recorded, not raised
-    process, html = build(tmp_path)
+    assert verify_in(claim_book)["status"] == "failed"
+    process = claim_book.build()
     assert process.returncode != 0
-    assert f"claim {CLAIM} is failed" in process.stderr + process.stdout
-    assert "claim-failed" in html and "claim-verified" not in html
+    assert f"claim {CLAIM} is failed" in process.log
+    html = claim_book.page(PAGE)
+    assert "claim-badge claim-failed" in html and "claim-verified" not in html
+    assert bound_values(html, "failed") == 4
+    assert '<span class="claim-mark" aria-hidden="true">\u2717</span>' in html
+    assert "claim-badge claim-failed" in claim_book.page(CLAIM_PAGE)
+    # Nothing changed, so Sphinx re-reads no page; the build must fail again all the same.
+    again = claim_book.build()
+    assert again.returncode != 0 and f"claim {CLAIM} is failed" in again.log
 
 
-def test_an_artifact_from_another_harness_shows_stale(tmp_path):
-    make_book(tmp_path)
-    verify_in(tmp_path)
-    artifact = tmp_path / "artifacts" / "claims" / f"{CLAIM}.json"
-    artifact.write_text(artifact.read_text().replace(harness_pin(), "0.0.0+000000000000"))
-    process, html = build(tmp_path)
+def test_an_artifact_from_another_harness_shows_stale_and_fails(claim_book):
+    verify_in(claim_book)
+    artifact = claim_book.artifacts / f"{CLAIM}.json"
+    record = json.loads(artifact.read_text())
+    record["provenance"]["version"] = "0.0.0"
+    artifact.write_text(json.dumps(record, indent=2, sort_keys=True))
+    process = claim_book.build()
     assert process.returncode != 0
+    html = claim_book.page(PAGE)
     assert "claim-stale" in html and "claim-verified" not in html
+    assert bound_values(html, "stale") == 4
+    assert json.loads((claim_book.site / "claims.json").read_text())["claims"][0]["state"] == (
+        "stale"
+    )
 
 
-def test_a_missing_artifact_shows_not_run_and_an_unknown_id_fails(tmp_path):
-    make_book(tmp_path)
-    process, html = build(tmp_path)
+def test_a_missing_artifact_shows_not_run_and_fails(claim_book):
+    process = claim_book.build()
     assert process.returncode != 0
-    assert "claim-not-run" in html
-    shutil.rmtree(tmp_path)
-    make_book(tmp_path, page_claim="c15-invariance-00l")
-    process, _ = build(tmp_path)
+    html = claim_book.page(PAGE)
+    assert "claim-badge claim-not-run" in html and bound_values(html, "not-run") == 4
+    assert f"claim-value {CLAIM}.rms_shift_deviation: claim is not run" in process.log
+    assert "no record" in html and not (claim_book.site / "claims" / f"{CLAIM}.json").exists()
+    assert "not run" in claim_book.page(CLAIM_PAGE)
+
+
+def test_an_unknown_id_or_field_fails_and_a_result_pasted_as_glue_is_named(claim_book):
+    verify_in(claim_book)
+    claim_book.edit(
+        "chapters/page.md",
+        "{claim}`c15-invariance-001`",
+        "{claim}`c15-invariance-00l` {glue:text}`a_result:.2f`",
+    )
+    claim_book.edit("chapters/page.md", "rms_jacobian_rank`", "rms_jacobian_rnak`")
+    process = claim_book.build()
     assert process.returncode != 0
-    assert "unknown claim" in process.stderr + process.stdout
-    assert CLAIM in process.stderr + process.stdout  # the error suggests the nearest id
+    assert "unknown claim" in process.log
+    assert CLAIM in process.log.split("unknown claim", 1)[1]  # the nearest id is suggested
+    assert "has no result field 'rms_jacobian_rnak'" in process.log
+    assert "pastes 'a_result' with plain glue" in process.log
+    assert bound_values(claim_book.page(PAGE), "failed") == 1  # the unknown field's mark
+    # The unknown id keeps failing the build when no page is re-read.
+    again = claim_book.build()
+    assert again.returncode != 0 and "unknown claim" in again.log
+
+
+def test_a_symlink_in_the_artifacts_is_never_published(claim_book, tmp_path):
+    verify_in(claim_book)
+    artifact = claim_book.artifacts / f"{CLAIM}.json"
+    outside = tmp_path / "elsewhere.json"
+    outside.write_bytes(artifact.read_bytes())
+    artifact.unlink()
+    os.symlink(outside, artifact)
+    (claim_book.artifacts / "extra.json").symlink_to(outside)
+    process = claim_book.build()
+    assert process.returncode != 0
+    assert "is not a regular file in a real directory; it is not published" in process.log
+    published = claim_book.site / "claims"
+    assert not (published / f"{CLAIM}.json").exists()
+    assert not (published / "extra.json").exists()
+    assert not (claim_book.site / "artifacts" / "claims").exists()
+    assert "no record" in claim_book.page(PAGE)
+
+
+def test_an_artifacts_directory_that_is_a_symlink_is_never_published(claim_book, tmp_path):
+    verify_in(claim_book)
+    elsewhere = tmp_path / "elsewhere"
+    claim_book.artifacts.rename(elsewhere)
+    claim_book.artifacts.symlink_to(elsewhere, target_is_directory=True)
+    process = claim_book.build()
+    assert process.returncode != 0
+    assert "is not a regular file in a real directory; it is not published" in process.log
+    assert not (claim_book.site / "claims" / f"{CLAIM}.json").exists()
+
+
+def test_every_registered_claim_gets_a_page_and_a_ledger_row(claim_book):
+    claim_book.register("c15-running-state-001")
+    verify_in(claim_book)
+    claims.verify_claim(
+        "c15-running-state-001",
+        expected_harness=harness_pin(),
+        registry_dir=claim_book.registry,
+        artifacts_dir=claim_book.artifacts,
+    )
+    process = claim_book.build()
+    # A registered claim no page states is still listed; being verified, it passes.
+    assert process.returncode == 0, process.log[-3000:]
+    running = claim_book.page("claims/c15-running-state-001.html")
+    assert "not stated on any page" in running
+    assert "claim_seed(&quot;c15-running-state&quot;) = 316832669" in running
+    ledger = claim_book.page("claims.html")
+    assert "2 claims: 2 verified." in ledger
+    assert ledger.count('class="claim-badge claim-verified') == 2
+    machine = json.loads((claim_book.site / "claims.json").read_text())
+    assert [entry["id"] for entry in machine["claims"]] == [CLAIM, "c15-running-state-001"]
+    # An unchanged book gives the same claims.json bytes.
+    before = (claim_book.site / "claims.json").read_bytes()
+    claim_book.build()
+    assert (claim_book.site / "claims.json").read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("c15-invariance-001.rms_shift_deviation:.3f", (CLAIM, "rms_shift_deviation", ".3f")),
+        ("c16-x-001.gap.mean:.2f", ("c16-x-001", "gap.mean", ".2f")),
+        (" c16-x-001.gap.ci ", ("c16-x-001", "gap.ci", "")),
+    ],
+)
+def test_claim_value_syntax(text, expected):
+    assert claim_roles.parse_claim_value(text) == expected
+
+
+@pytest.mark.parametrize("text", ["c15-invariance-001", "c15-invariance-001.:.3f", ".x", "a..b"])
+def test_claim_value_syntax_refuses_a_reference_without_a_field(text):
+    with pytest.raises(ValueError, match="claim-value expects"):
+        claim_roles.parse_claim_value(text)
+
+
+def test_statistical_fields_render_mean_interval_and_both():
+    field = {"mean": 1.2345, "ci": [1.1, 1.4], "level": 0.95, "method": "t", "per_seed": [1]}
+    result = {"gap": field}
+    assert claim_roles.format_value(claim_roles.field_value(result, "gap.mean"), ".3f") == "1.234"
+    assert claim_roles.format_value(claim_roles.field_value(result, "gap.ci"), ".2f") == (
+        "[1.10, 1.40]"
+    )
+    assert claim_roles.format_value(field, ".2f") == "1.23 (95% CI 1.10 to 1.40)"
+    with pytest.raises(KeyError, match=r"gap\.median"):
+        claim_roles.field_value(result, "gap.median")
+    with pytest.raises(ValueError):
+        claim_roles.format_value(claim_roles.field_value(result, "gap.per_seed"), ".2f")
+
+
+def test_a_refuted_and_a_statistical_claim_render_their_kind_and_pass(kinds_book):
+    for claim_id in ("t01-noise-001", "t01-shift-001"):
+        claims.verify_claim(
+            claim_id,
+            expected_harness=harness_pin(),
+            registry_dir=kinds_book.registry,
+            artifacts_dir=kinds_book.artifacts,
+        )
+    process = kinds_book.build()
+    assert process.returncode == 0, process.log[-4000:]
+    html = kinds_book.page(PAGE)
+
+    # Refuted: its own colour, word and mark, never the verified green.
+    assert '<a class="claim-badge claim-refuted' in html
+    assert '<span class="claim-state">refuted</span>' in html
+    assert bound_values(html, "refuted") == 1
+    assert '<span class="claim-mark" aria-hidden="true">\u2260</span>' in html
+    refuted_page = text_of(kinds_book.page("claims/t01-shift-001.html"))
+    assert "What this claim contradicts" in refuted_page
+    assert "shifting every input coordinate changes what a centered normalization" in (
+        refuted_page
+    )
+    assert "a toy account written for this test fixture" in refuted_page
+
+    # Statistical: mean, interval, and both, read from the artifact; intervals on hover.
+    noise = json.loads((kinds_book.artifacts / "t01-noise-001.json").read_text())
+    estimate = noise["result"]["estimate"]
+    low, high = estimate["ci"]
+    mean = f"{estimate['mean']:.3f}"
+    assert f'<span class="claim-number">{mean}</span>' in html
+    assert f'<span class="claim-number">[{low:.3f}, {high:.3f}]</span>' in html
+    assert f"{mean} (95% CI {low:.3f} to {high:.3f})" in html
+    assert "95% CI [" in html_text.unescape(html)  # the badge's hover text names the interval
+    noise_page = text_of(kinds_book.page("claims/t01-noise-001.html"))
+    assert "Seeds and intervals" in noise_page
+    assert f"{len(noise['seeds'])} seeds: " in noise_page and len(noise["seeds"]) == 20
+    machine = json.loads((kinds_book.site / "claims.json").read_text())
+    states = {entry["id"]: entry["state"] for entry in machine["claims"]}
+    assert states == {"t01-noise-001": "verified", "t01-shift-001": "refuted"}
+    assert "2 claims: 1 verified, 1 refuted." in kinds_book.page("claims.html")

@@ -11,6 +11,8 @@ import jupytext
 import pytest
 
 from trainable_harness import claims, figures, harness_pin, paths
+from trainable_harness.settings import results_pasted_as_glue
+from trainable_harness.sources import read_chapter
 
 CHAPTERS = sorted(paths.CHAPTERS_DIR.glob("*.md"))
 VERIFIED_IN_CODE = re.compile(r'verify_claim\(\s*"([^"]+)"')
@@ -90,3 +92,29 @@ def test_code_cells_fit_the_page_width(chapter):
         if len(line) > 79
     ]
     assert not too_long, "\n".join(too_long)
+
+
+def test_prose_states_results_through_claims_and_settings_through_glue(chapter):
+    pasted = results_pasted_as_glue(chapter)
+    assert pasted == [], (
+        f"{chapter.name} pastes {pasted} with plain glue: show a result with "
+        "{claim-value}`<id>.<field>`, or glue a setting with glue_setting"
+    )
+
+
+def test_every_bound_number_names_a_registered_field_of_a_claim_the_chapter_verifies(chapter):
+    source = read_chapter(chapter)
+    verified = set(source.verified_claims)
+    for role in source.roles():
+        if role.name != "claim-value":
+            continue
+        reference = role.content.strip().partition(":")[0]
+        claim_id, _, field = reference.partition(".")
+        assert claim_id in verified, f"{chapter.name}: {reference} is not verified in its code"
+        registered = set(claims.load_claim(claim_id).expect)
+        # A statistical field is also read as <field>.mean or <field>.ci.
+        candidates = {field, field.rsplit(".", 1)[0]}
+        assert candidates & registered, (
+            f"{chapter.name}: {{claim-value}}`{role.content}` names no registered field of "
+            f"{claim_id} ({', '.join(sorted(registered))})"
+        )

@@ -16,6 +16,7 @@ Screenshots are kept in ``_build/screenshots/`` (build products).
 import functools
 import http.server
 import importlib.util
+import json
 import re
 import shutil
 import subprocess
@@ -25,7 +26,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from bs4 import BeautifulSoup
 
-from trainable_harness import figures, paths, sources
+from trainable_harness import claims, figures, paths, sources
 
 pytestmark = pytest.mark.site
 
@@ -127,8 +128,46 @@ def test_every_cited_claim_shows_a_verified_badge_and_a_claim_line(chapter):
     states = {badge.find(class_="claim-id").get_text(): badge["class"] for badge in badges}
     for claim_id in claims:
         assert claim_id in states, f"no badge for {claim_id}"
-        assert "claim-verified" in states[claim_id], f"{claim_id} badge is {states[claim_id]}"
+        assert {"claim-verified", "claim-refuted"} & set(states[claim_id]), (
+            f"{claim_id} badge is {states[claim_id]}"
+        )
     assert not soup.select(".claim-failed, .claim-stale, .claim-not-run")
+    lines = soup.select("p.claim-line")
+    assert {line.find(class_="claim-id").get_text() for line in lines} <= claims
+    for line in lines:
+        text = line.get_text(" ", strip=True)
+        for field in ("seed:", "dtype:", "device:", "estimator:", "record (JSON)"):
+            assert field in text, f"claim line lacks {field!r}: {text}"
+
+
+def test_every_bound_number_and_badge_links_to_an_existing_claim_page(chapter):
+    stem, soup = chapter
+    bound = soup.select(".claim-value")
+    assert bound, f"{stem} binds no number to a claim"
+    for node in bound + soup.select("a.claim-badge"):
+        href = node.get("href")
+        assert href and href.startswith("../claims/") and href.endswith(".html"), node
+        assert (SITE / "chapters" / href).resolve().is_file(), f"{href} is missing"
+        assert node.get("title"), f"{href}: no statement on hover"
+    for node in bound:
+        assert node.get("data-claim-state") in ("verified", "refuted"), node
+        assert node.select_one(".claim-mark") and node.select_one(".claim-sr"), node
+
+
+def test_every_registered_claim_has_a_page_a_record_and_a_ledger_row():
+    registered = claims.list_claims()
+    ledger = soup_of(SITE / "claims.html")
+    rows = {a.find(class_="claim-id").get_text() for a in ledger.select("a.claim-badge")}
+    assert rows == set(registered)
+    machine = json.loads((SITE / "claims.json").read_text(encoding="utf-8"))
+    assert [entry["id"] for entry in machine["claims"]] == registered
+    for entry in machine["claims"]:
+        page = soup_of(SITE / entry["page"])
+        text = page.get_text(" ", strip=True)
+        assert entry["statement"] in text
+        assert f"python -m trainable_harness claims verify {entry['id']}" in text
+        assert entry["record"] and (SITE / entry["record"]).is_file()
+        assert entry["stated_in"], f"{entry['id']} is stated on no page"
 
 
 def test_sections_and_equations_carry_the_chapter_number(chapter):

@@ -8,7 +8,15 @@ import numpy as np
 import pytest
 
 from trainable_harness.claims import claim_seed, flatten, load_claim
-from trainable_harness.witnesses.chapter15 import invariance_witness, running_state_witness
+from trainable_harness.errors import ShapeError, WeightShapeError
+from trainable_harness.witnesses.chapter15 import (
+    epsilon_sweep,
+    epsilon_witness,
+    invariance_witness,
+    placement_witness,
+    residual_placement,
+    running_state_witness,
+)
 
 RUNNING_SEED = claim_seed("c15-running-state")
 
@@ -101,3 +109,66 @@ def test_registered_expectations_cover_exactly_the_witness_fields(claim_id, argu
     }[claim_id]
     assert claim.compute == f"trainable_harness.witnesses.chapter15.{witness.__name__}"
     assert set(flatten(witness(**arguments))) == set(claim.expect)
+
+
+def test_invariance_witness_fp64_shortcut_is_exact():
+    # Squares of 9998..10002 and their sum are integers below 2**53; the mean of squares
+    # 100000002.5 needs one binary digit after the point, so FP64 gives exactly 2.5.
+    assert invariance_witness()["fp64_raw_moment_variance"] == 2.5
+
+
+def test_epsilon_witness_closed_forms():
+    result = epsilon_witness()
+    eps = 1e-5
+    largest = 2.0 / np.sqrt(2.5)  # the largest coordinate of (-2, -1, 1, 2) / rms
+    # mu2 = eps: N_eps(x) = x / sqrt(2 eps) and N_eps(2x) = 2x / sqrt(5 eps), with
+    # x = direction * sqrt(eps / 2.5); worked by hand.
+    assert result["scale_break_at_1"] == pytest.approx(
+        largest * (2 / np.sqrt(5) - 1 / np.sqrt(2)), rel=1e-12
+    )
+    # mu2 = 1e4 eps: doubling moves x / sqrt(1.0001e4 eps) to 2x / sqrt(4.0001e4 eps).
+    assert result["scale_break_at_1e4"] == pytest.approx(
+        largest * 100 * (2 / np.sqrt(40001) - 1 / np.sqrt(10001)), rel=1e-9
+    )
+    # mu2 = 1e-2 eps: N_eps(x) = x / sqrt(1.01 eps) against the exact direction / rms.
+    assert result["gap_at_small"] == pytest.approx(largest * (1 - np.sqrt(0.01 / 1.01)))
+    assert result["gain_ratio_at_1"] == pytest.approx(0.5, abs=1e-12)
+    assert result["gain_cap"] == 1 / np.sqrt(eps)
+    # The tangential gain 1 / sqrt(mu2 + eps) is the Jacobian's largest singular value.
+    assert result["gain_at_small_over_cap"] == pytest.approx(1 / np.sqrt(1.01), rel=1e-12)
+    assert 0 <= result["gain_ratio_formula_error"] < 1e-8
+
+
+def test_epsilon_sweep_refuses_a_direction_with_a_mean():
+    with pytest.raises(ShapeError, match="zero mean"):
+        epsilon_sweep(np.array([1.0, 2.0, 3.0]))
+
+
+def test_placement_witness_matches_an_independent_numpy_check():
+    seed = claim_seed("c15-placement")
+    result = placement_witness(seed)
+    rng = np.random.default_rng(seed)
+    weight = rng.normal(size=(4, 4)) / 2.0
+    x = rng.normal(size=4)
+
+    def centered(z):  # eq. (15.1) written out, not the harness's
+        deviation = z - z.mean()
+        return 2.0 * deviation / np.sqrt(np.sum(deviation**2))
+
+    def post(z):
+        return centered(z + np.tanh(weight @ z))
+
+    # One-sided differences with a larger step: a cruder, independent estimate of J_post.
+    step = 1e-7
+    jacobian = np.stack([(post(x + step * e) - post(x)) / step for e in np.eye(4)], axis=1)
+    singular = np.linalg.svd(jacobian, compute_uv=False)
+    assert (singular > 1e-4).sum() == result["rank_post"] == 2
+    assert np.max(np.abs(np.ones(4) @ jacobian)) < 1e-6
+    assert result["rank_pre"] == 4
+    assert result["fd_error_max"] < 1e-8
+    assert result["pre_ones_error"] < 1e-12 and result["post_ones_error"] < 1e-12
+
+
+def test_residual_placement_refuses_mismatched_shapes():
+    with pytest.raises(WeightShapeError, match="weight must have shape"):
+        residual_placement(np.eye(3), np.zeros(4))

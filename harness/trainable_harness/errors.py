@@ -279,3 +279,12 @@ class MomentOverflowError(NonFiniteInputError):
 
 class CountError(ShapeError):
     """A count or size (a shape entry, a group count, ...) is not a non-negative integer."""
+
+
+# --- settings.py: settings and inputs glued for the prose -----------------------------------
+
+__all__ += ["SettingError"]
+
+
+class SettingError(TrainableError):
+    """A setting glued for the prose has a name that is not an identifier or an unusable value."""

@@ -2,10 +2,11 @@
 
     python tests/books/generate_scale_book.py OUT [--chapters 20]
 
-Each chapter computes a small normalization with the harness, glues one number, and
-verifies its own claim (``c<k>-scale-001``, a copy of the book's ``c15-invariance-001``
-registered for chapter k). The book carries its own copy of the harness and of ``_ext``, so
-``python -m trainable_harness.book bench --root OUT`` can edit them freely.
+Each chapter computes a small normalization with the harness, glues one setting, states
+one result bound to its claim, and verifies its own claim (``c<k>-scale-001``, a copy of
+the book's ``c15-invariance-001`` registered for chapter k). The book carries its own copy
+of the harness and of ``_ext``, so ``python -m trainable_harness.book bench --root OUT`` can
+edit them freely.
 """
 
 from __future__ import annotations
@@ -55,18 +56,19 @@ pin = "{pin}"
 
 ```{{code-cell}} ipython3
 import numpy as np
-from myst_nb import glue
 
 from trainable_harness import centered_normalize, verify_claim
+from trainable_harness.settings import glue_setting
 
 x = np.linspace(-1.0, 1.0, 8) * {number}
-glue("largest", float(np.max(centered_normalize(x))), display=False)
+glue_setting("size", x.size)
+largest = float(np.max(centered_normalize(x)))
 claim = verify_claim("{claim_id}", expected_harness=pin)
 print(f"claim {{claim['id']}}: {{claim['status']}}")
 ```
 
-The largest normalized coordinate is {{glue:text}}`largest:.3f`; the claim:
-{{claim}}`{claim_id}`.
+Over {{glue:text}}`size` values, the RMS map moves a coordinate by
+{{claim-value}}`{claim_id}.rms_shift_deviation:.3f`; the claim: {{claim}}`{claim_id}`.
 """
 
 

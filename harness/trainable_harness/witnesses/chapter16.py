@@ -2,8 +2,17 @@
 
 Each function decorated with
 :func:`~trainable_harness.claims.computations.claim_computation` computes one claim
-``claims/c16-<name>-001.yaml`` with the layers harness, from ``claim_seed("c16-<name>")``,
-and is named there as ``trainable_harness.witnesses.chapter16.<name>``.
+``claims/c16-<name>-001.yaml`` with the layers harness, and is named there as
+``trainable_harness.witnesses.chapter16.<name>``. A deterministic claim calls it once with
+``claim_seed("c16-<name>")``; a statistical claim (a conclusion drawn from randomness) calls
+it once per seed of ``claim_seeds("c16-<name>", 10)`` and summarizes each field by its mean
+and a 95% interval. The ``*_profiles`` and ``*_traces`` functions return the arrays behind
+a witness's fields, so a chapter draws its figures with the same instrument the claim uses.
+
+Three claims refute a common account (their registry files carry ``refutes``):
+``c16-train-mode-output-001`` (train mode outputs zeros), ``c16-residual-depth-001``
+(post-norm gradients decay like 1/sqrt(L)) and ``c16-activation-drift-001`` (batch norm
+keeps the next layer's inputs from moving).
 """
 
 from __future__ import annotations
@@ -31,16 +40,23 @@ from trainable_harness.moments import merge_moments, stable_online_moments
 from trainable_harness.normalization import centered_normalize, normalization_jacobian
 
 __all__ = [
+    "activation_drift_profiles",
     "activation_drift_witness",
     "batch_dependence_witness",
     "folding_witness",
+    "fused_kernel_batch_norm",
     "gains_to_output",
     "identity_recovery_witness",
     "per_feature_moment_shift",
+    "per_feature_moment_shifts",
     "random_relu_network_activations",
     "residual_block_jacobians",
     "residual_depth_witness",
+    "residual_gain_profiles",
+    "running_estimate_traces",
+    "single_value_witness",
     "spread_of_batch_means",
+    "statistic_spread_profiles",
     "statistic_spread_witness",
     "train_eval_witness",
 ]
@@ -48,6 +64,8 @@ __all__ = [
 UNIT_ROUNDOFF = 2.0**-53  # u of float64 round-to-nearest
 NORMALIZATION_KINDS = ("batch", "layer", "instance", "group")
 EMA_MOMENTA = (0.01, 0.1, 0.5)  # slow, PyTorch's default, fast
+IDENTITY_BOUND_FACTOR = 32  # rounding units of max|x| the layers tests allow
+RESNET_FIRST_CONV_OUTPUT = (1, 64, 112, 112)  # one 224 x 224 image, 64 channels, stride 2
 
 
 def _momentum_key(momentum: float) -> str:
@@ -80,7 +98,9 @@ def batch_dependence_witness(
         ``alone_vs_batch`` with one field per kind (``batch``, ``layer``, ``instance``,
         ``group``): the largest absolute change of sample 0's output between the batch of
         one and the batch of ``B``; and ``other_companions.batch``, the same change for
-        batch norm between the two batches of ``B`` that share only sample 0.
+        batch norm between the two batches of ``B`` that share only sample 0; and
+        ``batch_of_one.batch_vs_instance``, the largest difference between batch norm and
+        instance norm of sample 0 alone (a batch of one).
 
     Examples
     --------
@@ -112,7 +132,14 @@ def batch_dependence_witness(
         for kind in NORMALIZATION_KINDS
     }
     other = float(np.max(np.abs(sample_zero("batch", other_batch) - sample_zero("batch", X))))
-    return {"alone_vs_batch": alone_vs_batch, "other_companions": {"batch": other}}
+    # A batch of one image: batch norm's sets are then instance norm's (one sample, one
+    # channel, all positions), so the two layers compute the same thing.
+    one_image = float(np.max(np.abs(sample_zero("batch", X[:1]) - sample_zero("instance", X[:1]))))
+    return {
+        "alone_vs_batch": alone_vs_batch,
+        "other_companions": {"batch": other},
+        "batch_of_one": {"batch_vs_instance": one_image},
+    }
 
 
 @claim_computation
@@ -133,8 +160,10 @@ def identity_recovery_witness(
     -------
     dict
         ``max_abs_error`` (largest ``|y - x|``), ``max_abs_input`` (largest ``|x|``),
+        ``rounding_bound`` (``32 u max|x|``, the bound of the layers tests),
         ``error_in_rounding_units`` (``max_abs_error / (u max|x|)`` with ``u = 2^-53``), and
-        ``sample_variance_gamma.max_abs_error`` (the same error with the sample variance).
+        ``sample_variance_gamma.max_abs_error`` and ``.error_in_rounding_units`` (the same
+        with the sample variance in gamma).
 
     Examples
     --------
@@ -155,12 +184,66 @@ def identity_recovery_witness(
     with_sample = batch_norm(X, np.sqrt(stats.sample_variance + eps), stats.mean, eps=eps)
     max_abs_error = float(np.max(np.abs(recovered - X)))
     max_abs_input = float(np.max(np.abs(X)))
+    sample_error = float(np.max(np.abs(with_sample - X)))
     return {
         "max_abs_error": max_abs_error,
         "max_abs_input": max_abs_input,
+        "rounding_bound": IDENTITY_BOUND_FACTOR * UNIT_ROUNDOFF * max_abs_input,
         "error_in_rounding_units": max_abs_error / (UNIT_ROUNDOFF * max_abs_input),
-        "sample_variance_gamma": {"max_abs_error": float(np.max(np.abs(with_sample - X)))},
+        "sample_variance_gamma": {
+            "max_abs_error": sample_error,
+            "error_in_rounding_units": sample_error / (UNIT_ROUNDOFF * max_abs_input),
+        },
     }
+
+
+def running_estimate_traces(
+    seed: int,
+    *,
+    batch_count: int = 100,
+    batch_size: int = 32,
+    momenta: tuple[float, ...] = EMA_MOMENTA,
+) -> dict:
+    """Exact merged statistics and running estimates after every batch (section 16.3).
+
+    With ``rng = numpy.random.default_rng(seed)`` draw ``batch_count`` batches of
+    ``batch_size`` values from N(4, 2^2), one channel, as an array of shape
+    ``(batch_count, batch_size, 1)``. After batch ``k`` the *exact* statistics of all values
+    seen so far come from merging the per-batch Welford states
+    (:func:`stable_online_moments`, :func:`merge_moments`; chapter 15), and for each
+    momentum a :class:`BatchNormState` started at mean 0 and variance 1 is updated by eq.
+    16.5 with the sample variance (PyTorch's convention).
+
+    Returns
+    -------
+    dict
+        ``batches`` (the draws), ``merged`` (list of the ``batch_count`` merged
+        :class:`MomentState` objects), ``running`` (momentum -> array of shape
+        ``(batch_count, 2)`` of running mean and variance after each batch) and ``states``
+        (momentum -> final :class:`BatchNormState`).
+
+    Examples
+    --------
+    >>> traces = running_estimate_traces(0, batch_count=3, batch_size=4, momenta=(0.5,))
+    >>> traces["running"][0.5].shape, traces["merged"][-1].count
+    ((3, 2), 12)
+    """
+    rng = np.random.default_rng(seed)
+    batches = rng.normal(4.0, 2.0, size=(batch_count, batch_size, 1))  # each (B, d=1)
+    merged = [stable_online_moments(batches[0].ravel(), dtype=np.float64)]
+    for batch in batches[1:]:
+        merged.append(
+            merge_moments(merged[-1], stable_online_moments(batch.ravel(), dtype=np.float64))
+        )
+    running, states = {}, {}
+    for momentum in momenta:
+        state = BatchNormState.initial(1, momentum=momentum, variance_estimator="sample")
+        trace = []
+        for batch in batches:
+            state = update_running_statistics(state, batch)  # eq. 16.5
+            trace.append((state.running_mean[0], state.running_variance[0]))
+        running[momentum], states[momentum] = np.array(trace), state
+    return {"batches": batches, "merged": merged, "running": running, "states": states}
 
 
 @claim_computation
@@ -172,22 +255,14 @@ def train_eval_witness(
     momenta: tuple[float, ...] = EMA_MOMENTA,
     eps: float = 1e-5,
 ) -> dict:
-    """Claim ``c16-train-eval-001``: running estimates, one value per channel, eval mode.
+    """Claim ``c16-train-eval-001`` (one seed of a set): running estimates and eval mode.
 
-    Section 16.3, three measurements, with ``rng = numpy.random.default_rng(seed)``:
-
-    1. Running estimates. Draw ``batch_count`` batches of ``batch_size`` values from
-       N(4, 2^2), one channel. The exact statistics of everything seen so far merge the
-       per-batch Welford states (:func:`stable_online_moments`, :func:`merge_moments`; ch.
-       15). For each momentum, a :class:`BatchNormState` starting at mean 0, variance 1 is
-       updated by eq. 16.5 with the sample variance (PyTorch's convention) after every batch.
-       After the last batch, compare the running mean with the merged mean and the running
-       variance with the merged sample variance.
-    2. One value per channel. Train-mode batch norm (:func:`batch_norm`) of a single
-       sample with three channels of N(0, 1000^2) values, ``gamma = (2, 3, 4)`` and
-       ``beta = (0.5, -1, 2)``: its output minus beta.
-    3. Eval mode. With the momentum-0.1 state, normalize a fresh batch of 64 in eval mode
-       (:func:`batch_norm_eval`) and compare sample 0's output with that of sample 0 alone.
+    Section 16.3. The draws and traces of :func:`running_estimate_traces`; after the last
+    batch, each running mean is compared with the merged mean and each running variance with
+    the merged sample variance. Then, with the same generator continued, a fresh batch of
+    64 values from N(4, 2^2) is normalized in eval mode (:func:`batch_norm_eval`, state of
+    momentum 0.1, eps ``eps``) and sample 0's output is compared with that of sample 0
+    alone.
 
     Returns
     -------
@@ -195,48 +270,139 @@ def train_eval_witness(
         ``merged.mean`` and ``merged.sample_variance`` (the exact statistics of all
         ``batch_count * batch_size`` values); ``running_mean_gap.<momentum>`` and
         ``running_variance_gap.<momentum>`` (absolute differences from them, keyed like
-        ``momentum_0_1``); ``single_value.max_abs_output_minus_beta``;
-        ``eval_mode.alone_vs_batch`` (largest absolute change).
+        ``momentum_0_1``); ``eval_mode.alone_vs_batch`` (largest absolute change); with the
+        default momenta, ``mean_gap_over_default.<momentum>``: the mean gap of momentum
+        0.01 and 0.5 minus that of PyTorch's default 0.1 (positive: the default is closer).
 
     Examples
     --------
     >>> from trainable_harness.claims import claim_seed
-    >>> result = train_eval_witness(claim_seed("c16-train-eval"))
-    >>> result["single_value"]["max_abs_output_minus_beta"], result["eval_mode"]["alone_vs_batch"]
-    (0.0, 0.0)
+    >>> result = train_eval_witness(claim_seed("c16-train-eval/0"))
+    >>> result["eval_mode"]["alone_vs_batch"]
+    0.0
     >>> sorted(result["running_mean_gap"])
     ['momentum_0_01', 'momentum_0_1', 'momentum_0_5']
     """
-    rng = np.random.default_rng(seed)
-    batches = rng.normal(4.0, 2.0, size=(batch_count, batch_size, 1))  # each a (B, d=1) batch
-
-    merged = stable_online_moments(batches[0].ravel(), dtype=np.float64)
-    for batch in batches[1:]:
-        merged = merge_moments(merged, stable_online_moments(batch.ravel(), dtype=np.float64))
-    mean_gap, variance_gap, final_states = {}, {}, {}
-    for momentum in momenta:
-        state = BatchNormState.initial(1, momentum=momentum, variance_estimator="sample")
-        for batch in batches:
-            state = update_running_statistics(state, batch)
-        final_states[momentum] = state
+    traces = running_estimate_traces(
+        seed, batch_count=batch_count, batch_size=batch_size, momenta=momenta
+    )
+    merged = traces["merged"][-1]
+    mean_gap, variance_gap = {}, {}
+    for momentum, state in traces["states"].items():
         key = _momentum_key(momentum)
         mean_gap[key] = float(abs(state.running_mean[0] - merged.mean))
         variance_gap[key] = float(abs(state.running_variance[0] - merged.sample_variance))
-
-    single = rng.normal(0.0, 1000.0, size=(1, 3))
-    beta = np.array([0.5, -1.0, 2.0])
-    single_output = batch_norm(single, np.array([2.0, 3.0, 4.0]), beta, eps=eps)
-
-    state = final_states[0.1] if 0.1 in final_states else final_states[momenta[0]]
+    # A fresh generator stream, so the eval batch does not depend on batch_count.
+    rng = np.random.default_rng([seed, 1])
+    state = traces["states"].get(0.1, traces["states"][momenta[0]])
     fresh = rng.normal(4.0, 2.0, size=(64, 1))
     in_batch = batch_norm_eval(fresh, [1.0], [0.0], state, eps=eps)[0]
     alone = batch_norm_eval(fresh[:1], [1.0], [0.0], state, eps=eps)[0]
-    return {
+    result = {
         "merged": {"mean": float(merged.mean), "sample_variance": float(merged.sample_variance)},
         "running_mean_gap": mean_gap,
         "running_variance_gap": variance_gap,
-        "single_value": {"max_abs_output_minus_beta": float(np.max(np.abs(single_output - beta)))},
         "eval_mode": {"alone_vs_batch": float(np.max(np.abs(in_batch - alone)))},
+    }
+    if set(momenta) == set(EMA_MOMENTA):
+        # Paired differences: is the default momentum closer than each of the others?
+        default = _momentum_key(0.1)
+        result["mean_gap_over_default"] = {
+            key: mean_gap[key] - mean_gap[default]
+            for key in (_momentum_key(0.01), _momentum_key(0.5))
+        }
+    return result
+
+
+SINGLE_VALUE_GAMMA = (2.0, 3.0, 4.0)
+SINGLE_VALUE_BETA = (0.5, -1.0, 2.0)
+
+
+def fused_kernel_batch_norm(X, gamma, beta, *, eps: float = 1e-5) -> np.ndarray:
+    """Train-mode batch norm in the order of a fused framework kernel, one rounding per output.
+
+    Per channel: ``s = gamma / sqrt(v + eps)`` and ``t = beta - mean * s`` (each operation
+    rounded in float64), then ``y = fma(x, s, t)``: the product and the sum rounded *once*,
+    the formulation of PyTorch's CPU kernel. ``fma`` is emulated exactly with
+    :class:`fractions.Fraction` (numpy has none). ``X`` of shape ``(B, C)``; mean and
+    population variance over axis 0. Not an instrument of the book's layers: it exists to
+    show that "the output is exactly beta" depends on whose arithmetic computes it.
+
+    Examples
+    --------
+    >>> fused_kernel_batch_norm(np.array([[1.0], [3.0]]), [1.0], [0.0], eps=0.0).ravel()
+    array([-1.,  1.])
+    """
+    from fractions import Fraction
+
+    X = np.asarray(X, dtype=np.float64)
+    mean = X.mean(axis=0)
+    variance = ((X - mean) ** 2).mean(axis=0)
+    scale = np.asarray(gamma, dtype=np.float64) / np.sqrt(variance + eps)
+    shift = np.asarray(beta, dtype=np.float64) - mean * scale
+    out = np.empty_like(X)
+    for index, x in np.ndenumerate(X):
+        c = index[1]
+        out[index] = float(Fraction(x) * Fraction(scale[c]) + Fraction(shift[c]))
+    return out
+
+
+@claim_computation
+def single_value_witness(seed: int, *, eps: float = 1e-5) -> dict:
+    """Claim ``c16-train-mode-output-001``: one value per channel in train mode gives beta.
+
+    Section 16.3, with ``rng = numpy.random.default_rng(seed)``: one sample of three
+    channels of N(0, 1000^2) values, ``gamma = (2, 3, 4)``, ``beta = (0.5, -1, 2)``.
+
+    - ``harness``: :func:`batch_norm` subtracts the mean first, and one value is its own
+      mean exactly, so its output is beta exactly *in this order of operations*.
+    - ``fused_kernel``: :func:`fused_kernel_batch_norm`, the order of a fused kernel, is
+      off from beta by the rounding of ``mean s`` and of ``beta - mean s``: the result is
+      compared with the first-order bound ``2 u (|x| |s| + |beta|)`` per element
+      (u = 2^-53).
+    - ``zero_beta``: with beta = 0 the harness output is exactly zero (the only case in
+      which "all zeros" holds); ``two_values``: with two samples per channel the outputs
+      are ``beta +- |gamma| sqrt(v / (v + eps))``, not beta.
+
+    Returns
+    -------
+    dict
+        ``harness.max_abs_output_minus_beta``, ``harness.min_abs_output``,
+        ``fused_kernel.max_abs_output_minus_beta``, ``fused_kernel.max_ratio_to_bound``,
+        ``zero_beta.max_abs_output``, ``two_values.min_abs_output_minus_beta``.
+
+    Examples
+    --------
+    >>> from trainable_harness.claims import claim_seed
+    >>> result = single_value_witness(claim_seed("c16-train-mode-output"))
+    >>> result["harness"]["max_abs_output_minus_beta"], result["zero_beta"]["max_abs_output"]
+    (0.0, 0.0)
+    >>> result["fused_kernel"]["max_ratio_to_bound"] <= 1.0
+    True
+    """
+    rng = np.random.default_rng(seed)
+    single = rng.normal(0.0, 1000.0, size=(1, 3))
+    gamma, beta = np.array(SINGLE_VALUE_GAMMA), np.array(SINGLE_VALUE_BETA)
+    harness_output = batch_norm(single, gamma, beta, eps=eps)
+    kernel_output = fused_kernel_batch_norm(single, gamma, beta, eps=eps)
+    scale = gamma / np.sqrt(eps)
+    # Rounding of mean * s and of beta - mean * s, then the fma's one rounding near beta.
+    bound = 2 * UNIT_ROUNDOFF * (np.abs(single) * np.abs(scale) + np.abs(beta))
+    kernel_error = np.abs(kernel_output - beta)
+    pair = np.concatenate([single, rng.normal(0.0, 1000.0, size=(1, 3))])
+    pair_output = batch_norm(pair, gamma, beta, eps=eps)
+    zero_output = batch_norm(single, gamma, np.zeros(3), eps=eps)
+    return {
+        "harness": {
+            "max_abs_output_minus_beta": float(np.max(np.abs(harness_output - beta))),
+            "min_abs_output": float(np.min(np.abs(harness_output))),
+        },
+        "fused_kernel": {
+            "max_abs_output_minus_beta": float(np.max(kernel_error)),
+            "max_ratio_to_bound": float(np.max(kernel_error / bound)),
+        },
+        "zero_beta": {"max_abs_output": float(np.max(np.abs(zero_output)))},
+        "two_values": {"min_abs_output_minus_beta": float(np.min(np.abs(pair_output - beta)))},
     }
 
 
@@ -287,6 +453,8 @@ def folding_witness(seed: int, *, eps: float = 1e-5, updates: int = 50) -> dict:
         For ``linear`` and ``conv2d``: ``max_abs_difference`` and ``max_ratio_to_bound``
         (see :func:`_folding_report`). ``work``: ``elementwise`` (eval BN as written),
         ``fused_elementwise``, ``folded_elementwise`` and ``removed_by_folding``.
+        ``resnet_first_conv``: ``elementwise`` and ``folded_elementwise`` for the output
+        ``RESNET_FIRST_CONV_OUTPUT`` of a convolution without bias.
 
     Examples
     --------
@@ -341,7 +509,12 @@ def folding_witness(seed: int, *, eps: float = 1e-5, updates: int = 50) -> dict:
     )
 
     work = batch_norm_eval_flops(output.shape, preceding_bias=True)
+    resnet = batch_norm_eval_flops(RESNET_FIRST_CONV_OUTPUT, preceding_bias=False)
     return {
+        "resnet_first_conv": {
+            "elementwise": resnet.elementwise,
+            "folded_elementwise": resnet.folded_elementwise,
+        },
         "linear": linear_report,
         "conv2d": conv_report,
         "work": {
@@ -355,6 +528,7 @@ def folding_witness(seed: int, *, eps: float = 1e-5, updates: int = 50) -> dict:
 
 SPREAD_BATCH_SIZES = (2, 8, 32)
 SPREAD_SIDES = (1, 2, 4, 8)  # H = W
+SPREAD_REPEATS = 500  # per seed; ten seeds pool 5000 repeats per configuration
 
 
 def spread_of_batch_means(
@@ -391,9 +565,8 @@ def spread_of_batch_means(
     return values_per_statistic("batch", shape), float(np.std(means, ddof=1))
 
 
-@claim_computation
-def statistic_spread_witness(seed: int, *, repeats: int = 1000) -> dict:
-    """Claim ``c16-statistic-spread-001``: how noisy is a BN channel mean, and why.
+def statistic_spread_profiles(seed: int, *, repeats: int = SPREAD_REPEATS) -> dict:
+    """Spreads of a batch norm channel mean for every (batch size, side), both models.
 
     Section 16.5, with ``rng = numpy.random.default_rng(seed)`` and every (batch size, side)
     of ``SPREAD_BATCH_SIZES x SPREAD_SIDES`` (``n = B H W`` from 2 to 2048 values), in
@@ -404,19 +577,16 @@ def statistic_spread_witness(seed: int, *, repeats: int = 1000) -> dict:
     Returns
     -------
     dict
-        ``independent.slope``: least-squares slope of log spread against log n.
-        ``independent.max_relative_deviation``: largest ``|s / (2/sqrt(n)) - 1|``.
-        ``correlated.max_relative_deviation``: largest ``|s / sqrt(1/B + 3/n) - 1|``.
-        ``correlated.nominal_values`` and ``correlated.effective_values`` at the largest
-        configuration (B = 32, 8 x 8): ``n`` and ``4 / s^2``, the number of independent
-        values that would give the same spread.
+        ``batch_sizes`` and ``n`` (arrays over the 12 configurations, batch size major),
+        ``independent`` and ``correlated`` (the measured spreads) and
+        ``independent_theory`` (``2 / sqrt(n)``) and ``correlated_theory``
+        (``sqrt(1/B + 3/n)``, eq. 16.7).
 
     Examples
     --------
-    >>> from trainable_harness.claims import claim_seed
-    >>> result = statistic_spread_witness(claim_seed("c16-statistic-spread"), repeats=200)
-    >>> bool(-0.6 < result["independent"]["slope"] < -0.4)
-    True
+    >>> profiles = statistic_spread_profiles(0, repeats=50)
+    >>> profiles["n"][[0, -1]].tolist()
+    [2.0, 2048.0]
     """
     rng = np.random.default_rng(seed)
     configurations = [(B, side) for B in SPREAD_BATCH_SIZES for side in SPREAD_SIDES]
@@ -431,27 +601,66 @@ def statistic_spread_witness(seed: int, *, repeats: int = 1000) -> dict:
         for B, side in configurations
     ]
     n = np.array([count for count, _ in independent], dtype=float)
-    spread = np.array([s for _, s in independent])
-    slope = np.polyfit(np.log(n), np.log(spread), 1)[0]
     batch_sizes = np.array([B for B, _ in configurations], dtype=float)
-    correlated_spread = np.array([s for _, s in correlated])
-    correlated_theory = np.sqrt(1.0 / batch_sizes + 3.0 / n)
+    return {
+        "batch_sizes": batch_sizes,
+        "n": n,
+        "independent": np.array([s for _, s in independent]),
+        "correlated": np.array([s for _, s in correlated]),
+        "independent_theory": 2.0 / np.sqrt(n),
+        "correlated_theory": np.sqrt(1.0 / batch_sizes + 3.0 / n),
+    }
+
+
+@claim_computation
+def statistic_spread_witness(seed: int, *, repeats: int = SPREAD_REPEATS) -> dict:
+    """Claim ``c16-statistic-spread-001`` (one seed of a set): how noisy is a BN channel mean.
+
+    Section 16.5: the spreads of :func:`statistic_spread_profiles`, summarized.
+
+    Returns
+    -------
+    dict
+        ``independent.slope``: least-squares slope of log spread against log n.
+        ``independent.mean_ratio_to_theory`` and ``correlated.mean_ratio_to_theory``: the
+        measured spread over the theory (``2/sqrt(n)``, ``sqrt(1/B + 3/n)``), averaged
+        over the 12 configurations. ``correlated.nominal_values`` and
+        ``correlated.effective_values`` at the largest configuration (B = 32, 8 x 8): ``n``
+        and ``4 / s^2``, the number of independent values with the same spread.
+        ``correlated.spread_smallest_batch`` and ``correlated.spread_largest_batch``: the
+        spread at 8 x 8 positions with B = 2 and B = 32.
+
+    Examples
+    --------
+    >>> from trainable_harness.claims import claim_seed
+    >>> result = statistic_spread_witness(claim_seed("c16-statistic-spread/0"), repeats=200)
+    >>> bool(-0.6 < result["independent"]["slope"] < -0.4)
+    True
+    """
+    profiles = statistic_spread_profiles(seed, repeats=repeats)
+    n, spread, correlated = profiles["n"], profiles["independent"], profiles["correlated"]
+    slope = np.polyfit(np.log(n), np.log(spread), 1)[0]
+    widest = n == n.max()  # B = 32, 8 x 8
+    smallest = (profiles["batch_sizes"] == SPREAD_BATCH_SIZES[0]) & (
+        n == SPREAD_BATCH_SIZES[0] * SPREAD_SIDES[-1] ** 2
+    )
     return {
         "independent": {
             "slope": float(slope),
-            "max_relative_deviation": float(np.max(np.abs(spread / (2.0 / np.sqrt(n)) - 1))),
+            "mean_ratio_to_theory": float(np.mean(spread / profiles["independent_theory"])),
         },
         "correlated": {
-            "max_relative_deviation": float(
-                np.max(np.abs(correlated_spread / correlated_theory - 1))
-            ),
-            "nominal_values": int(n[-1]),
-            "effective_values": float(4.0 / correlated_spread[-1] ** 2),
+            "mean_ratio_to_theory": float(np.mean(correlated / profiles["correlated_theory"])),
+            "nominal_values": int(n[widest][0]),
+            "effective_values": float(4.0 / correlated[widest][0] ** 2),
+            "spread_smallest_batch": float(correlated[smallest][0]),
+            "spread_largest_batch": float(correlated[widest][0]),
         },
     }
 
 
 RESIDUAL_DEPTHS = (2, 4, 8, 16, 32, 64)
+RESIDUAL_NETWORKS = 8  # random stacks per depth and placement, per seed
 
 
 def residual_block_jacobians(
@@ -525,49 +734,77 @@ def gains_to_output(jacobians: list[np.ndarray]) -> np.ndarray:
     return np.array(gains[::-1])
 
 
-@claim_computation
-def residual_depth_witness(seed: int, *, networks: int = 16) -> dict:
-    """Claim ``c16-residual-depth-001``: gradient gain at the top of pre- and post-norm stacks.
+def residual_gain_profiles(
+    seed: int, *, networks: int = RESIDUAL_NETWORKS, depths: tuple[int, ...] = RESIDUAL_DEPTHS
+) -> dict:
+    """Mean gain profiles of toy pre- and post-norm stacks, for every depth.
 
     Section 16.6, with ``rng = numpy.random.default_rng(seed)``: for each depth ``L`` in
-    ``RESIDUAL_DEPTHS`` and each placement (pre, then post), draw ``networks`` random toy
-    stacks (:func:`residual_block_jacobians`) and average their gain profiles
-    (:func:`gains_to_output`). The *top gain* is the gain from the input of the last block
-    to the output, the *input gain* that from the stack's input.
+    ``depths`` and each placement (pre, then post), draw ``networks`` random toy stacks
+    (:func:`residual_block_jacobians`) and average their gain profiles
+    (:func:`gains_to_output`).
+
+    Returns
+    -------
+    dict
+        ``{"pre": {L: profile}, "post": {L: profile}}``, each profile an array of ``L``
+        mean gains from the input of block ``l`` to the output (entry 0: the stack's input,
+        entry ``L - 1``: the last block's input, the *top gain*).
+
+    Examples
+    --------
+    >>> profiles = residual_gain_profiles(0, networks=2, depths=(2, 4))
+    >>> [len(profiles["post"][L]) for L in (2, 4)]
+    [2, 4]
+    """
+    rng = np.random.default_rng(seed)
+    profiles = {"pre": {}, "post": {}}
+    for depth in depths:
+        for placement in ("pre", "post"):
+            profiles[placement][depth] = np.mean(
+                [
+                    gains_to_output(residual_block_jacobians(rng, depth, placement))
+                    for _ in range(networks)
+                ],
+                axis=0,
+            )
+    return profiles
+
+
+@claim_computation
+def residual_depth_witness(seed: int, *, networks: int = RESIDUAL_NETWORKS) -> dict:
+    """Claim ``c16-residual-depth-001`` (one seed of a set): gains of pre- and post-norm stacks.
+
+    Section 16.6: the profiles of :func:`residual_gain_profiles` over ``RESIDUAL_DEPTHS``.
+    The *top gain* is the gain from the input of the last block to the output, the *input
+    gain* that from the stack's input.
 
     Returns
     -------
     dict
         For ``pre_norm`` and ``post_norm``: ``top_gain_slope`` (least-squares slope of
-        log top gain against log L), ``top_gain_at_max_depth`` and
-        ``input_gain_at_max_depth`` (at L = 64).
+        log top gain against log L), ``top_gain.depth_<L>`` for every depth,
+        ``input_gain_at_max_depth`` (at L = 64) and ``input_over_top_at_max_depth`` (their
+        ratio: above 1 when gradients grow on their way down to the input).
 
     Examples
     --------
     >>> from trainable_harness.claims import claim_seed
-    >>> result = residual_depth_witness(claim_seed("c16-residual-depth"), networks=4)
+    >>> result = residual_depth_witness(claim_seed("c16-residual-depth/0"), networks=4)
     >>> result["pre_norm"]["top_gain_slope"] < -0.3 < result["post_norm"]["top_gain_slope"]
     True
     """
-    rng = np.random.default_rng(seed)
+    profiles = residual_gain_profiles(seed, networks=networks)
     result = {}
-    top = {placement: [] for placement in ("pre", "post")}
-    bottom = {placement: [] for placement in ("pre", "post")}
-    for depth in RESIDUAL_DEPTHS:
-        for placement in ("pre", "post"):
-            profiles = [
-                gains_to_output(residual_block_jacobians(rng, depth, placement))
-                for _ in range(networks)
-            ]
-            mean_profile = np.mean(profiles, axis=0)
-            top[placement].append(mean_profile[-1])
-            bottom[placement].append(mean_profile[0])
     for placement in ("pre", "post"):
-        slope = np.polyfit(np.log(RESIDUAL_DEPTHS), np.log(top[placement]), 1)[0]
+        top = [profiles[placement][depth][-1] for depth in RESIDUAL_DEPTHS]
+        deepest = profiles[placement][RESIDUAL_DEPTHS[-1]]
+        slope = np.polyfit(np.log(RESIDUAL_DEPTHS), np.log(top), 1)[0]
         result[f"{placement}_norm"] = {
             "top_gain_slope": float(slope),
-            "top_gain_at_max_depth": float(top[placement][-1]),
-            "input_gain_at_max_depth": float(bottom[placement][-1]),
+            "top_gain": {f"depth_{L}": float(profiles[placement][L][-1]) for L in RESIDUAL_DEPTHS},
+            "input_gain_at_max_depth": float(deepest[0]),
+            "input_over_top_at_max_depth": float(deepest[0] / deepest[-1]),
         }
     return result
 
@@ -598,16 +835,30 @@ def random_relu_network_activations(
     return activations
 
 
-def per_feature_moment_shift(before: np.ndarray, after: np.ndarray) -> float:
-    """Mean over features of ``(|change of mean| + |change of std|) / std before``."""
+def per_feature_moment_shifts(before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """Per feature, ``(|change of mean| + |change of std|) / std before``.
+
+    ``before`` and ``after`` of shape ``(B, width)``; means and population standard
+    deviations over axis 0. Invariant to a common affine map ``a x + b`` (``a != 0``)
+    applied to both.
+
+    Examples
+    --------
+    >>> per_feature_moment_shifts(np.array([[0.0], [2.0]]), np.array([[1.0], [3.0]]))
+    array([1.])
+    """
     std_before = before.std(axis=0)
     mean_change = np.abs(after.mean(axis=0) - before.mean(axis=0))
     std_change = np.abs(after.std(axis=0) - std_before)
-    return float(np.mean((mean_change + std_change) / std_before))
+    return (mean_change + std_change) / std_before
 
 
-@claim_computation
-def activation_drift_witness(
+def per_feature_moment_shift(before: np.ndarray, after: np.ndarray) -> float:
+    """Mean over features of :func:`per_feature_moment_shifts`."""
+    return float(np.mean(per_feature_moment_shifts(before, after)))
+
+
+def activation_drift_profiles(
     seed: int,
     *,
     depth: int = 20,
@@ -617,7 +868,7 @@ def activation_drift_witness(
     step: float = 0.02,
     eps: float = 1e-5,
 ) -> dict:
-    """Claim ``c16-activation-drift-001``: what per-layer standardization pins, and what not.
+    """Per-layer scale and drift of a random ReLU network and its perturbed copy.
 
     Section 16.7, with ``rng = numpy.random.default_rng(seed)``: an input batch
     ``(batch_size, width)`` of N(0, 1) values; ``depth`` weight matrices with N(0,
@@ -630,36 +881,78 @@ def activation_drift_witness(
     Returns
     -------
     dict
-        For ``unnormalized`` and ``normalized``: ``scale_growth`` (RMS of the last layer's
-        pre-activations over the first's), ``moment_shift`` (largest over layers of
-        :func:`per_feature_moment_shift` between the network and its perturbed copy: how far the
-        per-feature mean and std move), and ``value_change`` (``||Z' - Z|| / ||Z||`` at the
-        last layer: how far the values themselves move).
+        For ``unnormalized`` and ``normalized``, arrays over layers: ``rms`` (RMS of the
+        pre-activations), ``moment_shift`` (mean over features of
+        :func:`per_feature_moment_shifts`), ``max_feature_moment_shift`` (its largest
+        feature) and ``value_change`` (``||Z' - Z|| / ||Z||``).
 
     Examples
     --------
-    >>> from trainable_harness.claims import claim_seed
-    >>> result = activation_drift_witness(claim_seed("c16-activation-drift"))
-    >>> result["normalized"]["moment_shift"] < 1e-5 < result["unnormalized"]["moment_shift"]
-    True
+    >>> profiles = activation_drift_profiles(0, depth=3, width=8, batch_size=16)
+    >>> profiles["normalized"]["rms"].shape
+    (3,)
     """
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((batch_size, width))
     weights = [rng.normal(0.0, gain * np.sqrt(2.0 / width), (width, width)) for _ in range(depth)]
     directions = [rng.normal(0.0, np.sqrt(2.0 / width), (width, width)) for _ in range(depth)]
     perturbed = [W + step * P for W, P in zip(weights, directions, strict=True)]
-    result = {}
+    profiles = {}
     for name, normalize in (("unnormalized", False), ("normalized", True)):
         before = random_relu_network_activations(X, weights, normalize=normalize, eps=eps)
         after = random_relu_network_activations(X, perturbed, normalize=normalize, eps=eps)
-        rms = [np.sqrt(np.mean(z * z)) for z in before]
-        result[name] = {
-            "scale_growth": float(rms[-1] / rms[0]),
-            "moment_shift": max(
-                per_feature_moment_shift(a, b) for a, b in zip(before, after, strict=True)
-            ),
-            "value_change": float(
-                np.linalg.norm(after[-1] - before[-1]) / np.linalg.norm(before[-1])
+        shifts = [per_feature_moment_shifts(a, b) for a, b in zip(before, after, strict=True)]
+        profiles[name] = {
+            "rms": np.array([np.sqrt(np.mean(z * z)) for z in before]),
+            "moment_shift": np.array([np.mean(shift) for shift in shifts]),
+            "max_feature_moment_shift": np.array([np.max(shift) for shift in shifts]),
+            "value_change": np.array(
+                [
+                    np.linalg.norm(b - a) / np.linalg.norm(a)
+                    for a, b in zip(before, after, strict=True)
+                ]
             ),
         }
+    return profiles
+
+
+@claim_computation
+def activation_drift_witness(seed: int, **settings) -> dict:
+    """Claim ``c16-activation-drift-001`` (one seed of a set): what standardization pins.
+
+    Section 16.7: the profiles of :func:`activation_drift_profiles` (``settings`` are
+    passed on), reduced over layers.
+
+    Returns
+    -------
+    dict
+        For ``unnormalized`` and ``normalized``: ``scale_growth`` (RMS of the last layer's
+        pre-activations over the first's), ``moment_shift`` (the largest over layers of the
+        per-feature shift averaged over features), ``max_feature_moment_shift`` (the
+        largest over layers and features), and ``value_change`` (at the last layer).
+        ``value_change_ratio``: normalized over unnormalized value change at the last layer.
+
+    Examples
+    --------
+    >>> from trainable_harness.claims import claim_seed
+    >>> result = activation_drift_witness(claim_seed("c16-activation-drift/0"))
+    >>> result["normalized"]["moment_shift"] < 1e-5 < result["unnormalized"]["moment_shift"]
+    True
+    """
+    profiles = activation_drift_profiles(seed, **settings)
+    result = {}
+    for name, profile in profiles.items():
+        result[name] = {
+            "scale_growth": float(profile["rms"][-1] / profile["rms"][0]),
+            "moment_shift": float(np.max(profile["moment_shift"])),
+            "max_feature_moment_shift": float(np.max(profile["max_feature_moment_shift"])),
+            "value_change": float(profile["value_change"][-1]),
+        }
+    unnormalized_change = result["unnormalized"]["value_change"]
+    # A zero step moves nothing, and the ratio is then undefined (NaN), not infinite.
+    result["value_change_ratio"] = (
+        result["normalized"]["value_change"] / unnormalized_change
+        if unnormalized_change > 0
+        else float("nan")
+    )
     return result

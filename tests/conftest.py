@@ -1,0 +1,126 @@
+"""Shared fixtures: checked-in fixture books under ``tests/books/``, built as the book is.
+
+A fixture book is copied with the book's own ``_ext/`` and ``_static/`` into a temporary
+root, its claim registry is filled from the book's ``claims/`` (so a fixture never carries a
+second, drifting copy of a registered claim), and it is built by the same strict
+``jupyter-book build -W -n --keep-going`` the book uses, with ``TRAINABLE_ROOT`` pointing
+the harness at the temporary root.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from trainable_harness import paths
+
+# This file holds no doctests; collected as a doctest module it would be imported a second
+# time under the name "conftest", which tests/claims/conftest.py also has.
+collect_ignore = ["conftest.py"]
+
+BOOKS = Path(__file__).resolve().parent / "books"
+FIXTURE_REGISTRY = Path(__file__).resolve().parent / "fixtures" / "registry"
+JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")
+
+
+@dataclass
+class FixtureBook:
+    """A fixture book in a temporary root."""
+
+    root: Path
+
+    @property
+    def registry(self) -> Path:
+        return self.root / "claims"
+
+    @property
+    def artifacts(self) -> Path:
+        return self.root / "artifacts" / "claims"
+
+    @property
+    def site(self) -> Path:
+        return self.root / "_build" / "html"
+
+    def register(self, *claim_ids: str) -> None:
+        """Copy these claims' registry files from the book into the fixture's registry."""
+        self.registry.mkdir(exist_ok=True)
+        for claim_id in claim_ids:
+            shutil.copy(paths.CLAIMS_DIR / f"{claim_id}.yaml", self.registry)
+
+    def build(self) -> subprocess.CompletedProcess:
+        """The strict HTML build; the completed process (its output in ``.log``)."""
+        process = subprocess.run(
+            [
+                str(JUPYTER_BOOK),
+                "build",
+                str(self.root),
+                "--builder",
+                "html",
+                "-W",
+                "-n",
+                "--keep-going",
+            ],
+            env={**os.environ, "TRAINABLE_ROOT": str(self.root)},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        process.log = process.stdout + process.stderr
+        return process
+
+    def page(self, name: str) -> str:
+        """The built HTML of site path ``name`` (e.g. ``chapters/page.html``), or ''."""
+        path = self.site / name
+        return path.read_text(encoding="utf-8") if path.exists() else ""
+
+    def edit(self, name: str, old: str, new: str) -> None:
+        """Replace ``old`` (which must occur) by ``new`` in the fixture's file ``name``."""
+        path = self.root / name
+        text = path.read_text(encoding="utf-8")
+        assert old in text, f"{old!r} not in {name}"
+        path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def copy_book(name: str, tmp_path: Path) -> FixtureBook:
+    """``tests/books/<name>`` in a temporary root, with the book's extensions and lock."""
+    root = tmp_path / "book"
+    shutil.copytree(BOOKS / name, root)
+    for directory in ("_ext", "_static"):
+        shutil.copytree(paths.REPO_ROOT / directory, root / directory)
+    # The lock is part of every claim's key: the fixture has the book's, so a claim verified
+    # here in the test process has the key the build recomputes under TRAINABLE_ROOT.
+    shutil.copy(paths.REPO_ROOT / "requirements.txt", root)
+    return FixtureBook(root)
+
+
+@pytest.fixture
+def claim_book(tmp_path) -> FixtureBook:
+    """``tests/books/claims`` (one chapter, the ledger) with ``c15-invariance-001`` registered."""
+    book = copy_book("claims", tmp_path)
+    book.register("c15-invariance-001")
+    return book
+
+
+@pytest.fixture
+def kinds_book(tmp_path, monkeypatch) -> FixtureBook:
+    """``tests/books/kinds``: the statistical and the refuted claim of ``tests/fixtures/registry``.
+
+    Their computations live in the book's own extension (``_fixture/``), which registers them
+    when the book builds; here they are registered for this test only, to verify in-process.
+    """
+    book = copy_book("kinds", tmp_path)
+    shutil.copytree(FIXTURE_REGISTRY, book.registry)
+    monkeypatch.syspath_prepend(str(book.root / "_fixture"))
+    import fixture_computations
+
+    from trainable_harness.claims import computations
+
+    for name, function in fixture_computations.FUNCTIONS.items():
+        monkeypatch.setitem(computations.COMPUTATIONS, name, function)
+    return book
