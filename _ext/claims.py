@@ -160,14 +160,24 @@ def format_value(value, spec: str = "") -> str:
 
 
 def field_value(result: Mapping, field: str):
-    """The value at dotted ``field`` of a result; raises KeyError naming the missing part."""
-    value = result
-    walked = []
-    for part in field.split("."):
-        walked.append(part)
-        if not isinstance(value, Mapping) or part not in value:
-            raise KeyError(".".join(walked))
-        value = value[part]
+    """The value at dotted ``field`` of a result; raises KeyError naming the missing part.
+
+    A result may nest fields (``{"a": {"b": 1}}``) or key them by their dotted name, as a
+    statistical claim's record does (``{"a.b": {"mean": ..., "ci": ...}}``): at each level
+    the longest dotted key present wins, so ``a.b.ci`` reaches the interval either way.
+    """
+    parts = field.split(".")
+    value, index = result, 0
+    while index < len(parts):
+        if not isinstance(value, Mapping):
+            raise KeyError(".".join(parts[: index + 1]))
+        for end in range(len(parts), index, -1):
+            key = ".".join(parts[index:end])
+            if key in value:
+                value, index = value[key], end
+                break
+        else:
+            raise KeyError(".".join(parts[: index + 1]))
     return value
 
 
