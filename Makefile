@@ -90,6 +90,7 @@ test: lint unit rebuild
 	$(MAKE) site-check
 	$(BIN)/python -m trainable_harness claims verify --check-artifacts
 	$(MAKE) --no-print-directory uptodate || { echo "make test: an unchanged tree would rebuild" >&2; exit 1; }
+	$(MAKE) --no-print-directory binder-check
 
 verify: | $(STAMP)
 	$(BIN)/python -m trainable_harness claims verify

@@ -49,6 +49,15 @@ def chapter_page(stem):
     return page
 
 
+def chapter_title(stem):
+    """The chapter's title: the first level-1 heading of its prose."""
+    for _, text in chapter_source(stem).markdown_cells():
+        for line in text.splitlines():
+            if line.startswith("# "):
+                return line[2:].strip()
+    raise AssertionError(f"{stem} has no title")
+
+
 def chapter_source(stem):
     return sources.read_chapter(paths.CHAPTERS_DIR / f"{stem}.md")
 
@@ -66,11 +75,12 @@ def cited_claims(stem):
 
 
 def site_pages():
-    """Every page of the site (the theme's template fragments under _static are not pages)."""
+    """Every page of the site: not the theme's template fragments under _static, nor the
+    root ``index.html``, which only redirects to ``intro.html``."""
     return sorted(
         page
         for page in SITE.rglob("*.html")
-        if "_static" not in page.relative_to(SITE).parts and page.name != "index.html"
+        if "_static" not in page.relative_to(SITE).parts and page != SITE / "index.html"
     )
 
 
@@ -380,6 +390,17 @@ SIDEBAR_STATE = """selector => {
 }"""
 
 
+def _shown(page, sidebar, expected):
+    """Whether ``sidebar`` reaches the ``expected`` state within 3 s (the theme animates)."""
+    try:
+        page.wait_for_function(
+            f"s => ({SIDEBAR_STATE})(s) === {str(expected).lower()}", arg=sidebar, timeout=3000
+        )
+    except Exception:  # playwright's TimeoutError: the state was not reached
+        return not expected
+    return expected
+
+
 def _check_navigation(page, width):
     """Each sidebar toggle opens its sidebar and a second action closes it again."""
     failures = []
@@ -393,13 +414,11 @@ def _check_navigation(page, width):
                 if not page.evaluate(SIDEBAR_STATE, sidebar):
                     failures.append("primary sidebar not shown at desktop width")
                     continue
-                toggle.first.click()
-                page.wait_for_timeout(350)
-                if page.evaluate(SIDEBAR_STATE, sidebar):
+                toggle.first.click(timeout=5000)
+                if _shown(page, sidebar, False):
                     failures.append("primary sidebar does not collapse")
-                toggle.first.click()
-                page.wait_for_timeout(350)
-                if not page.evaluate(SIDEBAR_STATE, sidebar):
+                toggle.first.click(timeout=5000)
+                if not _shown(page, sidebar, True):
                     failures.append("primary sidebar does not come back")
             continue
         has_content = page.evaluate(
@@ -411,13 +430,12 @@ def _check_navigation(page, width):
             continue
         if page.evaluate(SIDEBAR_STATE, sidebar):
             failures.append(f"{side} sidebar open before its toggle is pressed")
-        toggle.first.click()
-        page.wait_for_timeout(350)
-        if not page.evaluate(SIDEBAR_STATE, sidebar):
+        toggle.first.click(timeout=5000)
+        if not _shown(page, sidebar, True):
             failures.append(f"{side} toggle does not open the sidebar at {width} px")
+        page.wait_for_timeout(400)  # let the opening transition end before closing
         page.keyboard.press("Escape")
-        page.wait_for_timeout(350)
-        if page.evaluate(SIDEBAR_STATE, sidebar):
+        if _shown(page, sidebar, False):
             failures.append(f"{side} sidebar does not close at {width} px")
     return failures
 
@@ -563,7 +581,8 @@ COLOURS = """() => {
 def test_badge_and_claim_line_contrast(mode, served_site, browser):
     failures, checked = [], 0
     page = browser.new_page(viewport={"width": 1366, "height": 900})
-    for name in ["intro.html"] + [f"chapters/{stem}.html" for stem in chapter_stems()]:
+    pages = [p for p in site_pages() if soup_of(p).select_one(".claim-badge, .claim-line")]
+    for name in [str(p.relative_to(SITE)) for p in pages]:
         page.goto(f"{served_site}/{name}", wait_until="networkidle")
         page.evaluate(f"document.documentElement.dataset.theme = '{mode}'")
         page.wait_for_timeout(100)
@@ -600,14 +619,11 @@ def test_the_printed_book(tmp_path, browser):
     # 20-200 pages has lost a chapter or its print style sheet.
     assert 20 <= len(reader.pages) <= 200, len(reader.pages)
     text = " ".join(" ".join(page.extract_text().split()) for page in reader.pages)
-    for expected in (
-        "Contents",
-        "15. Normalization chooses an invariance",
-        "Figure 15.1",
-        "Theorem 15.1",
-        "(15.1)",
-        "Figure 16.1",
-    ):
+    expected_texts = ["Contents", "Figure 15.1", "Theorem 15.1", "(15.1)"]
+    for stem in chapter_stems():  # "15. <title>" for every chapter, titles from the sources
+        number = figures.chapter_number(stem)
+        expected_texts += [f"{number}. {chapter_title(stem)}", f"Figure {number}.1"]
+    for expected in expected_texts:
         assert expected in text, f"{expected!r} is not in the PDF"
     claim_ids = sorted(cited_claims(chapter_stems()[0]))
     assert any(claim_id in text for claim_id in claim_ids), "no claim id in the PDF"

@@ -2,7 +2,7 @@
 
 A figure's artifact is ``artifacts/figures/<label>.svg`` (vector: crisp at any zoom, what a
 reader downloads or opens with a tap) and ``artifacts/figures/<label>.png`` (raster at
-:data:`PNG_DPI`, twice the 110 dpi the chapters draw at), where ``label`` is the ``:name:`` of
+:data:`PNG_DPI`, twice the size a page shows it at), where ``label`` is the ``:name:`` of
 the figure directive that shows it. The number Sphinx gives the figure is Sphinx's business:
 no second count of the source is kept here, so a figure moved, an unnamed figure added or a
 ``{figure}`` example inside a code fence can never make a file carry the wrong number.
@@ -44,8 +44,8 @@ __all__ = [
 ]
 
 CHAPTER_VARIABLE = "TRAINABLE_CHAPTER"
-# The chapters draw at figure.dpi 110; the page shows a figure at most at that size, so the
-# PNG holds at least two device pixels per CSS pixel (HiDPI screens).
+# Figures are sized for about 110 CSS px per inch on the page (the column is narrower than
+# any figure at 220 dpi), so 220 dpi gives at least two device pixels per CSS pixel (HiDPI).
 PNG_DPI = 220
 FIGURE_DIRECTIVES = frozenset({"figure", "glue:figure"})
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")

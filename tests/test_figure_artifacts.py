@@ -1,0 +1,86 @@
+"""The ``{figure-artifact}`` role (_ext/figure_artifacts.py) on a tiny Sphinx project."""
+
+import sys
+from io import StringIO
+
+import pytest
+from bs4 import BeautifulSoup
+from sphinx.application import Sphinx
+
+from trainable_harness import paths
+
+CONF = """
+import sys
+sys.path.insert(0, {ext!r})
+extensions = ["figure_artifacts"]
+numfig = True
+"""
+INDEX = """Title
+=====
+
+.. figure:: plot.png
+   :name: fig-ok
+
+   A first sentence. A second one. :figure-artifact:`fig-ok`
+
+.. figure:: plot.png
+   :name: fig-unsaved
+
+   Not saved. :figure-artifact:`fig-unsaved`
+
+Text with :figure-artifact:`fig-nowhere`.
+"""
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+)
+
+
+@pytest.fixture
+def built(tmp_path, monkeypatch):
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "conf.py").write_text(CONF.format(ext=str(paths.REPO_ROOT / "_ext")))
+    (source / "index.rst").write_text(INDEX)
+    (source / "plot.png").write_bytes(PNG)
+    figures = tmp_path / "artifacts" / "figures"
+    figures.mkdir(parents=True)
+    (figures / "fig-ok.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'/>")
+    (figures / "fig-ok.png").write_bytes(PNG)
+    (figures / ".fig-ok.png.tmp").write_bytes(b"partial")  # never published
+    (figures / "link.png").symlink_to(tmp_path / "src" / "plot.png")  # never followed
+    monkeypatch.setattr(paths, "FIGURES_DIR", figures)
+    warnings = StringIO()
+    app = Sphinx(
+        str(source),
+        str(source),
+        str(tmp_path / "out"),
+        str(tmp_path / "doctrees"),
+        "html",
+        status=None,
+        warning=warnings,
+        freshenv=True,
+    )
+    app.build()
+    sys.modules.pop("figure_artifacts", None)
+    soup = BeautifulSoup((tmp_path / "out" / "index.html").read_text(), "html.parser")
+    return soup, warnings.getvalue(), tmp_path / "out"
+
+
+def test_a_saved_figure_gets_links_alt_text_and_a_full_size_link(built):
+    soup, _, out = built
+    figure = soup.find(id="fig-ok")
+    links = [a["href"] for a in figure.select("a.figure-artifact")]
+    assert links == ["artifacts/figures/fig-ok.svg", "artifacts/figures/fig-ok.png"]
+    image = figure.find("img")
+    assert image["alt"] == "A first sentence."
+    assert image.find_parent("a", class_="figure-full-size")["href"] == links[0]
+    published = sorted(p.name for p in (out / "artifacts" / "figures").iterdir())
+    assert published == ["fig-ok.png", "fig-ok.svg"]
+
+
+def test_missing_files_and_unknown_labels_are_warnings(built):
+    _, warnings, _ = built
+    assert "fig-unsaved.svg and fig-unsaved.png missing" in warnings
+    assert "no numbered figure named 'fig-nowhere'" in warnings
+    assert "fig-ok" not in warnings
