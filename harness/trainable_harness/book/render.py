@@ -5,7 +5,8 @@ The **site key** is a SHA-256 over everything a page can show: the book's own fi
 executed notebooks, the claim registry, every regular file under ``artifacts/``, the harness
 code that decides and draws a badge (the claims package, the chapter-source reader), the
 current digests of the functions each claim artifact recorded (so a claim whose computation
-was edited turns stale on the page), and the locked environment.
+was edited turns stale on the page), the locked environment, and the commit, date and
+"uncommitted changes" flag the footer of every page names.
 
 Sphinx renders into a fresh directory, reusing its parsed pages (``_build/.doctrees``) for
 speed, and that directory replaces ``_build/html`` by rename: the site on disk is the
@@ -22,6 +23,7 @@ Sphinx only warns about the pages it reads.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import io
 import json
 import os
@@ -109,7 +111,23 @@ def site_key() -> str:
         digest.update(f"{name}\0{file_digest(path)}\n".encode())
     digest.update(json.dumps(_claim_function_digests(), sort_keys=True).encode())
     digest.update(environment_digest().encode())
+    digest.update(json.dumps(_build_stamp(), sort_keys=True).encode())
     return digest.hexdigest()
+
+
+def _build_stamp() -> dict:
+    """The footer's commit, date and dirty flag, from the book's own ``_ext/book_site.py``.
+
+    Every page shows them, so they are part of the site key; the one definition of how they
+    are found is the extension's, loaded here from its file (absent in a fixture book).
+    """
+    path = paths.REPO_ROOT / "_ext" / "book_site.py"
+    if not path.is_file():
+        return {}
+    specification = importlib.util.spec_from_file_location("_trainable_book_site", path)
+    module = importlib.util.module_from_spec(specification)
+    specification.loader.exec_module(module)
+    return module.build_stamp(str(paths.REPO_ROOT))
 
 
 def _outcome_path() -> Path:
