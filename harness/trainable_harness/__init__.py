@@ -18,6 +18,12 @@ Each module is named for what it measures:
 - :mod:`trainable_harness.paths` -- every path the book uses, in one place.
 """
 
+# First, before any module of the package is imported: the import hook that notes which
+# harness functions run (the keys of chapters and claims are built from them; see _calls).
+from trainable_harness import _calls
+
+_calls.install()
+
 # Each module's ``__all__`` is its public surface, written once there; this package
 # re-exports all of them so a chapter can ``from trainable_harness import ...`` anything.
 from trainable_harness import claims, errors, figures, layers, moments, normalization, paths

@@ -4,11 +4,11 @@ A claim's result is a function of three things, and its *key* is a digest of exa
 
 1. **Its registry entry** -- the bytes of ``claims/<id>.yaml`` (``registry_digest``).
 2. **The bodies of the harness functions actually run** while its computation executed.
-   :class:`HarnessCallRecorder` records them: a global trace function (``sys.settrace``)
-   sees every Python function *call* and keeps those whose code lies in a file under the
-   harness package, as ``(module, qualname)`` pairs, e.g.
-   ``("trainable_harness.moments", "stable_online_moments")``. It traces calls only, never
-   lines, and decides once per code object. :func:`function_digests` then reads each
+   :class:`HarnessCallRecorder` records them: every function of the harness package notes
+   itself when it runs (a statement :mod:`trainable_harness._calls` compiles into it at
+   import), as a ``(module, qualname)`` pair, e.g.
+   ``("trainable_harness.moments", "stable_online_moments")``, into the set of each active
+   recorder; no trace function is involved. :func:`function_digests` then reads each
    function's source *statically* (with :mod:`ast`, nothing imported) from the module file
    and hashes it together with the source of the module-level assignments its body reads
    (so editing ``RANK_TOLERANCE = 1e-10`` counts as editing the functions that use it). A
@@ -42,14 +42,12 @@ import ast
 import hashlib
 import json
 import platform
-import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from trainable_harness import paths
+from trainable_harness import _calls, paths
 
 __all__ = [
     "HarnessCallRecorder",
@@ -62,61 +60,18 @@ __all__ = [
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 PACKAGE_NAME = PACKAGE_DIR.name
 MISSING = "missing"
-# Frames of the recorder itself (its stop() runs while tracing) are not harness work.
-_OWN_FILE = str(Path(__file__).resolve())
 
 # --- recording the harness functions that run --------------------------------------------------
-
-_active: list[HarnessCallRecorder] = []  # innermost last
-_outer_trace: list[Any] = []  # the trace function that was set before the outermost start
-_code_cache: dict[Any, tuple[str, str] | None] = {}
-
-
-def _module_of(filename: str, package_dir: Path = PACKAGE_DIR) -> str | None:
-    """``<package>/witnesses/chapter15.py`` -> ``trainable_harness.witnesses.chapter15``."""
-    try:
-        relative = Path(filename).resolve().relative_to(package_dir)
-    except ValueError:
-        return None
-    if relative.suffix != ".py":
-        return None
-    parts = [PACKAGE_NAME, *relative.with_suffix("").parts]
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def _classify(code) -> tuple[str, str] | None:
-    filename = code.co_filename
-    if filename == _OWN_FILE or code.co_name.startswith("<"):
-        return None  # the recorder, or a comprehension, lambda or module body
-    module = _module_of(filename)
-    if module is None:
-        return None
-    return module, code.co_qualname
-
-
-def _trace(frame, event, arg):
-    # Only 'call' events reach a global trace function; record and hand over to the trace
-    # function that was set before (a coverage tool, a debugger) for its local tracing.
-    code = frame.f_code
-    try:
-        entry = _code_cache[code]
-    except KeyError:
-        entry = _code_cache[code] = _classify(code)
-    if entry is not None:
-        for recorder in _active:
-            recorder._seen.add(entry)
-    outer = _outer_trace[0] if _outer_trace else None
-    return outer(frame, event, arg) if outer is not None else None
 
 
 class HarnessCallRecorder:
     """Record the harness functions called between :meth:`start` and :meth:`stop`.
 
-    Recorders nest: one started inside another records into both, and stopping the inner
-    one leaves the outer recording. When the outermost stops, the trace function that was
-    set before it (if any) is restored. Only the calling thread is traced.
+    Every harness function notes itself when it runs (:mod:`trainable_harness._calls`
+    compiles that note into each function at import), into the set of each active
+    recorder. Recorders nest: one started inside another records into both, and stopping
+    the inner one leaves the outer recording. No trace function is involved, so recording
+    costs a chapter almost nothing and leaves debuggers and coverage tools alone.
 
     Examples
     --------
@@ -136,22 +91,18 @@ class HarnessCallRecorder:
     def start(self) -> None:
         if self._running:
             raise RuntimeError("this HarnessCallRecorder is already recording")
-        if not _active:
-            _outer_trace[:] = [sys.gettrace()]
-            sys.settrace(_trace)
-        _active.append(self)
+        _calls.RECORDING.append(self._seen)
         self._running = True
 
     def stop(self) -> tuple[tuple[str, str], ...]:
         """Stop recording and return the recorded ``(module, qualname)`` pairs, sorted."""
         if not self._running:
             raise RuntimeError("this HarnessCallRecorder is not recording")
-        _active.remove(self)
+        for index in range(len(_calls.RECORDING) - 1, -1, -1):
+            if _calls.RECORDING[index] is self._seen:
+                del _calls.RECORDING[index]
+                break
         self._running = False
-        if not _active:
-            outer = _outer_trace[0] if _outer_trace else None
-            _outer_trace.clear()
-            sys.settrace(outer)
         self.functions = tuple(sorted(self._seen))
         return self.functions
 
