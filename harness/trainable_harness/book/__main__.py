@@ -131,9 +131,11 @@ def build(
         mark_outdated("the site is being rendered")
         fresh = outcome is None or bool(outcome.get("warnings"))
         out("site: rendering" + (" (every page re-read)" if fresh else ""))
+        rendering = time.perf_counter()
         rendered, warnings = render(fresh=fresh)
         publish(rendered)
         write_outcome(key, warnings)
+        out(f"site: rendered and published in {time.perf_counter() - rendering:.1f} s")
     problems = _claim_problems()
     seconds = time.perf_counter() - started
     if warnings or problems:

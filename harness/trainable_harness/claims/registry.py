@@ -27,6 +27,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import copy
 import difflib
 import hashlib
 import json
@@ -54,6 +55,9 @@ __all__ = [
 
 EXCERPT = 80  # characters of an offending value a message may quote
 _MAX_PROBLEMS = 6
+# Validated entries by file, with the SHA-256 of the bytes they were read from: a page build
+# asks for the same claim once per bound number, and parsing YAML in Python is slow.
+_LOADED: dict[Path, tuple[str, dict]] = {}
 _CHAPTER_PREFIX = re.compile(r"c(\d+)-")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _STATISTICAL_KINDS = ("ci_within", "mean", "fraction")
@@ -453,6 +457,10 @@ def load_claim(claim_id: str, *, registry_dir: str | Path | None = None) -> Clai
     if not isinstance(claim_id, str) or claim_id not in known:
         raise _unknown_claim(claim_id, registry, known)
     path = registry / f"{claim_id}.yaml"
+    cached = _LOADED.get(path.resolve())
+    if cached is not None and cached[0] == hashlib.sha256(path.read_bytes()).hexdigest():
+        _check_compute(cached[1], path)  # the table of computations may have changed since
+        return _claim(copy.deepcopy(cached[1]), path, cached[0])  # callers may mutate theirs
     data, digest = _parse_registry_file(path)
     _refuse_unusable_values(data, path)
     errors = [inner for error in _VALIDATOR.iter_errors(data) for inner in _innermost(error)]
@@ -464,6 +472,11 @@ def load_claim(claim_id: str, *, registry_dir: str | Path | None = None) -> Clai
         raise RegistryError(f"{path}: {'; '.join(problems)}")
     _check_consistency(data, path)
     _check_compute(data, path)
+    _LOADED[path.resolve()] = (digest, copy.deepcopy(data))
+    return _claim(data, path, digest)
+
+
+def _claim(data: dict, path: Path, digest: str) -> Claim:
     return Claim(
         id=data["id"],
         chapter=data["chapter"],
