@@ -29,6 +29,7 @@ from trainable_harness.book.render import (
     render,
     site_dir,
     site_key,
+    warm_up,
     write_outcome,
 )
 from trainable_harness.errors import BuildError, BuildLockError, ChapterSourceError
@@ -111,7 +112,12 @@ def build(
         mark_outdated(f"{len(pending)} chapter(s) to execute")
     for plan in pending:
         out(f"{_relative(plan.source)}: executing ({plan.reason})")
-    runs = execute_chapters([plan.source for plan in pending], jobs=jobs, report=out)
+    runs = execute_chapters(
+        [plan.source for plan in pending],
+        jobs=jobs,
+        report=out,
+        meanwhile=warm_up if render_site else None,
+    )
     failed = [run for run in runs if not run.ok]
     if failed:
         out(

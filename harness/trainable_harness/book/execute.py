@@ -210,11 +210,12 @@ def reassemble_chapter(source: Path) -> bool:
 
 
 def execute_chapters(
-    sources: list[Path], jobs: int | None = None, report=print
+    sources: list[Path], jobs: int | None = None, report=print, meanwhile=None
 ) -> list[ChapterRun]:
     """Execute ``sources`` in up to ``jobs`` worker processes (default: the CPU count).
 
-    ``report`` receives one line per chapter as it finishes.
+    ``report`` receives one line per chapter as it finishes; ``meanwhile``, if given, is
+    called once the workers have started (the parent is otherwise idle until they finish).
     """
     if not sources:
         return []
@@ -223,6 +224,8 @@ def execute_chapters(
     context = multiprocessing.get_context("fork")
     with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
         futures = {pool.submit(_run_one, str(source)): source for source in sources}
+        if meanwhile is not None:
+            meanwhile()
         for future in concurrent.futures.as_completed(futures):
             run = future.result()
             runs.append(run)

@@ -47,6 +47,7 @@ __all__ = [
     "render",
     "site_dir",
     "site_key",
+    "warm_up",
     "write_outcome",
 ]
 
@@ -186,6 +187,30 @@ def _warnings(text: str) -> list[str]:
         elif entries and line.strip() and not line.startswith(("Running Sphinx", "loading")):
             entries[-1] += "\n" + line
     return entries
+
+
+def warm_up() -> None:
+    """Import what a render needs (Jupyter Book, Sphinx, the configured extensions).
+
+    The build calls this while the chapters execute in other processes, so the imports are
+    off the path from the last chapter to the published site. An extension that cannot be
+    imported here is left for the render to report.
+    """
+    import importlib
+
+    from jupyter_book.config import get_final_config
+
+    configuration, _ = get_final_config(
+        user_yaml=paths.REPO_ROOT / "_config.yml",
+        cli_config={"latex_individualpages": False},
+        sourcedir=paths.REPO_ROOT,
+        use_external_toc=True,
+    )
+    for extension in configuration.get("extensions", []):
+        try:
+            importlib.import_module(extension)
+        except Exception:  # a local extension (on the render's path only) or a broken one
+            continue
 
 
 def render(fresh: bool) -> tuple[Path, list[str]]:
