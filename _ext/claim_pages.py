@@ -434,6 +434,10 @@ def _ledger_outdated(app, env, added, changed, removed):
 
 
 def _all_claims(app) -> list[dict]:
+    """Every registered claim described once per build (the ledger and the pages share it)."""
+    cached = getattr(app, "_trainable_claims_described", None)
+    if cached is not None:
+        return cached
     places = claim_roles.references(app.env)
     described = []
     for claim_id in claim_registry.list_claims():
@@ -441,6 +445,7 @@ def _all_claims(app) -> list[dict]:
             described.append(describe(app.env, claim_id, places.get(claim_id, [])))
         except ClaimError as error:
             logger.warning("claim %s: %s", claim_id, error, location=f"claims/{claim_id}.yaml")
+    app._trainable_claims_described = described
     return described
 
 
