@@ -14,13 +14,14 @@ from __future__ import annotations
 from collections import Counter
 
 from pybtex.plugin import register_plugin
-from pybtex.richtext import Text
 from pybtex.style.formatting.alpha import Style as AlphaStyle
 from pybtex.style.labels import BaseLabelStyle
 
 
 def _last_name(person) -> str:
-    return str(Text(*person.rich_prelast_names, *person.rich_last_names)).strip() or str(person)
+    """The name a citation shows: von part and last name, separated ("van Laarhoven")."""
+    parts = [str(part) for part in (*person.rich_prelast_names, *person.rich_last_names)]
+    return " ".join(part for part in parts if part).strip() or str(person)
 
 
 def author_part(entry) -> str:
