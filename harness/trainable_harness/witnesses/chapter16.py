@@ -53,11 +53,20 @@ from trainable_harness.running_drift import MOMENTA, drifting_running_means
 from trainable_harness.small_batch import mean_error_theory, small_batch_sweep
 
 __all__ = [
+    "AUDIT_BATCH_SHAPE",
+    "AUDIT_LAYER_EPS",
+    "AUDIT_WRONG_EPS",
+    "BRANCH_SCALES",
+    "BRANCH_SCALE_DEPTH",
+    "BRANCH_SCALE_NETWORKS",
     "activation_drift_profiles",
     "activation_drift_witness",
     "batch_dependence_witness",
     "bn_backward_witness",
+    "branch_scale_witness",
+    "branch_scaled_post_norm_jacobians",
     "drift_momentum_witness",
+    "folding_audit_witness",
     "folding_witness",
     "fused_kernel_batch_norm",
     "gains_to_output",
@@ -65,6 +74,7 @@ __all__ = [
     "larger_learning_rates_witness",
     "per_feature_moment_shift",
     "per_feature_moment_shifts",
+    "predicted_log_gain_per_block",
     "random_relu_network_activations",
     "residual_block_jacobians",
     "residual_depth_witness",
@@ -1119,3 +1129,211 @@ def drift_momentum_witness(seed: int) -> dict:
     result = {name: float(e) for name, e in zip(names, errors["final_error"], strict=True)}
     result["merged_error_min"] = float(np.min(errors["merged_error"]))
     return result
+
+
+# --- worked solution of exercise 4: a branch scale in the post-norm toy ----------------------
+
+BRANCH_SCALES = (0.1, 1.0, 3.0)  # lambda in N(x + lambda F(x))
+BRANCH_SCALE_DEPTH = 64  # one stack per network; its last k blocks are a stack of depth k
+BRANCH_SCALE_NETWORKS = 2  # random stacks per scale and seed
+BRANCH_SCALE_NODES = 80  # Gauss-Hermite nodes of the per-block prediction
+
+
+def branch_scaled_post_norm_jacobians(
+    rng: np.random.Generator,
+    depth: int,
+    branch_scale: float,
+    *,
+    width: int = 16,
+    eps: float = 1e-5,
+) -> list[np.ndarray]:
+    """Exact block Jacobians of a post-norm toy stack ``N(x + lambda tanh(W x))``.
+
+    The post-norm blocks of :func:`residual_block_jacobians` with the branch multiplied by
+    ``branch_scale`` (``lambda``), so block ``l`` has Jacobian
+    ``J_N(y_l) (I + lambda diag(tanh'(W_l x_l)) W_l)`` with ``y_l = x_l + lambda tanh(W_l
+    x_l)`` and ``x_{l+1} = N(y_l)``; ``N`` is the centered map (eq. 15.1 with ``eps``).
+    Unlike that function the input is normalized first, so that every block, the first
+    included, reads a normalized vector and the last ``k`` blocks of a stack are
+    themselves a stack of depth ``k``. Draws: ``depth`` matrices with N(0, 1/width)
+    entries, then the input from N(0, I).
+
+    Returns
+    -------
+    list of numpy.ndarray
+        ``depth`` matrices of shape ``(width, width)``, in forward order.
+
+    Examples
+    --------
+    >>> jacobians = branch_scaled_post_norm_jacobians(np.random.default_rng(0), 3, 0.5)
+    >>> len(jacobians), jacobians[0].shape
+    (3, (16, 16))
+    """
+    weights = [rng.normal(0.0, 1.0 / np.sqrt(width), (width, width)) for _ in range(depth)]
+    x = centered_normalize(rng.normal(size=width), eps=eps)
+    identity = np.eye(width)
+    jacobians = []
+    for W in weights:
+        branch = np.tanh(W @ x)
+        branch_jacobian = (1.0 - branch**2)[:, None] * W
+        y = x + branch_scale * branch
+        jacobians.append(
+            normalization_jacobian(y, centered=True, eps=eps)
+            @ (identity + branch_scale * branch_jacobian)
+        )
+        x = centered_normalize(y, eps=eps)
+    return jacobians
+
+
+def predicted_log_gain_per_block(branch_scale: float) -> float:
+    """The per-block comparison of section 16.6 for ``N(x + lambda tanh(W x))``.
+
+    A block's input is normalized, so a branch pre-activation ``z`` is close to N(0, 1).
+    The normalization divides by the forward size ``sqrt(1 + lambda^2 E[tanh(z)^2])`` of
+    ``x + lambda F(x)``, while a random gradient crossing ``I + lambda J_F`` grows by
+    ``sqrt(1 + lambda^2 E[tanh'(z)^2])``. The prediction is the log of their ratio,
+
+        ``0.5 log((1 + lambda^2 E[tanh'(z)^2]) / (1 + lambda^2 E[tanh(z)^2]))``,
+
+    with both expectations by Gauss-Hermite quadrature (``BRANCH_SCALE_NODES`` nodes). It
+    leaves out the two directions (constant and radial) that ``J_N`` removes.
+
+    Examples
+    --------
+    >>> predicted_log_gain_per_block(0.0)
+    0.0
+    >>> predicted_log_gain_per_block(1.0) > 0  # E[tanh'^2] > E[tanh^2]
+    True
+    """
+    nodes, weights = np.polynomial.hermite_e.hermegauss(BRANCH_SCALE_NODES)
+    weights = weights / np.sum(weights)
+    forward = np.sum(weights * np.tanh(nodes) ** 2)
+    backward = np.sum(weights * (1.0 - np.tanh(nodes) ** 2) ** 2)
+    lam2 = branch_scale**2
+    return float(0.5 * np.log((1.0 + lam2 * backward) / (1.0 + lam2 * forward)))
+
+
+def _scale_key(branch_scale: float) -> str:
+    """``0.1 -> "scale_0p1"``, a field name without a dot."""
+    return "scale_" + f"{branch_scale:g}".replace(".", "p")
+
+
+@claim_computation
+def branch_scale_witness(seed: int) -> dict:
+    """Claim ``c16-branch-scale-001``, one seed: the post-norm input gain against lambda and L.
+
+    Exercise 4 of chapter 16. With ``rng = numpy.random.default_rng(seed)``, for each
+    ``lambda`` in ``BRANCH_SCALES`` draw ``BRANCH_SCALE_NETWORKS`` stacks of depth
+    ``BRANCH_SCALE_DEPTH`` (:func:`branch_scaled_post_norm_jacobians`) and take from each
+    the gain from the input of every block to the output (:func:`gains_to_output` with the
+    identity as the final map). The gain over the last ``L`` blocks is the input gain of a
+    stack of depth ``L``; the networks are averaged in log space.
+
+    Returns
+    -------
+    dict
+        Per ``scale_<lambda>``: ``log_gain_per_block`` (least-squares slope of the mean log
+        gain against ``L = 1 .. 64``), ``log_input_gain_depth_64`` (the mean log input gain
+        of the stacks of depth 64; gains are heavy-tailed, their logs much less so) and
+        ``predicted_log_gain_per_block``
+        (:func:`predicted_log_gain_per_block`, the same for every seed).
+
+    Examples
+    --------
+    >>> result = branch_scale_witness(seed=0)
+    >>> result["scale_3"]["log_gain_per_block"] > result["scale_0p1"]["log_gain_per_block"]
+    True
+    """
+    rng = np.random.default_rng(seed)
+    final = np.eye(16)  # post-norm output is already normalized: the identity (width 16)
+    blocks = np.arange(1, BRANCH_SCALE_DEPTH + 1)
+    result = {}
+    for branch_scale in BRANCH_SCALES:
+        stacks = [
+            [*branch_scaled_post_norm_jacobians(rng, BRANCH_SCALE_DEPTH, branch_scale), final]
+            for _ in range(BRANCH_SCALE_NETWORKS)
+        ]
+        # gains_to_output lists block 0 (all L blocks) first; reverse to L = 1 .. 64.
+        log_gains = np.mean([np.log(gains_to_output(s))[::-1] for s in stacks], axis=0)
+        result[_scale_key(branch_scale)] = {
+            "log_gain_per_block": float(np.polyfit(blocks, log_gains, 1)[0]),
+            "log_input_gain_depth_64": float(log_gains[63]),
+            "predicted_log_gain_per_block": predicted_log_gain_per_block(branch_scale),
+        }
+    return result
+
+
+# --- worked solution of exercise 5: auditing a fold's conventions ----------------------------
+
+AUDIT_LAYER_EPS = 1e-5  # the trained layer's epsilon (PyTorch's default)
+AUDIT_WRONG_EPS = 1e-3  # Keras's default epsilon, assumed by a mismatched fold
+AUDIT_BATCH_SHAPE = (8, 3, 12, 12)  # inputs of each train-mode batch, as in folding_witness
+
+
+@claim_computation
+def folding_audit_witness(seed: int, *, eps: float = AUDIT_LAYER_EPS, updates: int = 50) -> dict:
+    """Claim ``c16-folding-audit-001``: a folded convolution checked against the rounding bound.
+
+    Exercise 5 of chapter 16. The convolution of :func:`folding_witness` (kernel
+    (8, 3, 3, 3), padding 1, inputs ``AUDIT_BATCH_SHAPE`` from N(0.5, 2^2), a running state
+    from ``updates`` train-mode batches in PyTorch's convention: momentum 0.1, the *sample*
+    variance of the ``m = 8 * 12 * 12`` values of a channel enters the running variance,
+    ``eps`` of the layer 1e-5). The unfolded eval-mode layer is the reference; three folds
+    are compared with it through :func:`_folding_report` (the bound of section 16.4):
+
+    - ``matched``: the fold reads the layer's own ``eps`` and the stored variance as it is,
+      the conventions of a conv-then-batch-norm fold such as PyTorch's;
+    - ``wrong_eps``: the fold assumes ``AUDIT_WRONG_EPS`` (Keras's default);
+    - ``bessel_twice``: the fold takes the stored variance for a population variance and
+      multiplies it by ``m / (m - 1)``.
+
+    Returns
+    -------
+    dict
+        For each of the three: ``max_abs_difference`` and ``max_ratio_to_bound``; and
+        ``values_per_channel``, the ``m`` of the train-mode batches.
+
+    Examples
+    --------
+    >>> result = folding_audit_witness(seed=0)
+    >>> result["matched"]["max_ratio_to_bound"] <= 1 < result["wrong_eps"]["max_ratio_to_bound"]
+    True
+    """
+    rng = np.random.default_rng(seed)
+    K = rng.normal(0.0, 1.0 / np.sqrt(27.0), size=(8, 3, 3, 3))
+    c = rng.normal(size=8)
+    state = _trained_state(
+        lambda X: conv2d(X, K, c, padding=1),
+        lambda: rng.normal(0.5, 2.0, AUDIT_BATCH_SHAPE),
+        8,
+        updates,
+    )
+    gamma, beta = rng.uniform(0.5, 2.0, 8), rng.normal(size=8)
+    X = rng.normal(0.5, 2.0, AUDIT_BATCH_SHAPE)
+    reference = batch_norm_eval(conv2d(X, K, c, padding=1), gamma, beta, state, eps=eps)
+    scale = _channel_shaped(gamma / np.sqrt(state.running_variance + eps))
+    magnitude = conv2d(np.abs(X), np.abs(K), np.abs(c), padding=1) + _channel_shaped(
+        np.abs(state.running_mean)
+    )
+    m = AUDIT_BATCH_SHAPE[0] * AUDIT_BATCH_SHAPE[2] * AUDIT_BATCH_SHAPE[3]
+    rescaled = BatchNormState(state.running_mean, state.running_variance * (m / (m - 1)))
+
+    def check(fold_state: BatchNormState, fold_eps: float) -> dict:
+        K_folded, c_folded = fold_batch_norm_into_conv2d(
+            K, c, gamma, beta, fold_state, eps=fold_eps
+        )
+        return _folding_report(
+            conv2d(X, K_folded, c_folded, padding=1),
+            reference,
+            scale,
+            magnitude,
+            _channel_shaped(beta),
+            n_terms=27,
+        )
+
+    return {
+        "values_per_channel": m,
+        "matched": check(state, eps),
+        "wrong_eps": check(state, AUDIT_WRONG_EPS),
+        "bessel_twice": check(rescaled, eps),
+    }
