@@ -36,6 +36,8 @@ True
 from __future__ import annotations
 
 import ast
+import collections
+import functools
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -43,7 +45,7 @@ import marshal
 import os
 import sys
 
-__all__ = ["RECORDING", "install", "instrument", "ran"]
+__all__ = ["RECORDING", "cached_with_calls", "install", "instrument", "ran"]
 
 PACKAGE = __name__.rpartition(".")[0]
 # Modules left as they are: this one, and the recorder's own (its bookkeeping is not work a
@@ -58,6 +60,58 @@ def ran(module: str, qualname: str) -> None:
     entry = (module, qualname)
     for seen in RECORDING:
         seen.add(entry)
+
+
+def cached_with_calls(maxsize: int = 256):
+    """A least-recently-used cache that also remembers which harness functions a value needed.
+
+    A cached value hides the work that made it: a claim whose computation is served from a
+    cache filled earlier (say, by a figure) would record none of the functions its result
+    depends on, and its key would differ from a fresh computation's. This cache records the
+    functions that run while a value is computed and notes them again, into every active
+    recorder, each time the value is served. Arguments must be hashable.
+
+    Examples
+    --------
+    >>> @cached_with_calls(maxsize=4)
+    ... def twice(x):
+    ...     return 2 * x
+    >>> twice(3), twice(3)
+    (6, 6)
+    """
+    if isinstance(maxsize, bool) or not isinstance(maxsize, int) or maxsize < 1:
+        raise ValueError(f"maxsize must be a positive integer, got {maxsize!r}")
+
+    def decorate(function):
+        store: collections.OrderedDict = collections.OrderedDict()
+
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            key = (args, tuple(sorted(kwargs.items())))
+            if key in store:
+                store.move_to_end(key)
+                value, needed = store[key]
+                for entry in needed:
+                    ran(*entry)
+                return value
+            seen: set = set()
+            RECORDING.append(seen)
+            try:
+                value = function(*args, **kwargs)
+            finally:
+                for index in range(len(RECORDING) - 1, -1, -1):
+                    if RECORDING[index] is seen:
+                        del RECORDING[index]
+                        break
+            store[key] = (value, frozenset(seen))
+            if len(store) > maxsize:
+                store.popitem(last=False)
+            return value
+
+        wrapper.cache_clear = store.clear
+        return wrapper
+
+    return decorate
 
 
 class _Insert(ast.NodeTransformer):

@@ -36,11 +36,11 @@ True
 
 from __future__ import annotations
 
-import functools
 from typing import NamedTuple
 
 import numpy as np
 
+from trainable_harness._calls import cached_with_calls
 from trainable_harness.errors import ShapeError, TrainableError
 
 __all__ = [
@@ -548,7 +548,7 @@ def learning_rate_sweep(
     return _cached_sweep(int(seed), bool(batch_norm), rates, int(steps))
 
 
-@functools.lru_cache(maxsize=256)
+@cached_with_calls(maxsize=256)
 def _cached_sweep(seed: int, batch_norm: bool, rates: tuple, steps: int) -> Sweep:
     task = make_teacher_task(seed, TASK_SIZE)
     learning_rates = np.array(rates)

@@ -35,10 +35,9 @@ Examples
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
+from trainable_harness._calls import cached_with_calls
 from trainable_harness.errors import ShapeError, TrainableError
 from trainable_harness.moments import MomentState, merge_moments
 
@@ -313,7 +312,7 @@ def small_batch_sweep(seed: int, samples_per_size: int = SAMPLES_PER_SIZE) -> di
     return dict(_cached_sweep(int(seed), int(samples_per_size)))
 
 
-@functools.lru_cache(maxsize=256)
+@cached_with_calls(maxsize=256)
 def _cached_sweep(seed: int, samples_per_size: int) -> dict:
     rng = np.random.default_rng(seed)
     out = {name: [] for name in ("mean_error", "std_error", "gap", "renorm_gap")}

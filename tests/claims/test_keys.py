@@ -271,3 +271,22 @@ def test_witness_sources_are_read_without_importing(fake_harness, monkeypatch):
         )
     )
     assert len(function_digests([("trainable_harness.boom", "f")], fake_harness)) == 1
+
+
+def test_a_cached_value_notes_again_the_functions_it_needed():
+    # A claim served from a cache that a figure filled must record what a fresh run records.
+    from trainable_harness._calls import cached_with_calls
+
+    @cached_with_calls(maxsize=2)
+    def normalized(values):
+        return tuple(centered_normalize(np.array(values)))
+
+    with HarnessCallRecorder() as fresh:
+        first = normalized((1.0, 2.0, 4.0))
+    with HarnessCallRecorder() as served:
+        second = normalized((1.0, 2.0, 4.0))
+    assert first == second
+    assert CENTERED in fresh.functions
+    assert served.functions == fresh.functions
+    with pytest.raises(ValueError, match="maxsize"):
+        cached_with_calls(maxsize=0)
