@@ -23,9 +23,6 @@ import os
 import re
 from pathlib import Path
 
-import jupytext
-import matplotlib
-
 from trainable_harness import paths, sources
 from trainable_harness.atomic import atomic_output
 from trainable_harness.errors import TrainableError
@@ -86,6 +83,8 @@ def figure_labels(chapter) -> list[str]:
     if isinstance(chapter, Path):
         chapter = sources.read_chapter(chapter)
     elif isinstance(chapter, str):
+        import jupytext  # late: importing the harness (the build's planning) skips it
+
         notebook = jupytext.reads(chapter, fmt="md:myst")
         chapter = sources.Chapter(path=Path("<text>.md"), notebook=notebook)
     return [
@@ -179,6 +178,8 @@ def save_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, P
         "Source": f"chapters/{stem}.md",
         "Comment": drawn_by,
     }
+    import matplotlib  # late: only a chapter that draws needs it
+
     with matplotlib.rc_context({"svg.hashsalt": label, "svg.fonttype": "path"}):
         with atomic_output(svg_path, "wb") as stream:
             fig.savefig(stream, format="svg", metadata=svg_metadata)

@@ -96,7 +96,7 @@ def build(
         if outcome is None or outcome.get("key") != site_key() or not site_dir().is_dir():
             out("the site would be rendered again")
             return 1
-        if outcome.get("warnings"):
+        if outcome.get("warnings") or outcome.get("claim_problems"):
             out("the tree is current, but its last build failed (run `make` to see why)")
             return 1
         out("up to date")
@@ -132,6 +132,7 @@ def build(
     outcome = read_outcome()
     if outcome is not None and outcome.get("key") == key and site_dir().is_dir():
         warnings = list(outcome.get("warnings", []))
+        problems = outcome.get("claim_problems")
         out("site: unchanged since the last render")
     else:
         mark_outdated("the site is being rendered")
@@ -140,9 +141,11 @@ def build(
         rendering = time.perf_counter()
         rendered, warnings = render(fresh=fresh)
         publish(rendered)
-        write_outcome(key, warnings)
+        problems = None
         out(f"site: rendered and published in {time.perf_counter() - rendering:.1f} s")
-    problems = _claim_problems()
+    if problems is None:
+        problems = _claim_problems()
+        write_outcome(key, warnings, problems)
     seconds = time.perf_counter() - started
     if warnings or problems:
         for line in warnings:

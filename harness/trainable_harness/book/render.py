@@ -144,10 +144,16 @@ def read_outcome() -> dict | None:
     return outcome if isinstance(outcome, dict) else None
 
 
-def write_outcome(key: str, warnings: list[str]) -> None:
-    write_text_atomically(
-        _outcome_path(), json.dumps({"key": key, "warnings": warnings}, indent=2) + "\n"
-    )
+def write_outcome(key: str, warnings: list[str], problems: list[str] | None = None) -> None:
+    """Store the render's outcome under the site key: its warnings and the claim problems.
+
+    Every claim's state is a function of what the site key covers (registry, artifacts,
+    function digests, lock), so an unchanged key repeats the stored problems too.
+    """
+    record = {"key": key, "warnings": warnings}
+    if problems is not None:
+        record["claim_problems"] = problems
+    write_text_atomically(_outcome_path(), json.dumps(record, indent=2) + "\n")
 
 
 def mark_outdated(reason: str) -> None:
