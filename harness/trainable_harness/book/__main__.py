@@ -24,6 +24,7 @@ from trainable_harness.book.keys import plan_chapter
 from trainable_harness.book.lock import build_lock
 from trainable_harness.book.render import (
     mark_outdated,
+    pages_digest,
     publish,
     read_outcome,
     render,
@@ -139,7 +140,8 @@ def build(
         fresh = outcome is None or bool(outcome.get("warnings"))
         out("site: rendering" + (" (every page re-read)" if fresh else ""))
         rendering = time.perf_counter()
-        rendered, warnings = render(fresh=fresh)
+        same_pages = outcome is not None and outcome.get("pages") == pages_digest()
+        rendered, warnings = render(fresh=fresh, reuse_pages=same_pages)
         publish(rendered)
         problems = None
         out(f"site: rendered and published in {time.perf_counter() - rendering:.1f} s")

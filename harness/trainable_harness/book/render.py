@@ -8,8 +8,9 @@ current digests of the functions each claim artifact recorded (so a claim whose 
 was edited turns stale on the page), the locked environment, and the commit, date and
 "uncommitted changes" flag the footer of every page names.
 
-Sphinx renders into a fresh directory, reusing its parsed pages (``_build/.doctrees``) for
-speed, and that directory replaces ``_build/html`` by rename: the site on disk is the
+Sphinx renders into a new directory, reusing its parsed pages (``_build/.doctrees``) and,
+when the same pages exist as last time, a copy of the published site (so only changed pages
+are written), and that directory replaces ``_build/html`` by rename: the site on disk is the
 previous complete site or the new complete one, never a mixture. While a build is under way
 the previous site carries a file ``_build/html/OUTDATED.txt`` saying so.
 
@@ -41,6 +42,7 @@ from trainable_harness.errors import BuildError
 __all__ = [
     "OUTDATED_NOTE",
     "mark_outdated",
+    "pages_digest",
     "publish",
     "read_outcome",
     "regular_files",
@@ -150,7 +152,7 @@ def write_outcome(key: str, warnings: list[str], problems: list[str] | None = No
     Every claim's state is a function of what the site key covers (registry, artifacts,
     function digests, lock), so an unchanged key repeats the stored problems too.
     """
-    record = {"key": key, "warnings": warnings}
+    record = {"key": key, "warnings": warnings, "pages": pages_digest()}
     if problems is not None:
         record["claim_problems"] = problems
     write_text_atomically(_outcome_path(), json.dumps(record, indent=2) + "\n")
@@ -219,8 +221,21 @@ def warm_up() -> None:
             continue
 
 
-def render(fresh: bool) -> tuple[Path, list[str]]:
+def pages_digest() -> str:
+    """SHA-256 of what decides which pages exist: the table of contents and the claim ids."""
+    digest = hashlib.sha256(file_digest(paths.REPO_ROOT / "_toc.yml").encode())
+    for claim in sorted(path.stem for path in paths.CLAIMS_DIR.glob("*.yaml")):
+        digest.update(b"\0" + claim.encode())
+    return digest.hexdigest()
+
+
+def render(fresh: bool, reuse_pages: bool = False) -> tuple[Path, list[str]]:
     """Render the whole book into a new directory; return it and the warnings.
+
+    With ``reuse_pages`` (the same pages exist as in the published site, and the last render
+    was clean), the new directory starts as a copy of the published site, times kept, so
+    Sphinx writes only the pages whose sources changed; otherwise it starts empty and every
+    page is written.
 
     Raises
     ------
@@ -231,6 +246,9 @@ def render(fresh: bool) -> tuple[Path, list[str]]:
 
     target = paths.BUILD_DIR / "html.new"
     shutil.rmtree(target, ignore_errors=True)
+    if reuse_pages and not fresh and site_dir().is_dir():
+        shutil.copytree(site_dir(), target, symlinks=True)
+        (target / OUTDATED_NOTE).unlink(missing_ok=True)
     tee = _Tee(sys.stderr)
     saved, sys.stderr = sys.stderr, tee
     try:
