@@ -15,15 +15,17 @@ build writes
   bytes).
 
 The ledger is a ``claim-ledger`` directive (in ``claims.md``): every claim by chapter and
-section, with its state and statement. Claim pages are generated on every build and every
-claim is re-judged there, so a failed, stale or not-run claim fails every strict build until
-it is fixed, whichever pages Sphinx re-read.
+section, with its state and statement. Every claim is re-judged on every build, so a failed,
+stale or not-run claim fails every strict build until it is fixed, whichever pages Sphinx
+re-read; a claim page whose inputs did not change is not written again (``_collect_pages``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path
@@ -567,11 +569,61 @@ def _publish(outdir: Path, described: list[dict]) -> None:
         target.write_text(text, encoding="utf-8")
 
 
+_DIGEST_META = "trainable-claim-page"
+_DIGEST_PATTERN = re.compile(rb'<meta name="trainable-claim-page" content="([0-9a-f]{64})"')
+
+
+def _note_written(app, doctree, docname) -> None:
+    app._trainable_written = getattr(app, "_trainable_written", set()) | {docname}
+
+
+def _forget_written(app, *arguments) -> None:
+    app._trainable_written = set()
+
+
+def _navigation_digest(app) -> str:
+    """SHA-256 of what a claim page shows besides its body: every page's title and sections."""
+    env = app.env
+    digest = hashlib.sha256()
+    for docname in sorted(env.found_docs):
+        title = env.titles.get(docname)
+        toc = env.tocs.get(docname)
+        numbers = env.toc_secnumbers.get(docname, {})
+        entry = [
+            docname,
+            title.astext() if title is not None else "",
+            toc.astext() if toc is not None else "",
+            sorted((key, list(value)) for key, value in numbers.items()),
+        ]
+        digest.update(json.dumps(entry).encode())
+    return digest.hexdigest()
+
+
+def _unchanged(outdir: Path, pagename: str, digest: str) -> bool:
+    """True if the page on disk carries ``digest`` (it was written from the same inputs)."""
+    try:
+        with open(outdir / f"{pagename}.html", "rb") as handle:
+            head = handle.read(8192)
+    except OSError:
+        return False
+    found = _DIGEST_PATTERN.search(head)
+    return found is not None and found.group(1).decode() == digest
+
+
 def _collect_pages(app):
+    """Judge every claim, feed every claim page to the search index, write the changed pages.
+
+    A claim page is written again unless the file on disk carries the digest of the same
+    title, body and navigation, and Sphinx did not write every document this build (it does
+    when the configuration, the templates, the theme or an extension changed, which a claim
+    page shows as well). The ledger is always read again, so a build always gets here.
+    """
     if app.builder.format != "html" or not paths.CLAIMS_DIR.is_dir():
         return []
     claim_roles.repeat_problems(app)
     described = _all_claims(app)
+    incremental = not app.env.found_docs <= getattr(app, "_trainable_written", set())
+    navigation = _navigation_digest(app)
     pages = []
     for info in described:
         if claim_roles.state_fails_build(info["state"]):
@@ -591,10 +643,15 @@ def _collect_pages(app):
         pagename = info["page"].removesuffix(".html")
         _feed_search_index(app, pagename, f"Claim {info['id']}", body)
         rendered = app.builder.render_partial(body.deepcopy())["fragment"]
+        title = f"Claim {info['id']}"
+        digest = hashlib.sha256(f"{title}\0{rendered}\0{navigation}".encode()).hexdigest()
+        if incremental and _unchanged(Path(app.outdir), pagename, digest):
+            continue
+        meta = f'<meta name="{_DIGEST_META}" content="{digest}" />\n'
         pages.append(
             (
                 pagename,
-                {"title": f"Claim {info['id']}", "body": rendered, "display_toc": False},
+                {"title": title, "body": rendered, "display_toc": False, "metatags": meta},
                 "page.html",
             )
         )
@@ -625,5 +682,8 @@ def setup(app):
     app.connect("env-purge-doc", _purge_ledger)
     app.connect("env-merge-info", _merge_ledgers)
     app.connect("doctree-resolved", _fill_ledger)
+    app.connect("builder-inited", _forget_written)
+    app.connect("env-before-read-docs", _forget_written)
+    app.connect("doctree-resolved", _note_written)
     app.connect("html-collect-pages", _collect_pages)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

@@ -39,6 +39,7 @@ through ``{claim-value}``. The check reads the chapter source with
 
 from __future__ import annotations
 
+import copy
 import math
 import posixpath
 from collections.abc import Mapping
@@ -86,15 +87,42 @@ def state_fails_build(state: str) -> bool:
     return state not in ("verified", "refuted")
 
 
+def _file_stamp(path: Path) -> tuple | None:
+    try:
+        status = path.lstat()
+    except OSError:
+        return None
+    return (status.st_ino, status.st_size, status.st_mtime_ns, status.st_mode)
+
+
+_judged: dict[tuple, tuple[str, dict | None, str]] = {}
+
+
 def claim_state(claim_id: str) -> tuple[str, dict | None, str]:
     """``(state, artifact or None, reason)``; raises :class:`UnknownClaimError`.
 
-    Reasons name files by absolute path; the page shows them relative to the book.
+    Reasons name files by absolute path; the page shows them relative to the book. A page
+    asks about the same claim many times (once per bound number): the judgement is kept for
+    the rest of the build while the registry entry and the artifact are the same files
+    (inode, size, modification time); every build starts afresh (:func:`_forget_states`).
     """
-    state, artifact, reason = claim_registry.badge_state(claim_id)
-    if state not in STATE_CLASSES:
-        state, reason = "failed", f"unrecognized state {state!r}: {reason}"
-    return state, artifact, reason.replace(f"{paths.REPO_ROOT}/", "")
+    stamp = (
+        claim_id,
+        _file_stamp(paths.CLAIMS_DIR / f"{claim_id}.yaml"),
+        _file_stamp(paths.CLAIM_ARTIFACTS_DIR / f"{claim_id}.json"),
+    )
+    if stamp not in _judged:
+        state, artifact, reason = claim_registry.badge_state(claim_id)
+        if state not in STATE_CLASSES:
+            state, reason = "failed", f"unrecognized state {state!r}: {reason}"
+        _judged[stamp] = (state, artifact, reason.replace(f"{paths.REPO_ROOT}/", ""))
+    state, artifact, reason = _judged[stamp]
+    return state, copy.deepcopy(artifact), reason
+
+
+def _forget_states(app, *arguments) -> None:
+    """Judge every claim afresh in each build (the harness files may have changed since)."""
+    _judged.clear()
 
 
 def load_entry(claim_id: str):
@@ -607,6 +635,8 @@ def setup(app):
     app.add_role("claim-state", ClaimStateRole())
     app.add_directive("claim-line", ClaimLineDirective)
     app.add_node(claim_value, html=(visit_claim_value_html, None))
+    app.connect("builder-inited", _forget_states)
+    app.connect("env-before-read-docs", _forget_states)
     app.connect("env-before-read-docs", _remember_read)
     app.connect("source-read", _check_glue)
     app.connect("doctree-read", _collect_references)

@@ -177,3 +177,23 @@ def test_one_chapter_executes_alone_without_a_render(tiny_book):
     assert "site:" not in process.stdout
     assert tiny_book.run("execute", "gamma").returncode == 1
     assert tiny_book.executed(tiny_book.build()) == ["alpha.md"]
+
+
+def test_a_claim_page_is_written_again_only_when_what_it_shows_changes(tiny_book):
+    page = tiny_book.path("_build/html/claims/c15-invariance-001.html")
+    # The copy lives in another folder, so its first render re-reads and writes everything.
+    tiny_book.edit("chapters/beta.md", "The claim:", "A new sentence. The claim:")
+    assert tiny_book.build().returncode == 0
+    assert 'name="trainable-claim-page"' in page.read_text(encoding="utf-8")
+    before = page.stat().st_mtime_ns
+    tiny_book.edit("chapters/beta.md", "A new sentence.", "Another sentence.")
+    assert tiny_book.build().returncode == 0
+    assert page.stat().st_mtime_ns == before  # an unchanged page is left as it was
+    tiny_book.edit(
+        "claims/c15-invariance-001.yaml",
+        "reason: the chapter reports three decimals",
+        "reason: the chapter reports three decimals (edited)",
+    )
+    process = tiny_book.build()
+    assert process.returncode == 0, process.stdout
+    assert "three decimals (edited)" in page.read_text(encoding="utf-8")

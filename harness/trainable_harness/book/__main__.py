@@ -15,24 +15,25 @@ holds the lock.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
 from trainable_harness import paths
-from trainable_harness.book.execute import execute_chapters, reassemble_chapter
+from trainable_harness.book.execute import end_workers, execute_chapters, reassemble_chapter
 from trainable_harness.book.keys import plan_chapter
 from trainable_harness.book.lock import build_lock
 from trainable_harness.book.render import (
+    SiteRender,
     mark_outdated,
     pages_digest,
     publish,
     read_outcome,
-    render,
     site_dir,
     site_key,
-    warm_up,
     write_outcome,
 )
+from trainable_harness.claims.keys import parse_package
 from trainable_harness.errors import BuildError, BuildLockError, ChapterSourceError
 from trainable_harness.sources import chapter_sources
 
@@ -113,38 +114,51 @@ def build(
         mark_outdated(f"{len(pending)} chapter(s) to execute")
     for plan in pending:
         out(f"{_relative(plan.source)}: executing ({plan.reason})")
-    runs = execute_chapters(
-        [plan.source for plan in pending],
-        jobs=jobs,
-        report=out,
-        meanwhile=warm_up if render_site else None,
-    )
-    failed = [run for run in runs if not run.ok]
-    if failed:
-        out(
-            "make: the site was not rendered; the previous one (if any) is kept and marked "
-            f"outdated in {_relative(site_dir())}/OUTDATED.txt"
-        )
-        return 1
-    if not render_site:
-        out(f"executed {len(pending)} chapter(s) in {time.perf_counter() - started:.1f} s")
-        return 0
-    key = site_key()
+    # How the site will be rendered is known now (the last outcome, the pages that exist), so
+    # the Sphinx application is made ready while the chapters execute in other processes.
     outcome = read_outcome()
-    if outcome is not None and outcome.get("key") == key and site_dir().is_dir():
-        warnings = list(outcome.get("warnings", []))
-        problems = outcome.get("claim_problems")
-        out("site: unchanged since the last render")
-    else:
-        mark_outdated("the site is being rendered")
-        fresh = outcome is None or bool(outcome.get("warnings"))
-        out("site: rendering" + (" (every page re-read)" if fresh else ""))
-        rendering = time.perf_counter()
-        same_pages = outcome is not None and outcome.get("pages") == pages_digest()
-        rendered, warnings = render(fresh=fresh, reuse_pages=same_pages)
-        publish(rendered)
-        problems = None
-        out(f"site: rendered and published in {time.perf_counter() - rendering:.1f} s")
+    fresh = outcome is None or bool(outcome.get("warnings"))
+    same_pages = outcome is not None and outcome.get("pages") == pages_digest()
+    prepared: list[SiteRender] = []
+
+    def prepare() -> None:
+        prepared.append(SiteRender(fresh, reuse_pages=same_pages))
+        parse_package()  # judging the claims after the chapters needs every module parsed
+
+    try:
+        runs = execute_chapters(
+            [plan.source for plan in pending],
+            jobs=jobs,
+            report=out,
+            meanwhile=prepare if render_site else None,
+        )
+        failed = [run for run in runs if not run.ok]
+        if failed:
+            out(
+                "make: the site was not rendered; the previous one (if any) is kept and marked "
+                f"outdated in {_relative(site_dir())}/OUTDATED.txt"
+            )
+            return 1
+        if not render_site:
+            out(f"executed {len(pending)} chapter(s) in {time.perf_counter() - started:.1f} s")
+            return 0
+        key = site_key()
+        if outcome is not None and outcome.get("key") == key and site_dir().is_dir():
+            warnings = list(outcome.get("warnings", []))
+            problems = outcome.get("claim_problems")
+            out("site: unchanged since the last render")
+        else:
+            mark_outdated("the site is being rendered")
+            out("site: rendering" + (" (every page re-read)" if fresh else ""))
+            rendering = time.perf_counter()
+            site = prepared.pop() if prepared else SiteRender(fresh, reuse_pages=same_pages)
+            rendered, warnings = site.run()
+            publish(rendered)
+            problems = None
+            out(f"site: rendered and published in {time.perf_counter() - rendering:.1f} s")
+    finally:
+        for unused in prepared:
+            unused.discard()
     if problems is None:
         problems = _claim_problems()
         write_outcome(key, warnings, problems)
@@ -204,4 +218,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    status = main()
+    # Everything the build writes is written and closed by now. Tearing down the interpreter
+    # (the Sphinx environment and the page trees of a render) takes up to half a second and
+    # changes no output, so the process ends here, once the chapter workers have ended.
+    end_workers()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)

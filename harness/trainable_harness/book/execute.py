@@ -6,7 +6,9 @@ notebook jupytext makes from the source gets two instrumentation cells, removed 
 the executed notebook: the first starts a
 :class:`~trainable_harness.claims.keys.HarnessCallRecorder` in the kernel, the last writes
 the functions it recorded, which become part of the chapter's key. papermill saves the
-notebook once at the end, not after every cell.
+notebook once at the end, not after every cell. The worker launches the kernel before it
+does anything else, so the kernel boots while the worker reads the chapter, and stops it at
+once when the last cell has replied.
 
 The claims a chapter verifies have their artifacts removed before it runs, so a run that
 fails can never leave an earlier run's artifact behind as if this run had written it.
@@ -27,7 +29,7 @@ from trainable_harness.atomic import write_text_atomically
 from trainable_harness.book.keys import chapter_key, code_digest, read_record, write_record
 from trainable_harness.sources import read_chapter
 
-__all__ = ["ChapterRun", "execute_chapters", "reassemble_chapter"]
+__all__ = ["ChapterRun", "end_workers", "execute_chapters", "reassemble_chapter"]
 
 INSTRUMENT_TAG = "trainable-instrumentation"
 CHAPTER_ENVIRONMENT_VARIABLE = "TRAINABLE_CHAPTER"
@@ -105,14 +107,63 @@ def _figure_outputs(chapter) -> list[Path]:
     return sorted({path for path in found if path.is_file() and not path.is_symlink()})
 
 
+def _start_kernel():
+    """Launch the chapter's kernel in ``chapters/`` (as Binder runs it); return its manager.
+
+    The kernel boots (a Python process importing IPython) while the worker reads the chapter
+    and imports papermill; papermill then runs the notebook on this kernel.
+    """
+    import asyncio
+
+    from jupyter_client.manager import AsyncKernelManager
+
+    manager = AsyncKernelManager(kernel_name="python3")
+    asyncio.run(
+        manager.start_kernel(
+            cwd=str(paths.CHAPTERS_DIR),
+            # The kernel's own log is noise here (a notice about its local TCP transport);
+            # a failing cell is reported by papermill.
+            extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
+        )
+    )
+    return manager
+
+
+def _stop_kernel(manager) -> None:
+    """Stop the kernel at once: every output has arrived, and cells wrote their files."""
+    import asyncio
+
+    try:
+        asyncio.run(manager.shutdown_kernel(now=True))
+    except Exception:  # a kernel that already died has nothing left to stop
+        pass
+
+
 def _run_one(source: str) -> ChapterRun:
     """Worker: execute one chapter and, on success, write its record."""
+    started = time.perf_counter()
+    source_path = Path(source)
+    stem = source_path.stem
+    os.environ[CHAPTER_ENVIRONMENT_VARIABLE] = stem
+    # Kernels run side by side, one per core: BLAS threads would only compete (and a fixed
+    # count keeps reductions in one order). The Makefile exports the same for every step.
+    for variable in BLAS_THREAD_VARIABLES:
+        os.environ.setdefault(variable, "1")
+    try:
+        kernel = _start_kernel()
+    except Exception as error:
+        return ChapterRun(stem, False, time.perf_counter() - started, [], f"no kernel: {error}")
+    try:
+        return _execute(source_path, kernel, started)
+    finally:
+        _stop_kernel(kernel)
+
+
+def _execute(source_path: Path, kernel, started: float) -> ChapterRun:
     import nbformat
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
-    started = time.perf_counter()
-    source_path = Path(source)
     stem = source_path.stem
     chapter = read_chapter(source_path)
     claim_ids = chapter.verified_claims
@@ -123,11 +174,6 @@ def _run_one(source: str) -> ChapterRun:
     functions_file = work / f"{stem}.functions.json"
     functions_file.unlink(missing_ok=True)
     notebook = _instrumented(nbformat.from_dict(chapter.notebook), functions_file)
-    os.environ[CHAPTER_ENVIRONMENT_VARIABLE] = stem
-    # Kernels run side by side, one per core: BLAS threads would only compete (and a fixed
-    # count keeps reductions in one order). The Makefile exports the same for every step.
-    for variable in BLAS_THREAD_VARIABLES:
-        os.environ.setdefault(variable, "1")
     try:
         executed = papermill.execute_notebook(
             notebook,
@@ -137,9 +183,7 @@ def _run_one(source: str) -> ChapterRun:
             progress_bar=False,
             log_output=False,
             request_save_on_cell_execute=False,
-            # The kernel's own log is noise here (a notice about its local TCP transport, the
-            # interrupt jupyter_client sends at shutdown); a failing cell is reported by papermill.
-            extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
+            km=kernel,  # started by _start_kernel, stopped by _run_one
         )
     except PapermillExecutionError as error:
         cell = error.exec_count - 1 if error.exec_count else "?"
@@ -214,23 +258,45 @@ def execute_chapters(
 ) -> list[ChapterRun]:
     """Execute ``sources`` in up to ``jobs`` worker processes (default: the CPU count).
 
-    ``report`` receives one line per chapter as it finishes; ``meanwhile``, if given, is
-    called once the workers have started (the parent is otherwise idle until they finish).
+    ``report`` receives one line per chapter as it finishes. ``meanwhile``, if given, is
+    called once, as soon as a core has no chapter to run (at once when fewer chapters than
+    cores run, else when the chapters left fit on fewer cores than there are): the parent is
+    otherwise idle until the chapters finish, and work it did earlier would compete with them.
     """
     if not sources:
         return []
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(sources)))
+    cores = os.cpu_count() or 1
+    jobs = max(1, min(jobs or cores, len(sources)))
     runs = []
     context = multiprocessing.get_context("fork")
-    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
+    pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context)
+    try:
         futures = {pool.submit(_run_one, str(source)): source for source in sources}
-        if meanwhile is not None:
-            meanwhile()
+
+        def idle_core() -> None:
+            nonlocal meanwhile
+            unfinished = len(sources) - len(runs)
+            if meanwhile is not None and 0 < unfinished and min(jobs, unfinished) < cores:
+                waiting, meanwhile = meanwhile, None
+                waiting()
+
+        idle_core()
         for future in concurrent.futures.as_completed(futures):
             run = future.result()
             runs.append(run)
             report(_progress_line(futures[future], run))
+            idle_core()
+    finally:
+        # The workers are idle once every result is in; they exit while the build goes on,
+        # and end_workers() waits for them before the process ends.
+        pool.shutdown(wait=False, cancel_futures=True)
     return sorted(runs, key=lambda run: [s.stem for s in sources].index(run.stem))
+
+
+def end_workers() -> None:
+    """Wait until every worker process this process started has ended."""
+    for process in multiprocessing.active_children():
+        process.join()
 
 
 def _progress_line(source: Path, run: ChapterRun) -> str:

@@ -41,6 +41,7 @@ from trainable_harness.errors import BuildError
 
 __all__ = [
     "OUTDATED_NOTE",
+    "SiteRender",
     "mark_outdated",
     "pages_digest",
     "publish",
@@ -49,7 +50,6 @@ __all__ = [
     "render",
     "site_dir",
     "site_key",
-    "warm_up",
     "write_outcome",
 ]
 
@@ -197,30 +197,6 @@ def _warnings(text: str) -> list[str]:
     return entries
 
 
-def warm_up() -> None:
-    """Import what a render needs (Jupyter Book, Sphinx, the configured extensions).
-
-    The build calls this while the chapters execute in other processes, so the imports are
-    off the path from the last chapter to the published site. An extension that cannot be
-    imported here is left for the render to report.
-    """
-    import importlib
-
-    from jupyter_book.config import get_final_config
-
-    configuration, _ = get_final_config(
-        user_yaml=paths.REPO_ROOT / "_config.yml",
-        cli_config={"latex_individualpages": False},
-        sourcedir=paths.REPO_ROOT,
-        use_external_toc=True,
-    )
-    for extension in configuration.get("extensions", []):
-        try:
-            importlib.import_module(extension)
-        except Exception:  # a local extension (on the render's path only) or a broken one
-            continue
-
-
 def pages_digest() -> str:
     """SHA-256 of what decides which pages exist: the table of contents and the claim ids."""
     digest = hashlib.sha256(file_digest(paths.REPO_ROOT / "_toc.yml").encode())
@@ -229,55 +205,130 @@ def pages_digest() -> str:
     return digest.hexdigest()
 
 
+class SiteRender:
+    """A Sphinx application for the whole book, made ready before the chapters finish.
+
+    Constructing the application (Jupyter Book's configuration, every extension's setup, the
+    stored environment, the theme) takes about half a second and reads nothing the chapters
+    write: executed notebooks, claim artifacts and figures are only read by :meth:`run`. The
+    build therefore constructs it while the chapters execute in other processes, and runs it
+    once they are done. With ``reuse_pages`` (the same pages exist as in the published site,
+    and the last render was clean), the new directory starts as a copy of the published site,
+    times kept, so Sphinx writes only the pages whose sources changed; otherwise it starts
+    empty and every page is written. ``fresh`` re-reads every page.
+
+    This mirrors :func:`jupyter_book.sphinx.build_sphinx` (the ``jupyter-book build``
+    command), split at the point where the application exists. Warnings go to standard error
+    and are kept. An exception while constructing is kept and raised by :meth:`run`.
+    """
+
+    def __init__(self, fresh: bool, reuse_pages: bool = False):
+        from contextlib import ExitStack
+
+        self.fresh = fresh
+        self.target = paths.BUILD_DIR / "html.new"
+        self.tee = _Tee(sys.stderr)
+        self.app = None
+        self.error: BaseException | None = None
+        self._contexts = ExitStack()
+        shutil.rmtree(self.target, ignore_errors=True)
+        if reuse_pages and not fresh and site_dir().is_dir():
+            shutil.copytree(site_dir(), self.target, symlinks=True)
+            (self.target / OUTDATED_NOTE).unlink(missing_ok=True)
+        try:
+            self._construct()
+        except Exception as error:  # reported by run(), after the chapters
+            self.error = error
+            self._contexts.close()
+
+    def _construct(self) -> None:
+        from jupyter_book.config import get_final_config
+        from jupyter_book.pdf import update_latex_documents
+        from sphinx.application import Sphinx
+        from sphinx.util.docutils import docutils_namespace, patch_docutils
+
+        configuration, meta = get_final_config(
+            user_yaml=paths.REPO_ROOT / "_config.yml",
+            cli_config={
+                "external_toc_path": (paths.REPO_ROOT / "_toc.yml").as_posix(),
+                "nitpicky": True,
+                "latex_individualpages": False,  # what the jupyter-book command passes
+            },
+            sourcedir=paths.REPO_ROOT,
+            use_external_toc=True,
+        )
+        # Docutils' global registries stay patched until run() has built the site.
+        self._contexts.enter_context(patch_docutils(None))
+        self._contexts.enter_context(docutils_namespace())
+        app = Sphinx(
+            srcdir=paths.REPO_ROOT,
+            confdir=None,
+            outdir=self.target,
+            doctreedir=paths.BUILD_DIR / ".doctrees",
+            buildername="html",
+            confoverrides=configuration,
+            status=None,
+            warning=self.tee,
+            freshenv=self.fresh,
+            warningiserror=True,
+            keep_going=True,
+        )
+        app.config.latex_documents = update_latex_documents(
+            app.config.latex_documents, meta["latex_doc_overrides"]
+        )
+        if app.config["use_multitoc_numbering"]:
+            import yaml
+
+            if "numbered: true" in yaml.dump(app.config.external_site_map.as_json()):
+                app.setup_extension("sphinx_multitoc_numbering")
+        self.app = app
+
+    def run(self) -> tuple[Path, list[str]]:
+        """Read and write the site; return its directory and the warnings.
+
+        Raises
+        ------
+        BuildError
+            If Sphinx stopped with an exception, here or while constructing (nothing is
+            published then).
+        """
+        saved, sys.stderr = sys.stderr, self.tee  # anything else the render prints, too
+        try:
+            if self.error is None:
+                try:
+                    self.app.build(False, [])
+                except Exception as error:
+                    self.error = error
+        finally:
+            sys.stderr = saved
+            self._contexts.close()
+        if self.error is not None:
+            shutil.rmtree(self.target, ignore_errors=True)
+            error = self.error
+            raise BuildError(f"the site build stopped: {type(error).__name__}: {error}")
+        warnings = _warnings(self.tee.copy.getvalue())
+        status = self.app.statuscode
+        if status and not warnings:
+            warnings = [f"Sphinx exited with status {status} without a readable warning"]
+        return self.target, warnings
+
+    def discard(self) -> None:
+        """Give up the render (nothing changed, or a chapter failed): remove its directory."""
+        self._contexts.close()
+        shutil.rmtree(self.target, ignore_errors=True)
+
+
 def render(fresh: bool, reuse_pages: bool = False) -> tuple[Path, list[str]]:
     """Render the whole book into a new directory; return it and the warnings.
 
-    With ``reuse_pages`` (the same pages exist as in the published site, and the last render
-    was clean), the new directory starts as a copy of the published site, times kept, so
-    Sphinx writes only the pages whose sources changed; otherwise it starts empty and every
-    page is written.
+    See :class:`SiteRender` for ``fresh`` and ``reuse_pages``.
 
     Raises
     ------
     BuildError
         If Sphinx stops with an exception (nothing is published then).
     """
-    from jupyter_book.sphinx import build_sphinx
-
-    target = paths.BUILD_DIR / "html.new"
-    shutil.rmtree(target, ignore_errors=True)
-    if reuse_pages and not fresh and site_dir().is_dir():
-        shutil.copytree(site_dir(), target, symlinks=True)
-        (target / OUTDATED_NOTE).unlink(missing_ok=True)
-    tee = _Tee(sys.stderr)
-    saved, sys.stderr = sys.stderr, tee
-    try:
-        result = build_sphinx(
-            paths.REPO_ROOT,
-            target,
-            noconfig=True,
-            path_config=str(paths.REPO_ROOT / "_config.yml"),
-            confoverrides={
-                "external_toc_path": (paths.REPO_ROOT / "_toc.yml").as_posix(),
-                "nitpicky": True,
-                "latex_individualpages": False,  # what the jupyter-book command passes
-            },
-            doctreedir=paths.BUILD_DIR / ".doctrees",
-            builder="html",
-            warningiserror=True,
-            keep_going=True,
-            freshenv=fresh,
-            quiet=True,
-        )
-    finally:
-        sys.stderr = saved
-    if isinstance(result, Exception):
-        shutil.rmtree(target, ignore_errors=True)
-        raise BuildError(f"the site build stopped: {type(result).__name__}: {result}")
-    warnings = _warnings(tee.copy.getvalue())
-    if result and not warnings:
-        warnings = [f"Sphinx exited with status {result} without a readable warning"]
-    return target, warnings
+    return SiteRender(fresh, reuse_pages).run()
 
 
 def publish(rendered: Path) -> Path:

@@ -1,0 +1,63 @@
+"""The scheduling of ``trainable_harness.book.execute``: when the idle-core work runs."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+
+import pytest
+
+from trainable_harness import paths
+from trainable_harness.book import execute
+
+
+def _pretend(source: str) -> execute.ChapterRun:
+    # A chapter named "sN" takes N tenths of a second and verifies nothing.
+    stem = source.rsplit("/", 1)[1].removesuffix(".md")
+    time.sleep(int(stem[1:]) / 10)
+    return execute.ChapterRun(stem, True, int(stem[1:]) / 10, [])
+
+
+@pytest.fixture
+def two_cores(monkeypatch):
+    monkeypatch.setattr(execute, "_run_one", _pretend)
+    monkeypatch.setattr(execute.os, "cpu_count", lambda: 2)
+
+
+def _schedule(sizes: list[int]) -> tuple[list[str], int]:
+    """The order chapters were reported in, and how many had finished at ``meanwhile``."""
+    reported, finished_then = [], []
+    sources = [paths.REPO_ROOT / "chapters" / f"s{size}.md" for size in sizes]
+    execute.execute_chapters(
+        sources,
+        report=reported.append,
+        meanwhile=lambda: finished_then.append(len(reported)),
+    )
+    execute.end_workers()
+    assert len(finished_then) == 1, "meanwhile runs exactly once"
+    return reported, finished_then[0]
+
+
+def test_meanwhile_runs_at_once_when_a_core_has_no_chapter(two_cores):
+    reported, finished = _schedule([3])
+    assert finished == 0
+    assert len(reported) == 1
+
+
+def test_meanwhile_waits_until_a_core_is_free(two_cores):
+    reported, finished = _schedule([1, 6])
+    assert finished == 1  # after the short chapter, while the long one still runs
+    assert reported[0].startswith("chapters/s1.md") and reported[1].startswith("chapters/s6.md")
+    _, finished = _schedule([1, 2, 8])
+    assert finished == 2  # three chapters on two cores: a core is free after the second
+
+
+def test_meanwhile_is_not_run_when_nothing_is_left_to_wait_for(two_cores):
+    calls = []
+    execute.execute_chapters([], meanwhile=lambda: calls.append(1))
+    assert calls == []
+
+
+def test_end_workers_leaves_no_worker_process(two_cores):
+    _schedule([1, 2])
+    assert multiprocessing.active_children() == []
