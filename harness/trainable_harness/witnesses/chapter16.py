@@ -1038,19 +1038,33 @@ def small_batch_witness(seed: int) -> dict:
     - ``ghost_over_b8``: gap of 64-sample batches normalized in ghost batches of 8 over
       the gap of 8-sample batches;
     - ``renorm_gap_b2``: train/eval gap of batch renormalization (r_max 3, d_max 5) at B = 2;
-    - ``sync_max_error``: merged per-device statistics against the whole batch's.
+    - ``sync_max_error``: merged per-device statistics against the whole batch's;
+    - group norm with 4 groups of 2 channels (``small_batch.GROUPS``):
+      ``group_gap_max``, the largest over the sizes of the RMS difference between the
+      first batch normalized whole and its samples normalized one at a time with
+      :func:`trainable_harness.layers.group_norm`; ``group_batch_dependence_max``, the
+      same for the batch against the batch twice as large that starts with it;
+      ``group_distance``, the mean over the sizes of the RMS difference between group
+      norm's output and the output with each group's population statistics;
+      ``group_distance_slope``, the least-squares slope of its log against log B; and
+      ``group_distance_over_gap_b2``, ``group_distance`` over batch norm's gap at B = 2.
 
     Examples
     --------
     >>> result = small_batch_witness(seed=0)
     >>> result["gap_b1"] > result["gap_b64"]
     True
+    >>> result["group_gap_max"], result["group_batch_dependence_max"]
+    (0.0, 0.0)
     """
     sweep = small_batch_sweep(seed)
     sizes = sweep["batch_sizes"]
     theory = np.array([mean_error_theory(b) for b in sizes])
     slope = np.polyfit(np.log(sizes), np.log(sweep["gap"]), 1)[0]
+    b2 = int(np.flatnonzero(sizes == 2)[0])
     b8 = int(np.flatnonzero(sizes == 8)[0])
+    group_distance = sweep["group_distance"]
+    group_slope = np.polyfit(np.log(sizes), np.log(group_distance), 1)[0]
     return {
         "gap_b1": float(sweep["gap"][0]),
         "gap_b64": float(sweep["gap"][-1]),
@@ -1061,6 +1075,11 @@ def small_batch_witness(seed: int) -> dict:
         "ghost_over_b8": float(sweep["ghost_gap"] / sweep["gap"][b8]),
         "renorm_gap_b2": float(sweep["renorm_gap"][1]),
         "sync_max_error": sweep["sync_max_error"],
+        "group_gap_max": float(np.max(sweep["group_gap"])),
+        "group_batch_dependence_max": float(np.max(sweep["group_batch_dependence"])),
+        "group_distance": float(np.mean(group_distance)),
+        "group_distance_slope": float(group_slope),
+        "group_distance_over_gap_b2": float(np.mean(group_distance) / sweep["gap"][b2]),
     }
 
 
