@@ -13,8 +13,10 @@ from trainable_harness.small_batch import (
     INDEPENDENT_VARIANCE,
     SHARED_VARIANCE,
     SmallBatchError,
+    batch_population_variances,
     batch_renorm_train,
     draw_activations,
+    expected_batch_variance,
     ghost_batch_norm_train,
     group_norm_batch_gaps,
     group_norm_train,
@@ -175,3 +177,24 @@ def test_group_norm_gaps_need_two_repeats_and_a_5d_batch():
     with pytest.raises(ShapeError):
         group_norm_batch_gaps(np.zeros((2, 4, CHANNELS, 4)))
     assert GROUPS == 4 and CHANNELS % GROUPS == 0
+
+
+def test_batch_population_variances_match_numpy_per_repeat_and_channel():
+    X = draw_activations(RNG, repeats=3, batch=4)
+    ours = batch_population_variances(X)
+    for r in range(3):
+        for c in range(CHANNELS):
+            assert ours[r, c] == pytest.approx(np.var(X[r, :, c]), rel=1e-14)
+
+
+def test_expected_batch_variance_is_total_minus_the_variance_of_the_mean():
+    # E[(1/m) sum (x - mean)^2] = (1/m) sum Var(x) - Var(mean), with Var(mean) the batch
+    # mean's error squared (tau^2 / B + sigma^2 / m).
+    total = SHARED_VARIANCE + INDEPENDENT_VARIANCE
+    for batch in (1, 2, 3, 64):
+        assert expected_batch_variance(batch) == pytest.approx(
+            total - mean_error_theory(batch) ** 2, rel=1e-14
+        )
+    for bad in (0, -2, 1.5, True):
+        with pytest.raises(SmallBatchError, match="batch"):
+            expected_batch_variance(bad)

@@ -53,8 +53,10 @@ __all__ = [
     "INDEPENDENT_VARIANCE",
     "SHARED_VARIANCE",
     "SIDE",
+    "batch_population_variances",
     "batch_renorm_train",
     "draw_activations",
+    "expected_batch_variance",
     "ghost_batch_norm_train",
     "group_norm_batch_gaps",
     "group_norm_train",
@@ -123,6 +125,51 @@ def _check_5d(X) -> np.ndarray:
 
 def _per_channel(values) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)[None, None, :, None, None]
+
+
+def batch_population_variances(X) -> np.ndarray:
+    """Per-channel batch population variance of every repeat, shape ``(repeats, CHANNELS)``.
+
+    Eq. 16.2 over the ``m = B H W`` values of a channel in one batch:
+    ``(1/m) sum (x - mean_B)^2``, the variance train-mode batch norm divides by.
+
+    Examples
+    --------
+    >>> X = draw_activations(np.random.default_rng(0), repeats=3, batch=2)
+    >>> batch_population_variances(X).shape
+    (3, 8)
+    """
+    X = _check_5d(X)
+    return _batch_moments(X)[1][:, 0, :, 0, 0]
+
+
+def expected_batch_variance(batch: int) -> float:
+    """Expectation of the batch population variance under the model (exercise 3).
+
+    With ``m = B H W`` values per channel,
+    ``E[(1/m) sum (x - mean_B)^2] = tau^2 (1 - 1/B) + sigma^2 (1 - 1/m)``: the batch mean
+    absorbs ``1/B`` of the shared offsets' variance and ``1/m`` of the independent part's,
+    so the expectation falls short of ``tau^2 + sigma^2`` by the variance of the batch mean,
+    :func:`mean_error_theory` squared.
+
+    Raises
+    ------
+    SmallBatchError
+        If ``batch`` is not a positive integer.
+
+    Examples
+    --------
+    >>> expected_batch_variance(1)     # the shared offset is invisible in one sample
+    2.8125
+    >>> round(SHARED_VARIANCE + INDEPENDENT_VARIANCE - expected_batch_variance(8), 12)
+    0.1484375
+    >>> round(mean_error_theory(8) ** 2, 12)
+    0.1484375
+    """
+    if isinstance(batch, bool) or not isinstance(batch, int | np.integer) or batch < 1:
+        raise SmallBatchError(f"batch must be a positive integer, got {batch!r}")
+    values = batch * SIDE**2
+    return SHARED_VARIANCE * (1 - 1 / batch) + INDEPENDENT_VARIANCE * (1 - 1 / values)
 
 
 def train_mode(X, eps: float = EPS) -> np.ndarray:

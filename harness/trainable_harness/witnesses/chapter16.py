@@ -50,18 +50,30 @@ from trainable_harness.mlp import (
 from trainable_harness.moments import merge_moments, stable_online_moments
 from trainable_harness.normalization import centered_normalize, normalization_jacobian
 from trainable_harness.running_drift import MOMENTA, drifting_running_means
-from trainable_harness.small_batch import mean_error_theory, small_batch_sweep
+from trainable_harness.small_batch import (
+    INDEPENDENT_VARIANCE,
+    SHARED_VARIANCE,
+    SIDE,
+    batch_population_variances,
+    draw_activations,
+    expected_batch_variance,
+    mean_error_theory,
+    small_batch_sweep,
+)
 
 __all__ = [
     "AUDIT_BATCH_SHAPE",
     "AUDIT_LAYER_EPS",
     "AUDIT_WRONG_EPS",
+    "BATCH_VARIANCE_SAMPLES",
+    "BATCH_VARIANCE_SIZES",
     "BRANCH_SCALES",
     "BRANCH_SCALE_DEPTH",
     "BRANCH_SCALE_NETWORKS",
     "activation_drift_profiles",
     "activation_drift_witness",
     "batch_dependence_witness",
+    "batch_variance_witness",
     "bn_backward_witness",
     "branch_scale_witness",
     "branch_scaled_post_norm_jacobians",
@@ -1081,6 +1093,54 @@ def small_batch_witness(seed: int) -> dict:
         "group_distance_slope": float(group_slope),
         "group_distance_over_gap_b2": float(np.mean(group_distance) / sweep["gap"][b2]),
     }
+
+
+BATCH_VARIANCE_SIZES = (1, 2, 8)  # batch sizes of exercise 3's check
+BATCH_VARIANCE_SAMPLES = 1024  # samples drawn per batch size and seed
+
+
+@claim_computation
+def batch_variance_witness(seed: int) -> dict:
+    """Claim ``c16-batch-variance-001``, one seed: exercise 3's expected batch variance.
+
+    In the model of :mod:`trainable_harness.small_batch` (shared variance ``tau^2``,
+    independent variance ``sigma^2``, ``H W`` positions per sample), draw
+    ``BATCH_VARIANCE_SAMPLES`` samples per batch size ``B`` in ``BATCH_VARIANCE_SIZES``
+    (``rng = numpy.random.default_rng(seed)``), in batches of ``B``, and take each channel's
+    batch population variance (eq. 16.2 over ``m = B H W`` values). Per size, under
+    ``b<B>``:
+
+    - ``mean_over_prediction``: the mean of those variances over batches and channels
+      divided by :func:`~trainable_harness.small_batch.expected_batch_variance`,
+      ``tau^2 (1 - 1/B) + sigma^2 (1 - 1/m)``;
+    - ``bessel_over_total``: the same mean times Bessel's ``m / (m - 1)``, divided by the
+      population variance ``tau^2 + sigma^2`` it is meant to estimate;
+    - ``bessel_over_total_predicted``: what the derivation predicts for it,
+      ``m / (m - 1)`` times the expected variance over ``tau^2 + sigma^2`` (at ``B = 1``
+      exactly ``sigma^2 / (tau^2 + sigma^2)``).
+
+    Examples
+    --------
+    >>> result = batch_variance_witness(seed=0)
+    >>> result["b1"]["bessel_over_total_predicted"]
+    0.75
+    >>> abs(result["b8"]["mean_over_prediction"] - 1) < 0.02
+    True
+    """
+    rng = np.random.default_rng(seed)
+    total = SHARED_VARIANCE + INDEPENDENT_VARIANCE
+    out = {}
+    for batch in BATCH_VARIANCE_SIZES:
+        X = draw_activations(rng, BATCH_VARIANCE_SAMPLES // batch, batch)
+        measured = float(np.mean(batch_population_variances(X)))
+        expected = expected_batch_variance(batch)
+        bessel = (batch * SIDE**2) / (batch * SIDE**2 - 1)
+        out[f"b{batch}"] = {
+            "mean_over_prediction": measured / expected,
+            "bessel_over_total": bessel * measured / total,
+            "bessel_over_total_predicted": bessel * expected / total,
+        }
+    return out
 
 
 @claim_computation
