@@ -70,6 +70,8 @@ __all__ = [
     "BRANCH_SCALES",
     "BRANCH_SCALE_DEPTH",
     "BRANCH_SCALE_NETWORKS",
+    "ONNX_DEFAULT_EPS",
+    "ONNX_DEFAULT_MOMENTUM",
     "activation_drift_profiles",
     "activation_drift_witness",
     "batch_dependence_witness",
@@ -1346,6 +1348,11 @@ def branch_scale_witness(seed: int) -> dict:
 
 AUDIT_LAYER_EPS = 1e-5  # the trained layer's epsilon (PyTorch's default)
 AUDIT_WRONG_EPS = 1e-3  # Keras's default epsilon, assumed by a mismatched fold
+# ONNX's BatchNormalization (operator version 15, onnx/defs/nn/defs.cc): the defaults of its
+# `epsilon` and `momentum` attributes. Its momentum weights the *old* running value,
+# running = running * momentum + batch * (1 - momentum), the opposite of PyTorch's.
+ONNX_DEFAULT_EPS = 1e-5
+ONNX_DEFAULT_MOMENTUM = 0.9
 AUDIT_BATCH_SHAPE = (8, 3, 12, 12)  # inputs of each train-mode batch, as in folding_witness
 
 
