@@ -3,13 +3,24 @@
 import numpy as np
 import pytest
 
+from trainable_harness import small_batch
 from trainable_harness.errors import ShapeError, TrainableError
-from trainable_harness.layers import batch_norm
+from trainable_harness.layers import batch_norm, group_norm
 from trainable_harness.small_batch import (
+    CHANNEL_MEANS,
     CHANNELS,
+    GROUPS,
+    INDEPENDENT_VARIANCE,
+    SHARED_VARIANCE,
+    SmallBatchError,
+    batch_population_variances,
     batch_renorm_train,
     draw_activations,
+    expected_batch_variance,
     ghost_batch_norm_train,
+    group_norm_batch_gaps,
+    group_norm_train,
+    group_population_eval,
     mean_error_theory,
     population_eval,
     small_batch_sweep,
@@ -84,3 +95,106 @@ def test_bad_counts_raise(bad):
         draw_activations(RNG, repeats=bad, batch=2)
     with pytest.raises(ShapeError):
         train_mode(np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("num_groups", [1, 2, 4, 8])
+def test_group_norm_train_equals_the_harness_layer_per_repeat(num_groups):
+    X = draw_activations(RNG, repeats=3, batch=5)
+    ours = group_norm_train(X, num_groups=num_groups)
+    for r in range(3):
+        reference = group_norm(X[r], np.ones(CHANNELS), np.zeros(CHANNELS), num_groups=num_groups)
+        # Two ways of computing the same moments of 16 to 128 values below 10.
+        np.testing.assert_allclose(ours[r], reference, rtol=0, atol=1e-13)
+
+
+def test_group_population_eval_uses_each_groups_mixture_statistics():
+    X = draw_activations(RNG, repeats=2, batch=3)
+    ours = group_population_eval(X, num_groups=2)
+    # Naive: each group of 4 consecutive channels, one value at a time.
+    for g in range(2):
+        means = CHANNEL_MEANS[4 * g : 4 * g + 4]
+        mean = sum(means) / 4
+        variance = SHARED_VARIANCE + INDEPENDENT_VARIANCE
+        variance += sum((m - mean) ** 2 for m in means) / 4
+        for c in range(4 * g, 4 * g + 4):
+            expected = (X[:, :, c] - mean) / np.sqrt(variance + 1e-5)
+            np.testing.assert_allclose(ours[:, :, c], expected, rtol=1e-15, atol=1e-15)
+
+
+def test_group_population_eval_is_group_norm_in_the_limit_of_many_values():
+    # The per-sample statistics of a group converge to the population ones only as the
+    # group holds more independent offsets: with all 8 channels in one group (8 offsets
+    # of variance 1 per sample), group norm is closer to the population output than
+    # with 4 groups of 2 channels.
+    X = draw_activations(np.random.default_rng(11), repeats=64, batch=4)
+    distance = {
+        g: np.sqrt(np.mean((group_norm_train(X, g) - group_population_eval(X, g)) ** 2))
+        for g in (1, 4)
+    }
+    assert distance[1] < 0.75 * distance[4]
+
+
+def test_group_norm_gap_and_batch_dependence_are_exactly_zero():
+    for batch in (1, 3, 8):
+        X = draw_activations(RNG, repeats=2, batch=batch)
+        assert group_norm_batch_gaps(X) == {"gap": 0.0, "batch_dependence": 0.0}
+
+
+def test_group_norm_gaps_see_a_layer_that_pools_the_batch(monkeypatch):
+    # The instrument is not zero by construction: with batch norm in group norm's place,
+    # both differences are far from zero.
+    def pooled(X, gamma, beta, *, num_groups, eps):
+        return batch_norm(X, gamma, beta, eps=eps)
+
+    monkeypatch.setattr(small_batch, "group_norm", pooled)
+    gaps = group_norm_batch_gaps(draw_activations(RNG, repeats=2, batch=4))
+    assert gaps["gap"] > 0.1 and gaps["batch_dependence"] > 0.05
+
+
+def test_sweep_group_norm_fields():
+    sweep = small_batch_sweep(seed=3, samples_per_size=64)
+    assert np.all(sweep["group_gap"] == 0.0)
+    assert np.all(sweep["group_batch_dependence"] == 0.0)
+    assert sweep["group_distance"].shape == (7,)
+    # Batch norm's gap falls about eightfold from B = 1 to 64; group norm's distance does
+    # not depend on B (64 samples per size: a few percent of draw noise).
+    spread = np.ptp(sweep["group_distance"]) / np.mean(sweep["group_distance"])
+    assert spread < 0.2
+    assert sweep["gap"][0] / sweep["gap"][-1] > 4
+
+
+@pytest.mark.parametrize("bad", [0, 3, 16, 2.0, True, "4"])
+def test_bad_num_groups_raise_naming_the_parameter(bad):
+    X = draw_activations(RNG, repeats=2, batch=2)
+    for function in (group_norm_train, group_population_eval, group_norm_batch_gaps):
+        with pytest.raises(SmallBatchError, match="num_groups"):
+            function(X, num_groups=bad)
+
+
+def test_group_norm_gaps_need_two_repeats_and_a_5d_batch():
+    with pytest.raises(SmallBatchError, match="repeats"):
+        group_norm_batch_gaps(draw_activations(RNG, repeats=1, batch=4))
+    with pytest.raises(ShapeError):
+        group_norm_batch_gaps(np.zeros((2, 4, CHANNELS, 4)))
+    assert GROUPS == 4 and CHANNELS % GROUPS == 0
+
+
+def test_batch_population_variances_match_numpy_per_repeat_and_channel():
+    X = draw_activations(RNG, repeats=3, batch=4)
+    ours = batch_population_variances(X)
+    for r in range(3):
+        for c in range(CHANNELS):
+            assert ours[r, c] == pytest.approx(np.var(X[r, :, c]), rel=1e-14)
+
+
+def test_expected_batch_variance_is_total_minus_the_variance_of_the_mean():
+    # E[(1/m) sum (x - mean)^2] = (1/m) sum Var(x) - Var(mean), with Var(mean) the batch
+    # mean's error squared (tau^2 / B + sigma^2 / m).
+    total = SHARED_VARIANCE + INDEPENDENT_VARIANCE
+    for batch in (1, 2, 3, 64):
+        assert expected_batch_variance(batch) == pytest.approx(
+            total - mean_error_theory(batch) ** 2, rel=1e-14
+        )
+    for bad in (0, -2, 1.5, True):
+        with pytest.raises(SmallBatchError, match="batch"):
+            expected_batch_variance(bad)

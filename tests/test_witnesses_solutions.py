@@ -1,5 +1,5 @@
 """Tests of the claim computations of the worked solutions added for chapter 15's exercise 5
-and chapter 16's exercises 4 and 5 (trainable_harness.witnesses)."""
+and chapter 16's exercises 3, 4 and 5 (trainable_harness.witnesses)."""
 
 import itertools
 
@@ -9,6 +9,7 @@ import pytest
 from trainable_harness import claim_seed
 from trainable_harness.normalization import centered_normalize, normalization_jacobian
 from trainable_harness.witnesses import (
+    batch_variance_witness,
     branch_scale_witness,
     branch_scaled_post_norm_jacobians,
     folding_audit_witness,
@@ -97,3 +98,20 @@ def test_rms_ablation_control_matches_its_closed_forms():
     assert abs(result["placement_ratio_unit_token"] - 1 / np.sqrt(1 + eps)) < 1e-14
     # The gap grows with the shift.
     assert result["gap"]["shift_0"] < result["gap"]["shift_0p1"] < result["gap"]["shift_1"]
+
+
+def test_batch_variance_witness_fields_and_predictions():
+    result = batch_variance_witness(seed=claim_seed("c16-batch-variance/0"))
+    assert set(result) == {"b1", "b2", "b8"}
+    # The derivation's predictions as exact fractions: 3/4, 109/124 and 493/508.
+    for name, exact in (("b1", 3 / 4), ("b2", 109 / 124), ("b8", 493 / 508)):
+        assert result[name]["bessel_over_total_predicted"] == pytest.approx(exact, rel=1e-14)
+        # 1024 samples per size: the measured ratios are within a few percent.
+        assert abs(result[name]["mean_over_prediction"] - 1) < 0.03
+        assert result[name]["bessel_over_total"] == pytest.approx(exact, rel=0.03)
+
+
+def test_batch_variance_witness_sees_a_wrong_expectation():
+    # The ratio to tau^2 + sigma^2 (no shortfall) would be 3/4 at B = 1, far from 1.
+    result = batch_variance_witness(seed=claim_seed("c16-batch-variance/1"))
+    assert result["b1"]["bessel_over_total"] < 0.8

@@ -20,8 +20,12 @@ measure, for a batch of ``B`` samples:
 - synchronized batch norm: per-device moment states merged exactly
   (:func:`trainable_harness.moments.merge_moments`) give the statistics of the whole batch.
 
-Group normalization computes per-sample statistics in train and evaluation mode alike, so
-its gap is zero by construction and does not depend on ``B``.
+- group normalization (Wu and He 2018, ``GROUPS`` groups of consecutive channels): its
+  train/eval gap, measured with :func:`trainable_harness.layers.group_norm` on the same
+  batch normalized whole and one sample at a time, its dependence on the batch (the same
+  samples inside a batch twice as large), and how far its per-sample statistics put its
+  output from the output with the population statistics of each group, which does not
+  depend on ``B``.
 
 Arithmetic is float64; ``eps`` is added to the variance as in eq. 16.3.
 
@@ -39,17 +43,24 @@ import numpy as np
 
 from trainable_harness._calls import cached_with_calls
 from trainable_harness.errors import ShapeError, TrainableError
+from trainable_harness.layers import group_norm
 from trainable_harness.moments import MomentState, merge_moments
 
 __all__ = [
     "BATCH_SIZES",
     "CHANNELS",
+    "GROUPS",
     "INDEPENDENT_VARIANCE",
     "SHARED_VARIANCE",
     "SIDE",
+    "batch_population_variances",
     "batch_renorm_train",
     "draw_activations",
+    "expected_batch_variance",
     "ghost_batch_norm_train",
+    "group_norm_batch_gaps",
+    "group_norm_train",
+    "group_population_eval",
     "mean_error_theory",
     "population_eval",
     "small_batch_sweep",
@@ -65,6 +76,7 @@ SHARED_VARIANCE = 1.0  # tau^2, shared by the positions of a sample
 INDEPENDENT_VARIANCE = 3.0  # sigma^2
 CHANNEL_MEANS = np.linspace(-2.0, 2.0, CHANNELS)
 EPS = 1e-5
+GROUPS = 4  # group norm of the section: 4 groups of 2 consecutive channels
 
 
 class SmallBatchError(TrainableError):
@@ -113,6 +125,51 @@ def _check_5d(X) -> np.ndarray:
 
 def _per_channel(values) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)[None, None, :, None, None]
+
+
+def batch_population_variances(X) -> np.ndarray:
+    """Per-channel batch population variance of every repeat, shape ``(repeats, CHANNELS)``.
+
+    Eq. 16.2 over the ``m = B H W`` values of a channel in one batch:
+    ``(1/m) sum (x - mean_B)^2``, the variance train-mode batch norm divides by.
+
+    Examples
+    --------
+    >>> X = draw_activations(np.random.default_rng(0), repeats=3, batch=2)
+    >>> batch_population_variances(X).shape
+    (3, 8)
+    """
+    X = _check_5d(X)
+    return _batch_moments(X)[1][:, 0, :, 0, 0]
+
+
+def expected_batch_variance(batch: int) -> float:
+    """Expectation of the batch population variance under the model (exercise 3).
+
+    With ``m = B H W`` values per channel,
+    ``E[(1/m) sum (x - mean_B)^2] = tau^2 (1 - 1/B) + sigma^2 (1 - 1/m)``: the batch mean
+    absorbs ``1/B`` of the shared offsets' variance and ``1/m`` of the independent part's,
+    so the expectation falls short of ``tau^2 + sigma^2`` by the variance of the batch mean,
+    :func:`mean_error_theory` squared.
+
+    Raises
+    ------
+    SmallBatchError
+        If ``batch`` is not a positive integer.
+
+    Examples
+    --------
+    >>> expected_batch_variance(1)     # the shared offset is invisible in one sample
+    2.8125
+    >>> round(SHARED_VARIANCE + INDEPENDENT_VARIANCE - expected_batch_variance(8), 12)
+    0.1484375
+    >>> round(mean_error_theory(8) ** 2, 12)
+    0.1484375
+    """
+    if isinstance(batch, bool) or not isinstance(batch, int | np.integer) or batch < 1:
+        raise SmallBatchError(f"batch must be a positive integer, got {batch!r}")
+    values = batch * SIDE**2
+    return SHARED_VARIANCE * (1 - 1 / batch) + INDEPENDENT_VARIANCE * (1 - 1 / values)
 
 
 def train_mode(X, eps: float = EPS) -> np.ndarray:
@@ -265,8 +322,142 @@ def synchronized_statistics(device_batches) -> tuple[np.ndarray, np.ndarray]:
     return mean, variance
 
 
+def _check_groups(num_groups) -> int:
+    if (
+        isinstance(num_groups, bool)
+        or not isinstance(num_groups, int | np.integer)
+        or num_groups < 1
+        or CHANNELS % num_groups
+    ):
+        raise SmallBatchError(
+            f"num_groups must be a positive integer dividing {CHANNELS}, got {num_groups!r}"
+        )
+    return int(num_groups)
+
+
+def _grouped(X: np.ndarray, num_groups: int) -> np.ndarray:
+    # (repeats, B, C, H, W) -> (repeats, B, groups, C / groups, H, W): a view.
+    return X.reshape(*X.shape[:2], num_groups, CHANNELS // num_groups, *X.shape[3:])
+
+
+def group_norm_train(X, num_groups: int = GROUPS, eps: float = EPS) -> np.ndarray:
+    """Group norm (gamma 1, beta 0) of every sample of every repeat, vectorized.
+
+    Eqs. 16.1-16.3 over each reduction set of group norm: the ``C / num_groups``
+    consecutive channels of one group and their ``H W`` positions, within one sample;
+    ``y = (x - mean_g) / sqrt(population_variance_g + eps)``. Nothing is pooled across
+    samples, so the batch size never enters. Equal, up to rounding, to
+    :func:`trainable_harness.layers.group_norm` applied to each ``X[r]`` (which scales
+    before squaring and is slower: this form serves the sweep's 1024 samples per size).
+
+    Raises
+    ------
+    SmallBatchError
+        If ``num_groups`` is not a positive integer dividing ``CHANNELS``.
+    ShapeError
+        If ``X`` is not ``(repeats, B, CHANNELS, H, W)``.
+
+    Examples
+    --------
+    >>> X = draw_activations(np.random.default_rng(0), repeats=2, batch=3)
+    >>> Y = group_norm_train(X, num_groups=4)
+    >>> bool(np.allclose(Y.reshape(2, 3, 4, -1).mean(axis=-1), 0.0, atol=1e-12))
+    True
+    """
+    num_groups = _check_groups(num_groups)
+    X = _check_5d(X)
+    grouped = _grouped(X, num_groups)
+    axes = (3, 4, 5)
+    centered = grouped - grouped.mean(axis=axes, keepdims=True)
+    variance = np.mean(centered * centered, axis=axes, keepdims=True)
+    return (centered / np.sqrt(variance + eps)).reshape(X.shape)
+
+
+def group_population_eval(X, num_groups: int = GROUPS, eps: float = EPS) -> np.ndarray:
+    """Each group of each sample normalized with the population statistics of the group.
+
+    A value of group ``g`` is ``mu_c + a + e`` with ``c`` one of the group's channels, each
+    holding the same number of values, so the group's population mean is the average
+    ``m_g`` of its channel means and its population variance is
+    ``tau^2 + sigma^2 + (1/|g|) sum_c (mu_c - m_g)^2``; the output is
+    ``(x - m_g) / sqrt(variance_g + eps)``. This is what group norm would compute if its
+    per-sample statistics were exact.
+
+    Raises
+    ------
+    SmallBatchError, ShapeError
+        As :func:`group_norm_train`.
+
+    Examples
+    --------
+    >>> X = draw_activations(np.random.default_rng(0), repeats=400, batch=8)
+    >>> round(float(group_population_eval(X).std()), 1)   # unit variance on average
+    1.0
+    """
+    num_groups = _check_groups(num_groups)
+    X = _check_5d(X)
+    channel_means = CHANNEL_MEANS.reshape(num_groups, -1)
+    mean = channel_means.mean(axis=1)
+    spread = np.mean((channel_means - mean[:, None]) ** 2, axis=1)
+    variance = SHARED_VARIANCE + INDEPENDENT_VARIANCE + spread
+    shape = (1, 1, num_groups, 1, 1, 1)
+    normalized = (_grouped(X, num_groups) - mean.reshape(shape)) / np.sqrt(
+        variance.reshape(shape) + eps
+    )
+    return normalized.reshape(X.shape)
+
+
+def group_norm_batch_gaps(X, num_groups: int = GROUPS, eps: float = EPS) -> dict:
+    """Group norm's train/eval gap and batch dependence, with the harness's own layer.
+
+    With :func:`trainable_harness.layers.group_norm` (gamma 1, beta 0), the first batch
+    ``X[0]`` of ``B`` samples is normalized three ways: as one batch (train mode); each
+    sample alone, as a batch of one (what evaluation mode computes: group norm keeps no
+    running state and uses each sample's own statistics in both modes); and at the front
+    of the batch of ``2B`` samples ``X[0]`` followed by ``X[1]``.
+
+    Returns
+    -------
+    dict
+        ``gap``: RMS over the batch's values of (in the batch - alone);
+        ``batch_dependence``: RMS of (in the batch of ``B`` - in the batch of ``2B``).
+        Both are zero if each sample's output depends on that sample only.
+
+    Raises
+    ------
+    SmallBatchError
+        If ``X`` holds fewer than 2 repeats, or ``num_groups`` is not a positive integer
+        dividing ``CHANNELS``.
+    ShapeError
+        If ``X`` is not ``(repeats, B, CHANNELS, H, W)``.
+
+    Examples
+    --------
+    >>> X = draw_activations(np.random.default_rng(0), repeats=2, batch=4)
+    >>> group_norm_batch_gaps(X)
+    {'gap': 0.0, 'batch_dependence': 0.0}
+    """
+    num_groups = _check_groups(num_groups)
+    X = _check_5d(X)
+    if X.shape[0] < 2:
+        raise SmallBatchError(f"X must hold at least 2 repeats, got {X.shape[0]}")
+    gamma, beta = np.ones(CHANNELS), np.zeros(CHANNELS)
+
+    def normalize(batch):
+        return group_norm(batch, gamma, beta, num_groups=num_groups, eps=eps)
+
+    batch = X[0]
+    in_batch = normalize(batch)
+    alone = np.concatenate([normalize(batch[b : b + 1]) for b in range(batch.shape[0])])
+    in_larger = normalize(np.concatenate([batch, X[1]]))[: batch.shape[0]]
+    return {
+        "gap": float(np.sqrt(np.mean((in_batch - alone) ** 2))),
+        "batch_dependence": float(np.sqrt(np.mean((in_batch - in_larger) ** 2))),
+    }
+
+
 BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)
-SAMPLES_PER_SIZE = 1024  # samples drawn for each batch size: 1024 / B batches
+SAMPLES_PER_SIZE = 1024  # samples drawn for each batch size: 1024 / B batches (at least 2)
 GHOST_SIZE = 8
 RENORM_LIMITS = (3.0, 5.0)  # r_max, d_max: the final values of Ioffe (2017), section 4
 
@@ -295,7 +486,11 @@ def small_batch_sweep(seed: int, samples_per_size: int = SAMPLES_PER_SIZE) -> di
     -------
     dict
         ``batch_sizes``, ``mean_error``, ``std_error``, ``gap`` (train-mode batch norm),
-        ``renorm_gap`` (``RENORM_LIMITS``), each an array over the batch sizes;
+        ``renorm_gap`` (``RENORM_LIMITS``), ``group_gap`` and ``group_batch_dependence``
+        (:func:`group_norm_batch_gaps` on the first batch of each size),
+        ``group_distance`` (RMS of :func:`group_norm_train` minus
+        :func:`group_population_eval` over every sample of the size), each an array over
+        the batch sizes, group norm with ``GROUPS`` groups;
         ``ghost_gap`` (batches of 64 in ghost batches of ``GHOST_SIZE``) and
         ``sync_max_error`` (largest difference between merged per-device statistics of
         32 devices with 2 samples each and the statistics of the 64-sample batch).
@@ -315,14 +510,21 @@ def small_batch_sweep(seed: int, samples_per_size: int = SAMPLES_PER_SIZE) -> di
 @cached_with_calls(maxsize=256)
 def _cached_sweep(seed: int, samples_per_size: int) -> dict:
     rng = np.random.default_rng(seed)
-    out = {name: [] for name in ("mean_error", "std_error", "gap", "renorm_gap")}
+    names = ("mean_error", "std_error", "gap", "renorm_gap")
+    names += ("group_gap", "group_batch_dependence", "group_distance")
+    out = {name: [] for name in names}
     for batch in BATCH_SIZES:
-        X = draw_activations(rng, max(samples_per_size // batch, 1), batch)
+        X = draw_activations(rng, max(samples_per_size // batch, 2), batch)
         errors = statistic_errors(X)
         out["mean_error"].append(errors["mean"])
         out["std_error"].append(errors["std"])
         out["gap"].append(train_eval_gap(train_mode(X), X))
         out["renorm_gap"].append(train_eval_gap(batch_renorm_train(X, *RENORM_LIMITS), X))
+        group = group_norm_batch_gaps(X)
+        out["group_gap"].append(group["gap"])
+        out["group_batch_dependence"].append(group["batch_dependence"])
+        distance = group_norm_train(X) - group_population_eval(X)
+        out["group_distance"].append(float(np.sqrt(np.mean(distance**2))))
     largest = X  # the last size, 64
     ghost = train_eval_gap(ghost_batch_norm_train(largest, GHOST_SIZE), largest)
     whole = largest[0]

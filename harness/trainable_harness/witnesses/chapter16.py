@@ -50,18 +50,32 @@ from trainable_harness.mlp import (
 from trainable_harness.moments import merge_moments, stable_online_moments
 from trainable_harness.normalization import centered_normalize, normalization_jacobian
 from trainable_harness.running_drift import MOMENTA, drifting_running_means
-from trainable_harness.small_batch import mean_error_theory, small_batch_sweep
+from trainable_harness.small_batch import (
+    INDEPENDENT_VARIANCE,
+    SHARED_VARIANCE,
+    SIDE,
+    batch_population_variances,
+    draw_activations,
+    expected_batch_variance,
+    mean_error_theory,
+    small_batch_sweep,
+)
 
 __all__ = [
     "AUDIT_BATCH_SHAPE",
     "AUDIT_LAYER_EPS",
     "AUDIT_WRONG_EPS",
+    "BATCH_VARIANCE_SAMPLES",
+    "BATCH_VARIANCE_SIZES",
     "BRANCH_SCALES",
     "BRANCH_SCALE_DEPTH",
     "BRANCH_SCALE_NETWORKS",
+    "ONNX_DEFAULT_EPS",
+    "ONNX_DEFAULT_MOMENTUM",
     "activation_drift_profiles",
     "activation_drift_witness",
     "batch_dependence_witness",
+    "batch_variance_witness",
     "bn_backward_witness",
     "branch_scale_witness",
     "branch_scaled_post_norm_jacobians",
@@ -1038,19 +1052,33 @@ def small_batch_witness(seed: int) -> dict:
     - ``ghost_over_b8``: gap of 64-sample batches normalized in ghost batches of 8 over
       the gap of 8-sample batches;
     - ``renorm_gap_b2``: train/eval gap of batch renormalization (r_max 3, d_max 5) at B = 2;
-    - ``sync_max_error``: merged per-device statistics against the whole batch's.
+    - ``sync_max_error``: merged per-device statistics against the whole batch's;
+    - group norm with 4 groups of 2 channels (``small_batch.GROUPS``):
+      ``group_gap_max``, the largest over the sizes of the RMS difference between the
+      first batch normalized whole and its samples normalized one at a time with
+      :func:`trainable_harness.layers.group_norm`; ``group_batch_dependence_max``, the
+      same for the batch against the batch twice as large that starts with it;
+      ``group_distance``, the mean over the sizes of the RMS difference between group
+      norm's output and the output with each group's population statistics;
+      ``group_distance_slope``, the least-squares slope of its log against log B; and
+      ``group_distance_over_gap_b2``, ``group_distance`` over batch norm's gap at B = 2.
 
     Examples
     --------
     >>> result = small_batch_witness(seed=0)
     >>> result["gap_b1"] > result["gap_b64"]
     True
+    >>> result["group_gap_max"], result["group_batch_dependence_max"]
+    (0.0, 0.0)
     """
     sweep = small_batch_sweep(seed)
     sizes = sweep["batch_sizes"]
     theory = np.array([mean_error_theory(b) for b in sizes])
     slope = np.polyfit(np.log(sizes), np.log(sweep["gap"]), 1)[0]
+    b2 = int(np.flatnonzero(sizes == 2)[0])
     b8 = int(np.flatnonzero(sizes == 8)[0])
+    group_distance = sweep["group_distance"]
+    group_slope = np.polyfit(np.log(sizes), np.log(group_distance), 1)[0]
     return {
         "gap_b1": float(sweep["gap"][0]),
         "gap_b64": float(sweep["gap"][-1]),
@@ -1061,7 +1089,60 @@ def small_batch_witness(seed: int) -> dict:
         "ghost_over_b8": float(sweep["ghost_gap"] / sweep["gap"][b8]),
         "renorm_gap_b2": float(sweep["renorm_gap"][1]),
         "sync_max_error": sweep["sync_max_error"],
+        "group_gap_max": float(np.max(sweep["group_gap"])),
+        "group_batch_dependence_max": float(np.max(sweep["group_batch_dependence"])),
+        "group_distance": float(np.mean(group_distance)),
+        "group_distance_slope": float(group_slope),
+        "group_distance_over_gap_b2": float(np.mean(group_distance) / sweep["gap"][b2]),
     }
+
+
+BATCH_VARIANCE_SIZES = (1, 2, 8)  # batch sizes of exercise 3's check
+BATCH_VARIANCE_SAMPLES = 1024  # samples drawn per batch size and seed
+
+
+@claim_computation
+def batch_variance_witness(seed: int) -> dict:
+    """Claim ``c16-batch-variance-001``, one seed: exercise 3's expected batch variance.
+
+    In the model of :mod:`trainable_harness.small_batch` (shared variance ``tau^2``,
+    independent variance ``sigma^2``, ``H W`` positions per sample), draw
+    ``BATCH_VARIANCE_SAMPLES`` samples per batch size ``B`` in ``BATCH_VARIANCE_SIZES``
+    (``rng = numpy.random.default_rng(seed)``), in batches of ``B``, and take each channel's
+    batch population variance (eq. 16.2 over ``m = B H W`` values). Per size, under
+    ``b<B>``:
+
+    - ``mean_over_prediction``: the mean of those variances over batches and channels
+      divided by :func:`~trainable_harness.small_batch.expected_batch_variance`,
+      ``tau^2 (1 - 1/B) + sigma^2 (1 - 1/m)``;
+    - ``bessel_over_total``: the same mean times Bessel's ``m / (m - 1)``, divided by the
+      population variance ``tau^2 + sigma^2`` it is meant to estimate;
+    - ``bessel_over_total_predicted``: what the derivation predicts for it,
+      ``m / (m - 1)`` times the expected variance over ``tau^2 + sigma^2`` (at ``B = 1``
+      exactly ``sigma^2 / (tau^2 + sigma^2)``).
+
+    Examples
+    --------
+    >>> result = batch_variance_witness(seed=0)
+    >>> result["b1"]["bessel_over_total_predicted"]
+    0.75
+    >>> abs(result["b8"]["mean_over_prediction"] - 1) < 0.02
+    True
+    """
+    rng = np.random.default_rng(seed)
+    total = SHARED_VARIANCE + INDEPENDENT_VARIANCE
+    out = {}
+    for batch in BATCH_VARIANCE_SIZES:
+        X = draw_activations(rng, BATCH_VARIANCE_SAMPLES // batch, batch)
+        measured = float(np.mean(batch_population_variances(X)))
+        expected = expected_batch_variance(batch)
+        bessel = (batch * SIDE**2) / (batch * SIDE**2 - 1)
+        out[f"b{batch}"] = {
+            "mean_over_prediction": measured / expected,
+            "bessel_over_total": bessel * measured / total,
+            "bessel_over_total_predicted": bessel * expected / total,
+        }
+    return out
 
 
 @claim_computation
@@ -1267,6 +1348,11 @@ def branch_scale_witness(seed: int) -> dict:
 
 AUDIT_LAYER_EPS = 1e-5  # the trained layer's epsilon (PyTorch's default)
 AUDIT_WRONG_EPS = 1e-3  # Keras's default epsilon, assumed by a mismatched fold
+# ONNX's BatchNormalization (operator version 15, onnx/defs/nn/defs.cc): the defaults of its
+# `epsilon` and `momentum` attributes. Its momentum weights the *old* running value,
+# running = running * momentum + batch * (1 - momentum), the opposite of PyTorch's.
+ONNX_DEFAULT_EPS = 1e-5
+ONNX_DEFAULT_MOMENTUM = 0.9
 AUDIT_BATCH_SHAPE = (8, 3, 12, 12)  # inputs of each train-mode batch, as in folding_witness
 
 
