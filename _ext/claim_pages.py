@@ -659,6 +659,9 @@ def _collect_pages(app):
     return pages
 
 
+_NOT_SEARCHED = {"seeds-and-intervals", "contract", "provenance", "record", "re-verify"}
+
+
 def _feed_search_index(app, pagename: str, title: str, body: nodes.Node) -> None:
     """Index a claim page, and keep Sphinx from pruning it as an unknown document."""
     indexer = getattr(app.builder, "indexer", None)
@@ -666,6 +669,12 @@ def _feed_search_index(app, pagename: str, title: str, body: nodes.Node) -> None
         return
     document = new_document(pagename)
     document += body.deepcopy()
+    # A reader searches for what a claim says (statement, account, fields, reasons), not for
+    # the numbers of its seeds, its contract, provenance and raw record, which the page shows
+    # and which would only make the index larger and slower to build.
+    for section in list(document.findall(nodes.section)):
+        if set(section["ids"]) & _NOT_SEARCHED:
+            section.parent.remove(section)
     indexer.feed(pagename, "", title, document)
     kept = getattr(indexer, "_trainable_pages", None)
     if kept is None:

@@ -18,6 +18,17 @@ def test_the_check_names_results_pasted_with_plain_glue_and_only_them():
     assert results_pasted_as_glue(SOURCES / "glued.md") == ["measured_gap", "in_a_string"]
 
 
+def test_the_check_answers_again_when_the_chapter_changes(tmp_path):
+    chapter = tmp_path / "glued.md"
+    text = (SOURCES / "glued.md").read_text(encoding="utf-8")
+    chapter.write_text(text, encoding="utf-8")
+    first = results_pasted_as_glue(chapter)
+    first.append("mutated by the caller")  # a cached answer is never shared
+    assert results_pasted_as_glue(chapter) == ["measured_gap", "in_a_string"]
+    chapter.write_text(text + "\nAnother pasted result: {glue:text}`fresh_result`.\n")
+    assert results_pasted_as_glue(chapter) == ["measured_gap", "in_a_string", "fresh_result"]
+
+
 def test_settings_are_stored_as_plain_python_values():
     assert _plain_setting("count", np.int64(32)) == 32
     assert type(_plain_setting("count", np.int64(32))) is int

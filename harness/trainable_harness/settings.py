@@ -104,6 +104,27 @@ def results_pasted_as_glue(source: str | Path) -> list[str]:
     ChapterSourceError
         If the chapter cannot be read, or calls ``glue_setting`` with a computed name.
     """
+    path = Path(source).resolve()
+    try:
+        status = path.stat()
+    except OSError:
+        status = None
+    stamp = None if status is None else (status.st_ino, status.st_size, status.st_mtime_ns)
+    cached = _pasted_cache.get(path)
+    if stamp is not None and cached is not None and cached[0] == stamp:
+        return list(cached[1])
+    found = _results_pasted_as_glue(path)
+    if stamp is not None:
+        _pasted_cache[path] = (stamp, tuple(found))
+    return found
+
+
+# A chapter's answer, by the file's identity, size and modification time: the build asks while
+# it waits for its chapters, and the render asks again for the same unchanged source.
+_pasted_cache: dict[Path, tuple[tuple, tuple[str, ...]]] = {}
+
+
+def _results_pasted_as_glue(source: Path) -> list[str]:
     chapter = read_chapter(source)
     settings = set(chapter.literal_first_arguments(SETTING_FUNCTION))
     found: list[str] = []

@@ -19,7 +19,7 @@ import os
 import sys
 import time
 
-from trainable_harness import paths
+from trainable_harness import claims, paths
 from trainable_harness.book.execute import end_workers, execute_chapters, reassemble_chapter
 from trainable_harness.book.keys import plan_chapter
 from trainable_harness.book.lock import build_lock
@@ -34,14 +34,13 @@ from trainable_harness.book.render import (
     write_outcome,
 )
 from trainable_harness.claims.keys import parse_package
-from trainable_harness.errors import BuildError, BuildLockError, ChapterSourceError
+from trainable_harness.errors import BuildError, BuildLockError, ChapterSourceError, ClaimError
+from trainable_harness.settings import results_pasted_as_glue
 from trainable_harness.sources import chapter_sources
 
 
 def _claim_problems() -> list[str]:
     """One line per registered claim whose state fails the build, with its failed fields."""
-    from trainable_harness import claims
-
     problems = []
     for claim_id in claims.list_claims():
         state, artifact, reason = claims.badge_state(claim_id)
@@ -123,7 +122,19 @@ def build(
 
     def prepare() -> None:
         prepared.append(SiteRender(fresh, reuse_pages=same_pages))
-        parse_package()  # judging the claims after the chapters needs every module parsed
+        # Judging the claims after the chapters needs every harness module parsed and every
+        # registry entry validated; both are cached, so that work is done here, on a free core.
+        parse_package()
+        for source in _selected_sources(None):
+            try:
+                results_pasted_as_glue(source)  # the render's source check asks the same
+            except ChapterSourceError:  # the render reports it on the chapter's page
+                continue
+        for claim_id in claims.list_claims():
+            try:
+                claims.load_claim(claim_id)
+            except ClaimError:  # the render reports it, with the page that states the claim
+                continue
 
     try:
         runs = execute_chapters(
