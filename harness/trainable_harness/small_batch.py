@@ -459,6 +459,7 @@ def group_norm_batch_gaps(X, num_groups: int = GROUPS, eps: float = EPS) -> dict
 BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)
 SAMPLES_PER_SIZE = 1024  # samples drawn for each batch size: 1024 / B batches (at least 2)
 GHOST_SIZE = 8
+SYNC_PER_DEVICE = 2  # samples each device holds in the synchronized-statistics check
 RENORM_LIMITS = (3.0, 5.0)  # r_max, d_max: the final values of Ioffe (2017), section 4
 
 
@@ -528,7 +529,7 @@ def _cached_sweep(seed: int, samples_per_size: int) -> dict:
     largest = X  # the last size, 64
     ghost = train_eval_gap(ghost_batch_norm_train(largest, GHOST_SIZE), largest)
     whole = largest[0]
-    mean, variance = synchronized_statistics(np.split(whole, whole.shape[0] // 2))
+    mean, variance = synchronized_statistics(np.split(whole, whole.shape[0] // SYNC_PER_DEVICE))
     centered = whole - whole.mean(axis=(0, 2, 3), keepdims=True)
     sync_error = max(
         np.max(np.abs(mean - whole.mean(axis=(0, 2, 3)))),
