@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import html
 import os
+import re
 import subprocess
 
 from docutils import nodes
@@ -79,11 +80,16 @@ def footer_html(stamp: dict[str, str]) -> str:
     return f'<p class="build-stamp">{text}.</p>'
 
 
+_STAMP = re.compile(r'<p class="build-stamp">.*?</p>', re.DOTALL)
+
+
 def _configure(app, config):
     config.html_context.setdefault("default_mode", "auto")
     options = config.html_theme_options
     footer = footer_html(build_stamp(app.srcdir))
-    existing = options.get("extra_footer") or ""
+    # The options can outlive one application in a process (a build that renders twice):
+    # the stamp replaces an earlier one instead of adding a second footer line.
+    existing = _STAMP.sub("", options.get("extra_footer") or "")
     options["extra_footer"] = existing + footer
 
 

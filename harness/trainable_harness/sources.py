@@ -281,6 +281,10 @@ def read_chapter(path: str | Path) -> Chapter:
         notebook = jupytext.read(path)
     except Exception as exc:  # jupytext raises several kinds for malformed sources
         raise ChapterSourceError(f"{path}: jupytext cannot read it ({exc})") from exc
+    # nbformat gives every new cell a random id; numbered ids make the executed notebook the
+    # same bytes on every run of the same source.
+    for index, cell in enumerate(notebook.cells):
+        cell["id"] = f"cell-{index}"
     return Chapter(path=path, notebook=notebook)
 
 

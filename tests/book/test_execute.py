@@ -31,7 +31,7 @@ def _schedule(sizes: list[int]) -> tuple[list[str], int]:
     execute.execute_chapters(
         sources,
         report=reported.append,
-        meanwhile=lambda: finished_then.append(len(reported)),
+        meanwhile=lambda running: finished_then.append(len(reported)),
     )
     execute.end_workers()
     assert len(finished_then) == 1, "meanwhile runs exactly once"
@@ -54,7 +54,7 @@ def test_meanwhile_waits_until_a_core_is_free(two_cores):
 
 def test_meanwhile_is_not_run_when_nothing_is_left_to_wait_for(two_cores):
     calls = []
-    execute.execute_chapters([], meanwhile=lambda: calls.append(1))
+    execute.execute_chapters([], meanwhile=lambda running: calls.append(1))
     assert calls == []
 
 

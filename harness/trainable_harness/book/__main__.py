@@ -18,6 +18,7 @@ import argparse
 import os
 import sys
 import time
+from pathlib import Path
 
 from trainable_harness import claims, paths
 from trainable_harness.book.execute import end_workers, execute_chapters, reassemble_chapter
@@ -52,6 +53,36 @@ def _claim_problems() -> list[str]:
         else:
             problems.append(f"claim {claim_id} is {state}: {reason}")
     return problems
+
+
+def _pages_to_read_early(plans: list, running: list) -> list[str]:
+    """Chapters a render that reads every page may read while ``running`` ones execute.
+
+    A chapter qualifies when its executed notebook is final (it is not running) and its
+    source names no claim a running chapter verifies (a badge is judged when its page is
+    read). The test is on the source's text, so it errs towards waiting.
+    """
+    from trainable_harness.sources import read_chapter
+
+    running_stems = {Path(source).stem for source in running}
+    running_claims: set[str] = set()
+    for source in running:
+        try:
+            running_claims.update(read_chapter(source).verified_claims)
+        except ChapterSourceError:
+            return []
+    pages = []
+    for plan in plans:
+        if plan.stem in running_stems:
+            continue
+        try:
+            text = plan.source.read_text(encoding="utf-8")
+        except OSError:
+            continue
+        if any(claim in text for claim in running_claims):
+            continue
+        pages.append(plan.source.relative_to(paths.REPO_ROOT).with_suffix("").as_posix())
+    return pages
 
 
 def _relative(path) -> str:
@@ -120,8 +151,9 @@ def build(
     same_pages = outcome is not None and outcome.get("pages") == pages_digest()
     prepared: list[SiteRender] = []
 
-    def prepare() -> None:
-        prepared.append(SiteRender(fresh, reuse_pages=same_pages))
+    def prepare(running: list) -> None:
+        site = SiteRender(fresh, reuse_pages=same_pages)
+        prepared.append(site)
         # Judging the claims after the chapters needs every harness module parsed and every
         # registry entry validated; both are cached, so that work is done here, on a free core.
         parse_package()
@@ -135,6 +167,8 @@ def build(
                 claims.load_claim(claim_id)
             except ClaimError:  # the render reports it, with the page that states the claim
                 continue
+        if fresh:  # only a render that reads every page reads some early
+            site.read_early(_pages_to_read_early(plans, running))
 
     try:
         runs = execute_chapters(

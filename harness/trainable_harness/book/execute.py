@@ -259,9 +259,10 @@ def execute_chapters(
     """Execute ``sources`` in up to ``jobs`` worker processes (default: the CPU count).
 
     ``report`` receives one line per chapter as it finishes. ``meanwhile``, if given, is
-    called once, as soon as a core has no chapter to run (at once when fewer chapters than
-    cores run, else when the chapters left fit on fewer cores than there are): the parent is
-    otherwise idle until the chapters finish, and work it did earlier would compete with them.
+    called once, with the sources still executing, as soon as a core has no chapter to run
+    (at once when fewer chapters than cores run, else when the chapters left fit on fewer
+    cores than there are): the parent is otherwise idle until the chapters finish, and work
+    it did earlier would compete with them.
     """
     if not sources:
         return []
@@ -278,7 +279,7 @@ def execute_chapters(
             unfinished = len(sources) - len(runs)
             if meanwhile is not None and 0 < unfinished and min(jobs, unfinished) < cores:
                 waiting, meanwhile = meanwhile, None
-                waiting()
+                waiting([source for future, source in futures.items() if not future.done()])
 
         idle_core()
         for future in concurrent.futures.as_completed(futures):

@@ -23,6 +23,7 @@ Sphinx only warns about the pages it reads.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib.util
 import io
@@ -230,6 +231,7 @@ class SiteRender:
         self.tee = _Tee(sys.stderr)
         self.app = None
         self.error: BaseException | None = None
+        self._early: dict[str, int] = {}  # docname -> its source's mtime when read
         self._contexts = ExitStack()
         shutil.rmtree(self.target, ignore_errors=True)
         if reuse_pages and not fresh and site_dir().is_dir():
@@ -257,6 +259,11 @@ class SiteRender:
             sourcedir=paths.REPO_ROOT,
             use_external_toc=True,
         )
+        # The themes append their template folders to templates_path, and Sphinx's default
+        # for it is one list shared by every application: a list of this render's own keeps
+        # a second render in this process from inheriting the first one's folders.
+        configuration = copy.deepcopy(configuration)
+        configuration["templates_path"] = list(configuration.get("templates_path") or [])
         # Docutils' global registries stay patched until run() has built the site.
         self._contexts.enter_context(patch_docutils(None))
         self._contexts.enter_context(docutils_namespace())
@@ -281,7 +288,57 @@ class SiteRender:
 
             if "numbered: true" in yaml.dump(app.config.external_site_map.as_json()):
                 app.setup_extension("sphinx_multitoc_numbering")
+        # After every other handler (the claims extension notes which pages a build reads).
+        app.connect("env-before-read-docs", self._skip_read_early, priority=900)
+        app.connect("env-updated", self._report_read_early)
         self.app = app
+
+    def read_early(self, docnames) -> list[str]:
+        """Read these pages now, while chapters still execute; return the ones read.
+
+        Only a render that reads every page (``fresh``) reads early: it starts from an empty
+        environment, so nothing is compared with a previous one. The caller names pages whose
+        sources are final and which state no claim of a chapter still executing (a page's
+        badges are judged as it is read). Each is read exactly as the render would read it
+        (same application, same handlers, warnings kept), after the same announcement of
+        what is outdated (everything), and the render then skips it unless its source
+        changed since. A page that fails to read is left to the render.
+        """
+        if self.app is None or not self.fresh:
+            return []
+        app, env = self.app, self.app.env
+        saved, sys.stderr = sys.stderr, self.tee
+        try:
+            env.find_files(app.config, app.builder)
+            # As Builder.read() does first; sphinx-external-toc moves the table of contents
+            # into the environment here.
+            app.events.emit("env-get-outdated", env, set(env.found_docs), set(), set())
+            for docname in docnames:
+                if docname not in env.found_docs:
+                    continue
+                stamp = Path(env.doc2path(docname)).stat().st_mtime_ns
+                app.events.emit("env-purge-doc", env, docname)
+                env.clear_doc(docname)
+                try:
+                    app.builder.read_doc(docname)
+                except Exception:  # the render reads it again and reports what is wrong
+                    continue
+                self._early[docname] = stamp
+        finally:
+            sys.stderr = saved
+        return sorted(self._early)
+
+    def _skip_read_early(self, app, env, docnames: list[str]) -> None:
+        for docname, stamp in list(self._early.items()):
+            path = Path(env.doc2path(docname))
+            if not (path.is_file() and path.stat().st_mtime_ns == stamp):
+                del self._early[docname]  # changed since: Sphinx reads it again
+            elif docname in docnames:
+                docnames.remove(docname)  # in place: Sphinx reads what the list holds
+
+    def _report_read_early(self, app, env) -> list[str]:
+        # The pages read early count as read by this build (Sphinx writes what it read).
+        return sorted(self._early)
 
     def run(self) -> tuple[Path, list[str]]:
         """Read and write the site; return its directory and the warnings.
