@@ -449,7 +449,7 @@ def load_claim(claim_id: str, *, registry_dir: str | Path | None = None) -> Clai
     >>> try:
     ...     load_claim("c15-invariance-01")
     ... except UnknownClaimError as error:
-    ...     print(str(error).split("; ")[-1])
+    ...     print(str(error).split("; ")[-1].split(", ")[0])  # the nearest comes first
     nearest registered ids: c15-invariance-001
     """
     registry = _registry_dir(registry_dir)
