@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import time
+from multiprocessing.connection import wait
 
 import pytest
 
@@ -59,5 +59,10 @@ def test_meanwhile_is_not_run_when_nothing_is_left_to_wait_for(two_cores):
 
 
 def test_end_workers_leaves_no_worker_process(two_cores):
-    _schedule([1, 2])
-    assert multiprocessing.active_children() == []
+    execute.end_workers()
+    execute.execute_chapters([paths.REPO_ROOT / "chapters" / f"s{n}.md" for n in (1, 2)])
+    workers = list(execute._WORKERS)
+    assert len(workers) == 2, "each chapter ran in a worker process of its own"
+    execute.end_workers()
+    assert all(wait([worker.sentinel], timeout=0) for worker in workers)  # ready: ended
+    assert execute._WORKERS == []

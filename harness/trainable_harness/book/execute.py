@@ -34,6 +34,7 @@ __all__ = ["ChapterRun", "end_workers", "execute_chapters", "reassemble_chapter"
 INSTRUMENT_TAG = "trainable-instrumentation"
 CHAPTER_ENVIRONMENT_VARIABLE = "TRAINABLE_CHAPTER"
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+_WORKERS: list = []  # chapter worker processes, joined by end_workers()
 _START = """\
 from trainable_harness.claims.keys import HarnessCallRecorder
 
@@ -270,9 +271,12 @@ def execute_chapters(
     jobs = max(1, min(jobs or cores, len(sources)))
     runs = []
     context = multiprocessing.get_context("fork")
+    others = set(multiprocessing.active_children())
     pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context)
     try:
         futures = {pool.submit(_run_one, str(source)): source for source in sources}
+        # With fork, the pool starts all its workers at the first submission.
+        _WORKERS.extend(set(multiprocessing.active_children()) - others)
 
         def idle_core() -> None:
             nonlocal meanwhile
@@ -295,9 +299,15 @@ def execute_chapters(
 
 
 def end_workers() -> None:
-    """Wait until every worker process this process started has ended."""
-    for process in multiprocessing.active_children():
-        process.join()
+    """Wait until every chapter worker this process started has ended.
+
+    Waits on each worker's sentinel, which is ready once the process has ended whichever
+    thread reaps it (the pool's own thread joins its workers too).
+    """
+    from multiprocessing.connection import wait
+
+    while _WORKERS:
+        wait([_WORKERS.pop().sentinel])
 
 
 def _progress_line(source: Path, run: ChapterRun) -> str:
