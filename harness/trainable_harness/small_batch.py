@@ -190,7 +190,14 @@ def train_mode(X, eps: float = EPS) -> np.ndarray:
 
 
 def population_eval(X, eps: float = EPS) -> np.ndarray:
-    """Evaluation-mode batch norm with the model's population statistics."""
+    """Evaluation-mode batch norm with the model's population statistics.
+
+    Examples
+    --------
+    >>> X = draw_activations(np.random.default_rng(0), repeats=200, batch=8)
+    >>> round(float(population_eval(X).std()), 1)  # unit variance on average
+    1.0
+    """
     X = _check_5d(X)
     mean, variance = _population()
     return (X - _per_channel(mean)) / np.sqrt(_per_channel(variance) + eps)
@@ -205,12 +212,6 @@ def statistic_errors(X) -> dict:
     >>> errors = statistic_errors(X)
     >>> bool(errors["mean"] < 0.2)
     True
-
-    Examples
-    --------
-    >>> X = draw_activations(np.random.default_rng(0), repeats=200, batch=8)
-    >>> round(float(population_eval(X).std()), 1)      # unit variance on average
-    1.0
     """
     X = _check_5d(X)
     mean, variance = _batch_moments(X)
@@ -224,7 +225,14 @@ def statistic_errors(X) -> dict:
 
 
 def train_eval_gap(train_output, X, eps: float = EPS) -> float:
-    """RMS over all values of ``train_output - population_eval(X)``."""
+    """RMS over all values of ``train_output - population_eval(X)``.
+
+    Examples
+    --------
+    >>> X = draw_activations(np.random.default_rng(0), repeats=4, batch=2)
+    >>> train_eval_gap(population_eval(X), X)
+    0.0
+    """
     return float(np.sqrt(np.mean((train_output - population_eval(X, eps)) ** 2)))
 
 
@@ -470,12 +478,6 @@ def mean_error_theory(batch: int) -> float:
     --------
     >>> round(mean_error_theory(1), 4)
     1.0897
-
-    Examples
-    --------
-    >>> X = draw_activations(np.random.default_rng(0), repeats=4, batch=2)
-    >>> train_eval_gap(population_eval(X), X)
-    0.0
     """
     return float(np.sqrt((SHARED_VARIANCE + INDEPENDENT_VARIANCE / SIDE**2) / batch))
 
