@@ -577,7 +577,7 @@ def _note_written(app, doctree, docname) -> None:
     app._trainable_written = getattr(app, "_trainable_written", set()) | {docname}
 
 
-def _forget_written(app, *arguments) -> None:
+def _forget_written(app) -> None:
     app._trainable_written = set()
 
 
@@ -691,8 +691,7 @@ def setup(app):
     app.connect("env-purge-doc", _purge_ledger)
     app.connect("env-merge-info", _merge_ledgers)
     app.connect("doctree-resolved", _fill_ledger)
-    app.connect("builder-inited", _forget_written)
-    app.connect("env-before-read-docs", _forget_written)
+    claim_roles.at_each_build(app, _forget_written)
     app.connect("doctree-resolved", _note_written)
     app.connect("html-collect-pages", _collect_pages)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

@@ -120,9 +120,18 @@ def claim_state(claim_id: str) -> tuple[str, dict | None, str]:
     return state, copy.deepcopy(artifact), reason
 
 
-def _forget_states(app, *arguments) -> None:
+def _forget_states(app) -> None:
     """Judge every claim afresh in each build (the harness files may have changed since)."""
     _judged.clear()
+
+
+def at_each_build(app, forget) -> None:
+    """Call ``forget(app)`` when ``app`` is made and when each of its builds starts reading.
+
+    For state an extension keeps for one build only.
+    """
+    app.connect("builder-inited", forget)
+    app.connect("env-before-read-docs", lambda app, env, docnames: forget(app))
 
 
 def load_entry(claim_id: str):
@@ -635,8 +644,7 @@ def setup(app):
     app.add_role("claim-state", ClaimStateRole())
     app.add_directive("claim-line", ClaimLineDirective)
     app.add_node(claim_value, html=(visit_claim_value_html, None))
-    app.connect("builder-inited", _forget_states)
-    app.connect("env-before-read-docs", _forget_states)
+    at_each_build(app, _forget_states)
     app.connect("env-before-read-docs", _remember_read)
     app.connect("source-read", _check_glue)
     app.connect("doctree-read", _collect_references)

@@ -7,28 +7,17 @@ import pytest
 from trainable_harness import paths
 from trainable_harness.errors import ChapterSourceError
 from trainable_harness.sources import (
+    CHAPTER_HEADER,
     chapter_number,
     chapter_sources,
     read_chapter,
     rewrite_pin,
 )
 
-HEADER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-"""
-
 
 def write_chapter(directory: Path, body: str, name: str = "page.md") -> Path:
     path = directory / name
-    path.write_text(HEADER + body, encoding="utf-8")
+    path.write_text(CHAPTER_HEADER + body, encoding="utf-8")
     return path
 
 

@@ -555,30 +555,19 @@ def test_moment_shift_of_a_pure_offset():
     st.floats(-5.0, 5.0),
     st.integers(0, 2**32 - 1),
 )
-def test_moment_shift_is_invariant_to_a_common_affine_map(scale, offset, seed):
-    rng = np.random.default_rng(seed)
-    before = rng.normal(size=(64, 4))
-    after = 1.1 * before + rng.normal(size=(1, 4))
-    shift = per_feature_moment_shift(before, after)
-    mapped = per_feature_moment_shift(scale * before + offset, scale * after + offset)
-    # Relative measures: only rounding of O(1) ratios differs.
-    assert mapped == pytest.approx(shift, rel=1e-9)
-
-
-@settings(max_examples=50, deadline=None)
-@given(
-    st.floats(0.1, 10.0),
-    st.floats(-5.0, 5.0),
-    st.integers(0, 2**32 - 1),
-)
-def test_per_feature_moment_shifts_are_invariant_to_a_common_affine_map(scale, offset, seed):
+def test_moment_shifts_are_invariant_to_a_common_affine_map(scale, offset, seed):
     rng = np.random.default_rng(seed)
     before = rng.normal(size=(64, 4))
     after = 1.1 * before + rng.normal(size=(1, 4))
     shifts = per_feature_moment_shifts(before, after)
-    mapped = per_feature_moment_shifts(scale * before + offset, scale * after + offset)
-    np.testing.assert_allclose(mapped, shifts, rtol=1e-9)
-    assert per_feature_moment_shift(before, after) == pytest.approx(np.mean(shifts), rel=1e-15)
+    mapped_before, mapped_after = scale * before + offset, scale * after + offset
+    # Relative measures: only rounding of O(1) ratios differs.
+    np.testing.assert_allclose(
+        per_feature_moment_shifts(mapped_before, mapped_after), shifts, rtol=1e-9
+    )
+    shift = per_feature_moment_shift(before, after)
+    assert shift == pytest.approx(np.mean(shifts), rel=1e-15)
+    assert per_feature_moment_shift(mapped_before, mapped_after) == pytest.approx(shift, rel=1e-9)
 
 
 def test_activation_drift_witness_reads_its_profiles():

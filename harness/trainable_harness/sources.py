@@ -35,6 +35,7 @@ from trainable_harness import paths
 from trainable_harness.errors import ChapterSourceError
 
 __all__ = [
+    "CHAPTER_HEADER",
     "Chapter",
     "Directive",
     "Role",
@@ -46,6 +47,18 @@ __all__ = [
 ]
 
 PARAMETERS_TAG = "parameters"
+# The front matter every chapter source starts with: a MyST notebook for jupytext, Python 3.
+CHAPTER_HEADER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""
 PIN_NAME = "pin"
 # Directives whose body is code or math, not prose: roles inside them are text.
 _LITERAL_DIRECTIVES = frozenset(

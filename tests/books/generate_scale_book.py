@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 
 from trainable_harness import __version__, paths
+from trainable_harness.sources import CHAPTER_HEADER
 
 FIRST_CHAPTER = 15
 CONFIG = """title: Generated scale book
@@ -35,17 +36,9 @@ sphinx:
     numfig: true
     numfig_secnum_depth: 1
 """
-CHAPTER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+CHAPTER = (
+    CHAPTER_HEADER
+    + """
 # Generated chapter {number}
 
 ```{{code-cell}} ipython3
@@ -70,6 +63,7 @@ print(f"claim {{claim['id']}}: {{claim['status']}}")
 Over {{glue:text}}`size` values, the RMS map moves a coordinate by
 {{claim-value}}`{claim_id}.rms_shift_deviation:.3f`; the claim: {{claim}}`{claim_id}`.
 """
+)
 
 
 def generate(target: Path, chapters: int) -> Path:

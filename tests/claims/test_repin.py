@@ -5,24 +5,12 @@ from claimtools import TOY_ID, edit_artifact, verify_toy
 from trainable_harness import __version__
 from trainable_harness.claims import verify_claim
 from trainable_harness.claims.repin import repin
-from trainable_harness.sources import chapter_pin
-
-HEADER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-"""
+from trainable_harness.sources import CHAPTER_HEADER, chapter_pin
 
 
 def chapter(pin, comment=""):
     return (
-        HEADER
+        CHAPTER_HEADER
         + "# A chapter\n\n```{code-cell} ipython3\n:tags: [parameters]\n\n"
         + f'pin = "{pin}"{comment}\n```\n\nProse quoting pin = "0.0.1" stays.\n'
     )
@@ -32,7 +20,7 @@ def make_chapters(tmp_path):
     chapters = tmp_path / "chapters"
     chapters.mkdir()
     (chapters / "15-pinned.md").write_text(chapter("0.1.0+f5d27deff4da", "  # a note"))
-    (chapters / "16-unpinned.md").write_text(HEADER + "# no claims here\n")
+    (chapters / "16-unpinned.md").write_text(CHAPTER_HEADER + "# no claims here\n")
     (chapters / "17-current.md").write_text(chapter(__version__))
     return chapters
 
@@ -49,7 +37,7 @@ def test_repin_verifies_reports_changes_then_rewrites_pins(toy, registry, artifa
     pinned = (chapters / "15-pinned.md").read_text()
     assert f'pin = "{__version__}"  # a note' in pinned
     assert 'Prose quoting pin = "0.0.1" stays.' in pinned
-    assert (chapters / "16-unpinned.md").read_text() == HEADER + "# no claims here\n"
+    assert (chapters / "16-unpinned.md").read_text() == CHAPTER_HEADER + "# no claims here\n"
     assert [update.path.name for update in report.pin_updates] == ["15-pinned.md", "17-current.md"]
     assert [update.changed for update in report.pin_updates] == [True, False]
     # after re-pinning, the chapter's pin verifies

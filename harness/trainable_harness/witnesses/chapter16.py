@@ -472,6 +472,55 @@ def _folding_report(folded, reference, scale, magnitude, beta, n_terms: int) -> 
     }
 
 
+def _conv_fold_case(rng, batch_shape: tuple, updates: int, eps: float):
+    """A convolution followed by a batch norm in eval mode, and a checker for its folds.
+
+    The convolution has 8 kernels of shape (3, 3, 3) drawn from N(0, 1/27), a bias from
+    N(0, 1) and padding 1; the batch norm's running state comes from ``updates`` train-mode
+    batches of shape ``batch_shape`` drawn from N(0.5, 2^2) (:func:`_trained_state`),
+    gamma from U(0.5, 2) and beta from N(0, 1). The reference is the unfolded layer in eval
+    mode with ``eps`` on a fresh batch. Draws come from ``rng`` in that order.
+
+    Returns
+    -------
+    (check, state, output_shape)
+        ``check(fold_state, fold_eps)`` folds with that state and epsilon and returns
+        :func:`_folding_report` against the reference and its rounding bound; ``state``
+        is the trained :class:`BatchNormState`; ``output_shape`` the convolution's.
+    """
+    K = rng.normal(0.0, 1.0 / np.sqrt(27.0), size=(8, 3, 3, 3))
+    c = rng.normal(size=8)
+    state = _trained_state(
+        lambda X: conv2d(X, K, c, padding=1),
+        lambda: rng.normal(0.5, 2.0, batch_shape),
+        8,
+        updates,
+    )
+    gamma, beta = rng.uniform(0.5, 2.0, 8), rng.normal(size=8)
+    X = rng.normal(0.5, 2.0, batch_shape)
+    output = conv2d(X, K, c, padding=1)
+    reference = batch_norm_eval(output, gamma, beta, state, eps=eps)
+    scale = _channel_shaped(gamma / np.sqrt(state.running_variance + eps))
+    magnitude = conv2d(np.abs(X), np.abs(K), np.abs(c), padding=1) + _channel_shaped(
+        np.abs(state.running_mean)
+    )
+
+    def check(fold_state: BatchNormState, fold_eps: float) -> dict:
+        K_folded, c_folded = fold_batch_norm_into_conv2d(
+            K, c, gamma, beta, fold_state, eps=fold_eps
+        )
+        return _folding_report(
+            conv2d(X, K_folded, c_folded, padding=1),
+            reference,
+            scale,
+            magnitude,
+            _channel_shaped(beta),
+            n_terms=27,
+        )
+
+    return check, state, output.shape
+
+
 @claim_computation
 def folding_witness(seed: int, *, eps: float = 1e-5, updates: int = 50) -> dict:
     """Claim ``c16-folding-001``: eval-mode batch norm folded into the layer before it (eq. 16.6).
@@ -523,33 +572,10 @@ def folding_witness(seed: int, *, eps: float = 1e-5, updates: int = 50) -> dict:
         linear(X, W_folded, b_folded), reference, scale, magnitude, beta, n_terms=16
     )
 
-    K = rng.normal(0.0, 1.0 / np.sqrt(27.0), size=(8, 3, 3, 3))
-    c = rng.normal(size=8)
-    state = _trained_state(
-        lambda X: conv2d(X, K, c, padding=1),
-        lambda: rng.normal(0.5, 2.0, (8, 3, 12, 12)),
-        8,
-        updates,
-    )
-    gamma, beta = rng.uniform(0.5, 2.0, 8), rng.normal(size=8)
-    X = rng.normal(0.5, 2.0, (8, 3, 12, 12))
-    output = conv2d(X, K, c, padding=1)
-    reference = batch_norm_eval(output, gamma, beta, state, eps=eps)
-    K_folded, c_folded = fold_batch_norm_into_conv2d(K, c, gamma, beta, state, eps=eps)
-    scale = _channel_shaped(gamma / np.sqrt(state.running_variance + eps))
-    magnitude = conv2d(np.abs(X), np.abs(K), np.abs(c), padding=1) + _channel_shaped(
-        np.abs(state.running_mean)
-    )
-    conv_report = _folding_report(
-        conv2d(X, K_folded, c_folded, padding=1),
-        reference,
-        scale,
-        magnitude,
-        _channel_shaped(beta),
-        n_terms=27,
-    )
+    fold_conv, state, output_shape = _conv_fold_case(rng, (8, 3, 12, 12), updates, eps)
+    conv_report = fold_conv(state, eps)
 
-    work = batch_norm_eval_flops(output.shape, preceding_bias=True)
+    work = batch_norm_eval_flops(output_shape, preceding_bias=True)
     resnet = batch_norm_eval_flops(RESNET_FIRST_CONV_OUTPUT, preceding_bias=False)
     return {
         "resnet_first_conv": {
@@ -1386,37 +1412,9 @@ def folding_audit_witness(seed: int, *, eps: float = AUDIT_LAYER_EPS, updates: i
     True
     """
     rng = np.random.default_rng(seed)
-    K = rng.normal(0.0, 1.0 / np.sqrt(27.0), size=(8, 3, 3, 3))
-    c = rng.normal(size=8)
-    state = _trained_state(
-        lambda X: conv2d(X, K, c, padding=1),
-        lambda: rng.normal(0.5, 2.0, AUDIT_BATCH_SHAPE),
-        8,
-        updates,
-    )
-    gamma, beta = rng.uniform(0.5, 2.0, 8), rng.normal(size=8)
-    X = rng.normal(0.5, 2.0, AUDIT_BATCH_SHAPE)
-    reference = batch_norm_eval(conv2d(X, K, c, padding=1), gamma, beta, state, eps=eps)
-    scale = _channel_shaped(gamma / np.sqrt(state.running_variance + eps))
-    magnitude = conv2d(np.abs(X), np.abs(K), np.abs(c), padding=1) + _channel_shaped(
-        np.abs(state.running_mean)
-    )
+    check, state, _ = _conv_fold_case(rng, AUDIT_BATCH_SHAPE, updates, eps)
     m = AUDIT_BATCH_SHAPE[0] * AUDIT_BATCH_SHAPE[2] * AUDIT_BATCH_SHAPE[3]
     rescaled = BatchNormState(state.running_mean, state.running_variance * (m / (m - 1)))
-
-    def check(fold_state: BatchNormState, fold_eps: float) -> dict:
-        K_folded, c_folded = fold_batch_norm_into_conv2d(
-            K, c, gamma, beta, fold_state, eps=fold_eps
-        )
-        return _folding_report(
-            conv2d(X, K_folded, c_folded, padding=1),
-            reference,
-            scale,
-            magnitude,
-            _channel_shaped(beta),
-            n_terms=27,
-        )
-
     return {
         "values_per_channel": m,
         "matched": check(state, eps),
