@@ -10,7 +10,7 @@
 #   make serve     preview the built site on http://127.0.0.1:8000
 #
 # The environment and MathJax are file targets; the chapters and the site are the build
-# driver's (python -m trainable_harness.book), which keys them on their content.
+# driver's (python -m claimbook build), which keys them on their content.
 SHELL := bash
 .SHELLFLAGS := -eo pipefail -c
 .DEFAULT_GOAL := all
@@ -43,11 +43,11 @@ venv: $(STAMP)
 # exact versions pip would install, without a resolver, in a third of the time.
 # Two `make` runs started at once take turns here (flock), then the build driver's own lock
 # refuses the second build with a message naming the first.
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt harness/pyproject.toml engine/pyproject.toml
 	test -x $(BIN)/python || $(SETUP_LOCK) $(PYTHON) -m venv $(VENV)
 	$(SETUP_LOCK) $(PIP) install $(UV) 2> >(grep -v "is ignored: it is neither" >&2)
 	$(SETUP_LOCK) $(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements.txt
-	$(SETUP_LOCK) $(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e .
+	$(SETUP_LOCK) $(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e harness -e engine
 	touch $@
 
 # The build itself is the driver's: it keys each chapter on its source, the harness functions
@@ -55,7 +55,7 @@ $(STAMP): requirements.txt pyproject.toml
 # renders, and publishes the site whole. Make cannot see those keys, so `all` always asks it;
 # an unchanged tree costs the driver well under a second.
 all: $(MATHJAX) | $(STAMP)
-	@$(BIN)/python -m trainable_harness.book build
+	@$(BIN)/python -m claimbook build
 
 $(MATHJAX): package.json package-lock.json
 	$(SETUP_LOCK) bash -c 'npm ci --no-audit --no-fund --silent && \
@@ -88,23 +88,23 @@ rebuild: clean
 # recomputation (the build is deterministic), and an unchanged tree with nothing left to do.
 test: lint unit rebuild
 	$(MAKE) site-check
-	$(BIN)/python -m trainable_harness claims verify --check-artifacts
+	$(BIN)/python -m claimbook claims verify --check-artifacts
 	$(MAKE) --no-print-directory uptodate || { echo "make test: an unchanged tree would rebuild" >&2; exit 1; }
 	$(MAKE) --no-print-directory binder-check
 
 verify: | $(STAMP)
-	$(BIN)/python -m trainable_harness claims verify
+	$(BIN)/python -m claimbook claims verify
 
 repin: | $(STAMP)
-	$(BIN)/python -m trainable_harness repin
+	$(BIN)/python -m claimbook repin
 
 # Exit 0 only if `make` would do nothing and the last build was clean.
 uptodate: | $(STAMP)
-	@$(BIN)/python -m trainable_harness.book build --question
+	@$(BIN)/python -m claimbook build --question
 
 # Timings of a cold build against Jupyter Book's own execution (not part of `make test`).
 bench: all
-	$(BIN)/python -m trainable_harness.book bench
+	$(BIN)/python -m claimbook bench
 
 serve: all
 	$(BIN)/python -m http.server --directory _build/html --bind 127.0.0.1 8000
@@ -124,9 +124,9 @@ clean:
 # The book as one PDF, printed from the built site by headless Chromium: _build/pdf/book.pdf.
 .PHONY: pdf binder-check
 pdf: all browser
-	$(BIN)/python tools/book_pdf.py _build/html _build/pdf/book.pdf
+	$(BIN)/python -m claimbook pdf _build/html _build/pdf/book.pdf
 
 # What Binder does (runtime.txt, requirements.txt, postBuild, notebooks run in their folder,
 # claims re-verified), in a fresh environment in a temporary directory.
 binder-check: | $(STAMP)
-	$(BIN)/python tools/binder_check.py
+	$(BIN)/python -m claimbook binder-check

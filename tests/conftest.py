@@ -1,6 +1,6 @@
 """Shared fixtures: checked-in fixture books under ``tests/books/``, built as the book is.
 
-A fixture book is copied with the book's own ``_ext/`` and ``_static/`` into a temporary
+A fixture book is copied with the book's own ``_static/`` into a temporary
 root, its claim registry is filled from the book's ``claims/`` (so a fixture never carries a
 second, drifting copy of a registered claim), and it is built by the same strict
 ``jupyter-book build -W -n --keep-going`` the book uses, with ``TRAINABLE_ROOT`` pointing
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from trainable_harness import paths
+from claimbook import paths
 
 # This file holds no doctests; collected as a doctest module it would be imported a second
 # time under the name "conftest", which tests/claims/conftest.py also has.
@@ -91,8 +91,7 @@ def copy_book(name: str, tmp_path: Path) -> FixtureBook:
     """``tests/books/<name>`` in a temporary root, with the book's extensions and lock."""
     root = tmp_path / "book"
     shutil.copytree(BOOKS / name, root)
-    for directory in ("_ext", "_static"):
-        shutil.copytree(paths.REPO_ROOT / directory, root / directory)
+    shutil.copytree(paths.REPO_ROOT / "_static", root / "_static")
     # The lock is part of every claim's key: the fixture has the book's, so a claim verified
     # here in the test process has the key the build recomputes under TRAINABLE_ROOT.
     shutil.copy(paths.REPO_ROOT / "requirements.txt", root)
@@ -111,16 +110,25 @@ def claim_book(tmp_path) -> FixtureBook:
 def kinds_book(tmp_path, monkeypatch) -> FixtureBook:
     """``tests/books/kinds``: the statistical and the refuted claim of ``tests/fixtures/registry``.
 
-    Their computations live in the book's own extension (``_fixture/``), which registers them
-    when the book builds; here they are registered for this test only, to verify in-process.
+    Their computations live in the book's own extension (``_fixture/``), which puts them in
+    ``sys.modules`` when the book builds; here for this test only, to verify in-process.
     """
     book = copy_book("kinds", tmp_path)
     shutil.copytree(FIXTURE_REGISTRY, book.registry)
     monkeypatch.syspath_prepend(str(book.root / "_fixture"))
     import fixture_computations
 
-    from trainable_harness.claims import computations
-
-    for name, function in fixture_computations.FUNCTIONS.items():
-        monkeypatch.setitem(computations.COMPUTATIONS, name, function)
+    fixture_computations.register(_ModulesPatch(monkeypatch))
     return book
+
+
+class _ModulesPatch:
+    """``sys.modules`` seen through ``monkeypatch``: an item set here is undone after the test."""
+
+    def __init__(self, monkeypatch):
+        self._monkeypatch = monkeypatch
+
+    def __setitem__(self, name, module):
+        import sys
+
+        self._monkeypatch.setitem(sys.modules, name, module)

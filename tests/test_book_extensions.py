@@ -1,4 +1,4 @@
-"""The book's Sphinx extensions (`_ext/`), exercised by building checked-in fixture books.
+"""The book's Sphinx extensions (`claimbook.extensions`), built on checked-in fixture books.
 
 `tests/books/claims` is a one-chapter book whose page states `c15-invariance-001` as a badge,
 as bound numbers (`{claim-value}`) and as a claim line, plus the ledger page. Each test copies
@@ -12,15 +12,13 @@ import html as html_text
 import json
 import os
 import re
-import sys
 
 import pytest
 import yaml
 
-from trainable_harness import claims, harness_pin, paths
-
-sys.path.insert(0, str(paths.REPO_ROOT / "_ext"))
-import claims as claim_roles  # the extension module, from _ext/
+from claimbook import claims
+from claimbook.claims import harness_pin
+from claimbook.extensions import claims as claim_roles
 
 CLAIM = "c15-invariance-001"
 PAGE = "chapters/page.html"
@@ -80,7 +78,7 @@ def test_a_verified_claim_builds_with_bound_numbers_its_page_the_ledger_and_json
         assert f'<code class="docutils literal notranslate"><span class="pre">{field}' in page
         assert repr(comparison["got"]) in page or json.dumps(comparison["got"]) in page
     assert "the chapter reports three decimals" in page
-    assert f"python -m trainable_harness claims verify {CLAIM}" in page
+    assert f"python -m claimbook claims verify {CLAIM}" in page
     assert f'verify_claim("{CLAIM}", expected_harness=pin)' in text_of(page)
     assert artifact["provenance"]["numpy"] in page
     published = claim_book.site / "claims" / f"{CLAIM}.json"

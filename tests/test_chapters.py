@@ -1,7 +1,7 @@
 """Chapter sources: diff-friendly, pinned, and consistent with the registry and the contents.
 
 These run before any build: they read `chapters/*.md` through the book's one reader of
-chapter sources (`trainable_harness.sources`: jupytext cells, Python syntax trees, MyST's
+chapter sources (`claimbook.sources`: jupytext cells, Python syntax trees, MyST's
 parser), as the build does, and fail on what would otherwise surface only as a broken page.
 """
 
@@ -11,9 +11,10 @@ import subprocess
 import jupytext
 import pytest
 
-from trainable_harness import claims, figures, harness_pin, paths
-from trainable_harness.settings import results_pasted_as_glue
-from trainable_harness.sources import read_chapter
+from claimbook import claims, figures, paths
+from claimbook.claims import harness_pin
+from claimbook.settings import results_pasted_as_glue
+from claimbook.sources import read_chapter
 
 CHAPTERS = sorted(paths.CHAPTERS_DIR.glob("*.md"))
 

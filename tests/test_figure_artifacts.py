@@ -1,4 +1,4 @@
-"""The ``{figure-artifact}`` role (_ext/figure_artifacts.py) on a tiny Sphinx project."""
+"""The ``{figure-artifact}`` role (claimbook.extensions.figure_artifacts) on a tiny project."""
 
 import sys
 from io import StringIO
@@ -7,12 +7,10 @@ import pytest
 from bs4 import BeautifulSoup
 from sphinx.application import Sphinx
 
-from trainable_harness import paths
+from claimbook import paths
 
 CONF = """
-import sys
-sys.path.insert(0, {ext!r})
-extensions = ["figure_artifacts"]
+extensions = ["claimbook.extensions.figure_artifacts"]
 numfig = True
 """
 INDEX = """Title
@@ -40,7 +38,7 @@ PNG = bytes.fromhex(
 def built(tmp_path, monkeypatch):
     source = tmp_path / "src"
     source.mkdir()
-    (source / "conf.py").write_text(CONF.format(ext=str(paths.REPO_ROOT / "_ext")))
+    (source / "conf.py").write_text(CONF)
     (source / "index.rst").write_text(INDEX)
     (source / "plot.png").write_bytes(PNG)
     figures = tmp_path / "artifacts" / "figures"

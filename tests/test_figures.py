@@ -10,8 +10,9 @@ import matplotlib.pyplot as plt
 import pytest
 from PIL import Image
 
-from trainable_harness import __version__, figures, paths
-from trainable_harness.figures import InvalidFigureLabelError, UnknownFigureError
+from claimbook import figures, paths
+from claimbook.figures import InvalidFigureLabelError, UnknownFigureError
+from trainable_harness import __version__
 
 CONFIG = "sphinx:\n  config:\n    trainable_first_chapter: 15\n"
 TOC = """format: jb-book

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from trainable_harness import paths
-from trainable_harness.paths import RepositoryRootError, find_repo_root
+from claimbook import paths
+from claimbook.paths import RepositoryRootError, find_repo_root
 
 
 def test_root_is_the_checkout_the_package_runs_from():
     # The package is installed editable, so its own file lies under REPO_ROOT/harness/.
-    assert Path(paths.__file__).resolve().is_relative_to(paths.HARNESS_DIR)
+    assert Path(paths.__file__).resolve().is_relative_to(paths.REPO_ROOT / "engine")
     assert (paths.REPO_ROOT / "pyproject.toml").is_file()
     assert paths.REPO_ROOT.is_absolute()
 
@@ -44,7 +44,7 @@ def test_environment_variable_naming_a_missing_directory_is_refused(tmp_path):
 def _paths_in_fresh_interpreter(cwd, extra_environment=None):
     environment = {k: v for k, v in os.environ.items() if k != "TRAINABLE_ROOT"}
     environment.update(extra_environment or {})
-    script = "from trainable_harness import paths; print(paths.REPO_ROOT); print(paths.CLAIMS_DIR)"
+    script = "from claimbook import paths; print(paths.REPO_ROOT); print(paths.CLAIMS_DIR)"
     completed = subprocess.run(
         [sys.executable, "-c", script],
         cwd=cwd,

@@ -1,4 +1,4 @@
-"""Settings glued for the prose (`trainable_harness.settings`) and the check that holds results
+"""Settings glued for the prose (`claimbook.settings`) and the check that holds results
 to claims: a name pasted with plain glue must be glued with `glue_setting`."""
 
 from pathlib import Path
@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from trainable_harness.errors import SettingError
-from trainable_harness.settings import _plain_setting, glue_setting, results_pasted_as_glue
+from claimbook.errors import SettingError
+from claimbook.settings import _plain_setting, glue_setting, results_pasted_as_glue
 
 SOURCES = Path(__file__).resolve().parent / "books" / "sources"
 

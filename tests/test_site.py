@@ -8,14 +8,13 @@ the HTML itself. Two layers:
 - a real browser (Debian's chromium through Playwright) over every page at 1366, 800 and
   390 px: navigation opens and closes, nothing logged to the console, no request to another
   host, figures sharp and reachable, focus visible, badge and claim-line contrast in light and
-  dark mode, and the printed book (``tools/book_pdf.py``, what ``make pdf`` runs).
+  dark mode, and the printed book (``claimbook.pdf``, what ``make pdf`` runs).
 
 Screenshots are kept in ``_build/screenshots/`` (build products).
 """
 
 import functools
 import http.server
-import importlib.util
 import json
 import re
 import shutil
@@ -26,7 +25,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from bs4 import BeautifulSoup
 
-from trainable_harness import claims, figures, paths, sources
+from claimbook import claims, figures, paths, sources
 
 pytestmark = pytest.mark.site
 
@@ -165,7 +164,7 @@ def test_every_registered_claim_has_a_page_a_record_and_a_ledger_row():
         page = soup_of(SITE / entry["page"])
         text = page.get_text(" ", strip=True)
         assert entry["statement"] in text
-        assert f"python -m trainable_harness claims verify {entry['id']}" in text
+        assert f"python -m claimbook claims verify {entry['id']}" in text
         assert entry["record"] and (SITE / entry["record"]).is_file()
         assert entry["stated_in"], f"{entry['id']} is stated on no page"
 
@@ -602,12 +601,9 @@ def test_badge_and_claim_line_contrast(mode, served_site, browser):
 
 
 def _book_pdf_module():
-    spec = importlib.util.spec_from_file_location(
-        "book_pdf", paths.REPO_ROOT / "tools" / "book_pdf.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from claimbook import pdf
+
+    return pdf
 
 
 def test_the_printed_book(tmp_path, browser):

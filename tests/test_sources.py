@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from trainable_harness import paths
-from trainable_harness.errors import ChapterSourceError
-from trainable_harness.sources import (
+from claimbook import paths
+from claimbook.errors import ChapterSourceError
+from claimbook.sources import (
     CHAPTER_HEADER,
     chapter_number,
     chapter_sources,

@@ -7,7 +7,7 @@ worked by hand), not against its own code path.
 import numpy as np
 import pytest
 
-from trainable_harness.claims import claim_seed, flatten, load_claim
+from claimbook.claims import claim_seed, flatten, load_claim
 from trainable_harness.errors import ShapeError, WeightShapeError
 from trainable_harness.witnesses.chapter15 import (
     epsilon_sweep,

@@ -14,9 +14,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trainable_harness.claims import claim_seed, flatten, harness_pin, load_claim, verify_claim
+from claimbook.claims import claim_seed, flatten, harness_pin, load_claim, verify_claim
+from claimbook.paths import CLAIMS_DIR
 from trainable_harness.errors import UnknownChoiceError
-from trainable_harness.paths import CLAIMS_DIR
 from trainable_harness.witnesses.chapter16 import (
     RESIDUAL_DEPTHS,
     _folding_report,

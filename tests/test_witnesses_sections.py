@@ -4,13 +4,15 @@ small batches, norm costs and the worked solutions (trainable_harness.witnesses)
 import numpy as np
 
 from trainable_harness import claim_seed
-from trainable_harness.witnesses import (
-    bn_backward_witness,
+from trainable_harness.witnesses.chapter15 import (
     cancellation_matrix_witness,
-    larger_learning_rates_witness,
     scale_invariance_witness,
-    small_batch_witness,
     weight_decay_equilibrium_witness,
+)
+from trainable_harness.witnesses.chapter16 import (
+    bn_backward_witness,
+    larger_learning_rates_witness,
+    small_batch_witness,
 )
 
 

@@ -8,14 +8,16 @@ import pytest
 
 from trainable_harness import claim_seed
 from trainable_harness.normalization import centered_normalize, normalization_jacobian
-from trainable_harness.witnesses import (
+from trainable_harness.witnesses.chapter15 import (
+    rms_ablation_control_witness,
+)
+from trainable_harness.witnesses.chapter16 import (
     batch_variance_witness,
     branch_scale_witness,
     branch_scaled_post_norm_jacobians,
     folding_audit_witness,
     gains_to_output,
     predicted_log_gain_per_block,
-    rms_ablation_control_witness,
 )
 
 

@@ -8,40 +8,61 @@ Each module is named for what it measures:
   merge, and the floating-point cancellation witness.
 - :mod:`trainable_harness.layers` -- batch, layer, instance and group normalization on
   batches, running statistics, and folding (chapter 16).
-- :mod:`trainable_harness.claims` -- the claim registry, ``verify_claim``, keys and pins
-  (a subpackage: keys, registry, computations, intervals, store, audit, repin).
-- :mod:`trainable_harness.witnesses` -- the computations that registered claims call,
-  one module per chapter.
-- :mod:`trainable_harness.atomic` -- atomic file writes.
-- :mod:`trainable_harness.sources` -- the one reader of chapter sources.
-- :mod:`trainable_harness.figures` -- saving chapter figures as artifacts.
-- :mod:`trainable_harness.paths` -- every path the book uses, in one place.
+- :mod:`trainable_harness.geometry`, :mod:`~trainable_harness.mlp`,
+  :mod:`~trainable_harness.small_batch`, :mod:`~trainable_harness.precision`,
+  :mod:`~trainable_harness.estimator_shift`, :mod:`~trainable_harness.running_drift`,
+  :mod:`~trainable_harness.transformer_cost` -- the experiments of the two chapters.
+- :mod:`trainable_harness.witnesses` -- the computations the book's claims name, one module
+  per chapter section; :mod:`trainable_harness.claimable` marks them.
+
+The book engine (:mod:`claimbook`: claims, build, site) is a separate package. A chapter
+reaches the few engine functions it calls through this package (``verify_claim``,
+``claim_status_line``, ``claim_seed``, ``glue_setting``, ``save_figure``); they are
+imported from the engine when first used, so importing the instruments stays cheap.
 """
 
-# First, before any module of the package is imported: the import hook that notes which
-# harness functions run (the keys of chapters and claims are built from them; see _calls).
-from trainable_harness import _calls
+# First, before any module of the package is imported: the engine's import hook that notes
+# which of these functions run (the keys of chapters and claims are built from them).
+from claimbook.calls import install as _install_call_notes
 
-_calls.install()
+_install_call_notes()
+
+import importlib as _importlib
 
 # Each module's ``__all__`` is its public surface, written once there; this package
 # re-exports all of them so a chapter can ``from trainable_harness import ...`` anything.
-from trainable_harness import claims, errors, figures, layers, moments, normalization, paths
+from trainable_harness import errors, layers, moments, normalization
 from trainable_harness._version import __version__
-from trainable_harness.claims import *  # noqa: F403
 from trainable_harness.errors import *  # noqa: F403
-from trainable_harness.figures import *  # noqa: F403
 from trainable_harness.layers import *  # noqa: F403
 from trainable_harness.moments import *  # noqa: F403
 from trainable_harness.normalization import *  # noqa: F403
 
+# The engine functions a chapter calls, by the engine module that defines each.
+_FROM_ENGINE = {
+    "verify_claim": "claimbook.claims.verify",
+    "claim_status_line": "claimbook.claims.verify",
+    "claim_seed": "claimbook.claims.registry",
+    "claim_seeds": "claimbook.claims.registry",
+    "load_claim": "claimbook.claims.registry",
+    "glue_setting": "claimbook.settings",
+    "save_figure": "claimbook.figures",
+}
+
 __all__ = [
     "__version__",
-    "paths",
-    *claims.__all__,
+    *_FROM_ENGINE,
     *errors.__all__,
-    *figures.__all__,
     *layers.__all__,
     *moments.__all__,
     *normalization.__all__,
 ]
+
+
+def __getattr__(name: str):
+    """Import an engine function a chapter asks for (``from trainable_harness import ...``)."""
+    if name in _FROM_ENGINE:
+        value = getattr(_importlib.import_module(_FROM_ENGINE[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'trainable_harness' has no attribute {name!r}")

@@ -146,79 +146,6 @@ def check_nonempty(x: np.ndarray, name: str = "x") -> None:
         )
 
 
-# --- claims/: the claim registry, verification and artifacts --------------------------------
-
-__all__ += [
-    "ClaimError",
-    "ClaimFailedError",
-    "MissingArtifactError",
-    "RegistryError",
-    "SeedNameError",
-    "StaleArtifactError",
-    "StalePinError",
-    "TamperedArtifactError",
-    "UnknownClaimError",
-    "WitnessResultError",
-]
-
-
-class ClaimError(TrainableError):
-    """Base class of the errors of the claims machinery (:mod:`trainable_harness.claims`)."""
-
-
-class UnknownClaimError(ClaimError):
-    """No registry file ``claims/<id>.yaml`` exists; the message lists the nearest ids."""
-
-
-class RegistryError(ClaimError):
-    """A registry file is malformed or disagrees with its witness; names file and field."""
-
-
-class ClaimFailedError(ClaimError):
-    """A result misses its expectation; lists field, expected, got and tolerance."""
-
-
-class StalePinError(ClaimError):
-    """A chapter's harness pin differs from the running harness; re-pin with ``make repin``."""
-
-
-class StaleArtifactError(ClaimError):
-    """An artifact was written by another harness or another version of its registry file."""
-
-
-class TamperedArtifactError(ClaimError):
-    """An artifact on disk disagrees with a recomputation or with its own stored result."""
-
-
-class MissingArtifactError(ClaimError):
-    """A claim has no artifact on disk although one was required."""
-
-
-class WitnessResultError(ClaimError):
-    """A witness returned something other than a mapping of scalar result fields."""
-
-
-class SeedNameError(ClaimError):
-    """``claim_seed`` was given a ``name`` that is not a string."""
-
-
-# --- sources.py and the build: chapter sources, keys, the build lock -----------------------
-
-__all__ += ["BuildError", "BuildLockError", "ChapterSourceError"]
-
-
-class ChapterSourceError(TrainableError):
-    """A chapter source cannot be read as the build needs it (missing, malformed, no pin)."""
-
-
-class BuildError(TrainableError):
-    """The book's build cannot go on (a chapter failed, the site build failed)."""
-
-
-class BuildLockError(BuildError):
-    """Another build holds the build lock."""
-
-
 # --- layers.py: batch/layer/instance/group norm, running state, folding --------------------
 
 __all__ += [
@@ -279,12 +206,3 @@ class MomentOverflowError(NonFiniteInputError):
 
 class CountError(ShapeError):
     """A count or size (a shape entry, a group count, ...) is not a non-negative integer."""
-
-
-# --- settings.py: settings and inputs glued for the prose -----------------------------------
-
-__all__ += ["SettingError"]
-
-
-class SettingError(TrainableError):
-    """A setting glued for the prose has a name that is not an identifier or an unusable value."""

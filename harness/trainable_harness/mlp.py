@@ -40,7 +40,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from trainable_harness._calls import cached_with_calls
+from claimbook.calls import cached_with_calls
 from trainable_harness.errors import ShapeError, TrainableError
 
 __all__ = [

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from trainable_harness._calls import cached_with_calls
+from claimbook.calls import cached_with_calls
 from trainable_harness.errors import ShapeError, TrainableError
 from trainable_harness.layers import group_norm
 from trainable_harness.moments import MomentState, merge_moments

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from trainable_harness import __version__, paths
-from trainable_harness.sources import rewrite_pin
+from claimbook import paths
+from claimbook.sources import rewrite_pin
+from trainable_harness import __version__
 
 FIXTURE = Path(__file__).resolve().parents[1] / "books" / "tiny"
 CLAIMS = ("c15-invariance-001", "c15-running-state-001")
@@ -37,7 +38,7 @@ class Book:
 
     def run(self, *arguments: str, timeout: float = 300) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [sys.executable, "-m", "trainable_harness.book", *arguments],
+            [sys.executable, "-m", "claimbook", *arguments],
             cwd=self.root,
             env=self.environment(),
             capture_output=True,
@@ -73,9 +74,6 @@ def _make_book(root: Path) -> Book:
         paths.REPO_ROOT / "harness" / "trainable_harness",
         root / "harness" / "trainable_harness",
         ignore=shutil.ignore_patterns("__pycache__"),
-    )
-    shutil.copytree(
-        paths.REPO_ROOT / "_ext", root / "_ext", ignore=shutil.ignore_patterns("__pycache__")
     )
     (root / "claims").mkdir()
     for claim_id in CLAIMS:

@@ -1,4 +1,4 @@
-"""``python -m trainable_harness.book bench`` runs end to end on a tiny generated book.
+"""``python -m claimbook bench`` runs end to end on a tiny generated book.
 
 Timings are not asserted (they are noisy); the benchmark's shape is: both builds ran in
 every round, the edits were timed, and the results file holds medians and the ratio.
@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "books"))
 
 from generate_scale_book import generate
 
-from trainable_harness.book import bench
+from claimbook.build import bench
 
 
 def test_the_benchmark_runs_on_a_two_chapter_book(tmp_path):

@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 
-from trainable_harness.book.lock import build_lock
+from claimbook.build.lock import build_lock
 
 
 def test_an_unchanged_book_does_nothing_and_says_it_is_current(tiny_book):
@@ -92,8 +92,8 @@ def test_a_hand_edited_artifact_is_recomputed_not_trusted(tiny_book):
 
 def test_edits_the_chapters_never_run_execute_nothing(tiny_book):
     tiny_book.path("README.md").write_text("# a readme\n")
-    main = tiny_book.path("harness/trainable_harness/__main__.py")
-    main.write_text(main.read_text() + "\n# an edit of the command line\n")
+    version = tiny_book.path("harness/trainable_harness/witnesses/__init__.py")
+    version.write_text(version.read_text() + "\n# an edit of a module no chapter runs\n")
     tiny_book.edit(
         "harness/trainable_harness/layers.py",
         "def group_norm(",
@@ -204,8 +204,8 @@ def test_a_claim_page_is_written_again_only_when_what_it_shows_changes(tiny_book
 _READ_EARLY = """
 import shutil, sys
 from pathlib import Path
-from trainable_harness import paths
-from trainable_harness.book.render import SiteRender
+from claimbook import paths
+from claimbook.build.render import SiteRender
 
 def render(name, early, edit=None):
     site = SiteRender(True)

@@ -1,4 +1,4 @@
-"""The scheduling of ``trainable_harness.book.execute``: when the idle-core work runs."""
+"""The scheduling of ``claimbook.build.execute``: when the idle-core work runs."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from multiprocessing.connection import wait
 
 import pytest
 
-from trainable_harness import paths
-from trainable_harness.book import execute
+from claimbook import paths
+from claimbook.build import execute
 
 
 def _pretend(source: str) -> execute.ChapterRun:

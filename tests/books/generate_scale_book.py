@@ -5,7 +5,7 @@
 Each chapter computes a small normalization with the harness, glues one setting, states
 one result bound to its claim, and verifies its own claim (``c<k>-scale-001``, a copy of
 the book's ``c15-invariance-001`` registered for chapter k). The book carries its own copy
-of the harness and of ``_ext``, so ``python -m trainable_harness.book bench --root OUT`` can
+of the harness, so ``python -m claimbook bench --root OUT`` can
 edit them freely.
 """
 
@@ -18,8 +18,9 @@ from pathlib import Path
 
 import yaml
 
-from trainable_harness import __version__, paths
-from trainable_harness.sources import CHAPTER_HEADER
+from claimbook import paths
+from claimbook.sources import CHAPTER_HEADER
+from trainable_harness import __version__
 
 FIRST_CHAPTER = 15
 CONFIG = """title: Generated scale book
@@ -28,9 +29,9 @@ exclude_patterns: [_build, "chapters/*.md", harness, claims, artifacts]
 execute:
   execute_notebooks: "off"
 sphinx:
-  local_extensions:
-    chapter_numbers: _ext
-    claims: _ext
+  extra_extensions:
+    - claimbook.extensions.chapter_numbers
+    - claimbook.extensions.claims
   config:
     trainable_first_chapter: {first}
     numfig: true
@@ -51,7 +52,7 @@ pin = "{pin}"
 import numpy as np
 
 from trainable_harness import centered_normalize, verify_claim
-from trainable_harness.settings import glue_setting
+from claimbook.settings import glue_setting
 
 x = np.linspace(-1.0, 1.0, 8) * {number}
 glue_setting("size", x.size)
@@ -94,9 +95,6 @@ def generate(target: Path, chapters: int) -> Path:
         "chapters": entries,
     }
     (target / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
-    shutil.copytree(
-        paths.REPO_ROOT / "_ext", target / "_ext", ignore=shutil.ignore_patterns("__pycache__")
-    )
     shutil.copytree(
         paths.REPO_ROOT / "harness" / "trainable_harness",
         target / "harness" / "trainable_harness",

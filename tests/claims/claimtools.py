@@ -1,7 +1,8 @@
 """Fixtures of the claims tests: a toy registry, a fixture registry, toy computations.
 
-A toy claim's computation is registered in the table of claim computations for the duration
-of one test only (``monkeypatch.setitem``), under a ``trainable_harness.witnesses.*`` name;
+A toy claim's computation is put in a module ``trainable_harness.witnesses.toy`` for the
+duration of one test only (``monkeypatch.setitem`` on ``sys.modules``), as the engine finds
+a witness: from its dotted name;
 the real claims are verified into temporary artifact directories, so the repository's own
 ``artifacts/`` is never touched.
 """
@@ -9,12 +10,13 @@ the real claims are verified into temporary artifact directories, so the reposit
 import importlib.util
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from trainable_harness.claims import artifact_path, computations, harness_pin, verify_claim
+from claimbook.claims import artifact_path, harness_pin, verify_claim
 from trainable_harness.normalization import centered_normalize
 
 FIXTURE_REGISTRY = Path(__file__).resolve().parents[1] / "fixtures" / "registry"
@@ -77,7 +79,7 @@ def toy(monkeypatch):
     def toy_witness(seed):
         return witness(seed)
 
-    monkeypatch.setitem(computations.COMPUTATIONS, TOY_COMPUTE, toy_witness)
+    install_witnesses(monkeypatch, "trainable_harness.witnesses.toy", toy_witness=toy_witness)
     return witness
 
 
@@ -105,10 +107,18 @@ def _fixture_module():
     return module
 
 
+FIXTURE_MODULE = _fixture_module()
+
+
+def install_witnesses(monkeypatch, name, **functions):
+    """Make ``name`` (a ``trainable_harness.witnesses.*`` module) hold ``functions``, marked."""
+    monkeypatch.setitem(sys.modules, name, FIXTURE_MODULE.witness_module(name, functions))
+
+
 class FixtureComputations:
     """The computations of the fixture registry; ``shift_result`` can be overridden."""
 
-    _module = _fixture_module()
+    _module = FIXTURE_MODULE
 
     def __init__(self):
         self.shift_result = None
@@ -127,9 +137,12 @@ def fixture_registry(tmp_path, monkeypatch):
     directory = tmp_path / "fixture-claims"
     shutil.copytree(FIXTURE_REGISTRY, directory)
     fixtures = FixtureComputations()
-    prefix = "trainable_harness.witnesses.fixtures."
-    monkeypatch.setitem(computations.COMPUTATIONS, prefix + "noise_mean", fixtures.noise_mean)
-    monkeypatch.setitem(computations.COMPUTATIONS, prefix + "shift_change", fixtures.shift_change)
+    install_witnesses(
+        monkeypatch,
+        FIXTURE_MODULE.MODULE,
+        noise_mean=fixtures.noise_mean,
+        shift_change=fixtures.shift_change,
+    )
     fixtures.directory = directory
     return fixtures
 

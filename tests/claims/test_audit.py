@@ -7,7 +7,7 @@ from claimtools import TOY_CLAIM, TOY_ID, edit_artifact, verify_toy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trainable_harness.claims import (
+from claimbook.claims import (
     BADGE_STATES,
     artifact_path,
     badge_state,
@@ -17,18 +17,18 @@ from trainable_harness.claims import (
     state_fails_build,
     verify_claim,
 )
-from trainable_harness.errors import (
+from claimbook.errors import (
+    ClaimError,
     MissingArtifactError,
     StaleArtifactError,
     TamperedArtifactError,
-    UnknownChoiceError,
 )
 
 
 def test_badge_states_and_which_fail_a_build():
     assert BADGE_STATES == ("verified", "refuted", "failed", "stale", "not run")
     assert [state_fails_build(s) for s in BADGE_STATES] == [False, False, True, True, True]
-    with pytest.raises(UnknownChoiceError, match="parameter state must be one of"):
+    with pytest.raises(ClaimError, match="parameter state must be one of"):
         state_fails_build("green")
 
 
@@ -68,7 +68,7 @@ def test_badge_stale_after_a_version_change(toy, registry, artifacts):
 
 
 def test_badge_stale_when_a_function_it_ran_changes(toy, registry, artifacts, monkeypatch):
-    from trainable_harness.claims import keys
+    from claimbook.claims import keys
 
     verify_toy(registry, artifacts)
     real = keys.function_digests
@@ -84,7 +84,7 @@ def test_badge_stale_when_a_function_it_ran_changes(toy, registry, artifacts, mo
 
 
 def test_badge_stale_when_the_lock_changes(toy, registry, artifacts, monkeypatch):
-    from trainable_harness.claims import keys
+    from claimbook.claims import keys
 
     verify_toy(registry, artifacts)
     monkeypatch.setattr(keys, "environment_digest", lambda root=None: "e" * 64)

@@ -8,9 +8,9 @@ from pathlib import Path
 from claimtools import TOY_ID, edit_artifact
 from test_repin import make_chapters
 
+from claimbook.__main__ import main
+from claimbook.claims import claim_seed
 from trainable_harness import __version__
-from trainable_harness.__main__ import main
-from trainable_harness.claims import claim_seed
 
 
 def run_cli(capsys, registry, artifacts, *arguments):
@@ -105,7 +105,7 @@ def test_cli_directory_where_an_artifact_should_be_is_one_line(toy, registry, ar
 def test_cli_as_a_module_from_another_directory(tmp_path):
     environment = {k: v for k, v in os.environ.items() if k != "TRAINABLE_ROOT"}
     completed = subprocess.run(
-        [sys.executable, "-m", "trainable_harness", "claims", "list"],
+        [sys.executable, "-m", "claimbook", "claims", "list"],
         cwd=tmp_path,
         env=environment,
         capture_output=True,
@@ -119,7 +119,7 @@ def test_cli_as_a_module_from_another_directory(tmp_path):
 
 def test_cli_permission_denied_is_one_line(toy, registry, artifacts, capsys, monkeypatch):
     # As root a read-only directory is still writable, so deny the write where it happens.
-    from trainable_harness import atomic
+    from claimbook import atomic
 
     def denied(*arguments, **options):
         raise PermissionError(13, "Permission denied", str(artifacts))

@@ -1,7 +1,7 @@
 """Running a claim's computation: per seed, in order, in worker processes when it pays."""
 
-from trainable_harness.claims import computations
-from trainable_harness.claims.registry import load_claim
+from claimbook.claims import computations
+from claimbook.claims.registry import load_claim
 
 
 def run(monkeypatch, registry, workers: str, threshold: float):

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from trainable_harness.claims.intervals import BOOTSTRAP_RESAMPLES, mean_interval, t_quantile
-from trainable_harness.errors import InsufficientCountError, NonFiniteInputError, TrainableError
+from claimbook.claims.intervals import BOOTSTRAP_RESAMPLES, mean_interval, t_quantile
+from claimbook.errors import IntervalError
 
 # Two-sided 95% and 99% critical values of Student's t from published tables.
 TABLE = [
@@ -36,7 +36,7 @@ def test_t_quantile_approaches_the_normal_quantile():
 
 @pytest.mark.parametrize(("probability", "dof"), [(0.5, 3), (1.0, 3), (0.975, 0), (0.975, 2.5)])
 def test_t_quantile_refuses_bad_input(probability, dof):
-    with pytest.raises(TrainableError):
+    with pytest.raises(IntervalError):
         t_quantile(probability, dof)
 
 
@@ -76,10 +76,10 @@ def test_inputs_are_not_mutated():
 @pytest.mark.parametrize(
     ("values", "options", "error"),
     [
-        ([1.0], {"method": "t"}, InsufficientCountError),
-        ([1.0, float("nan")], {"method": "t"}, NonFiniteInputError),
-        ([1.0, 2.0], {"method": "z"}, TrainableError),
-        ([1.0, 2.0], {"method": "bootstrap"}, TrainableError),
+        ([1.0], {"method": "t"}, IntervalError),
+        ([1.0, float("nan")], {"method": "t"}, IntervalError),
+        ([1.0, 2.0], {"method": "z"}, IntervalError),
+        ([1.0, 2.0], {"method": "bootstrap"}, IntervalError),
     ],
 )
 def test_interval_refuses_bad_input(values, options, error):

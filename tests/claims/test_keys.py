@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from claimtools import TOY_ID, verify_toy
 
-from trainable_harness.claims import (
+from claimbook import instruments
+from claimbook.claims import (
     HarnessCallRecorder,
     badge_state,
     claim_key,
@@ -76,12 +77,13 @@ def test_every_harness_function_carries_the_note_on_its_first_line():
     # Line numbers are unchanged: a traceback through a harness function points at its source.
     import inspect
 
-    from trainable_harness import _calls
+    from claimbook import calls as _calls
 
     assert "__trainable_ran__" in centered_normalize.__code__.co_names
     first_body_line = centered_normalize.__code__.co_firstlineno
     assert inspect.getsourcelines(centered_normalize)[1] == first_body_line
-    assert keys.function_digests.__module__ in _calls.UNRECORDED
+    # The engine is not instrumented: its bookkeeping is not work a chapter or a claim does.
+    assert not keys.function_digests.__module__.startswith(_calls.PACKAGE)
     assert "__trainable_ran__" not in keys.function_digests.__code__.co_names
 
 
@@ -214,8 +216,8 @@ def test_claim_key_covers_registry_environment_and_functions(registry):
 def harness_copy(tmp_path, monkeypatch):
     """A copy of the harness sources that the keys read (the code that runs is unchanged)."""
     copy = tmp_path / "harness-copy" / "trainable_harness"
-    shutil.copytree(keys.PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(keys, "PACKAGE_DIR", copy)
+    shutil.copytree(instruments.package_dir(), copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(instruments, "package_dir", lambda: copy)
     return copy
 
 
@@ -233,8 +235,8 @@ def test_editing_a_function_the_claim_never_runs_keeps_it_current(
 ):
     verify_toy(registry, artifacts)
     _edit_function(harness_copy / "normalization.py", "rms_normalize", "an edit")
-    (harness_copy / "__main__.py").write_text(
-        (harness_copy / "__main__.py").read_text() + "\n# a CLI edit\n"
+    (harness_copy / "witnesses" / "__init__.py").write_text(
+        (harness_copy / "witnesses" / "__init__.py").read_text() + "\n# an edit\n"
     )
     state, _, reason = badge_state(TOY_ID, registry_dir=registry, artifacts_dir=artifacts)
     assert state == "verified", reason
@@ -249,7 +251,7 @@ def test_editing_a_function_the_claim_runs_makes_it_stale(toy, registry, artifac
 
 
 def test_the_real_claims_record_their_witness_and_its_instruments(tmp_path):
-    from trainable_harness.claims import harness_pin, verify_claim
+    from claimbook.claims import harness_pin, verify_claim
 
     artifact = verify_claim("c15-invariance-001", harness_pin(), artifacts_dir=tmp_path)
     functions = artifact["key"]["functions"]
@@ -275,7 +277,7 @@ def test_witness_sources_are_read_without_importing(fake_harness, monkeypatch):
 
 def test_a_cached_value_notes_again_the_functions_it_needed():
     # A claim served from a cache that a figure filled must record what a fresh run records.
-    from trainable_harness._calls import cached_with_calls
+    from claimbook.calls import cached_with_calls
 
     @cached_with_calls(maxsize=2)
     def normalized(values):

@@ -6,8 +6,8 @@ import time
 import pytest
 from claimtools import TOY_CLAIM, TOY_ID, verify_toy
 
-from trainable_harness import claims
-from trainable_harness.claims import (
+from claimbook import claims
+from claimbook.claims import (
     claim_seed,
     claim_seeds,
     display_contract,
@@ -15,12 +15,7 @@ from trainable_harness.claims import (
     load_claim,
     verify_claim,
 )
-from trainable_harness.errors import (
-    RegistryError,
-    SeedNameError,
-    TrainableError,
-    UnknownClaimError,
-)
+from claimbook.errors import BookError, RegistryError, SeedNameError, UnknownClaimError
 
 # --- seeds ----------------------------------------------------------------------------------
 
@@ -35,7 +30,7 @@ def test_claim_seed_is_the_registered_value():
 def test_claim_seed_refuses_a_name_that_is_not_text(name):
     with pytest.raises(SeedNameError, match="parameter name must be a str") as caught:
         claim_seed(name)
-    assert isinstance(caught.value, TrainableError) and isinstance(caught.value, ValueError)
+    assert isinstance(caught.value, BookError) and isinstance(caught.value, ValueError)
 
 
 def test_claim_seeds_derive_from_the_name_and_index():
@@ -151,15 +146,15 @@ MALFORMED = {
         r"field compute: 'os\.system' has the wrong form",
     ),
     "compute is a harness function but not a registered computation": (
-        ("trainable_harness.witnesses.toy.toy_witness", "trainable_harness.claims.repin"),
-        r"field compute is 'trainable_harness\.claims\.repin', which is not a registered",
+        ("trainable_harness.witnesses.toy.toy_witness", "claimbook.claims.repin"),
+        r"field compute: 'claimbook\.claims\.repin' has the wrong form",
     ),
     "compute names a registered module's helper": (
         (
             "trainable_harness.witnesses.toy.toy_witness",
             "trainable_harness.witnesses.chapter16.gains_to_output",
         ),
-        r"field compute .* not a registered claim computation",
+        r"field compute: .* is not a function marked with @claim_computation",
     ),
     "id differs from file name": (("id: t01-toy-001", "id: t01-toy-002"), r"field id"),
     "reversed interval": (("[1.0, 1.5]", "[1.5, 1.0]"), r"field expect\[group\.spread\]"),
@@ -343,9 +338,7 @@ def test_repin_named_as_compute_is_refused_and_rewrites_nothing(registry, artifa
     before = {path.name: path.read_bytes() for path in chapters.iterdir()}
     path = registry / f"{TOY_ID}.yaml"
     path.write_text(
-        TOY_CLAIM.replace(
-            "trainable_harness.witnesses.toy.toy_witness", "trainable_harness.claims.repin"
-        )
+        TOY_CLAIM.replace("trainable_harness.witnesses.toy.toy_witness", "claimbook.claims.repin")
     )
     with pytest.raises(RegistryError, match="field compute"):
         verify_toy(registry, artifacts)

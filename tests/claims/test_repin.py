@@ -2,10 +2,10 @@
 
 from claimtools import TOY_ID, edit_artifact, verify_toy
 
+from claimbook.claims import verify_claim
+from claimbook.claims.repin import repin
+from claimbook.sources import CHAPTER_HEADER, chapter_pin
 from trainable_harness import __version__
-from trainable_harness.claims import verify_claim
-from trainable_harness.claims.repin import repin
-from trainable_harness.sources import CHAPTER_HEADER, chapter_pin
 
 
 def chapter(pin, comment=""):

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from claimtools import TOY_CLAIM, TOY_ID, verify_toy
 
-from trainable_harness import __version__, atomic
-from trainable_harness.claims import (
+from claimbook import atomic
+from claimbook.claims import (
     artifact_path,
     badge_state,
     check_artifact,
@@ -19,7 +19,8 @@ from trainable_harness.claims import (
     harness_pin,
     verify_claim,
 )
-from trainable_harness.errors import ClaimFailedError, RegistryError, StalePinError
+from claimbook.errors import ClaimFailedError, RegistryError, StalePinError
+from trainable_harness import __version__
 
 ARTIFACT_KEYS = {
     "id",

@@ -5,7 +5,7 @@ rate (``scale_invariance_witness``, ``weight_decay_equilibrium_witness``), the s
 RMSNorm and LayerNorm in Transformers (``norm_cost_witness``) and the worked solutions of
 exercises 2 and 4 (``cancellation_matrix_witness``, ``estimator_shift_witness``).
 
-Each is registered with :func:`~trainable_harness.claims.computations.claim_computation`
+Each is registered with :func:`~claimbook.claims.computations.claim_computation`
 and named in ``claims/c15-*.yaml`` as ``trainable_harness.witnesses.chapter15.<name>``.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from trainable_harness.claims.computations import claim_computation
+from trainable_harness.claimable import claim_computation
 from trainable_harness.errors import ShapeError, WeightShapeError
 from trainable_harness.estimator_shift import mean_square_discrepancy, shift_part
 from trainable_harness.geometry import (
@@ -168,7 +168,7 @@ def running_state_witness(
 
     Examples
     --------
-    >>> from trainable_harness.claims import claim_seed
+    >>> from claimbook.claims import claim_seed
     >>> result = running_state_witness(claim_seed("c15-running-state"))
     >>> round(result["running_mean"], 3), round(result["evaluation_mean"], 3)
     (4.096, 3.766)
@@ -691,7 +691,7 @@ def placement_witness(seed: int, *, d: int = 4) -> dict:
 
     Examples
     --------
-    >>> from trainable_harness.claims import claim_seed
+    >>> from claimbook.claims import claim_seed
     >>> result = placement_witness(claim_seed("c15-placement"))
     >>> result["rank_pre"], result["rank_post"]
     (4, 2)

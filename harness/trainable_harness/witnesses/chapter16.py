@@ -6,7 +6,7 @@ pooled values, residual placement and dynamics, the sections on larger learning 
 worked solution of exercise 1 (``bn_backward_witness``).
 
 Each function decorated with
-:func:`~trainable_harness.claims.computations.claim_computation` computes one claim
+:func:`~claimbook.claims.computations.claim_computation` computes one claim
 ``claims/c16-<name>-001.yaml`` with the layers harness, and is named there as
 ``trainable_harness.witnesses.chapter16.<name>``. A deterministic claim calls it once with
 ``claim_seed("c16-<name>")``; a statistical claim (a conclusion drawn from randomness) calls
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from trainable_harness.claims.computations import claim_computation
+from trainable_harness.claimable import claim_computation
 from trainable_harness.errors import UnknownChoiceError
 from trainable_harness.layers import (
     BatchNormState,
@@ -145,7 +145,7 @@ def batch_dependence_witness(
 
     Examples
     --------
-    >>> from trainable_harness.claims import claim_seed
+    >>> from claimbook.claims import claim_seed
     >>> result = batch_dependence_witness(claim_seed("c16-batch-dependence"))
     >>> [result["alone_vs_batch"][kind] for kind in ("layer", "instance", "group")]
     [0.0, 0.0, 0.0]
@@ -208,7 +208,7 @@ def identity_recovery_witness(
 
     Examples
     --------
-    >>> from trainable_harness.claims import claim_seed
+    >>> from claimbook.claims import claim_seed
     >>> result = identity_recovery_witness(claim_seed("c16-identity-recovery"))
     >>> result["error_in_rounding_units"] <= 32
     True
@@ -317,7 +317,7 @@ def train_eval_witness(
 
     Examples
     --------
-    >>> from trainable_harness.claims import claim_seed
+    >>> from claimbook.claims import claim_seed
     >>> result = train_eval_witness(claim_seed("c16-train-eval/0"))
     >>> result["eval_mode"]["alone_vs_batch"]
     0.0
@@ -414,7 +414,7 @@ def single_value_witness(seed: int, *, eps: float = 1e-5) -> dict:
 
     Examples
     --------
-    >>> from trainable_harness.claims import claim_seed
+    >>> from claimbook.claims import claim_seed
     >>> result = single_value_witness(claim_seed("c16-train-mode-output"))
     >>> result["harness"]["max_abs_output_minus_beta"], result["zero_beta"]["max_abs_output"]
     (0.0, 0.0)
@@ -548,7 +548,7 @@ def folding_witness(seed: int, *, eps: float = 1e-5, updates: int = 50) -> dict:
 
     Examples
     --------
-    >>> from trainable_harness.claims import claim_seed
+    >>> from claimbook.claims import claim_seed
     >>> result = folding_witness(claim_seed("c16-folding"))
     >>> result["linear"]["max_ratio_to_bound"] <= 1, result["conv2d"]["max_ratio_to_bound"] <= 1
     (True, True)
@@ -699,7 +699,7 @@ def statistic_spread_witness(seed: int, *, repeats: int = SPREAD_REPEATS) -> dic
 
     Examples
     --------
-    >>> from trainable_harness.claims import claim_seed
+    >>> from claimbook.claims import claim_seed
     >>> result = statistic_spread_witness(claim_seed("c16-statistic-spread/0"), repeats=200)
     >>> bool(-0.6 < result["independent"]["slope"] < -0.4)
     True
@@ -856,7 +856,7 @@ def residual_depth_witness(seed: int, *, networks: int = RESIDUAL_NETWORKS) -> d
 
     Examples
     --------
-    >>> from trainable_harness.claims import claim_seed
+    >>> from claimbook.claims import claim_seed
     >>> result = residual_depth_witness(claim_seed("c16-residual-depth/0"), networks=4)
     >>> result["pre_norm"]["top_gain_slope"] < -0.3 < result["post_norm"]["top_gain_slope"]
     True
@@ -1001,7 +1001,7 @@ def activation_drift_witness(seed: int, **settings) -> dict:
 
     Examples
     --------
-    >>> from trainable_harness.claims import claim_seed
+    >>> from claimbook.claims import claim_seed
     >>> result = activation_drift_witness(claim_seed("c16-activation-drift/0"))
     >>> result["normalized"]["moment_shift"] < 1e-5 < result["unnormalized"]["moment_shift"]
     True

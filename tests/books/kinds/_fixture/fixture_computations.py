@@ -1,16 +1,20 @@
 """The computations of the fixture registry (tests/fixtures/registry), for fixture books.
 
-A registry may name only registered computations; these are registered under
-``trainable_harness.witnesses.fixtures.*`` when the fixture book's build loads this
-extension, and by the tests (with ``register``) before they verify the claims in-process.
+A registry names a computation by its dotted path in ``trainable_harness.witnesses``; these
+live in the test tree, so :func:`register` puts them there as the module
+``trainable_harness.witnesses.fixtures`` (in ``sys.modules``) when the fixture book's build
+loads this extension, and the tests call it before they verify the claims in-process.
 """
+
+import sys
+import types
 
 import numpy as np
 
-from trainable_harness.claims import computations
+from trainable_harness.claimable import claim_computation
 from trainable_harness.normalization import centered_normalize
 
-PREFIX = "trainable_harness.witnesses.fixtures."
+MODULE = "trainable_harness.witnesses.fixtures"
 
 
 def noise_mean(seed):
@@ -34,11 +38,27 @@ def shift_change():
     }
 
 
-FUNCTIONS = {PREFIX + "noise_mean": noise_mean, PREFIX + "shift_change": shift_change}
+def witness_module(name: str, functions: dict) -> types.ModuleType:
+    """A module ``name`` whose marked claim computations are ``functions`` (name -> callable).
+
+    Each callable is wrapped in a module-level function of that module, so the engine finds
+    it from the dotted name alone, exactly as it finds a witness of the book.
+    """
+    module = types.ModuleType(name)
+    for function_name, target in functions.items():
+
+        def witness(*args, _target=target, **kwargs):
+            return _target(*args, **kwargs)
+
+        witness.__module__ = name
+        witness.__name__ = witness.__qualname__ = function_name
+        setattr(module, function_name, claim_computation(witness))
+    return module
 
 
-def register(table=computations.COMPUTATIONS):
-    table.update(FUNCTIONS)
+def register(modules=sys.modules, noise=noise_mean, shift=shift_change):
+    """Put ``trainable_harness.witnesses.fixtures`` with the two computations in ``modules``."""
+    modules[MODULE] = witness_module(MODULE, {"noise_mean": noise, "shift_change": shift})
 
 
 def setup(app):

@@ -1,0 +1,18 @@
+"""claimbook: the engine that builds *Trainable* and checks every claim it states.
+
+A separate package from the instruments the chapters import (``trainable_harness``):
+imports go one way, from the instruments to the engine, never back; the engine reaches the
+instruments only through the names the book gives it (see :mod:`claimbook.instruments`).
+This module imports nothing, so the instruments' import of :mod:`claimbook.calls` stays
+cheap. One module per job:
+
+- :mod:`claimbook.paths` -- every path the book uses; :mod:`claimbook.atomic` -- atomic writes.
+- :mod:`claimbook.calls` -- the import hook that notes which instrument functions run.
+- :mod:`claimbook.instruments` -- the instrument package, found without importing it.
+- :mod:`claimbook.claims` -- the registry, claim kinds and judging, keys, artifacts, repin.
+- :mod:`claimbook.sources` -- the one reader of chapter sources; :mod:`claimbook.settings`
+  and :mod:`claimbook.figures` -- what chapters glue and save.
+- :mod:`claimbook.build` -- the build driver: lock, keys, execution, render, publish, bench.
+- :mod:`claimbook.extensions` -- the Sphinx extensions the site is rendered with.
+- :mod:`claimbook.pdf`, :mod:`claimbook.binder` -- the printed book and the Binder check.
+"""

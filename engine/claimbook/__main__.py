@@ -1,0 +1,76 @@
+"""``python -m claimbook COMMAND``: the book engine's one command line.
+
+::
+
+    build [--jobs N] [--question]   plan, execute what changed, render, publish (``make``)
+    execute [CHAPTER ...]           execute what changed in those chapters, no render
+    bench [--rounds N]              time a cold build against Jupyter Book's own execution
+    claims list|verify|show         the claims (see :mod:`claimbook.claims.cli`)
+    repin                           re-verify every claim, then re-pin every chapter
+    pdf [SITE [OUTPUT]]             print the built site to one PDF
+    binder-check                    what Binder does, in a fresh environment
+
+Exit status: 0 success; 1 a chapter, a claim or the site failed; 2 a bad id, registry file
+or filesystem problem; 3 another build holds the lock.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+_BUILD_COMMANDS = ("build", "execute", "bench")
+
+
+# Options the claims commands take before the command word, each with one value.
+_GLOBAL_OPTIONS = ("--registry", "--artifacts")
+
+
+def _command(argv: list[str]) -> str:
+    """The command word of ``argv``: its first word that is neither an option nor its value."""
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word in _GLOBAL_OPTIONS:
+            skip = True
+        elif not word.startswith("-"):
+            return word
+    return ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Dispatch ``argv`` (default ``sys.argv[1:]``) to the module that owns the command."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = _command(argv)
+    if command in ("claims", "repin"):
+        from claimbook.claims import cli
+
+        return cli.main(argv)
+    if command == "pdf":
+        from claimbook import pdf
+
+        return pdf.main(argv[1:])
+    if command == "binder-check":
+        from claimbook import binder
+
+        return binder.main()
+    from claimbook.build import driver
+
+    return driver.main(argv)
+
+
+if __name__ == "__main__":
+    status = main()
+    if _command(sys.argv[1:]) in _BUILD_COMMANDS:
+        from claimbook.build.execute import end_workers
+
+        # Everything the build writes is written and closed by now. Tearing down the
+        # interpreter (the Sphinx environment and the page trees of a render) takes up to
+        # half a second and changes no output, so the process ends here, once the chapter
+        # workers have ended.
+        end_workers()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    raise SystemExit(status)

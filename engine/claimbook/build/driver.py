@@ -1,0 +1,261 @@
+"""The build that ``make`` runs: ``python -m claimbook build`` (see :mod:`claimbook.__main__`).
+
+::
+
+    build [--jobs N]     plan, execute what changed, render, publish; exit 1 on any failure
+    build --question     exit 0 only if the tree is built, current and clean (does nothing)
+    execute [CHAPTER ...] execute what changed in those chapters (default all), no render
+    bench [--rounds N]   time a cold build against Jupyter Book's own execution (see .bench)
+
+Exit status: 0 built and every claim holds; 1 a chapter, a claim or the site build failed
+(the message says which, and the same inputs fail the same way every time); 3 another build
+holds the lock.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from claimbook import claims, paths
+from claimbook.build.execute import execute_chapters, reassemble_chapter
+from claimbook.build.keys import plan_chapter
+from claimbook.build.lock import build_lock
+from claimbook.build.render import (
+    SiteRender,
+    mark_outdated,
+    pages_digest,
+    publish,
+    read_outcome,
+    site_dir,
+    site_key,
+    write_outcome,
+)
+from claimbook.claims.keys import parse_package
+from claimbook.errors import BuildError, BuildLockError, ChapterSourceError, ClaimError
+from claimbook.settings import results_pasted_as_glue
+from claimbook.sources import chapter_sources
+
+
+def _claim_problems() -> list[str]:
+    """One line per registered claim whose state fails the build, with its failed fields."""
+    problems = []
+    for claim_id in claims.list_claims():
+        state, artifact, reason = claims.badge_state(claim_id)
+        if not claims.state_fails_build(state):
+            continue
+        if state == "failed" and artifact is not None:
+            lines = claims.failure_summary(artifact) or [reason]
+            problems.extend(f"claim {line}" for line in lines)
+        else:
+            problems.append(f"claim {claim_id} is {state}: {reason}")
+    return problems
+
+
+def _pages_to_read_early(plans: list, running: list) -> list[str]:
+    """Chapters a render that reads every page may read while ``running`` ones execute.
+
+    A chapter qualifies when its executed notebook is final (it is not running) and its
+    source names no claim a running chapter verifies (a badge is judged when its page is
+    read). The test is on the source's text, so it errs towards waiting.
+    """
+    from claimbook.sources import read_chapter
+
+    running_stems = {Path(source).stem for source in running}
+    running_claims: set[str] = set()
+    for source in running:
+        try:
+            running_claims.update(read_chapter(source).verified_claims)
+        except ChapterSourceError:
+            return []
+    pages = []
+    for plan in plans:
+        if plan.stem in running_stems:
+            continue
+        try:
+            text = plan.source.read_text(encoding="utf-8")
+        except OSError:
+            continue
+        if any(claim in text for claim in running_claims):
+            continue
+        pages.append(plan.source.relative_to(paths.REPO_ROOT).with_suffix("").as_posix())
+    return pages
+
+
+def _relative(path) -> str:
+    return path.relative_to(paths.REPO_ROOT).as_posix()
+
+
+def _selected_sources(only: list[str] | None) -> list:
+    sources = chapter_sources()
+    if not only:
+        return sources
+    stems = [source.stem for source in sources]
+    unknown = [name for name in only if name not in stems]
+    if unknown:
+        raise ChapterSourceError(
+            f"no chapter named {', '.join(unknown)} in _toc.yml (chapters: {', '.join(stems)})"
+        )
+    return [source for source in sources if source.stem in only]
+
+
+def build(
+    jobs: int | None = None,
+    question: bool = False,
+    out=print,
+    only: list[str] | None = None,
+    render_site: bool = True,
+) -> int:
+    """Bring the site up to date; return the exit status (see the module doc).
+
+    ``only`` limits planning and execution to those chapter stems, and ``render_site=False``
+    stops after execution (one job of a build spread over machines).
+    """
+    started = time.perf_counter()
+    plans = [plan_chapter(source) for source in _selected_sources(only)]
+    if question:
+        outcome = read_outcome()
+        changed = [plan for plan in plans if plan.action != "none"]
+        for plan in changed:
+            out(f"{_relative(plan.source)}: would {plan.action} ({plan.reason})")
+        if changed:
+            return 1
+        if only:
+            return 0
+        if outcome is None or outcome.get("key") != site_key() or not site_dir().is_dir():
+            out("the site would be rendered again")
+            return 1
+        if outcome.get("warnings") or outcome.get("claim_problems"):
+            out("the tree is current, but its last build failed (run `make` to see why)")
+            return 1
+        out("up to date")
+        return 0
+    pending = [plan for plan in plans if plan.execute]
+    for plan in plans:
+        if plan.action == "reassemble":
+            if reassemble_chapter(plan.source):
+                out(f"{_relative(plan.source)}: reassembled ({plan.reason})")
+            else:
+                pending.append(plan)
+    if pending:
+        mark_outdated(f"{len(pending)} chapter(s) to execute")
+    for plan in pending:
+        out(f"{_relative(plan.source)}: executing ({plan.reason})")
+    # How the site will be rendered is known now (the last outcome, the pages that exist), so
+    # the Sphinx application is made ready while the chapters execute in other processes.
+    outcome = read_outcome()
+    fresh = outcome is None or bool(outcome.get("warnings"))
+    same_pages = outcome is not None and outcome.get("pages") == pages_digest()
+    prepared: list[SiteRender] = []
+
+    def prepare(running: list) -> None:
+        site = SiteRender(fresh, reuse_pages=same_pages)
+        prepared.append(site)
+        # Judging the claims after the chapters needs every harness module parsed and every
+        # registry entry validated; both are cached, so that work is done here, on a free core.
+        parse_package()
+        for source in _selected_sources(None):
+            try:
+                results_pasted_as_glue(source)  # the render's source check asks the same
+            except ChapterSourceError:  # the render reports it on the chapter's page
+                continue
+        for claim_id in claims.list_claims():
+            try:
+                claims.load_claim(claim_id)
+            except ClaimError:  # the render reports it, with the page that states the claim
+                continue
+        if fresh:  # only a render that reads every page reads some early
+            site.read_early(_pages_to_read_early(plans, running))
+
+    try:
+        runs = execute_chapters(
+            [plan.source for plan in pending],
+            jobs=jobs,
+            report=out,
+            meanwhile=prepare if render_site else None,
+        )
+        failed = [run for run in runs if not run.ok]
+        if failed:
+            out(
+                "make: the site was not rendered; the previous one (if any) is kept and marked "
+                f"outdated in {_relative(site_dir())}/OUTDATED.txt"
+            )
+            return 1
+        if not render_site:
+            out(f"executed {len(pending)} chapter(s) in {time.perf_counter() - started:.1f} s")
+            return 0
+        key = site_key()
+        if outcome is not None and outcome.get("key") == key and site_dir().is_dir():
+            warnings = list(outcome.get("warnings", []))
+            problems = outcome.get("claim_problems")
+            out("site: unchanged since the last render")
+        else:
+            mark_outdated("the site is being rendered")
+            out("site: rendering" + (" (every page re-read)" if fresh else ""))
+            rendering = time.perf_counter()
+            site = prepared.pop() if prepared else SiteRender(fresh, reuse_pages=same_pages)
+            rendered, warnings = site.run()
+            publish(rendered)
+            problems = None
+            out(f"site: rendered and published in {time.perf_counter() - rendering:.1f} s")
+    finally:
+        for unused in prepared:
+            unused.discard()
+    if problems is None:
+        problems = _claim_problems()
+        write_outcome(key, warnings, problems)
+    seconds = time.perf_counter() - started
+    if warnings or problems:
+        for line in warnings:
+            out(line)
+        for line in problems:
+            out(line)
+        out(
+            f"make: FAILED in {seconds:.1f} s: {len(warnings)} site warning(s), "
+            f"{len(problems)} claim problem(s); the site shows them: "
+            f"{site_dir() / 'index.html'}"
+        )
+        return 1
+    out(f"The book is built ({seconds:.1f} s): {site_dir() / 'index.html'}")
+    return 0
+
+
+def _print(line: str) -> None:
+    print(line, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["bench"]:
+        from claimbook.build import bench
+
+        return bench.main(argv[1:])
+    parser = argparse.ArgumentParser(prog="python -m claimbook")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("bench", help="time the build (see `bench --help`)")
+    build_parser = commands.add_parser("build", help="bring the site up to date")
+    build_parser.add_argument("--jobs", type=int, default=None, help="parallel chapters")
+    build_parser.add_argument(
+        "--question", action="store_true", help="exit 0 only if nothing would change"
+    )
+    execute_parser = commands.add_parser(
+        "execute", help="execute what changed in the named chapters (default all); no render"
+    )
+    execute_parser.add_argument("chapters", nargs="*", metavar="CHAPTER", help="chapter stems")
+    execute_parser.add_argument("--jobs", type=int, default=None, help="parallel chapters")
+    options = parser.parse_args(argv)
+    if options.jobs is not None and options.jobs < 1:
+        parser.error(f"--jobs must be a positive integer, got {options.jobs}")
+    try:
+        with build_lock(paths.BUILD_DIR / ".build.lock"):
+            if options.command == "execute":
+                return build(options.jobs, out=_print, only=options.chapters, render_site=False)
+            return build(options.jobs, options.question, out=_print)
+    except BuildLockError as error:
+        print(f"make: {error}", file=sys.stderr)
+        return 3
+    except (BuildError, ChapterSourceError) as error:
+        print(f"make: {error}", file=sys.stderr)
+        return 1

@@ -1,0 +1,321 @@
+"""Execute chapters with papermill's Python API, in parallel worker processes.
+
+Each chapter runs in its own worker process (papermill changes the working directory, which
+is process-wide) with its own kernel, working directory ``chapters/`` as Binder has it. The
+notebook jupytext makes from the source gets two instrumentation cells, removed again from
+the executed notebook: the first starts a
+:class:`~claimbook.claims.keys.HarnessCallRecorder` in the kernel, the last writes
+the functions it recorded, which become part of the chapter's key. papermill saves the
+notebook once at the end, not after every cell. The worker launches the kernel before it
+does anything else, so the kernel boots while the worker reads the chapter, and stops it at
+once when the last cell has replied.
+
+The claims a chapter verifies have their artifacts removed before it runs, so a run that
+fails can never leave an earlier run's artifact behind as if this run had written it.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import multiprocessing
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from claimbook import paths
+from claimbook.atomic import write_text_atomically
+from claimbook.build.keys import chapter_key, code_digest, read_record, write_record
+from claimbook.sources import read_chapter
+
+__all__ = ["ChapterRun", "end_workers", "execute_chapters", "reassemble_chapter"]
+
+INSTRUMENT_TAG = "trainable-instrumentation"
+CHAPTER_ENVIRONMENT_VARIABLE = "TRAINABLE_CHAPTER"
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+_WORKERS: list = []  # chapter worker processes, joined by end_workers()
+_START = """\
+from claimbook.claims.keys import HarnessCallRecorder
+
+_trainable_recorder = HarnessCallRecorder()
+_trainable_recorder.start()
+"""
+_STOP = """\
+import json as _trainable_json
+
+with open({path!r}, "w", encoding="utf-8") as _trainable_stream:
+    _trainable_json.dump(
+        [list(name) for name in _trainable_recorder.stop()], _trainable_stream
+    )
+"""
+
+
+@dataclass
+class ChapterRun:
+    """The outcome of executing one chapter."""
+
+    stem: str
+    ok: bool
+    seconds: float
+    claims: list[str] = field(default_factory=list)
+    error: str = ""
+
+
+def _instrumented(notebook, functions_file: Path):
+    import nbformat
+
+    start = nbformat.v4.new_code_cell(_START, metadata={"tags": [INSTRUMENT_TAG]})
+    stop = nbformat.v4.new_code_cell(
+        _STOP.format(path=str(functions_file)), metadata={"tags": [INSTRUMENT_TAG]}
+    )
+    notebook.cells = [start, *notebook.cells, stop]
+    return notebook
+
+
+def _without_instrumentation(notebook):
+    """Drop the instrumentation cells, renumber executions, and drop papermill's clocks."""
+    notebook.cells = [
+        cell
+        for cell in notebook.cells
+        if INSTRUMENT_TAG not in cell.get("metadata", {}).get("tags", [])
+    ]
+    count = 0
+    for cell in notebook.cells:
+        cell.metadata.pop("papermill", None)
+        cell.metadata.pop("execution", None)
+        if cell.cell_type == "code" and cell.get("execution_count") is not None:
+            count += 1
+            cell.execution_count = count
+            for output in cell.get("outputs", []):
+                if "execution_count" in output:
+                    output["execution_count"] = count
+    # The timings papermill stores would make every rebuild differ; they say nothing.
+    notebook.metadata.pop("papermill", None)
+    return notebook
+
+
+def _figure_outputs(chapter) -> list[Path]:
+    """The figure artifacts the chapter's numbered figures link to (any format saved)."""
+    labels = [
+        directive.options.get("name")
+        for directive in chapter.directives()
+        if directive.name in ("glue:figure", "figure") and directive.options.get("name")
+    ]
+    found = []
+    for label in labels:
+        found.extend(sorted(paths.FIGURES_DIR.glob(f"{label}.*")))
+    return sorted({path for path in found if path.is_file() and not path.is_symlink()})
+
+
+def _start_kernel():
+    """Launch the chapter's kernel in ``chapters/`` (as Binder runs it); return its manager.
+
+    The kernel boots (a Python process importing IPython) while the worker reads the chapter
+    and imports papermill; papermill then runs the notebook on this kernel.
+    """
+    import asyncio
+
+    from jupyter_client.manager import AsyncKernelManager
+
+    manager = AsyncKernelManager(kernel_name="python3")
+    asyncio.run(
+        manager.start_kernel(
+            cwd=str(paths.CHAPTERS_DIR),
+            # The kernel's own log is noise here (a notice about its local TCP transport);
+            # a failing cell is reported by papermill.
+            extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
+        )
+    )
+    return manager
+
+
+def _stop_kernel(manager) -> None:
+    """Stop the kernel at once: every output has arrived, and cells wrote their files."""
+    import asyncio
+
+    try:
+        asyncio.run(manager.shutdown_kernel(now=True))
+    except Exception:  # a kernel that already died has nothing left to stop
+        pass
+
+
+def _run_one(source: str) -> ChapterRun:
+    """Worker: execute one chapter and, on success, write its record."""
+    started = time.perf_counter()
+    source_path = Path(source)
+    stem = source_path.stem
+    os.environ[CHAPTER_ENVIRONMENT_VARIABLE] = stem
+    # Kernels run side by side, one per core: BLAS threads would only compete (and a fixed
+    # count keeps reductions in one order). The Makefile exports the same for every step.
+    for variable in BLAS_THREAD_VARIABLES:
+        os.environ.setdefault(variable, "1")
+    try:
+        kernel = _start_kernel()
+    except Exception as error:
+        return ChapterRun(stem, False, time.perf_counter() - started, [], f"no kernel: {error}")
+    try:
+        return _execute(source_path, kernel, started)
+    finally:
+        _stop_kernel(kernel)
+
+
+def _execute(source_path: Path, kernel, started: float) -> ChapterRun:
+    import nbformat
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    stem = source_path.stem
+    chapter = read_chapter(source_path)
+    claim_ids = chapter.verified_claims
+    for claim_id in claim_ids:
+        (paths.CLAIM_ARTIFACTS_DIR / f"{claim_id}.json").unlink(missing_ok=True)
+    work = paths.BUILD_DIR / "notebooks"
+    work.mkdir(parents=True, exist_ok=True)
+    functions_file = work / f"{stem}.functions.json"
+    functions_file.unlink(missing_ok=True)
+    notebook = _instrumented(nbformat.from_dict(chapter.notebook), functions_file)
+    try:
+        executed = papermill.execute_notebook(
+            notebook,
+            None,
+            cwd=str(paths.CHAPTERS_DIR),
+            kernel_name="python3",
+            progress_bar=False,
+            log_output=False,
+            request_save_on_cell_execute=False,
+            km=kernel,  # started by _start_kernel, stopped by _run_one
+        )
+    except PapermillExecutionError as error:
+        cell = error.exec_count - 1 if error.exec_count else "?"
+        return ChapterRun(
+            stem,
+            False,
+            time.perf_counter() - started,
+            claim_ids,
+            f"code cell {cell} raised {error.ename}: {error.evalue}",
+        )
+    except Exception as error:  # a kernel that died or never started
+        return ChapterRun(
+            stem,
+            False,
+            time.perf_counter() - started,
+            claim_ids,
+            f"{type(error).__name__}: {error}",
+        )
+    functions = [tuple(name) for name in json.loads(functions_file.read_text(encoding="utf-8"))]
+    target = paths.CHAPTERS_DIR / f"{stem}.ipynb"
+    write_text_atomically(target, nbformat.writes(_without_instrumentation(executed)) + "\n")
+    outputs = [
+        target,
+        *(paths.CLAIM_ARTIFACTS_DIR / f"{claim_id}.json" for claim_id in claim_ids),
+        *_figure_outputs(chapter),
+    ]
+    seconds = time.perf_counter() - started
+    write_record(
+        source_path,
+        chapter_key(code_digest(chapter), claim_ids, functions),
+        claim_ids,
+        functions,
+        outputs,
+        seconds,
+    )
+    return ChapterRun(stem, True, seconds, claim_ids)
+
+
+def reassemble_chapter(source: Path) -> bool:
+    """Rebuild an executed notebook after a prose-only edit, without a kernel.
+
+    The new source's cells are kept, and each code cell takes the outputs and execution
+    count of the same code cell in the executed notebook. Returns False (the caller then
+    executes the chapter) when the code cells no longer correspond one to one.
+    """
+    import nbformat
+
+    chapter = read_chapter(source)
+    target = paths.CHAPTERS_DIR / f"{source.stem}.ipynb"
+    record = read_record(source.stem)
+    if record is None or not target.is_file():
+        return False
+    executed = nbformat.read(target, as_version=4)
+    fresh = nbformat.from_dict(chapter.notebook)
+    old_code = [cell for cell in executed.cells if cell.cell_type == "code"]
+    new_code = [cell for cell in fresh.cells if cell.cell_type == "code"]
+    if [c.source for c in old_code] != [c.source for c in new_code]:
+        return False
+    for new, old in zip(new_code, old_code, strict=True):
+        new.outputs, new.execution_count = old.outputs, old.execution_count
+    fresh.metadata = executed.metadata
+    write_text_atomically(target, nbformat.writes(fresh) + "\n")
+    functions = [tuple(name) for name in record["functions"]]
+    outputs = [paths.REPO_ROOT / name for name in record["outputs"]]
+    key = chapter_key(code_digest(chapter), chapter.verified_claims, functions)
+    write_record(source, key, chapter.verified_claims, functions, outputs, record["seconds"])
+    return True
+
+
+def execute_chapters(
+    sources: list[Path], jobs: int | None = None, report=print, meanwhile=None
+) -> list[ChapterRun]:
+    """Execute ``sources`` in up to ``jobs`` worker processes (default: the CPU count).
+
+    ``report`` receives one line per chapter as it finishes. ``meanwhile``, if given, is
+    called once, with the sources still executing, as soon as a core has no chapter to run
+    (at once when fewer chapters than cores run, else when the chapters left fit on fewer
+    cores than there are): the parent is otherwise idle until the chapters finish, and work
+    it did earlier would compete with them.
+    """
+    if not sources:
+        return []
+    cores = os.cpu_count() or 1
+    jobs = max(1, min(jobs or cores, len(sources)))
+    runs = []
+    context = multiprocessing.get_context("fork")
+    others = set(multiprocessing.active_children())
+    pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context)
+    try:
+        futures = {pool.submit(_run_one, str(source)): source for source in sources}
+        # With fork, the pool starts all its workers at the first submission.
+        _WORKERS.extend(set(multiprocessing.active_children()) - others)
+
+        def idle_core() -> None:
+            nonlocal meanwhile
+            unfinished = len(sources) - len(runs)
+            if meanwhile is not None and 0 < unfinished and min(jobs, unfinished) < cores:
+                waiting, meanwhile = meanwhile, None
+                waiting([source for future, source in futures.items() if not future.done()])
+
+        idle_core()
+        for future in concurrent.futures.as_completed(futures):
+            run = future.result()
+            runs.append(run)
+            report(_progress_line(futures[future], run))
+            idle_core()
+    finally:
+        # The workers are idle once every result is in; they exit while the build goes on,
+        # and end_workers() waits for them before the process ends.
+        pool.shutdown(wait=False, cancel_futures=True)
+    return sorted(runs, key=lambda run: [s.stem for s in sources].index(run.stem))
+
+
+def end_workers() -> None:
+    """Wait until every chapter worker this process started has ended.
+
+    Waits on each worker's sentinel, which is ready once the process has ended whichever
+    thread reaps it (the pool's own thread joins its workers too).
+    """
+    from multiprocessing.connection import wait
+
+    while _WORKERS:
+        wait([_WORKERS.pop().sentinel])
+
+
+def _progress_line(source: Path, run: ChapterRun) -> str:
+    name = source.relative_to(paths.REPO_ROOT).as_posix()
+    if not run.ok:
+        return f"{name}: FAILED after {run.seconds:.1f} s: {run.error}"
+    from claimbook.claims import badge_state
+
+    states = [badge_state(claim_id)[0] for claim_id in run.claims]
+    summary = ", ".join(f"{states.count(s)} {s}" for s in dict.fromkeys(states)) or "no claims"
+    return f"{name}: executed in {run.seconds:.1f} s; {len(run.claims)} claims: {summary}"

@@ -1,0 +1,391 @@
+"""Render the site with Jupyter Book's Sphinx, publish it whole, and remember the outcome.
+
+The **site key** is a SHA-256 over everything a page can show: the book's own files
+(configuration, table of contents, landing page, bibliography, ``_static``, the engine), the
+executed notebooks, the claim registry, every regular file under ``artifacts/``, the harness
+code that decides and draws a badge (the claims package, the chapter-source reader), the
+current digests of the functions each claim artifact recorded (so a claim whose computation
+was edited turns stale on the page), the locked environment, and the commit, date and
+"uncommitted changes" flag the footer of every page names.
+
+Sphinx renders into a new directory, reusing its parsed pages (``_build/.doctrees``) and,
+when the same pages exist as last time, a copy of the published site (so only changed pages
+are written), and that directory replaces ``_build/html`` by rename: the site on disk is the
+previous complete site or the new complete one, never a mixture. While a build is under way
+the previous site carries a file ``_build/html/OUTDATED.txt`` saying so.
+
+The outcome (no warnings, or the warnings) is stored in ``_build/site.json`` with the site
+key. A build whose site key equals the stored one does not render again, and repeats the
+stored outcome: a warning fails every ``make`` until its cause is fixed, not only the first.
+After any outcome with warnings the next render re-reads every page (``freshenv``), because
+Sphinx only warns about the pages it reads.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+from claimbook import paths
+from claimbook.atomic import write_text_atomically
+from claimbook.build.keys import file_digest
+from claimbook.claims.keys import environment_digest, function_digests
+from claimbook.errors import BuildError
+
+__all__ = [
+    "OUTDATED_NOTE",
+    "SiteRender",
+    "mark_outdated",
+    "pages_digest",
+    "publish",
+    "read_outcome",
+    "regular_files",
+    "render",
+    "site_dir",
+    "site_key",
+    "write_outcome",
+]
+
+OUTDATED_NOTE = "OUTDATED.txt"
+_BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib")
+_BOOK_DIRS = ("_static", "_templates", "claims", "artifacts")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def site_dir() -> Path:
+    return paths.BUILD_DIR / "html"
+
+
+def _book_files() -> list[Path]:
+    root = paths.REPO_ROOT
+    files = [root / name for name in _BOOK_FILES]
+    files.extend(sorted(root.glob("*.md")))
+    files.extend(sorted(paths.CHAPTERS_DIR.glob("*.ipynb")))
+    for directory in _BOOK_DIRS:
+        files.extend(regular_files(root / directory))
+    # The engine's own code (extensions included) enters through environment_digest().
+    return [path for path in files if "__pycache__" not in path.parts]
+
+
+def regular_files(directory: Path) -> list[Path]:
+    """Regular files under ``directory``, sorted; links (to files or folders) are skipped."""
+    found = []
+    for folder, subfolders, names in os.walk(directory, followlinks=False):
+        here = Path(folder)
+        subfolders[:] = sorted(name for name in subfolders if not (here / name).is_symlink())
+        found.extend(here / name for name in names if (here / name).is_file())
+    return sorted(path for path in found if not path.is_symlink())
+
+
+def _claim_function_digests() -> dict:
+    """Today's digests of the functions each claim artifact recorded (its staleness input)."""
+    recorded = set()
+    for artifact in sorted(paths.CLAIM_ARTIFACTS_DIR.glob("*.json")):
+        try:
+            key = json.loads(artifact.read_text(encoding="utf-8")).get("key") or {}
+        except (OSError, ValueError, AttributeError):
+            continue
+        for name in key.get("functions", {}) if isinstance(key, dict) else ():
+            module, _, qualname = str(name).partition(":")
+            recorded.add((module, qualname))
+    return function_digests(sorted(recorded))
+
+
+def site_key() -> str:
+    """The SHA-256 over everything a page can show (see the module doc)."""
+    digest = hashlib.sha256()
+    for path in _book_files():
+        name = (
+            path.relative_to(paths.REPO_ROOT).as_posix()
+            if path.is_relative_to(paths.REPO_ROOT)
+            else path.name
+        )
+        digest.update(f"{name}\0{file_digest(path)}\n".encode())
+    digest.update(json.dumps(_claim_function_digests(), sort_keys=True).encode())
+    digest.update(environment_digest().encode())
+    digest.update(json.dumps(_build_stamp(), sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def _build_stamp() -> dict:
+    """The footer's commit, date and dirty flag, as the site extension finds them.
+
+    Every page shows them, so they are part of the site key; the one definition of how
+    they are found is :func:`claimbook.extensions.book_site.build_stamp`.
+    """
+    from claimbook.extensions.book_site import build_stamp
+
+    return build_stamp(str(paths.REPO_ROOT))
+
+
+def _outcome_path() -> Path:
+    return paths.BUILD_DIR / "site.json"
+
+
+def read_outcome() -> dict | None:
+    """The stored outcome of the last render (``key``, ``warnings``), or None."""
+    try:
+        outcome = json.loads(_outcome_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return outcome if isinstance(outcome, dict) else None
+
+
+def write_outcome(key: str, warnings: list[str], problems: list[str] | None = None) -> None:
+    """Store the render's outcome under the site key: its warnings and the claim problems.
+
+    Every claim's state is a function of what the site key covers (registry, artifacts,
+    function digests, lock), so an unchanged key repeats the stored problems too.
+    """
+    record = {"key": key, "warnings": warnings, "pages": pages_digest()}
+    if problems is not None:
+        record["claim_problems"] = problems
+    write_text_atomically(_outcome_path(), json.dumps(record, indent=2) + "\n")
+
+
+def mark_outdated(reason: str) -> None:
+    """Say, inside the published site, that a build of newer sources is under way."""
+    site = site_dir()
+    if site.is_dir():
+        write_text_atomically(
+            site / OUTDATED_NOTE,
+            "This site is older than its sources: a build started and has not finished "
+            f"({reason}). Run `make` to bring it up to date.\n",
+        )
+
+
+class _Tee(io.TextIOBase):
+    """Write through to a stream while keeping a copy (Sphinx's warnings)."""
+
+    def __init__(self, stream):
+        self.stream, self.copy = stream, io.StringIO()
+
+    def write(self, text):
+        self.copy.write(text)
+        return self.stream.write(text)
+
+    def flush(self):
+        self.stream.flush()
+
+    def isatty(self):
+        return False
+
+
+def _warnings(text: str) -> list[str]:
+    """One entry per Sphinx warning or error (its first line and any continuation lines)."""
+    entries: list[str] = []
+    for line in _ANSI.sub("", text).splitlines():
+        if "WARNING:" in line or "ERROR:" in line or "CRITICAL:" in line:
+            entries.append(line.replace(f"{paths.REPO_ROOT}/", ""))
+        elif entries and line.strip() and not line.startswith(("Running Sphinx", "loading")):
+            entries[-1] += "\n" + line
+    return entries
+
+
+def pages_digest() -> str:
+    """SHA-256 of what decides which pages exist: the table of contents and the claim ids."""
+    digest = hashlib.sha256(file_digest(paths.REPO_ROOT / "_toc.yml").encode())
+    for claim in sorted(path.stem for path in paths.CLAIMS_DIR.glob("*.yaml")):
+        digest.update(b"\0" + claim.encode())
+    return digest.hexdigest()
+
+
+class SiteRender:
+    """A Sphinx application for the whole book, made ready before the chapters finish.
+
+    Constructing the application (Jupyter Book's configuration, every extension's setup, the
+    stored environment, the theme) takes about half a second and reads nothing the chapters
+    write: executed notebooks, claim artifacts and figures are only read by :meth:`run`. The
+    build therefore constructs it while the chapters execute in other processes, and runs it
+    once they are done. With ``reuse_pages`` (the same pages exist as in the published site,
+    and the last render was clean), the new directory starts as a copy of the published site,
+    times kept, so Sphinx writes only the pages whose sources changed; otherwise it starts
+    empty and every page is written. ``fresh`` re-reads every page.
+
+    This mirrors :func:`jupyter_book.sphinx.build_sphinx` (the ``jupyter-book build``
+    command), split at the point where the application exists. Warnings go to standard error
+    and are kept. An exception while constructing is kept and raised by :meth:`run`.
+    """
+
+    def __init__(self, fresh: bool, reuse_pages: bool = False):
+        from contextlib import ExitStack
+
+        self.fresh = fresh
+        self.target = paths.BUILD_DIR / "html.new"
+        self.tee = _Tee(sys.stderr)
+        self.app = None
+        self.error: BaseException | None = None
+        self._early: dict[str, int] = {}  # docname -> its source's mtime when read
+        self._contexts = ExitStack()
+        shutil.rmtree(self.target, ignore_errors=True)
+        if reuse_pages and not fresh and site_dir().is_dir():
+            shutil.copytree(site_dir(), self.target, symlinks=True)
+            (self.target / OUTDATED_NOTE).unlink(missing_ok=True)
+        try:
+            self._construct()
+        except Exception as error:  # reported by run(), after the chapters
+            self.error = error
+            self._contexts.close()
+
+    def _construct(self) -> None:
+        from jupyter_book.config import get_final_config
+        from jupyter_book.pdf import update_latex_documents
+        from sphinx.application import Sphinx
+        from sphinx.util.docutils import docutils_namespace, patch_docutils
+
+        configuration, meta = get_final_config(
+            user_yaml=paths.REPO_ROOT / "_config.yml",
+            cli_config={
+                "external_toc_path": (paths.REPO_ROOT / "_toc.yml").as_posix(),
+                "nitpicky": True,
+                "latex_individualpages": False,  # what the jupyter-book command passes
+            },
+            sourcedir=paths.REPO_ROOT,
+            use_external_toc=True,
+        )
+        # The themes append their template folders to templates_path, and Sphinx's default
+        # for it is one list shared by every application: a list of this render's own keeps
+        # a second render in this process from inheriting the first one's folders.
+        configuration = copy.deepcopy(configuration)
+        configuration["templates_path"] = list(configuration.get("templates_path") or [])
+        # Docutils' global registries stay patched until run() has built the site.
+        self._contexts.enter_context(patch_docutils(None))
+        self._contexts.enter_context(docutils_namespace())
+        app = Sphinx(
+            srcdir=paths.REPO_ROOT,
+            confdir=None,
+            outdir=self.target,
+            doctreedir=paths.BUILD_DIR / ".doctrees",
+            buildername="html",
+            confoverrides=configuration,
+            status=None,
+            warning=self.tee,
+            freshenv=self.fresh,
+            warningiserror=True,
+            keep_going=True,
+        )
+        app.config.latex_documents = update_latex_documents(
+            app.config.latex_documents, meta["latex_doc_overrides"]
+        )
+        if app.config["use_multitoc_numbering"]:
+            import yaml
+
+            if "numbered: true" in yaml.dump(app.config.external_site_map.as_json()):
+                app.setup_extension("sphinx_multitoc_numbering")
+        # After every other handler (the claims extension notes which pages a build reads).
+        app.connect("env-before-read-docs", self._skip_read_early, priority=900)
+        app.connect("env-updated", self._report_read_early)
+        self.app = app
+
+    def read_early(self, docnames) -> list[str]:
+        """Read these pages now, while chapters still execute; return the ones read.
+
+        Only a render that reads every page (``fresh``) reads early: it starts from an empty
+        environment, so nothing is compared with a previous one. The caller names pages whose
+        sources are final and which state no claim of a chapter still executing (a page's
+        badges are judged as it is read). Each is read exactly as the render would read it
+        (same application, same handlers, warnings kept), after the same announcement of
+        what is outdated (everything), and the render then skips it unless its source
+        changed since. A page that fails to read is left to the render.
+        """
+        if self.app is None or not self.fresh:
+            return []
+        app, env = self.app, self.app.env
+        saved, sys.stderr = sys.stderr, self.tee
+        try:
+            env.find_files(app.config, app.builder)
+            # As Builder.read() does first; sphinx-external-toc moves the table of contents
+            # into the environment here.
+            app.events.emit("env-get-outdated", env, set(env.found_docs), set(), set())
+            for docname in docnames:
+                if docname not in env.found_docs:
+                    continue
+                stamp = Path(env.doc2path(docname)).stat().st_mtime_ns
+                app.events.emit("env-purge-doc", env, docname)
+                env.clear_doc(docname)
+                try:
+                    app.builder.read_doc(docname)
+                except Exception:  # the render reads it again and reports what is wrong
+                    continue
+                self._early[docname] = stamp
+        finally:
+            sys.stderr = saved
+        return sorted(self._early)
+
+    def _skip_read_early(self, app, env, docnames: list[str]) -> None:
+        for docname, stamp in list(self._early.items()):
+            path = Path(env.doc2path(docname))
+            if not (path.is_file() and path.stat().st_mtime_ns == stamp):
+                del self._early[docname]  # changed since: Sphinx reads it again
+            elif docname in docnames:
+                docnames.remove(docname)  # in place: Sphinx reads what the list holds
+
+    def _report_read_early(self, app, env) -> list[str]:
+        # The pages read early count as read by this build (Sphinx writes what it read).
+        return sorted(self._early)
+
+    def run(self) -> tuple[Path, list[str]]:
+        """Read and write the site; return its directory and the warnings.
+
+        Raises
+        ------
+        BuildError
+            If Sphinx stopped with an exception, here or while constructing (nothing is
+            published then).
+        """
+        saved, sys.stderr = sys.stderr, self.tee  # anything else the render prints, too
+        try:
+            if self.error is None:
+                try:
+                    self.app.build(False, [])
+                except Exception as error:
+                    self.error = error
+        finally:
+            sys.stderr = saved
+            self._contexts.close()
+        if self.error is not None:
+            shutil.rmtree(self.target, ignore_errors=True)
+            error = self.error
+            raise BuildError(f"the site build stopped: {type(error).__name__}: {error}")
+        warnings = _warnings(self.tee.copy.getvalue())
+        status = self.app.statuscode
+        if status and not warnings:
+            warnings = [f"Sphinx exited with status {status} without a readable warning"]
+        return self.target, warnings
+
+    def discard(self) -> None:
+        """Give up the render (nothing changed, or a chapter failed): remove its directory."""
+        self._contexts.close()
+        shutil.rmtree(self.target, ignore_errors=True)
+
+
+def render(fresh: bool, reuse_pages: bool = False) -> tuple[Path, list[str]]:
+    """Render the whole book into a new directory; return it and the warnings.
+
+    See :class:`SiteRender` for ``fresh`` and ``reuse_pages``.
+
+    Raises
+    ------
+    BuildError
+        If Sphinx stops with an exception (nothing is published then).
+    """
+    return SiteRender(fresh, reuse_pages).run()
+
+
+def publish(rendered: Path) -> Path:
+    """Replace ``_build/html`` by ``rendered`` with renames; return the published path."""
+    site = site_dir()
+    previous = paths.BUILD_DIR / "html.old"
+    shutil.rmtree(previous, ignore_errors=True)
+    if site.exists():
+        site.rename(previous)
+    rendered.rename(site)
+    shutil.rmtree(previous, ignore_errors=True)
+    return site

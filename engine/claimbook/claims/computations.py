@@ -1,0 +1,259 @@
+"""Registered claim computations, and running one for a claim.
+
+A registry file's ``compute`` names a function by its dotted path; the engine imports that
+module of :mod:`trainable_harness.witnesses` and accepts the function only if it carries
+the mark of ``trainable_harness.claimable.claim_computation`` (:func:`resolve_computation`).
+Nothing else in the instruments (let alone outside them) can be reached from a registry
+file, and there is no table to keep: a new witness module is found from the name alone. A
+computation takes no input except ``seed=`` and returns a mapping of result fields
+(numbers, booleans, strings, or nested mappings of them).
+
+:func:`run_computation` calls it -- once with ``seed=claim.seed`` (or no argument) for a
+deterministic claim, once per seed of :attr:`Claim.seeds` for a statistical claim -- inside
+a :class:`~claimbook.claims.keys.HarnessCallRecorder`, so the claim's key names the
+harness functions that actually ran. An exception raised by the computation is recorded
+as the outcome's ``error``, never raised at the caller.
+
+Examples
+--------
+>>> resolve_computation("trainable_harness.witnesses.chapter15.invariance_witness").__name__
+'invariance_witness'
+>>> try:
+...     resolve_computation("trainable_harness.witnesses.chapter15.EPSILON_RATIOS")
+... except ComputationNotFoundError as error:
+...     print(str(error).split("; ")[1])
+did you mean trainable_harness.witnesses.chapter15.epsilon_witness?
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import difflib
+import importlib
+import math
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+
+from claimbook import instruments
+from claimbook.claims.keys import HarnessCallRecorder
+from claimbook.claims.registry import excerpt
+from claimbook.errors import ComputationNotFoundError, WitnessResultError
+
+__all__ = ["Outcome", "computations_in", "resolve_computation", "run_computation"]
+
+_ERROR_LIMIT = 400  # characters of a computation's exception text kept in an artifact
+# A statistical claim whose first seed took longer than this runs its other seeds in worker
+# processes; below it, starting workers would cost more than it saves.
+PARALLEL_THRESHOLD_SECONDS = 0.05
+WORKERS_ENVIRONMENT_VARIABLE = "TRAINABLE_CLAIM_WORKERS"
+
+
+def _claimable():
+    """The instruments' module that marks claim computations (imported when first needed)."""
+    return importlib.import_module(f"{instruments.PACKAGE}.claimable")
+
+
+def resolve_computation(name: str) -> Callable[..., Mapping]:
+    """The marked witness function a registry's ``compute:`` names, imported from its module.
+
+    Parameters
+    ----------
+    name : str
+        ``trainable_harness.witnesses.<module path>.<function>``.
+
+    Raises
+    ------
+    ComputationNotFoundError
+        If ``name`` is outside ``trainable_harness.witnesses``, its module cannot be
+        imported, or the function does not exist or is not marked with
+        ``@claim_computation`` (the message names the nearest marked function).
+    """
+    claimable = _claimable()
+    module_name, _, function_name = str(name).rpartition(".")
+    if not module_name.startswith(claimable.WITNESS_PACKAGE + "."):
+        raise ComputationNotFoundError(
+            f"{excerpt(name)} is not in {claimable.WITNESS_PACKAGE}; claim computations are "
+            "functions marked with @claim_computation in its modules"
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ComputationNotFoundError(
+            f"{excerpt(name)}: module {excerpt(module_name)} cannot be imported ({error})"
+        ) from None
+    function = getattr(module, function_name, None)
+    if (
+        claimable.is_claim_computation(function)
+        and function.__module__ == module_name
+        and function.__qualname__ == function_name
+    ):
+        return function
+    marked = sorted(computations_in(module))
+    nearest = difflib.get_close_matches(str(name)[:200], marked, n=1)
+    hint = f"; did you mean {nearest[0]}?" if nearest else ""
+    raise ComputationNotFoundError(
+        f"{excerpt(name)} is not a function marked with @claim_computation in {module_name}{hint}"
+    )
+
+
+def computations_in(module) -> dict[str, Callable[..., Mapping]]:
+    """Dotted name -> function of every marked computation defined in ``module``."""
+    claimable = _claimable()
+    return {
+        f"{module.__name__}.{name}": value
+        for name, value in vars(module).items()
+        if claimable.is_claim_computation(value) and value.__module__ == module.__name__
+    }
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What running a claim's computation gave.
+
+    Attributes
+    ----------
+    results : list of dict
+        One normalized result per call: a single entry for a deterministic claim, one per
+        seed (in the order of :attr:`Claim.seeds`) for a statistical claim.
+    functions : tuple of (module, qualname)
+        The harness functions that ran.
+    error : str or None
+        ``"<ExceptionType>: <message>"`` when the computation raised or returned an unusable
+        result; then ``results`` holds what was computed before (possibly nothing).
+    """
+
+    results: list[dict]
+    functions: tuple[tuple[str, str], ...]
+    error: str | None
+
+
+def json_scalar(value, field: str, claim) -> Any:
+    """A JSON-ready Python scalar; numpy scalars become bool/int/float, NaN/inf become text."""
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, Integral):
+        return int(value)
+    if isinstance(value, Real):
+        number = float(value)
+        # JSON has no NaN or infinity; keep them visible (and failing) as text.
+        return number if math.isfinite(number) else repr(number)
+    if isinstance(value, str):
+        return value
+    raise WitnessResultError(
+        f"{claim.compute} returned {type(value).__name__} for result field {field} of "
+        f"{claim.id}; result fields must be numbers, booleans or strings (nest dicts for groups)"
+    )
+
+
+def normalize_result(result, claim, prefix: str = "") -> dict:
+    """Check a computation's mapping and convert its leaves with :func:`json_scalar`."""
+    if not isinstance(result, Mapping):
+        raise WitnessResultError(
+            f"{claim.compute} returned {type(result).__name__} for {prefix or 'the result'} "
+            f"of {claim.id}; a mapping of result fields is expected"
+        )
+    normalized = {}
+    for key, value in result.items():
+        if not isinstance(key, str) or not key or "." in key:
+            raise WitnessResultError(
+                f"{claim.compute} returned the field name {str(key)[:80]!r} in {claim.id}; "
+                "field names are non-empty strings without dots (dots join nested names)"
+            )
+        field = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            normalized[key] = normalize_result(value, claim, prefix=f"{field}.")
+        else:
+            normalized[key] = json_scalar(value, field, claim)
+    return normalized
+
+
+def flatten(result: Mapping, prefix: str = "") -> dict:
+    """``{"a": {"b": 1}}`` -> ``{"a.b": 1}``: the dotted field names the registry uses."""
+    flat = {}
+    for key, value in result.items():
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, prefix=f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def _error_text(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= _ERROR_LIMIT else text[: _ERROR_LIMIT - 3] + "..."
+
+
+def _run_call(claim, arguments: dict) -> tuple[dict | None, tuple, str | None]:
+    """One call of the claim's computation, recorded: (normalized result, functions, error)."""
+    function = resolve_computation(claim.compute)  # load_claim checked the name
+    recorder = HarnessCallRecorder()
+    recorder.start()  # around the computation only, not this bookkeeping
+    try:
+        value = function(**arguments)
+    except Exception as exc:  # recorded in the artifact: the chapter goes on
+        return None, recorder.stop(), _error_text(exc)
+    functions = recorder.stop()
+    try:
+        return normalize_result(value, claim), functions, None
+    except Exception as exc:
+        return None, functions, _error_text(exc)
+
+
+def _workers(remaining: int, first_seconds: float) -> int:
+    """Worker processes for the remaining seeds: none unless it pays (see run_computation)."""
+    configured = os.environ.get(WORKERS_ENVIRONMENT_VARIABLE)
+    cores = os.cpu_count() or 1
+    if configured is not None:
+        try:
+            cores = max(1, int(configured))
+        except ValueError:
+            cores = 1
+    if cores < 2 or remaining < 2 or first_seconds < PARALLEL_THRESHOLD_SECONDS:
+        return 0
+    return min(cores, remaining)
+
+
+def run_computation(claim) -> Outcome:
+    """Run ``claim``'s registered computation (per seed if statistical), recording its calls.
+
+    The seeds of a statistical claim are independent, so when the first seed took longer
+    than ``PARALLEL_THRESHOLD_SECONDS`` the rest run in worker processes (forked, one per
+    core, or ``$TRAINABLE_CLAIM_WORKERS``), each recording the harness functions it ran.
+    Each seed's result is the same whichever process computes it, and results keep the
+    order of :attr:`Claim.seeds`.
+    """
+    if claim.kind == "statistical":
+        calls = [{"seed": seed} for seed in claim.seeds]
+    else:
+        calls = [{}] if claim.seed is None else [{"seed": claim.seed}]
+    started = time.perf_counter()
+    first = _run_call(claim, calls[0])
+    outcomes = [first]
+    rest = calls[1:]
+    workers = _workers(len(rest), time.perf_counter() - started) if first[2] is None else 0
+    if workers:
+        context = multiprocessing.get_context("fork")
+        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+            outcomes.extend(pool.map(_run_call, [claim] * len(rest), rest))
+    else:
+        for arguments in rest:
+            if outcomes[-1][2] is not None:
+                break
+            outcomes.append(_run_call(claim, arguments))
+    results: list[dict] = []
+    functions: set = set()
+    error = None
+    for result, ran, failure in outcomes:
+        functions.update(ran)
+        if failure is not None:
+            error = failure
+            break
+        results.append(result)
+    return Outcome(results=results, functions=tuple(sorted(functions)), error=error)

@@ -1,0 +1,145 @@
+"""``repin``: the one command after an intended change (``make repin``).
+
+It first re-verifies every registered claim and reports, per claim, which result fields
+changed against the artifacts on disk. Only when every claim verified (or was refuted as
+registered) does it rewrite each chapter's ``pin = "..."`` literal to the running harness
+version, through :mod:`claimbook.sources` (the one reader of chapter sources). If
+any claim failed, no chapter is touched.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from claimbook import paths, sources
+from claimbook.claims.audit import failure_summary
+from claimbook.claims.computations import flatten
+from claimbook.claims.registry import list_claims
+from claimbook.claims.store import artifact_path, read_artifact
+from claimbook.claims.verify import harness_pin, verify_claim
+from claimbook.errors import ClaimError, TamperedArtifactError
+
+__all__ = ["ClaimReport", "PinUpdate", "RepinReport", "repin", "repin_chapters"]
+
+SUCCESS = ("verified", "refuted")
+
+
+@dataclass(frozen=True)
+class PinUpdate:
+    """One chapter's pin before and after re-pinning."""
+
+    path: Path
+    old_pin: str
+    new_pin: str
+
+    @property
+    def changed(self) -> bool:
+        return self.old_pin != self.new_pin
+
+
+@dataclass(frozen=True)
+class ClaimReport:
+    """One claim after re-verification: its status and which result fields moved."""
+
+    id: str
+    status: str
+    changes: tuple[str, ...]
+    had_artifact: bool
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class RepinReport:
+    """What :func:`repin` did: each claim's re-verification, then the pin updates (if any)."""
+
+    pin: str
+    claims: tuple[ClaimReport, ...]
+    pin_updates: tuple[PinUpdate, ...]
+
+    @property
+    def all_verified(self) -> bool:
+        """True when every claim verified or was refuted as registered."""
+        return all(report.status in SUCCESS for report in self.claims)
+
+    @property
+    def rewritten(self) -> bool:
+        return any(update.changed for update in self.pin_updates)
+
+
+def repin_chapters(chapters_dir: str | Path | None = None) -> tuple[PinUpdate, ...]:
+    """Rewrite every chapter's pin (``chapters/*.md``) to :func:`harness_pin`.
+
+    Chapters without a pin are left alone; a current pin is not rewritten.
+    """
+    directory = Path(chapters_dir) if chapters_dir is not None else paths.CHAPTERS_DIR
+    pin = harness_pin()
+    updates = []
+    for chapter in sorted(directory.glob("*.md")):
+        old = sources.chapter_pin(chapter)
+        if old is None:
+            continue
+        sources.rewrite_pin(chapter, pin)
+        updates.append(PinUpdate(path=chapter, old_pin=old, new_pin=pin))
+    return tuple(updates)
+
+
+def _stored_result(claim_id: str, artifacts_dir) -> Mapping | None:
+    path = artifact_path(claim_id, artifacts_dir)
+    try:
+        return read_artifact(path)["result"] if path.is_file() else None
+    except (TamperedArtifactError, OSError):
+        return None
+
+
+def _result_changes(old: Mapping | None, new: Mapping) -> tuple[str, ...]:
+    if old is None:
+        return ()
+    old_flat, new_flat = flatten(old), flatten(new)
+
+    def shown(flat, field):
+        return repr(flat.get(field, "(absent)"))[:80]
+
+    return tuple(
+        f"{field}: {shown(old_flat, field)} -> {shown(new_flat, field)}"
+        for field in sorted(old_flat.keys() | new_flat.keys())
+        if json.dumps(old_flat.get(field)) != json.dumps(new_flat.get(field))
+    )
+
+
+def repin(
+    chapters_dir: str | Path | None = None,
+    *,
+    registry_dir: str | Path | None = None,
+    artifacts_dir: str | Path | None = None,
+) -> RepinReport:
+    """Re-verify every claim, report whose results changed, then (only if all held) re-pin.
+
+    The results on disk before re-verification are the baseline for "changed".
+    """
+    pin = harness_pin()
+    reports = []
+    for claim_id in list_claims(registry_dir):
+        before = _stored_result(claim_id, artifacts_dir)
+        try:
+            artifact = verify_claim(
+                claim_id, pin, registry_dir=registry_dir, artifacts_dir=artifacts_dir
+            )
+        except ClaimError as exc:  # a malformed registry file: report it, re-pin nothing
+            reports.append(ClaimReport(claim_id, "failed", (), before is not None, str(exc)))
+            continue
+        reports.append(
+            ClaimReport(
+                id=claim_id,
+                status=artifact["status"],
+                changes=_result_changes(before, artifact["result"]),
+                had_artifact=before is not None,
+                message="; ".join(failure_summary(artifact)),
+            )
+        )
+    report = RepinReport(pin=pin, claims=tuple(reports), pin_updates=())
+    if not report.all_verified:
+        return report
+    return RepinReport(pin=pin, claims=tuple(reports), pin_updates=repin_chapters(chapters_dir))

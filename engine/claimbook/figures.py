@@ -1,0 +1,187 @@
+"""Save chapter figures as artifacts named by their label.
+
+A figure's artifact is ``artifacts/figures/<label>.svg`` (vector: crisp at any zoom, what a
+reader downloads or opens with a tap) and ``artifacts/figures/<label>.png`` (raster at
+:data:`PNG_DPI`, twice the size a page shows it at), where ``label`` is the ``:name:`` of
+the figure directive that shows it. The number Sphinx gives the figure is Sphinx's business:
+no second count of the source is kept here, so a figure moved, an unnamed figure added or a
+``{figure}`` example inside a code fence can never make a file carry the wrong number.
+
+Both files say what drew them -- the chapter source and the harness version -- in their
+metadata, and carry no date, no random id and no software tag that changes between runs, so
+drawing the same figure twice writes the same bytes. Both are written atomically.
+
+Which chapter drew a figure: the build driver names it in the environment variable
+:data:`CHAPTER_VARIABLE` (``TRAINABLE_CHAPTER=<stem>``) while it executes that chapter; when
+the variable is unset (a reader running the notebook by hand, Binder), the chapter is found by
+reading the sources (:mod:`claimbook.sources`) for a figure directive with that label.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from claimbook import instruments, paths, sources
+from claimbook.atomic import atomic_output
+from claimbook.errors import BookError
+
+__all__ = [
+    "CHAPTER_VARIABLE",
+    "PNG_DPI",
+    "InvalidFigureLabelError",
+    "UnknownFigureError",
+    "chapter_files",
+    "chapter_number",
+    "figure_files",
+    "figure_labels",
+    "locate_figure",
+    "save_figure",
+]
+
+CHAPTER_VARIABLE = "TRAINABLE_CHAPTER"
+# Figures are sized for about 110 CSS px per inch on the page (the column is narrower than
+# any figure at 220 dpi), so 220 dpi gives at least two device pixels per CSS pixel (HiDPI).
+PNG_DPI = 220
+FIGURE_DIRECTIVES = frozenset({"figure", "glue:figure"})
+_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+
+
+class UnknownFigureError(BookError):
+    """No chapter (or not the chapter named) has a figure directive with this ``:name:``."""
+
+
+class InvalidFigureLabelError(BookError):
+    """A figure label that cannot name a file (empty, a path, or unusual characters)."""
+
+
+def chapter_files() -> list[str]:
+    """Chapter source stems in table-of-contents order, e.g. ``["normalization-invariance"]``."""
+    return [source.stem for source in sources.chapter_sources()]
+
+
+def chapter_number(stem: str) -> int:
+    """The number the book gives chapter ``stem`` (see :func:`sources.chapter_number`)."""
+    return sources.chapter_number(stem)
+
+
+def figure_labels(chapter) -> list[str]:
+    """Labels (``:name:``) of the figure directives in a chapter's prose, in order.
+
+    ``chapter`` is a :class:`~claimbook.sources.Chapter`, a path to a chapter source,
+    or the MyST text of one. Figures inside code fences are examples and do not count.
+
+    Examples
+    --------
+    >>> text = "```{glue:figure} a\\n:name: fig-a\\n```\\n```{figure} b.png\\n```"
+    >>> figure_labels(text)
+    ['fig-a']
+    >>> figure_labels("````\\n```{figure} c.png\\n:name: fig-c\\n```\\n````")
+    []
+    """
+    if isinstance(chapter, Path):
+        chapter = sources.read_chapter(chapter)
+    elif isinstance(chapter, str):
+        import jupytext  # late: importing the harness (the build's planning) skips it
+
+        notebook = jupytext.reads(chapter, fmt="md:myst")
+        chapter = sources.Chapter(path=Path("<text>.md"), notebook=notebook)
+    return [
+        str(directive.options["name"])
+        for directive in chapter.directives()
+        if directive.name in FIGURE_DIRECTIVES and directive.options.get("name")
+    ]
+
+
+def _check_label(label: str) -> str:
+    if not isinstance(label, str) or not _LABEL.match(label):
+        raise InvalidFigureLabelError(
+            f"figure label must be letters, digits, '-', '_' or '.', starting with a letter "
+            f"or digit (it names the artifact file); got {label!r}"
+        )
+    return label
+
+
+def locate_figure(label: str, chapter: str | None = None) -> str:
+    """The stem of the chapter whose prose has a figure directive named ``label``.
+
+    Parameters
+    ----------
+    label : str
+        The figure's ``:name:``.
+    chapter : str, optional
+        The chapter stem that drew the figure; defaults to ``$TRAINABLE_CHAPTER``. When given
+        (or set), only that chapter is read; otherwise every chapter in ``_toc.yml``.
+
+    Raises
+    ------
+    InvalidFigureLabelError
+        If ``label`` cannot name a file.
+    UnknownFigureError
+        If the chapter (or no chapter) has a figure directive with ``:name: label``.
+    """
+    _check_label(label)
+    chapter = chapter or os.environ.get(CHAPTER_VARIABLE) or None
+    candidates = [chapter] if chapter else chapter_files()
+    for stem in candidates:
+        source = paths.CHAPTERS_DIR / f"{stem}.md"
+        if source.is_file() and label in figure_labels(source):
+            return stem
+    where = f"chapters/{chapter}.md" if chapter else "no chapter in _toc.yml"
+    raise UnknownFigureError(
+        f"{where} has no figure directive with ':name: {label}'; save_figure needs the "
+        "label of the figure that shows it"
+    )
+
+
+def figure_files(label: str) -> tuple[Path, Path]:
+    """``(svg, png)`` artifact paths of figure ``label`` (whether or not they exist yet)."""
+    _check_label(label)
+    return paths.FIGURES_DIR / f"{label}.svg", paths.FIGURES_DIR / f"{label}.png"
+
+
+def save_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, Path]:
+    """Save ``fig`` as ``artifacts/figures/<label>.svg`` and ``<label>.png``.
+
+    The chapter that drew it is ``chapter``, else ``$TRAINABLE_CHAPTER``, else found by label
+    (:func:`locate_figure`). Metadata: title (the label), source (``chapters/<stem>.md``) and
+    a description naming the harness version; no date, and SVG ids hashed from a salt fixed to
+    the label, so the same figure gives the same bytes on every run. The PNG is drawn at
+    :data:`PNG_DPI`. Each file is replaced atomically.
+
+    Returns
+    -------
+    (pathlib.Path, pathlib.Path)
+        The SVG and PNG paths.
+
+    Raises
+    ------
+    InvalidFigureLabelError, UnknownFigureError
+        See :func:`locate_figure`; nothing is written.
+    """
+
+    stem = locate_figure(label, chapter)
+    drawn_by = f"drawn by chapters/{stem}.md with trainable_harness {instruments.version()}"
+    svg_path, png_path = figure_files(label)
+    svg_metadata = {
+        "Title": label,
+        "Source": f"chapters/{stem}.md",
+        "Description": drawn_by,
+        "Date": None,
+        "Creator": None,
+    }
+    png_metadata = {
+        "Software": None,
+        "Title": label,
+        "Source": f"chapters/{stem}.md",
+        "Comment": drawn_by,
+    }
+    import matplotlib  # late: only a chapter that draws needs it
+
+    with matplotlib.rc_context({"svg.hashsalt": label, "svg.fonttype": "path"}):
+        with atomic_output(svg_path, "wb") as stream:
+            fig.savefig(stream, format="svg", metadata=svg_metadata)
+    with atomic_output(png_path, "wb") as stream:
+        fig.savefig(stream, format="png", dpi=PNG_DPI, metadata=png_metadata)
+    return svg_path, png_path

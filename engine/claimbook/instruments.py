@@ -1,0 +1,67 @@
+"""The instrument package the book's claims and chapters run, seen from the engine.
+
+The engine never imports the instruments at module level: imports go one way, from the
+instruments (``trainable_harness``, which the chapters import) to the engine. The engine
+reaches the instruments only through what the book names -- the dotted ``compute:`` of a
+registry file, which :mod:`claimbook.claims.computations` imports when it runs a claim --
+and through their source files, which it reads statically (for the function digests of a
+key, and for the version a chapter pins).
+
+Examples
+--------
+>>> PACKAGE
+'trainable_harness'
+>>> (package_dir() / "__init__.py").is_file()
+True
+>>> version() == __import__("trainable_harness").__version__
+True
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+from pathlib import Path
+
+from claimbook import paths
+from claimbook.errors import BookError
+
+__all__ = ["PACKAGE", "package_dir", "version"]
+
+PACKAGE = "trainable_harness"
+
+
+def package_dir() -> Path:
+    """The folder of the instrument package's source, found without importing it.
+
+    ``importlib.util.find_spec`` of a top-level package locates it without running its
+    ``__init__``; a checkout whose package is not installed falls back to
+    ``harness/trainable_harness`` under the repository root.
+    """
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations))).resolve()
+    return paths.HARNESS_DIR / PACKAGE
+
+
+def version() -> str:
+    """The instruments' version (the chapters' pin), read from ``_version.py`` as text.
+
+    Read statically, so it is the version of the source on disk, not of whatever copy a
+    process imported earlier.
+
+    Raises
+    ------
+    BookError
+        If ``_version.py`` has no literal ``__version__ = "..."``.
+    """
+    path = package_dir() / "_version.py"
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if (
+            isinstance(node, ast.Assign)
+            and [getattr(t, "id", None) for t in node.targets] == ["__version__"]
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            return node.value.value
+    raise BookError(f"{path}: no literal __version__ = '...'; the chapters' pin is read from it")

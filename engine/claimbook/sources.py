@@ -1,0 +1,370 @@
+"""The one reader of chapter sources: MyST notebooks read with jupytext, prose with myst's parser.
+
+Every part of the book that needs to know what a chapter says -- the build (which claims a
+chapter verifies, its pin), re-pinning, figure artifacts, the source checks in the tests --
+asks this module, which reads the chapter as structure, never with a regular expression over
+the file:
+
+- code cells come from :func:`jupytext.read`, and what they call is read from their Python
+  syntax tree (:mod:`ast`), so ``verify_claim("...")`` written in prose, or inside a string,
+  is never mistaken for a call;
+- prose (markdown cells) is tokenized by the same markdown-it parser MyST uses, so roles and
+  directives are found as the book renders them: a ```` ```{figure} ```` example inside a
+  code fence is an example, not a figure.
+
+Examples
+--------
+>>> chapter = read_chapter(paths.CHAPTERS_DIR / "normalization-invariance.md")
+>>> "c15-invariance-001" in chapter.verified_claims
+True
+>>> chapter.pin == chapter_pin(chapter.path)
+True
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from claimbook import paths
+from claimbook.errors import ChapterSourceError
+
+__all__ = [
+    "CHAPTER_HEADER",
+    "Chapter",
+    "Directive",
+    "Role",
+    "chapter_number",
+    "chapter_pin",
+    "chapter_sources",
+    "read_chapter",
+    "rewrite_pin",
+]
+
+PARAMETERS_TAG = "parameters"
+# The front matter every chapter source starts with: a MyST notebook for jupytext, Python 3.
+CHAPTER_HEADER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""
+PIN_NAME = "pin"
+# Directives whose body is code or math, not prose: roles inside them are text.
+_LITERAL_DIRECTIVES = frozenset(
+    {"code-block", "code", "code-cell", "sourcecode", "math", "raw", "literalinclude"}
+)
+
+
+@dataclass(frozen=True)
+class Role:
+    """A MyST role in a chapter's prose: ``{name}`content```, with its markdown cell index."""
+
+    name: str
+    content: str
+    cell: int
+
+
+@dataclass(frozen=True)
+class Directive:
+    """A MyST directive in prose: its name, argument, ``:key: value`` options and cell."""
+
+    name: str
+    argument: str
+    options: dict
+    cell: int
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One chapter source, read once.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        ``chapters/<stem>.md``.
+    notebook : nbformat.NotebookNode
+        The notebook jupytext reads from the source (no outputs).
+    """
+
+    path: Path
+    notebook: object = field(repr=False)
+
+    @property
+    def stem(self) -> str:
+        return self.path.stem
+
+    def code_cells(self) -> list[tuple[int, str, tuple[str, ...]]]:
+        """``(cell index, source, tags)`` of every code cell, in order."""
+        return [
+            (index, cell.source, tuple(cell.metadata.get("tags", ())))
+            for index, cell in enumerate(self.notebook.cells)
+            if cell.cell_type == "code"
+        ]
+
+    def markdown_cells(self) -> list[tuple[int, str]]:
+        """``(cell index, source)`` of every markdown cell, in order."""
+        return [
+            (index, cell.source)
+            for index, cell in enumerate(self.notebook.cells)
+            if cell.cell_type == "markdown"
+        ]
+
+    def code_trees(self) -> Iterator[tuple[int, ast.Module]]:
+        """The syntax tree of each code cell; IPython magics and shell lines are skipped.
+
+        Raises
+        ------
+        ChapterSourceError
+            If a code cell is not valid Python (naming the chapter and cell).
+        """
+        for index, source, _tags in self.code_cells():
+            python = "\n".join(
+                "" if line.lstrip().startswith(("%", "!")) else line
+                for line in source.splitlines()
+            )
+            try:
+                yield index, ast.parse(python)
+            except SyntaxError as exc:
+                raise ChapterSourceError(
+                    f"{self.path}: code cell {index} is not valid Python ({exc.msg}, "
+                    f"line {exc.lineno})"
+                ) from exc
+
+    def calls(self, function_name: str) -> list[tuple[int, ast.Call]]:
+        """Calls of ``function_name`` (as a bare name or an attribute) in the code cells."""
+        found = []
+        for index, tree in self.code_trees():
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call):
+                    callee = node.func
+                    name = callee.id if isinstance(callee, ast.Name) else None
+                    if isinstance(callee, ast.Attribute):
+                        name = callee.attr
+                    if name == function_name:
+                        found.append((index, node))
+        return found
+
+    def literal_first_arguments(self, function_name: str) -> list[str]:
+        """The string literals passed first to ``function_name``, in order, without repeats.
+
+        Raises
+        ------
+        ChapterSourceError
+            If a call passes its first argument as anything but a string literal: the build
+            must know, without running the chapter, which ids it uses.
+        """
+        values: list[str] = []
+        for index, call in self.calls(function_name):
+            argument = call.args[0] if call.args else None
+            if argument is None:
+                argument = next((k.value for k in call.keywords if k.arg == "claim_id"), None)
+            if not (isinstance(argument, ast.Constant) and isinstance(argument.value, str)):
+                raise ChapterSourceError(
+                    f"{self.path}: code cell {index} calls {function_name} with a first "
+                    "argument that is not a string literal; write the id out"
+                )
+            if argument.value not in values:
+                values.append(argument.value)
+        return values
+
+    @property
+    def verified_claims(self) -> list[str]:
+        """Ids of the claims the chapter verifies (``verify_claim("<id>", ...)`` in code)."""
+        return self.literal_first_arguments("verify_claim")
+
+    @property
+    def pin(self) -> str | None:
+        """The literal ``pin = "..."`` of the ``parameters`` cell, or None without one."""
+        found = self._pin_assignment()
+        return None if found is None else found[1]
+
+    def _pin_assignment(self) -> tuple[int, str, str] | None:
+        """(cell index, pin value, the exact source line) of the parameters cell's pin."""
+        for index, source, tags in self.code_cells():
+            if PARAMETERS_TAG not in tags:
+                continue
+            for node in ast.parse(source).body:
+                if (
+                    isinstance(node, ast.Assign)
+                    and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name)
+                    and node.targets[0].id == PIN_NAME
+                    and isinstance(node.value, ast.Constant)
+                    and isinstance(node.value.value, str)
+                ):
+                    line = source.splitlines()[node.lineno - 1]
+                    return index, node.value.value, line
+        return None
+
+    def roles(self) -> list[Role]:
+        """Every role in the prose, including directive bodies such as captions."""
+        return [item for item in self._prose_items() if isinstance(item, Role)]
+
+    def directives(self) -> list[Directive]:
+        """Every directive in the prose (fenced with backticks or colons)."""
+        return [item for item in self._prose_items() if isinstance(item, Directive)]
+
+    def _prose_items(self) -> list[Role | Directive]:
+        items: list[Role | Directive] = []
+        for index, source in self.markdown_cells():
+            items.extend(_parse_prose(source, index))
+        return items
+
+
+@functools.cache
+def _markdown_parser():
+    from markdown_it.renderer import RendererHTML
+    from myst_parser.config.main import MdParserConfig
+    from myst_parser.parsers.mdit import create_md_parser
+
+    config = MdParserConfig(
+        enable_extensions={"amsmath", "colon_fence", "dollarmath", "substitution"}
+    )
+    return create_md_parser(config, RendererHTML)
+
+
+def _split_directive(token) -> tuple[str, str, dict, str] | None:
+    """``{name} argument`` fence -> (name, argument, options, body), or None for code."""
+    info = token.info.strip()
+    if not (info.startswith("{") and "}" in info):
+        return None
+    name, _, argument = info[1:].partition("}")
+    lines = token.content.splitlines()
+    options: dict = {}
+    body_start = 0
+    if lines and lines[0].strip() == "---":  # YAML option block
+        end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+        if end is not None:
+            options = yaml.safe_load("\n".join(lines[1:end])) or {}
+            body_start = end + 1
+    else:
+        for body_start, line in enumerate(lines):  # noqa: B007 - the index is the result
+            stripped = line.strip()
+            if not (stripped.startswith(":") and stripped.count(":") >= 2):
+                break
+            key, _, value = stripped[1:].partition(":")
+            options[key.strip()] = value.strip()
+        else:
+            body_start = len(lines)
+    return name.strip(), argument.strip(), options, "\n".join(lines[body_start:])
+
+
+def _parse_prose(source: str, cell: int) -> list[Role | Directive]:
+    items: list[Role | Directive] = []
+    for token in _markdown_parser().parse(source):
+        if token.type in ("fence", "colon_fence"):
+            directive = _split_directive(token)
+            if directive is None:
+                continue  # a code block: anything inside is an example
+            name, argument, options, body = directive
+            items.append(Directive(name, argument, options, cell))
+            if name not in _LITERAL_DIRECTIVES:
+                items.extend(_parse_prose(body, cell))
+        for child in token.children or ():
+            if child.type == "myst_role":
+                items.append(Role(child.meta["name"], child.content, cell))
+    return items
+
+
+def read_chapter(path: str | Path) -> Chapter:
+    """Read ``path`` (a MyST notebook) with jupytext.
+
+    Raises
+    ------
+    ChapterSourceError
+        If the file does not exist or jupytext cannot read it.
+    """
+    import jupytext  # late: planning an unchanged book never reads a chapter
+
+    path = Path(path)
+    if not path.is_file():
+        raise ChapterSourceError(f"chapter source {path} does not exist")
+    try:
+        notebook = jupytext.read(path)
+    except Exception as exc:  # jupytext raises several kinds for malformed sources
+        raise ChapterSourceError(f"{path}: jupytext cannot read it ({exc})") from exc
+    # nbformat gives every new cell a random id; numbered ids make the executed notebook the
+    # same bytes on every run of the same source.
+    for index, cell in enumerate(notebook.cells):
+        cell["id"] = f"cell-{index}"
+    return Chapter(path=path, notebook=notebook)
+
+
+def chapter_pin(path: str | Path) -> str | None:
+    """The chapter's pin literal (see :attr:`Chapter.pin`)."""
+    return read_chapter(path).pin
+
+
+def rewrite_pin(path: str | Path, new_pin: str) -> bool:
+    """Set the chapter's ``pin = "..."`` literal to ``new_pin``; True if the file changed.
+
+    Only the one line the parameters cell's syntax tree names is rewritten, in the file's
+    own bytes (line endings and formatting kept), atomically.
+
+    Raises
+    ------
+    ChapterSourceError
+        If the chapter has no pin, or the pin line is not found exactly once in the file.
+    """
+    from claimbook.atomic import write_bytes_atomically
+
+    path = Path(path)
+    found = read_chapter(path)._pin_assignment()
+    if found is None:
+        raise ChapterSourceError(f'{path}: no `pin = "..."` in a cell tagged parameters')
+    _index, old_pin, line = found
+    if old_pin == new_pin:
+        return False
+    lines = path.read_bytes().decode("utf-8").splitlines(keepends=True)
+    matches = [i for i, text in enumerate(lines) if text.rstrip("\r\n") == line]
+    if len(matches) != 1:
+        raise ChapterSourceError(
+            f"{path}: the pin line {line.strip()!r} occurs {len(matches)} times as a whole "
+            "line; expected exactly once"
+        )
+    lines[matches[0]] = lines[matches[0]].replace(f'"{old_pin}"', f'"{new_pin}"', 1)
+    write_bytes_atomically(path, "".join(lines).encode("utf-8"))
+    return True
+
+
+def chapter_sources(root: str | Path | None = None) -> list[Path]:
+    """Chapter sources (``chapters/<name>.md``) in the order of ``_toc.yml``."""
+    root = Path(root) if root is not None else paths.REPO_ROOT
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8")) or {}
+    entries = list(toc.get("chapters") or [])
+    for part in toc.get("parts") or []:
+        entries.extend(part.get("chapters") or [])
+    sources = []
+    for entry in entries:
+        source = root / f"{entry['file']}.md"
+        if source.parent.resolve() == (root / "chapters").resolve():
+            sources.append(source)
+    return sources
+
+
+def chapter_number(stem: str, root: str | Path | None = None) -> int:
+    """The number the book gives chapter ``stem``: its position after ``trainable_first_chapter``.
+
+    Raises
+    ------
+    ChapterSourceError
+        If the chapter is not in ``_toc.yml``.
+    """
+    root = Path(root) if root is not None else paths.REPO_ROOT
+    stems = [source.stem for source in chapter_sources(root)]
+    if stem not in stems:
+        raise ChapterSourceError(f"chapter {stem!r} is not in _toc.yml (chapters: {stems})")
+    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+    first = int(config["sphinx"]["config"]["trainable_first_chapter"])
+    return first + stems.index(stem)
