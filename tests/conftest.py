@@ -21,7 +21,7 @@ import pytest
 from claimbook import paths
 
 # This file holds no doctests; collected as a doctest module it would be imported a second
-# time under the name "conftest", which tests/claims/conftest.py also has.
+# time under the name "conftest", which tests/engine/claims/conftest.py also has.
 collect_ignore = ["conftest.py"]
 
 BOOKS = Path(__file__).resolve().parent / "books"

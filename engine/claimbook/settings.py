@@ -7,7 +7,7 @@ chapter chose; the prose quotes them with ``{glue:text}`name``` and the page pri
 plain text. A chapter marks which glued names are settings by gluing them with
 :func:`glue_setting` rather than ``myst_nb.glue``; :func:`results_pasted_as_glue` finds every
 name the prose pastes with plain glue that the code does not glue as a setting, and the book
-build (``_ext/claims.py``) and ``tests/test_chapters.py`` refuse each one.
+build (``claimbook.extensions.claims``) and ``tests/chapters/test_chapters.py`` refuse each one.
 
 Examples
 --------

@@ -65,7 +65,7 @@ def elementwise_ulps(computed, reference: list[Fraction], dtype) -> float:
 def centered_ulp_bound(d: int) -> float:
     """``3d/2 + 5``: ulps of the largest output a standardized set of ``d`` values may miss by.
 
-    The first-order rounding analysis of ``tests/test_normalization.py`` (deviations
+    The first-order rounding analysis of ``tests/harness/test_normalization.py`` (deviations
     ``(d + 2) u``, root ``(d/2 + 2) u``, one division).
     """
     return 1.5 * d + 5

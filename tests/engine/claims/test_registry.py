@@ -332,7 +332,7 @@ def test_missing_registry_directory_is_named(tmp_path):
 
 
 def test_repin_named_as_compute_is_refused_and_rewrites_nothing(registry, artifacts, tmp_path):
-    from test_repin import make_chapters
+    from claimtools import make_chapters
 
     chapters = make_chapters(tmp_path)
     before = {path.name: path.read_bytes() for path in chapters.iterdir()}

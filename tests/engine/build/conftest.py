@@ -20,7 +20,7 @@ from claimbook import paths
 from claimbook.sources import rewrite_pin
 from trainable_harness import __version__
 
-FIXTURE = Path(__file__).resolve().parents[1] / "books" / "tiny"
+FIXTURE = Path(__file__).resolve().parents[2] / "books" / "tiny"
 CLAIMS = ("c15-invariance-001", "c15-running-state-001")
 
 

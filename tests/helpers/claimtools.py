@@ -17,6 +17,8 @@ import numpy as np
 import pytest
 
 from claimbook.claims import artifact_path, harness_pin, verify_claim
+from claimbook.sources import CHAPTER_HEADER
+from trainable_harness import __version__
 from trainable_harness.normalization import centered_normalize
 
 FIXTURE_REGISTRY = Path(__file__).resolve().parents[1] / "fixtures" / "registry"
@@ -158,3 +160,23 @@ def edit_artifact(artifacts, edit, claim_id=TOY_ID):
     artifact = json.loads(path.read_text())
     edit(artifact)
     path.write_text(json.dumps(artifact, sort_keys=True, indent=2) + "\n")
+
+
+# --- chapters holding pins, for the repin tests ------------------------------------------
+
+
+def chapter(pin, comment=""):
+    return (
+        CHAPTER_HEADER
+        + "# A chapter\n\n```{code-cell} ipython3\n:tags: [parameters]\n\n"
+        + f'pin = "{pin}"{comment}\n```\n\nProse quoting pin = "0.0.1" stays.\n'
+    )
+
+
+def make_chapters(tmp_path):
+    chapters = tmp_path / "chapters"
+    chapters.mkdir()
+    (chapters / "15-pinned.md").write_text(chapter("0.1.0+f5d27deff4da", "  # a note"))
+    (chapters / "16-unpinned.md").write_text(CHAPTER_HEADER + "# no claims here\n")
+    (chapters / "17-current.md").write_text(chapter(__version__))
+    return chapters

@@ -9,7 +9,7 @@ import pytest
 from claimbook.errors import SettingError
 from claimbook.settings import _plain_setting, glue_setting, results_pasted_as_glue
 
-SOURCES = Path(__file__).resolve().parent / "books" / "sources"
+SOURCES = Path(__file__).resolve().parents[1] / "books" / "sources"
 
 
 def test_the_check_names_results_pasted_with_plain_glue_and_only_them():

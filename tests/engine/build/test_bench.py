@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "books"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests" / "books"))
 
 from generate_scale_book import generate
 

@@ -5,8 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from claimtools import TOY_ID, edit_artifact
-from test_repin import make_chapters
+from claimtools import TOY_ID, edit_artifact, make_chapters
 
 from claimbook.__main__ import main
 from claimbook.claims import claim_seed

@@ -1,28 +1,11 @@
 """``repin``: verify every claim first, report changed results, and only then re-pin."""
 
-from claimtools import TOY_ID, edit_artifact, verify_toy
+from claimtools import TOY_ID, edit_artifact, make_chapters, verify_toy
 
 from claimbook.claims import verify_claim
 from claimbook.claims.repin import repin
 from claimbook.sources import CHAPTER_HEADER, chapter_pin
 from trainable_harness import __version__
-
-
-def chapter(pin, comment=""):
-    return (
-        CHAPTER_HEADER
-        + "# A chapter\n\n```{code-cell} ipython3\n:tags: [parameters]\n\n"
-        + f'pin = "{pin}"{comment}\n```\n\nProse quoting pin = "0.0.1" stays.\n'
-    )
-
-
-def make_chapters(tmp_path):
-    chapters = tmp_path / "chapters"
-    chapters.mkdir()
-    (chapters / "15-pinned.md").write_text(chapter("0.1.0+f5d27deff4da", "  # a note"))
-    (chapters / "16-unpinned.md").write_text(CHAPTER_HEADER + "# no claims here\n")
-    (chapters / "17-current.md").write_text(chapter(__version__))
-    return chapters
 
 
 def test_repin_verifies_reports_changes_then_rewrites_pins(toy, registry, artifacts, tmp_path):
