@@ -35,7 +35,7 @@ export MKL_NUM_THREADS := 1
 EXECUTED := $(patsubst %.md,%.ipynb,$(wildcard chapters/*.md))
 MATHJAX := _build/site-extra/_vendor/mathjax/tex-chtml.js
 
-.PHONY: all venv site test lint unit site-check rebuild clean verify repin serve browser lock uptodate bench
+.PHONY: all venv site test lint unit book-check site-check rebuild clean verify repin serve browser lock uptodate bench
 
 venv: $(STAMP)
 
@@ -68,8 +68,16 @@ lint: | $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# The test tiers (markers in pyproject.toml), each timed: `unit` (no kernel, no Sphinx; the
+# tier to run before every commit), `book` (fixture-book builds: driver, kernels, Sphinx),
+# `site` (the built site, in a browser). unit and book run on every core (pytest-xdist).
+TIER = TIMEFORMAT="make: $(1) tier took %1R s"; time
+
 unit: | $(STAMP)
-	$(BIN)/pytest -m "not site"
+	@$(call TIER,unit) $(BIN)/pytest -m unit -n auto -q
+
+book-check: | $(STAMP)
+	@$(call TIER,book) $(BIN)/pytest -m book -n auto -q
 
 # The built-site checks, including a real browser: Debian's chromium, installed here if absent.
 browser:
@@ -79,14 +87,14 @@ browser:
 	        --no-install-recommends chromium fonts-dejavu-core >/dev/null; }
 
 site-check: browser
-	$(BIN)/pytest -m site
+	@$(call TIER,site) $(BIN)/pytest -m site -n auto -q
 
 rebuild: clean
 	$(MAKE) all
 
 # After the rebuild: the site as a reader sees it, the artifacts on disk equal to a fresh
 # recomputation (the build is deterministic), and an unchanged tree with nothing left to do.
-test: lint unit rebuild
+test: lint unit book-check rebuild
 	$(MAKE) site-check
 	$(BIN)/python -m claimbook claims verify --check-artifacts
 	$(MAKE) --no-print-directory uptodate || { echo "make test: an unchanged tree would rebuild" >&2; exit 1; }

@@ -20,6 +20,16 @@ import pytest
 
 from claimbook import paths
 
+TIERS = ("unit", "book", "site")
+
+
+def pytest_collection_modifyitems(items):
+    """Give every test without a tier marker the ``unit`` tier (doctests included)."""
+    for item in items:
+        if not any(item.get_closest_marker(tier) for tier in TIERS):
+            item.add_marker(pytest.mark.unit)
+
+
 # This file holds no doctests; collected as a doctest module it would be imported a second
 # time under the name "conftest", which tests/engine/claims/conftest.py also has.
 collect_ignore = ["conftest.py"]

@@ -52,7 +52,7 @@ pin = "{pin}"
 import numpy as np
 
 from trainable_harness import centered_normalize, verify_claim
-from claimbook.settings import glue_setting
+from trainable_harness import glue_setting
 
 x = np.linspace(-1.0, 1.0, 8) * {number}
 glue_setting("size", x.size)

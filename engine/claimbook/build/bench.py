@@ -175,8 +175,6 @@ def _unused_function(root: Path, used: set[tuple[str, str]]) -> tuple[str, str] 
 
     package = root / "harness" / "trainable_harness"
     for path in sorted(package.rglob("*.py")):
-        if "book" in path.parts:
-            continue
         module = ".".join(path.relative_to(root / "harness").with_suffix("").parts)
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
             if isinstance(node, ast.FunctionDef) and (module, node.name) not in used:

@@ -1,44 +1,78 @@
-"""``python -m claimbook bench`` runs end to end on a tiny generated book.
+"""The benchmark's bookkeeping (``claimbook.build.bench``), on a generated book, no build.
 
-Timings are not asserted (they are noisy); the benchmark's shape is: both builds ran in
-every round, the edits were timed, and the results file holds medians and the ratio.
+The benchmark itself times builds and is not a test (``make bench``); what is tested here
+is what it edits between rounds: each edit must change exactly what its timing claims to
+measure (prose only; one code cell; one function no chapter ran), in the copy it is given.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests" / "books"))
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "books"))
 
 from generate_scale_book import generate
 
 from claimbook.build import bench
+from claimbook.claims.keys import function_digests
+from claimbook.sources import read_chapter
 
 
-def test_the_benchmark_runs_on_a_two_chapter_book(tmp_path):
-    book = generate(tmp_path / "book", chapters=2)
-    output = tmp_path / "bench.json"
-    assert bench.main(["--root", str(book), "--rounds", "1", "--output", str(output)]) == 0
-    results = json.loads(output.read_text())
-    assert len(results["ours_cold"]) == len(results["jupyter_book_force"]) == 1
-    assert results["ratio"] == results["median_ours_cold"] / results["median_jupyter_book_force"]
-    assert results["prose_edit_chapter"] == "chapter-01.md"
-    assert results["edited_unused_function"]
-    assert set(results["chapter_execution_seconds"]) == {"chapter-01", "chapter-02"}
-    # The benchmark edits its own copies only.
-    assert (
-        "edited by the benchmark"
-        not in (book / "harness")
-        .joinpath(*results["edited_unused_function"].split(":")[0].split("."))
-        .with_suffix(".py")
-        .read_text()
-    )
+@pytest.fixture
+def book(tmp_path):
+    return generate(tmp_path / "book", chapters=2)
+
+
+def _cells(path):
+    chapter = read_chapter(path)
+    return [code for _, code, _ in chapter.code_cells()], chapter.markdown_cells()
+
+
+def test_a_prose_edit_changes_the_first_chapters_prose_and_no_code(book):
+    first = book / "chapters" / "chapter-01.md"
+    code, prose = _cells(first)
+    assert bench._edit_prose(book) == "chapter-01.md"
+    code_after, prose_after = _cells(first)
+    assert code_after == code and prose_after != prose
+
+
+def test_a_code_edit_adds_one_code_cell_to_the_last_chapter(book):
+    last = book / "chapters" / "chapter-02.md"
+    code, _ = _cells(last)
+    assert bench._edit_code(book) == "chapter-02.md"
+    code_after, _ = _cells(last)
+    assert code_after[: len(code)] == code and len(code_after) == len(code) + 1
+
+
+def test_the_unused_function_is_one_no_chapter_ran_and_its_edit_changes_only_it(book):
+    package = book / "harness"
+    used = {("trainable_harness.normalization", "centered_normalize")}
+    module, name = bench._unused_function(book, used)
+    assert (module, name) not in used
+    before = function_digests([(module, name), *used], package / "trainable_harness")
+    bench._edit_function(book, module, name)
+    after = function_digests([(module, name), *used], package / "trainable_harness")
+    changed = {key for key in before if before[key] != after[key]}
+    assert changed == {f"{module}:{name}"}
+    assert "missing" not in after.values()
+
+
+def test_no_unused_function_when_every_function_ran(book):
+    import ast
+
+    package = book / "harness" / "trainable_harness"
+    every = {
+        (".".join(path.relative_to(book / "harness").with_suffix("").parts), node.name)
+        for path in package.rglob("*.py")
+        for node in ast.parse(path.read_text()).body
+        if isinstance(node, ast.FunctionDef)
+    }
+    assert bench._unused_function(book, every) is None
 
 
 def test_generate_refuses_an_empty_book(tmp_path):
-    import pytest
-
     with pytest.raises(ValueError, match="chapters must be at least 1"):
         generate(tmp_path / "none", chapters=0)

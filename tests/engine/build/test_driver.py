@@ -11,7 +11,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from claimbook.build.lock import build_lock
+
+# Each test builds a fixture book (kernels and Sphinx): the book tier.
+pytestmark = pytest.mark.book
 
 
 def test_an_unchanged_book_does_nothing_and_says_it_is_current(tiny_book):

@@ -20,6 +20,9 @@ from claimbook import claims
 from claimbook.claims import harness_pin
 from claimbook.extensions import claims as claim_roles
 
+# Each test builds a fixture book (kernels and Sphinx): the book tier.
+pytestmark = pytest.mark.book
+
 CLAIM = "c15-invariance-001"
 PAGE = "chapters/page.html"
 CLAIM_PAGE = f"claims/{CLAIM}.html"

@@ -33,6 +33,9 @@ PNG = bytes.fromhex(
     "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
 )
 
+# Each test builds a small Sphinx project: the book tier.
+pytestmark = pytest.mark.book
+
 
 @pytest.fixture
 def built(tmp_path, monkeypatch):
