@@ -146,7 +146,7 @@ def check_nonempty(x: np.ndarray, name: str = "x") -> None:
         )
 
 
-# --- layers.py: batch/layer/instance/group norm, running state, folding --------------------
+# --- layers/: batch/layer/instance/group norm, running state, folding -----------------------
 
 __all__ += [
     "AffineShapeError",
