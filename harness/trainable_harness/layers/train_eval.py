@@ -1,9 +1,9 @@
 """Batch norm in its two modes: train (batch statistics) and eval (running statistics).
 
-Train mode normalizes with the batch's own statistics (:func:`~trainable_harness.layers.
-normalize.batch_norm`) and updates the running state (eq. 16.5); eval mode applies
-eqs. 16.3-16.4 with the frozen running statistics, so one sample's output depends on that
-sample and the state only.
+Train mode normalizes with the batch's own statistics
+(:func:`~trainable_harness.layers.normalize.batch_norm`) and updates the running state
+(eq. 16.5); eval mode applies eqs. 16.3-16.4 with the frozen running statistics, so one
+sample's output depends on that sample and the state only.
 """
 
 from __future__ import annotations
