@@ -4,8 +4,10 @@ Every error is a :class:`ValueError` subclass (through :class:`TrainableError`),
 callers that already catch ``ValueError`` keep working, while tests and chapters can
 catch the precise failure. Messages say what was wrong, where, and what is expected.
 
-Other modules append their own error classes below the ones defined here; please
-subclass :class:`TrainableError`.
+Every error class of the harness is defined here: the shared ones first, then those of
+one module in a section named for it (``# --- small_batch.py: ...``), which that module
+imports (so ``from trainable_harness.small_batch import SmallBatchError`` works too). A new
+one goes in its module's section and subclasses :class:`TrainableError`.
 
 Examples
 --------
@@ -146,7 +148,7 @@ def check_nonempty(x: np.ndarray, name: str = "x") -> None:
         )
 
 
-# --- layers.py: batch/layer/instance/group norm, running state, folding --------------------
+# --- layers/: batch/layer/instance/group norm, running state, folding ---------------------
 
 __all__ += [
     "AffineShapeError",
@@ -192,7 +194,7 @@ class UnknownChoiceError(TrainableError):
     """A string option (normalization kind, variance estimator) is not one of the choices."""
 
 
-# --- numerics (h2): moments, normalization and layer argument checks -------------------
+# --- moments.py, normalization.py, layers/: counts, moments beyond range ------------------
 
 __all__ += [
     "CountError",
@@ -206,3 +208,57 @@ class MomentOverflowError(NonFiniteInputError):
 
 class CountError(ShapeError):
     """A count or size (a shape entry, a group count, ...) is not a non-negative integer."""
+
+
+# --- geometry.py: scale-invariant geometry and gradient descent ---------------------------
+
+__all__ += ["LearningRateError"]
+
+
+class LearningRateError(TrainableError):
+    """A learning rate or weight decay that is not a finite number in its allowed range."""
+
+
+# --- mlp.py: the MLP experiment -----------------------------------------------------------
+
+__all__ += ["MLPError"]
+
+
+class MLPError(TrainableError):
+    """A setting of the MLP experiment that cannot run (names the parameter)."""
+
+
+# --- small_batch.py: the small-batch experiments ------------------------------------------
+
+__all__ += ["SmallBatchError"]
+
+
+class SmallBatchError(TrainableError):
+    """A setting of the small-batch experiment that cannot run (names the parameter)."""
+
+
+# --- precision.py: floating formats and cancellation --------------------------------------
+
+__all__ += ["UnknownFormatError"]
+
+
+class UnknownFormatError(TrainableError):
+    """A floating format name outside ``FORMATS``."""
+
+
+# --- estimator_shift.py: the estimator-shift experiment -----------------------------------
+
+__all__ += ["EstimatorSettingError"]
+
+
+class EstimatorSettingError(TrainableError):
+    """A batch count or size that cannot form the states (names the parameter)."""
+
+
+# --- running_drift.py: the drift of running statistics ------------------------------------
+
+__all__ += ["DriftSettingError"]
+
+
+class DriftSettingError(TrainableError):
+    """A setting of the drift experiment that cannot run (names the parameter)."""

@@ -26,15 +26,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from trainable_harness.errors import TrainableError, check_eps
+from trainable_harness.errors import EstimatorSettingError, check_eps
 
 __all__ = ["ESTIMATOR", "discrepancy", "mean_square_discrepancy", "shift_part"]
 
 ESTIMATOR = {"mean": 4.0, "std": 2.0, "eps": 1e-5}
-
-
-class EstimatorSettingError(TrainableError):
-    """A batch count or size that cannot form the states (names the parameter)."""
 
 
 def _check_count(value, name: str, minimum: int) -> int:

@@ -41,7 +41,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from trainable_harness.errors import ShapeError, TrainableError
+from trainable_harness.errors import LearningRateError, ShapeError
 from trainable_harness.normalization import centered_normalize
 
 __all__ = [
@@ -56,10 +56,6 @@ __all__ = [
     "scale_invariant_gradient",
     "scale_invariant_loss",
 ]
-
-
-class LearningRateError(TrainableError):
-    """A learning rate or weight decay that is not a finite number in its allowed range."""
 
 
 class LogisticProblem(NamedTuple):

@@ -41,7 +41,7 @@ from typing import NamedTuple
 import numpy as np
 
 from claimbook.calls import cached_with_calls
-from trainable_harness.errors import ShapeError, TrainableError
+from trainable_harness.errors import MLPError, ShapeError
 
 __all__ = [
     "TeacherTask",
@@ -67,10 +67,6 @@ INPUTS = 16
 WIDTH = 32
 CLASSES = 4
 BN_EPS = 1e-5  # PyTorch's default, added to the population variance
-
-
-class MLPError(TrainableError):
-    """A setting of the MLP experiment that cannot run (names the parameter)."""
 
 
 class TeacherTask(NamedTuple):

@@ -32,7 +32,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from trainable_harness.errors import TrainableError
+from trainable_harness.errors import UnknownFormatError
 from trainable_harness.moments import raw_and_centered_variance
 
 __all__ = [
@@ -51,10 +51,6 @@ DEVIATIONS = (-2.0, -1.0, 1.0, 2.0)
 TRUE_VARIANCE = 2.5
 LOG10_OFFSETS = tuple(range(10))  # offsets 1 to 10^9, the default of the exercise
 FAILURE = 0.1  # a relative error above 10% counts as failed
-
-
-class UnknownFormatError(TrainableError):
-    """A floating format name outside ``FORMATS``."""
 
 
 def round_to_bfloat16(x) -> np.ndarray:

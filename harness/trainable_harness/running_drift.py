@@ -28,17 +28,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from trainable_harness.errors import TrainableError
+from trainable_harness.errors import DriftSettingError
 from trainable_harness.layers import BatchNormState, update_running_statistics
 
 __all__ = ["DRIFT", "MOMENTA", "drifting_running_means", "lag_and_noise"]
 
 MOMENTA = (0.01, 0.1, 0.3, 0.5)
 DRIFT = {"batches": 100, "batch_size": 32, "start_mean": 4.0, "end_mean": 6.0, "std": 2.0}
-
-
-class DriftSettingError(TrainableError):
-    """A setting of the drift experiment that cannot run (names the parameter)."""
 
 
 def drifting_running_means(seed: int, momenta=MOMENTA, **settings) -> dict:

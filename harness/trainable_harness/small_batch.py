@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from claimbook.calls import cached_with_calls
-from trainable_harness.errors import ShapeError, TrainableError
+from trainable_harness.errors import ShapeError, SmallBatchError
 from trainable_harness.layers import group_norm
 from trainable_harness.moments import MomentState, merge_moments
 
@@ -77,10 +77,6 @@ INDEPENDENT_VARIANCE = 3.0  # sigma^2
 CHANNEL_MEANS = np.linspace(-2.0, 2.0, CHANNELS)
 EPS = 1e-5
 GROUPS = 4  # group norm of the section: 4 groups of 2 consecutive channels
-
-
-class SmallBatchError(TrainableError):
-    """A setting of the small-batch experiment that cannot run (names the parameter)."""
 
 
 def _population():

@@ -100,7 +100,7 @@ def test_edits_the_chapters_never_run_execute_nothing(tiny_book):
     version = tiny_book.path("harness/trainable_harness/witnesses/__init__.py")
     version.write_text(version.read_text() + "\n# an edit of a module no chapter runs\n")
     tiny_book.edit(
-        "harness/trainable_harness/layers.py",
+        "harness/trainable_harness/layers/normalize.py",
         "def group_norm(",
         "def _unused_helper():\n    return 1\n\n\ndef group_norm(",
     )
