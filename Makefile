@@ -1,7 +1,9 @@
 # Trainable: build the book from its sources.
 #
 #   make           environment, executed chapters, claim artifacts, figures, site
-#   make test      lint, unit tests, a full rebuild from clean, checks of the built site
+#   make test      lint, the unit and book test tiers, a full rebuild from clean, checks of the
+#                  built site (site tier), the artifacts and Binder; each step prints its time
+#   make unit      the unit tier alone (about a minute; run it before every commit)
 #   make rebuild   the full re-execution from clean that CI runs
 #   make verify    recompute every claim without running notebooks
 #   make repin     re-pin every chapter to the current harness and report changed claims
@@ -35,7 +37,7 @@ export MKL_NUM_THREADS := 1
 EXECUTED := $(patsubst %.md,%.ipynb,$(wildcard chapters/*.md))
 MATHJAX := _build/site-extra/_vendor/mathjax/tex-chtml.js
 
-.PHONY: all venv site test lint unit book-check site-check rebuild clean verify repin serve browser lock uptodate bench
+.PHONY: all venv site test lint unit book-check site-check check-artifacts rebuild clean verify repin serve browser lock uptodate bench
 
 venv: $(STAMP)
 
@@ -92,13 +94,21 @@ site-check: browser
 rebuild: clean
 	$(MAKE) all
 
-# After the rebuild: the site as a reader sees it, the artifacts on disk equal to a fresh
-# recomputation (the build is deterministic), and an unchanged tree with nothing left to do.
-test: lint unit book-check rebuild
-	$(MAKE) site-check
-	$(BIN)/python -m claimbook claims verify --check-artifacts
-	$(MAKE) --no-print-directory uptodate || { echo "make test: an unchanged tree would rebuild" >&2; exit 1; }
-	$(MAKE) --no-print-directory binder-check
+# lint and the unit tier first (fast, and they catch most mistakes); then the book tier beside
+# the rebuild from clean (the fixture books live in temporary folders, and chapter 16 keeps
+# one core busy alone for most of the rebuild); then, on the built tree, the site as a reader
+# sees it, the artifacts on disk equal to a fresh recomputation (the build is deterministic)
+# and what Binder does, side by side (each prints when it ends); last, an unchanged tree with
+# nothing left to do.
+test: lint unit
+	@$(MAKE) --no-print-directory -j2 --output-sync=target book-check rebuild
+	@$(MAKE) --no-print-directory -j3 --output-sync=target site-check check-artifacts binder-check
+	@$(MAKE) --no-print-directory uptodate || { echo "make test: an unchanged tree would rebuild" >&2; exit 1; }
+
+check-artifacts: | $(STAMP)
+	@TIMEFORMAT="make: artifacts recomputed and compared in %1R s"; time \
+	    $(BIN)/python -m claimbook claims verify --check-artifacts > _build/check-artifacts.log \
+	    || { cat _build/check-artifacts.log; exit 1; }
 
 verify: | $(STAMP)
 	$(BIN)/python -m claimbook claims verify
@@ -137,4 +147,4 @@ pdf: all browser
 # What Binder does (runtime.txt, requirements.txt, postBuild, notebooks run in their folder,
 # claims re-verified), in a fresh environment in a temporary directory.
 binder-check: | $(STAMP)
-	$(BIN)/python -m claimbook binder-check
+	@TIMEFORMAT="make: binder check took %1R s"; time $(BIN)/python -m claimbook binder-check
