@@ -45,7 +45,14 @@ venv: $(STAMP)
 # exact versions pip would install, without a resolver, in a third of the time.
 # Two `make` runs started at once take turns here (flock), then the build driver's own lock
 # refuses the second build with a message naming the first.
+# The lock needs Python 3.11.5 or later within 3.11 (the locked soupsieve 4.1.3 requires 3.11.5); say so
+# before anything is installed rather than let the resolver fail half way.
+PYTHON_CHECK = import sys; v = sys.version_info; sys.exit(not ((3, 11, 5) <= v[:3] and v[:2] == (3, 11)))
+
 $(STAMP): requirements.txt harness/pyproject.toml engine/pyproject.toml
+	@$(PYTHON) -c '$(PYTHON_CHECK)' 2>/dev/null || { echo "make: the book needs Python 3.11.5 or \
+	    later 3.11 (the locked soupsieve requires it); $(PYTHON) is $$($(PYTHON) --version \
+	    2>&1 || echo missing). Set PYTHON=/path/to/python3.11 or install one." >&2; exit 2; }
 	test -x $(BIN)/python || $(SETUP_LOCK) $(PYTHON) -m venv $(VENV)
 	$(SETUP_LOCK) $(PIP) install $(UV) 2> >(grep -v "is ignored: it is neither" >&2)
 	$(SETUP_LOCK) $(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements.txt
@@ -84,6 +91,9 @@ book-check: | $(STAMP)
 # The built-site checks, including a real browser: Debian's chromium, installed here if absent.
 browser:
 	@command -v chromium >/dev/null || { \
+	    if [ "$$(id -u)" != 0 ]; then echo "make: the browser check needs Debian's chromium; \
+	        install it as root: apt-get install --no-install-recommends chromium \
+	        fonts-dejavu-core (CI runs as root and installs it itself)" >&2; exit 2; fi; \
 	    echo "installing Debian's chromium for the browser check"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	        --no-install-recommends chromium fonts-dejavu-core >/dev/null; }

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -306,6 +307,10 @@ def chapter_pin(path: str | Path) -> str | None:
     return read_chapter(path).pin
 
 
+# A pin is a version: release numbers, then optionally a pre/post/local part (PEP 440 style).
+_VERSION = re.compile(r"[0-9]+(?:\.[0-9]+)*(?:[.+-]?[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*)?")
+
+
 def rewrite_pin(path: str | Path, new_pin: str) -> bool:
     """Set the chapter's ``pin = "..."`` literal to ``new_pin``; True if the file changed.
 
@@ -315,10 +320,25 @@ def rewrite_pin(path: str | Path, new_pin: str) -> bool:
     Raises
     ------
     ChapterSourceError
-        If the chapter has no pin, or the pin line is not found exactly once in the file.
+        If ``new_pin`` is not a version string (digits and dots, optionally a local part
+        such as ``+f5d27de``), if the chapter has no pin, or if the pin line is not found
+        exactly once in the file.
+
+    Examples
+    --------
+    >>> try:
+    ...     rewrite_pin("chapters/any.md", "0.2.0; import os")
+    ... except ChapterSourceError as error:
+    ...     print(str(error).split(", got ")[1])
+    '0.2.0; import os'
     """
     from claimbook.atomic import write_bytes_atomically
 
+    if not isinstance(new_pin, str) or not _VERSION.fullmatch(new_pin):
+        raise ChapterSourceError(
+            "rewrite_pin: parameter new_pin must be a version string such as '0.2.0', "
+            f"got {str(new_pin)[:80]!r}"
+        )
     path = Path(path)
     found = read_chapter(path)._pin_assignment()
     if found is None:

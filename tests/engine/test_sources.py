@@ -138,3 +138,14 @@ def broken(:
 """
     with pytest.raises(ChapterSourceError, match="not valid Python"):
         _ = read_chapter(write_chapter(tmp_path, body)).verified_claims
+
+
+@pytest.mark.parametrize("new_pin", ['0.2.0"\nimport os', "0.2.0 ", "", "latest", 2, None])
+def test_rewrite_pin_accepts_only_a_version_and_writes_nothing_else(tmp_path, new_pin):
+    path = write_chapter(
+        tmp_path, '\n```{code-cell} ipython3\n:tags: [parameters]\n\npin = "0.1.0"\n```\n'
+    )
+    before = path.read_bytes()
+    with pytest.raises(ChapterSourceError, match="parameter new_pin must be a version"):
+        rewrite_pin(path, new_pin)
+    assert path.read_bytes() == before
