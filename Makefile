@@ -142,12 +142,15 @@ lock: | $(STAMP)
 	{ sed -n '1,2p' requirements.txt; $(BIN)/python -m pip freeze --exclude-editable --exclude uv; } > requirements.lock.tmp
 	mv requirements.lock.tmp requirements.txt
 
-# Build products only; sources, the environment and node_modules stay.
+# Build products only; sources, the environment and node_modules stay. The engine removes
+# them while holding the build lock, so a clean during a build is refused (claimbook.build.clean);
+# without an environment no build can be running, and plain rm does the same.
 # Everything under artifacts/ but its README and .gitignore goes, links included (a link is
 # removed, never followed).
 clean:
-	rm -rf _build $(EXECUTED)
-	find artifacts -mindepth 1 -maxdepth 1 ! -name .gitignore ! -name README.md -exec rm -rf {} +
+	@if [ -x $(BIN)/python ]; then $(BIN)/python -m claimbook clean; else \
+	    rm -rf _build $(EXECUTED); \
+	    find artifacts -mindepth 1 -maxdepth 1 ! -name .gitignore ! -name README.md -exec rm -rf {} +; fi
 
 # The book as one PDF, printed from the built site by headless Chromium: _build/pdf/book.pdf.
 .PHONY: pdf binder-check

@@ -7,6 +7,7 @@
     bench [--rounds N]              time a cold build against Jupyter Book's own execution
     claims list|verify|show         the claims (see :mod:`claimbook.claims.cli`)
     repin                           re-verify every claim, then re-pin every chapter
+    clean                           remove the build products, under the build lock
     pdf [SITE [OUTPUT]]             print the built site to one PDF
     binder-check                    what Binder does, in a fresh environment
 
@@ -51,6 +52,10 @@ def main(argv: list[str] | None = None) -> int:
         from claimbook import pdf
 
         return pdf.main(argv[1:])
+    if command == "clean":
+        from claimbook.build import clean
+
+        return clean.main(argv[1:])
     if command == "binder-check":
         from claimbook import binder
 

@@ -272,7 +272,9 @@ def execute_chapters(
     runs = []
     context = multiprocessing.get_context("fork")
     others = set(multiprocessing.active_children())
-    pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context)
+    pool = concurrent.futures.ProcessPoolExecutor(
+        jobs, mp_context=context, initializer=die_with_parent, initargs=(os.getpid(),)
+    )
     try:
         futures = {pool.submit(_run_one, str(source)): source for source in sources}
         # With fork, the pool starts all its workers at the first submission.
@@ -296,6 +298,28 @@ def execute_chapters(
         # and end_workers() waits for them before the process ends.
         pool.shutdown(wait=False, cancel_futures=True)
     return sorted(runs, key=lambda run: [s.stem for s in sources].index(run.stem))
+
+
+def die_with_parent(parent: int) -> None:
+    """Ask Linux to send this process SIGTERM when its parent (the driver) dies.
+
+    A worker that outlived a killed driver would finish its chapter and write outputs
+    nobody plans for; with ``PR_SET_PDEATHSIG`` it ends with the driver (process
+    ``parent``), and its kernel (which polls its own parent) ends with it. Elsewhere than
+    Linux this does nothing.
+    """
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):
+        return
+    PR_SET_PDEATHSIG = 1
+    prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent:  # the driver died before the request took effect
+        os._exit(1)
 
 
 def end_workers() -> None:

@@ -2,7 +2,13 @@
 
 The lock file names its holder (process id, command and start time), so a second build is
 refused with a message saying who holds the lock. The lock is released by the kernel when
-the holder exits, however it exits, so a killed build never leaves a stale lock behind.
+the holder exits, however it exits, so a killed build never leaves a stale lock behind:
+
+- A ``flock`` belongs to the open file, which a forked child shares; a chapter worker that
+  outlived a killed driver would hold the lock for ever. So every process forked while the
+  lock is held closes its copy at once (``os.register_at_fork``): only the holder holds it.
+- A holder killed before it could clear its record leaves the record behind; the next
+  build takes the lock over and says whose it was (:data:`TAKEOVER`).
 """
 
 from __future__ import annotations
@@ -17,12 +23,29 @@ from pathlib import Path
 
 from claimbook.errors import BuildLockError
 
-__all__ = ["build_lock"]
+__all__ = ["TAKEOVER", "build_lock"]
+
+TAKEOVER = "took over the build lock from a build that ended without releasing it"
+_HELD: set[int] = set()  # descriptors of the locks this process holds
+
+
+def _close_in_child() -> None:
+    """In a forked child: close every copy of a held lock (the child must not hold it)."""
+    for handle in list(_HELD):
+        with contextlib.suppress(OSError):
+            os.close(handle)
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_close_in_child)
 
 
 @contextlib.contextmanager
-def build_lock(path: str | Path) -> Iterator[None]:
+def build_lock(path: str | Path, say=None) -> Iterator[None]:
     """Hold the exclusive build lock at ``path`` for the duration of the block.
+
+    ``say`` (default: print to stderr) receives one line when the lock is taken over from a
+    holder that ended without clearing its record.
 
     Raises
     ------
@@ -41,6 +64,10 @@ def build_lock(path: str | Path) -> Iterator[None]:
                 f"another build holds {path} ({holder or 'holder unknown'}); wait for it to "
                 "finish, or stop it"
             ) from None
+        _HELD.add(handle)
+        previous = os.pread(handle, 4096, 0).decode("utf-8", "replace").strip()
+        if previous:
+            (say or _to_stderr)(f"make: {TAKEOVER} ({previous})")
         started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime())
         command = " ".join(sys.argv) or sys.executable
         os.ftruncate(handle, 0)
@@ -51,4 +78,9 @@ def build_lock(path: str | Path) -> Iterator[None]:
             os.ftruncate(handle, 0)
             fcntl.flock(handle, fcntl.LOCK_UN)
     finally:
+        _HELD.discard(handle)
         os.close(handle)
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)

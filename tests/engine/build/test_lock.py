@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from claimbook.build.lock import build_lock
+from claimbook.build.lock import TAKEOVER, build_lock
 from claimbook.errors import BookError, BuildLockError
 
 HOLD = textwrap.dedent(
@@ -119,8 +120,45 @@ def test_the_lock_is_released_when_the_holder_is_killed(lock, other_holder):
     other_holder.wait(timeout=30)
     # The kernel dropped the lock with the process; its record is stale text, not a lock.
     assert f"pid {other_holder.pid}" in lock.read_text()
-    with build_lock(lock):
+    said = []
+    with build_lock(lock, say=said.append):
         assert lock.read_text().startswith(f"pid {os.getpid()}")
+    assert len(said) == 1
+    assert said[0].startswith(f"make: {TAKEOVER} (pid {other_holder.pid}, ")
+
+
+HOLD_AND_FORK = textwrap.dedent(
+    """
+    import os, sys, time
+    from claimbook.build.lock import build_lock
+
+    with build_lock(sys.argv[1]):
+        child = os.fork()
+        if child == 0:  # a chapter worker that outlives the driver
+            time.sleep(120)
+            os._exit(0)
+        print(child, flush=True)
+        sys.stdin.read()
+    """
+)
+
+
+def test_a_child_forked_by_the_holder_does_not_keep_the_lock_after_the_holder_is_killed(lock):
+    with subprocess.Popen(
+        [sys.executable, "-c", HOLD_AND_FORK, str(lock)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as holder:
+        child = int(holder.stdout.readline())
+        try:
+            assert not free(lock)
+            holder.kill()
+            holder.wait(timeout=30)
+            os.kill(child, 0)  # the child still runs ...
+            assert free(lock)  # ... and does not hold the lock
+        finally:
+            os.kill(child, signal.SIGKILL)
 
 
 def test_taking_the_lock_creates_its_directory(tmp_path):

@@ -1,0 +1,73 @@
+"""``make clean``: remove the build products, holding the build lock while it does.
+
+A clean while a build runs would delete what the build is writing (and, with the lock file,
+let a third build start beside the first), so it takes the build lock first and refuses,
+naming the holder, if a build holds it. Removed: everything under ``_build/`` but the lock
+file itself (the lock is held on it), the executed notebooks ``chapters/*.ipynb``, and
+everything under ``artifacts/`` but its ``README.md`` and ``.gitignore``. A link is removed,
+never followed, so nothing outside the tree is touched.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from claimbook import paths
+from claimbook.build.lock import build_lock
+from claimbook.errors import BuildLockError
+
+__all__ = ["KEPT_IN_ARTIFACTS", "clean", "lock_path", "main"]
+
+KEPT_IN_ARTIFACTS = ("README.md", ".gitignore")
+
+
+def lock_path() -> Path:
+    """The build lock's file: ``_build/.build.lock``."""
+    return paths.BUILD_DIR / ".build.lock"
+
+
+def _remove(path: Path) -> None:
+    """Remove ``path``: a link or file is unlinked, a real folder removed with its contents."""
+    if path.is_symlink() or not path.is_dir():
+        path.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(path)
+
+
+def clean() -> list[Path]:
+    """Remove the build products under the build lock; return what was removed.
+
+    Raises
+    ------
+    BuildLockError
+        If a build holds the lock; nothing is removed.
+    """
+    removed = []
+    lock = lock_path()
+    with build_lock(lock):
+        candidates = [p for p in sorted(paths.BUILD_DIR.iterdir()) if p != lock]
+        candidates += sorted(paths.CHAPTERS_DIR.glob("*.ipynb"))
+        if paths.ARTIFACTS_DIR.is_dir():
+            candidates += [
+                p for p in sorted(paths.ARTIFACTS_DIR.iterdir()) if p.name not in KEPT_IN_ARTIFACTS
+            ]
+        for path in candidates:
+            _remove(path)
+            removed.append(path)
+    return removed
+
+
+def main(argv: list[str]) -> int:
+    """``python -m claimbook clean``: exit 0, or 3 (as a build does) if a build holds the lock."""
+    if argv:
+        print(f"clean: takes no arguments, got {' '.join(argv)}", file=sys.stderr)
+        return 2
+    try:
+        removed = clean()
+    except BuildLockError as error:
+        print(f"make clean: {error}; nothing was removed", file=sys.stderr)
+        return 3
+    print(f"make clean: removed {len(removed)} build product(s)")
+    return 0
