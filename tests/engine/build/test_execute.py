@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from multiprocessing.connection import wait
 
@@ -66,3 +67,54 @@ def test_end_workers_leaves_no_worker_process(two_cores):
     execute.end_workers()
     assert all(wait([worker.sentinel], timeout=0) for worker in workers)  # ready: ended
     assert execute._WORKERS == []
+
+
+ORPHAN = """
+import os, sys, time
+from claimbook.build.execute import die_with_parent
+
+parent = os.getpid()
+child = os.fork()
+if child == 0:
+    if sys.argv[1] == "ask":
+        die_with_parent(parent)
+    time.sleep(60)
+    os._exit(0)
+print(child, flush=True)
+sys.stdin.read()
+"""
+
+
+@pytest.mark.parametrize("ask", [True, False])
+def test_a_worker_that_asked_ends_with_its_parent(ask):
+    import signal
+    import subprocess
+    import sys
+
+    with subprocess.Popen(
+        [sys.executable, "-c", ORPHAN, "ask" if ask else "no"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as parent:
+        child = int(parent.stdout.readline())
+        parent.kill()
+        parent.wait(timeout=30)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and _alive(child):
+            time.sleep(0.05)
+        try:
+            # Asked: SIGTERM came with the parent's death. Not asked: the child lives on.
+            assert _alive(child) is not ask
+        finally:
+            if _alive(child):
+                os.kill(child, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, ended but not yet reaped, counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stream:
+            return stream.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -1,0 +1,85 @@
+"""Killing the build driver at each phase, then running the build again at once.
+
+Whatever phase the driver dies in, nothing it started may outlive it (the chapter workers
+and their kernels end with it), the lock is free for the next build, and that build brings
+the book up to date and passes: no stale lock, no half-written site taken for a whole one.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+# Each test builds the tiny fixture book (kernels and Sphinx): the book tier.
+pytestmark = pytest.mark.book
+
+# The driver's own progress lines that mark each phase (see claimbook.build.driver).
+PHASES = {
+    "execution": ": executing (",
+    "render": "site: rendering",
+}
+
+
+def _processes_under(root: str) -> list[int]:
+    """Pids of live processes whose command line or working directory names ``root``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as stream:
+                command = stream.read().replace(b"\0", b" ").decode(errors="replace")
+            directory = os.readlink(f"/proc/{entry}/cwd")
+            with open(f"/proc/{entry}/stat") as stream:
+                state = stream.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and (root in command or directory.startswith(root)):
+            found.append(int(entry))
+    return found
+
+
+def _kill_at(tiny_book, marker: str) -> None:
+    """Start a build that must execute, and SIGKILL the driver once it prints ``marker``."""
+    tiny_book.edit("chapters/alpha.md", "print(f", "print('edited')\nprint(f")
+    tiny_book.edit("chapters/beta.md", "print(f", "print('edited')\nprint(f")
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "claimbook", "build"],
+        cwd=tiny_book.root,
+        env=tiny_book.environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    seen = []
+    for line in driver.stdout:
+        seen.append(line)
+        if marker in line:
+            break
+    else:
+        driver.wait()
+        pytest.fail(f"the build ended before {marker!r}:\n{''.join(seen)}")
+    driver.send_signal(signal.SIGKILL)
+    driver.wait(timeout=30)
+    driver.stdout.close()
+
+
+@pytest.mark.parametrize("phase", PHASES)
+def test_a_build_killed_in_any_phase_leaves_nothing_running_and_the_next_build_passes(
+    tiny_book, phase
+):
+    _kill_at(tiny_book, PHASES[phase])
+    root = str(tiny_book.root)
+    deadline = time.monotonic() + 10
+    while _processes_under(root) and time.monotonic() < deadline:
+        time.sleep(0.2)  # SIGTERM reaches the workers, which then stop their kernels
+    assert _processes_under(root) == []
+    process = tiny_book.build()
+    assert process.returncode == 0, process.stdout + process.stderr
+    assert "another build holds" not in process.stderr
+    assert tiny_book.build("--question").returncode == 0
