@@ -18,6 +18,7 @@ __all__ = [
     "PLACEMENT_WIDTH",
     "central_difference_jacobian",
     "placement_experiment",
+    "placement_summary",
     "placement_witness",
     "residual_placement",
 ]
@@ -143,7 +144,7 @@ def placement_experiment(seed: int, *, d: int = PLACEMENT_WIDTH) -> dict:
 def placement_witness(seed: int, *, d: int = PLACEMENT_WIDTH) -> dict:
     """Claim ``c15-placement-001``: pre- against post-normalization Jacobians (section 15.4).
 
-    The checks of :func:`placement_experiment`.
+    The checks of :func:`placement_experiment`, summarized by :func:`placement_summary`.
 
     Returns
     -------
@@ -158,7 +159,17 @@ def placement_witness(seed: int, *, d: int = PLACEMENT_WIDTH) -> dict:
     >>> result["rank_pre"], result["rank_post"]
     (4, 2)
     """
-    run = placement_experiment(seed, d=d)
+    return placement_summary(placement_experiment(seed, d=d))
+
+
+def placement_summary(run: dict) -> dict:
+    """The fields of :func:`placement_witness`, from :func:`placement_experiment`.
+
+    Examples
+    --------
+    >>> placement_summary(placement_experiment(0))["rank_post"]
+    2
+    """
     return {
         "fd_error_max": float(max(run["fd_error"]["pre"], run["fd_error"]["post"])),
         "rank_pre": run["rank"]["pre"],

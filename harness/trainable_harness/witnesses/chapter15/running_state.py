@@ -21,6 +21,7 @@ __all__ = [
     "POPULATION_STD",
     "normalize_with",
     "running_state_experiment",
+    "running_state_summary",
     "running_state_witness",
 ]
 
@@ -104,7 +105,8 @@ def running_state_witness(
 ) -> dict:
     """Claim ``c15-running-state-001``: train-mode against evaluation-mode statistics.
 
-    Section 15.3: the states and outputs of :func:`running_state_experiment`, in float64.
+    Section 15.3: the states and outputs of :func:`running_state_experiment`, in float64,
+    summarized by :func:`running_state_summary`.
 
     Parameters
     ----------
@@ -133,7 +135,20 @@ def running_state_witness(
     >>> round(result["normalized_discrepancy"]["maximum_absolute"], 3)
     0.448
     """
-    run = running_state_experiment(seed, batch_count=batch_count, batch_size=batch_size, eps=eps)
+    return running_state_summary(
+        running_state_experiment(seed, batch_count=batch_count, batch_size=batch_size, eps=eps)
+    )
+
+
+def running_state_summary(run: dict) -> dict:
+    """The fields of :func:`running_state_witness`, from :func:`running_state_experiment`.
+
+    Examples
+    --------
+    >>> summary = running_state_summary(running_state_experiment(0))
+    >>> summary["merged_mean_gap"] <= MERGED_MEAN_TOLERANCE  # a few roundings of the mean
+    True
+    """
     running_state, direct_state = run["running_state"], run["direct_state"]
     evaluation_state = run["evaluation_state"]
     merged_mean_gap = float(abs(running_state.mean - direct_state.mean))

@@ -40,6 +40,7 @@ __all__ = [
     "conv_fold_case",
     "folding_experiment",
     "folding_report",
+    "folding_summary",
     "folding_witness",
     "linear_fold_case",
     "trained_state",
@@ -221,15 +222,12 @@ def folding_experiment(seed: int, *, eps: float = FOLD_EPS, updates: int = FOLD_
     }
 
 
-def _work_fields(work: BatchNormEvalWork, *names: str) -> dict:
-    return {name: getattr(work, name) for name in names}
-
-
 @claim_computation
 def folding_witness(seed: int, *, eps: float = FOLD_EPS, updates: int = FOLD_UPDATES) -> dict:
     """Claim ``c16-folding-001``: eval-mode batch norm folded into the layer before it (eq. 16.6).
 
-    Section 16.4, the checks and counts of :func:`folding_experiment`:
+    Section 16.4, the checks and counts of :func:`folding_experiment`, summarized by
+    :func:`folding_summary`:
 
     - *Linear*: ``W`` of shape (8, 16), the running state from ``updates`` train-mode
       batches (momentum 0.1) of 64 inputs from N(1, 3^2), a test batch of 64 inputs;
@@ -257,7 +255,21 @@ def folding_witness(seed: int, *, eps: float = FOLD_EPS, updates: int = FOLD_UPD
     >>> result["work"]["elementwise"], result["work"]["folded_elementwise"]
     (36864, 0)
     """
-    run = folding_experiment(seed, eps=eps, updates=updates)
+    return folding_summary(folding_experiment(seed, eps=eps, updates=updates))
+
+
+def _work_fields(work: BatchNormEvalWork, *names: str) -> dict:
+    return {name: getattr(work, name) for name in names}
+
+
+def folding_summary(run: dict) -> dict:
+    """The fields of :func:`folding_witness`, from :func:`folding_experiment`.
+
+    Examples
+    --------
+    >>> folding_summary(folding_experiment(0, updates=2))["work"]["folded_elementwise"]
+    0
+    """
     return {
         "resnet_first_conv": _work_fields(
             run["resnet_first_conv"], "elementwise", "folded_elementwise"

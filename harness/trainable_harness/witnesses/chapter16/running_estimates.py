@@ -22,6 +22,7 @@ __all__ = [
     "PYTORCH_MOMENTUM",
     "momentum_key",
     "running_estimate_traces",
+    "running_gaps",
     "train_eval_witness",
 ]
 
@@ -94,6 +95,28 @@ def running_estimate_traces(
     return {"batches": batches, "merged": merged, "running": running, "states": states}
 
 
+def running_gaps(traces: dict) -> tuple[dict, dict]:
+    """Each final running estimate's distance from the exact statistics of all values.
+
+    From :func:`running_estimate_traces`: ``(mean_gap, variance_gap)``, keyed by
+    :func:`momentum_key`, with ``|running mean - merged mean|`` and ``|running variance -
+    merged sample variance|`` after the last batch.
+
+    Examples
+    --------
+    >>> mean_gap, _ = running_gaps(running_estimate_traces(0, batch_count=3))
+    >>> sorted(mean_gap)
+    ['momentum_0_01', 'momentum_0_1', 'momentum_0_5']
+    """
+    merged = traces["merged"][-1]
+    mean_gap, variance_gap = {}, {}
+    for momentum, state in traces["states"].items():
+        key = momentum_key(momentum)
+        mean_gap[key] = float(abs(state.running_mean[0] - merged.mean))
+        variance_gap[key] = float(abs(state.running_variance[0] - merged.sample_variance))
+    return mean_gap, variance_gap
+
+
 @claim_computation
 def train_eval_witness(
     seed: int,
@@ -107,10 +130,10 @@ def train_eval_witness(
 
     Section 16.3. The draws and traces of :func:`running_estimate_traces`; after the last
     batch, each running mean is compared with the merged mean and each running variance with
-    the merged sample variance. Then, from a second generator stream of the seed, a fresh
-    batch of ``EVAL_BATCH_SIZE`` values from N(4, 2^2) is normalized in eval mode
-    (:func:`batch_norm_eval`, state of momentum 0.1, eps ``eps``) and sample 0's output is
-    compared with that of sample 0 alone.
+    the merged sample variance (:func:`running_gaps`). Then, from a second generator stream
+    of the seed, a fresh batch of ``EVAL_BATCH_SIZE`` values from N(4, 2^2) is normalized in
+    eval mode (:func:`batch_norm_eval`, state of momentum 0.1, eps ``eps``) and sample 0's
+    output is compared with that of sample 0 alone.
 
     Returns
     -------
@@ -135,11 +158,7 @@ def train_eval_witness(
         seed, batch_count=batch_count, batch_size=batch_size, momenta=momenta
     )
     merged = traces["merged"][-1]
-    mean_gap, variance_gap = {}, {}
-    for momentum, state in traces["states"].items():
-        key = momentum_key(momentum)
-        mean_gap[key] = float(abs(state.running_mean[0] - merged.mean))
-        variance_gap[key] = float(abs(state.running_variance[0] - merged.sample_variance))
+    mean_gap, variance_gap = running_gaps(traces)
     # A fresh generator stream, so the eval batch does not depend on batch_count.
     rng = np.random.default_rng([seed, 1])
     state = traces["states"].get(PYTORCH_MOMENTUM, traces["states"][momenta[0]])

@@ -20,6 +20,7 @@ __all__ = [
     "SINGLE_VALUE_STD",
     "fused_kernel_batch_norm",
     "single_value_outputs",
+    "single_value_summary",
     "single_value_witness",
 ]
 
@@ -97,7 +98,8 @@ def single_value_outputs(seed: int, *, eps: float = 1e-5) -> dict:
 def single_value_witness(seed: int, *, eps: float = 1e-5) -> dict:
     """Claim ``c16-train-mode-output-001``: one value per channel in train mode gives beta.
 
-    Section 16.3, the outputs of :func:`single_value_outputs`:
+    Section 16.3, the outputs of :func:`single_value_outputs`, summarized by
+    :func:`single_value_summary`:
 
     - ``harness``: :func:`batch_norm` subtracts the mean first, and one value is its own
       mean exactly, so its output is beta exactly *in this order of operations*.
@@ -125,7 +127,20 @@ def single_value_witness(seed: int, *, eps: float = 1e-5) -> dict:
     >>> result["fused_kernel"]["max_ratio_to_bound"] <= 1.0
     True
     """
-    outputs = single_value_outputs(seed, eps=eps)
+    return single_value_summary(single_value_outputs(seed, eps=eps), eps=eps)
+
+
+def single_value_summary(outputs: dict, *, eps: float = 1e-5) -> dict:
+    """The fields of :func:`single_value_witness`, from :func:`single_value_outputs`.
+
+    ``eps`` must be the one the outputs were computed with: it sets the fused kernel's
+    scale ``gamma / sqrt(eps)`` and with it the rounding bound.
+
+    Examples
+    --------
+    >>> single_value_summary(single_value_outputs(0))["zero_beta"]
+    {'max_abs_output': 0.0}
+    """
     single, gamma, beta = outputs["single"], outputs["gamma"], outputs["beta"]
     scale = gamma / np.sqrt(eps)
     # Rounding of mean * s and of beta - mean * s, then the fma's one rounding near beta.
