@@ -11,5 +11,7 @@
 
 A registry file names a computation as
 ``trainable_harness.witnesses.chapter15.<module>.<function>``; the engine imports that
-module, so this package imports none of them.
+module, so this package imports none of them. The ``*_experiment`` and ``*_runs``
+functions return what the chapter prints and draws, and the ``*_summary`` functions reduce
+an experiment to a claim's fields.
 """

@@ -122,7 +122,7 @@ def placement_experiment(seed: int, *, d: int = PLACEMENT_WIDTH) -> dict:
     {'pre': 4, 'post': 2}
     """
     rng = np.random.default_rng(seed)
-    weight = rng.normal(size=(d, d)) / np.sqrt(d)
+    weight = rng.normal(size=(d, d)) / np.sqrt(d)  # 1/d variance: tanh stays near linear
     x = rng.normal(size=d)
     blocks = residual_placement(weight, x)
     ones = np.ones(d)

@@ -14,8 +14,9 @@ A registry file names a computation as
 module, so this package imports none of them. A deterministic claim calls its computation
 once with ``claim_seed("c16-<name>")``; a statistical claim (a conclusion drawn from
 randomness) calls it once per seed of ``claim_seeds("c16-<name>", 10)`` and summarizes each
-field by its mean and a 95% interval. The ``*_profiles``, ``*_traces`` and ``*_experiment``
-functions return the arrays behind a computation's fields, so the chapter prints and draws
+field by its mean and a 95% interval. The ``*_profiles``, ``*_traces``, ``*_outputs`` and
+``*_experiment`` functions return the arrays behind a computation's fields and the
+``*_summary`` functions reduce them to the fields, so the chapter prints, draws and checks
 with the same instrument the claim uses.
 
 Three claims refute a common account (their registry files carry ``refutes``):

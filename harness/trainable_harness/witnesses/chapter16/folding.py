@@ -132,6 +132,7 @@ def linear_fold_case(rng: np.random.Generator, updates: int, eps: float) -> dict
     gamma, beta = rng.uniform(0.5, 2.0, outputs), rng.normal(size=outputs)
     X = rng.normal(1.0, 3.0, batch_shape)
     reference = batch_norm_eval(linear(X, W, b), gamma, beta, state, eps=eps)
+    # Fold (eq. 16.6), and bound the rounding of both paths.
     W_folded, b_folded = fold_batch_norm_into_linear(W, b, gamma, beta, state, eps=eps)
     scale = gamma / np.sqrt(state.running_variance + eps)
     magnitude = np.abs(X) @ np.abs(W).T + np.abs(b) + np.abs(state.running_mean)
@@ -177,7 +178,7 @@ def conv_fold_case(rng: np.random.Generator, batch_shape: tuple, updates: int, e
     )
 
     def check(fold_state: BatchNormState, fold_eps: float) -> dict:
-        K_folded, c_folded = fold_batch_norm_into_conv2d(
+        K_folded, c_folded = fold_batch_norm_into_conv2d(  # eq. 16.6
             K, c, gamma, beta, fold_state, eps=fold_eps
         )
         return folding_report(
