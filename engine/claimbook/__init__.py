@@ -11,7 +11,8 @@ cheap. One module per job:
 - :mod:`claimbook.instruments` -- the instrument package, found without importing it.
 - :mod:`claimbook.claims` -- the registry, claim kinds and judging, keys, artifacts, repin.
 - :mod:`claimbook.sources` -- the one reader of chapter sources; :mod:`claimbook.settings`
-  and :mod:`claimbook.figures` -- what chapters glue and save.
+  and :mod:`claimbook.figures` -- what chapters glue and save, and the figures' palette;
+  :mod:`claimbook.listings` -- a function's own source, shown on a page.
 - :mod:`claimbook.build` -- the build driver: lock, keys, execution, render, publish, bench.
 - :mod:`claimbook.extensions` -- the Sphinx extensions the site is rendered with.
 - :mod:`claimbook.pdf`, :mod:`claimbook.binder` -- the printed book and the Binder check.

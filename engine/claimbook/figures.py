@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 from claimbook import instruments, paths, sources
 from claimbook.atomic import atomic_output
@@ -29,8 +30,11 @@ from claimbook.errors import BookError
 
 __all__ = [
     "CHAPTER_VARIABLE",
+    "FIGURE_STYLE",
+    "PALETTE",
     "PNG_DPI",
     "InvalidFigureLabelError",
+    "Palette",
     "UnknownFigureError",
     "chapter_files",
     "chapter_number",
@@ -45,6 +49,22 @@ CHAPTER_VARIABLE = "TRAINABLE_CHAPTER"
 # any figure at 220 dpi), so 220 dpi gives at least two device pixels per CSS pixel (HiDPI).
 PNG_DPI = 220
 FIGURE_DIRECTIVES = frozenset({"figure", "glue:figure"})
+
+
+class Palette(NamedTuple):
+    """The book's figure colours, one per role, the same in every chapter."""
+
+    ink: str  # first series in every figure
+    rust: str  # second series
+    gold: str  # third series
+    slate: str  # reference lines and annotations
+
+
+PALETTE = Palette(ink="#1d3557", rust="#b5452b", gold="#c8963e", slate="#6c757d")
+# Matplotlib settings every chapter applies before drawing: no top or right spine, and
+# figures shown at the PNG's resolution (the page shows them at most at half their pixel
+# size, so they stay sharp on HiDPI screens).
+FIGURE_STYLE = {"axes.spines.top": False, "axes.spines.right": False, "figure.dpi": PNG_DPI}
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 
 

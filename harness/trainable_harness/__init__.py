@@ -16,9 +16,10 @@ Each module is named for what it measures:
   per chapter section; :mod:`trainable_harness.claimable` marks them.
 
 The book engine (:mod:`claimbook`: claims, build, site) is a separate package. A chapter
-reaches the few engine functions it calls through this package (``verify_claim``,
-``claim_status_line``, ``claim_seed``, ``glue_setting``, ``save_figure``); they are
-imported from the engine when first used, so importing the instruments stays cheap.
+reaches the few engine names it uses through this package (``verify_claim``,
+``claim_status_line``, ``claim_seed``, ``glue_setting``, ``save_figure``, the figure
+``PALETTE`` and ``FIGURE_STYLE``, ``show_source``); they are imported from the engine when
+first used, so importing the instruments stays cheap.
 """
 
 # First, before any module of the package is imported: the engine's import hook that notes
@@ -38,7 +39,7 @@ from trainable_harness.layers import *  # noqa: F403
 from trainable_harness.moments import *  # noqa: F403
 from trainable_harness.normalization import *  # noqa: F403
 
-# The engine functions a chapter calls, by the engine module that defines each.
+# The engine names a chapter uses, by the engine module that defines each.
 _FROM_ENGINE = {
     "verify_claim": "claimbook.claims.verify",
     "claim_status_line": "claimbook.claims.verify",
@@ -47,6 +48,9 @@ _FROM_ENGINE = {
     "load_claim": "claimbook.claims.registry",
     "glue_setting": "claimbook.settings",
     "save_figure": "claimbook.figures",
+    "PALETTE": "claimbook.figures",
+    "FIGURE_STYLE": "claimbook.figures",
+    "show_source": "claimbook.listings",
 }
 
 __all__ = [
@@ -60,7 +64,7 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    """Import an engine function a chapter asks for (``from trainable_harness import ...``)."""
+    """Import an engine name a chapter asks for (``from trainable_harness import ...``)."""
     if name in _FROM_ENGINE:
         value = getattr(_importlib.import_module(_FROM_ENGINE[name]), name)
         globals()[name] = value

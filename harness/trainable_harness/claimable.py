@@ -1,11 +1,12 @@
 """The mark that makes a witness function usable as a claim's computation.
 
 A registry file's ``compute:`` names a function by its dotted path, e.g.
-``trainable_harness.witnesses.chapter15.invariance_witness``. The book engine imports that
-module and accepts the function only if it carries the mark :func:`claim_computation`
-sets, so nothing else in the package (let alone outside it) can be reached from a registry
-file, and a new witness module needs no list entry anywhere. This module imports nothing
-from the package or the engine: the mark is an attribute, not a table.
+``trainable_harness.witnesses.chapter15.invariance.invariance_witness``. The book engine
+imports that module and accepts the function only if it carries the mark
+:func:`claim_computation` sets, so nothing else in the package (let alone outside it) can be
+reached from a registry file, and a new witness module needs no list entry anywhere. This
+module imports nothing from the package or the engine: the mark is an attribute, not a
+table.
 
 Examples
 --------
@@ -19,6 +20,8 @@ True
 ... except TypeError as error:
 ...     print(str(error).split("; ")[1])
 got builtin_function_or_method 'print'
+>>> field_name("shift", 0.1), field_name("momentum", 0.01, point="_")
+('shift_0p1', 'momentum_0_01')
 """
 
 from __future__ import annotations
@@ -26,7 +29,13 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 
-__all__ = ["MARK", "WITNESS_PACKAGE", "claim_computation", "is_claim_computation"]
+__all__ = [
+    "MARK",
+    "WITNESS_PACKAGE",
+    "claim_computation",
+    "field_name",
+    "is_claim_computation",
+]
 
 MARK = "__claim_computation__"
 WITNESS_PACKAGE = "trainable_harness.witnesses"
@@ -65,3 +74,12 @@ def claim_computation(function: Callable[..., Mapping]) -> Callable[..., Mapping
 def is_claim_computation(function: object) -> bool:
     """True if ``function`` carries the mark :func:`claim_computation` sets."""
     return inspect.isfunction(function) and getattr(function, MARK, False) is True
+
+
+def field_name(prefix: str, number: float, point: str = "p") -> str:
+    """The result field a computation names for one ``number`` of a sweep.
+
+    ``prefix + "_" + f"{number:g}"`` with the decimal point replaced by ``point``: a field
+    name cannot hold a dot, because dots join the names of nested fields.
+    """
+    return f"{prefix}_" + f"{number:g}".replace(".", point)

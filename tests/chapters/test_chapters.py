@@ -122,3 +122,17 @@ def test_every_bound_number_names_a_registered_field_of_a_claim_the_chapter_veri
             f"{chapter.name}: {{claim-value}}`{role.content}` names no registered field of "
             f"{claim_id} ({', '.join(sorted(registered))})"
         )
+
+
+def test_chapters_reach_the_engine_only_through_the_instruments(chapter):
+    # The engine is not a chapter's import: what a chapter needs of it (verify_claim,
+    # glue_setting, save_figure, PALETTE, ...) is re-exported by trainable_harness.
+    imported = set()
+    for _index, tree in read_chapter(chapter).code_trees():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name.partition(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                imported.add((node.module or "").partition(".")[0])
+    assert "trainable_harness" in imported
+    assert "claimbook" not in imported, f"{chapter.name} imports the engine directly"

@@ -143,3 +143,14 @@ def test_a_failed_save_leaves_no_partial_file(book, fig, monkeypatch):
     with pytest.raises(OSError, match="disk full"):
         figures.save_figure(fig, "fig-alpha")
     assert list((book / "artifacts" / "figures").iterdir()) == []
+
+
+def test_one_palette_and_one_style_for_every_chapter():
+    assert len(set(figures.PALETTE)) == len(figures.PALETTE) == 4
+    assert all(len(colour) == 7 and colour.startswith("#") for colour in figures.PALETTE)
+    # Figures are shown at the resolution their PNG is written at.
+    assert figures.FIGURE_STYLE["figure.dpi"] == figures.PNG_DPI
+    # Chapters reach both through the instruments' package, not a copy.
+    from trainable_harness import FIGURE_STYLE, PALETTE
+
+    assert PALETTE is figures.PALETTE and FIGURE_STYLE is figures.FIGURE_STYLE

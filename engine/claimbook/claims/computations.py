@@ -16,13 +16,14 @@ as the outcome's ``error``, never raised at the caller.
 
 Examples
 --------
->>> resolve_computation("trainable_harness.witnesses.chapter15.invariance_witness").__name__
+>>> name = "trainable_harness.witnesses.chapter15.invariance.invariance_witness"
+>>> resolve_computation(name).__name__
 'invariance_witness'
 >>> try:
-...     resolve_computation("trainable_harness.witnesses.chapter15.EPSILON_RATIOS")
+...     resolve_computation("trainable_harness.witnesses.chapter15.epsilon.EPSILON_RATIOS")
 ... except ComputationNotFoundError as error:
 ...     print(str(error).split("; ")[1])
-did you mean trainable_harness.witnesses.chapter15.epsilon_witness?
+did you mean trainable_harness.witnesses.chapter15.epsilon.epsilon_witness?
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ def resolve_computation(name: str) -> Callable[..., Mapping]:
     Parameters
     ----------
     name : str
-        ``trainable_harness.witnesses.<module path>.<function>``.
+        ``trainable_harness.witnesses.<module path>.<function>``, e.g.
+        ``trainable_harness.witnesses.chapter16.folding.folding_witness``.
 
     Raises
     ------

@@ -1,4 +1,8 @@
-"""The computations the book's claims name, one module per chapter (or chapter section).
+"""The computations the book's claims name: a package per chapter, a module per section.
+
+``chapter15`` and ``chapter16`` hold one module per section or worked solution, named for
+what it measures; each holds the section's settings, the experiments its chapter calls and
+the claim computations that summarize them, so the chapter and its claims share one copy.
 
 Each witness returns a plain dict of result fields (numbers, booleans, or nested dicts of
 them), and ``claims/<id>.yaml`` registers one expectation per field. A witness takes no

@@ -255,7 +255,7 @@ def test_the_real_claims_record_their_witness_and_its_instruments(tmp_path):
 
     artifact = verify_claim("c15-invariance-001", harness_pin(), artifacts_dir=tmp_path)
     functions = artifact["key"]["functions"]
-    assert "trainable_harness.witnesses.chapter15:invariance_witness" in functions
+    assert "trainable_harness.witnesses.chapter15.invariance:invariance_witness" in functions
     assert "trainable_harness.normalization:normalization_jacobian" in functions
     assert not any(name.startswith("trainable_harness.layers") for name in functions)
     assert all(len(digest) == 64 for digest in functions.values())

@@ -152,7 +152,7 @@ MALFORMED = {
     "compute names a registered module's helper": (
         (
             "trainable_harness.witnesses.toy.toy_witness",
-            "trainable_harness.witnesses.chapter16.gains_to_output",
+            "trainable_harness.witnesses.chapter16.residual_depth.gains_to_output",
         ),
         r"field compute: .* is not a function marked with @claim_computation",
     ),

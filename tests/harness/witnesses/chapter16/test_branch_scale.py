@@ -1,5 +1,5 @@
-"""Tests of the claim computations of the worked solutions added for chapter 15's exercise 5
-and chapter 16's exercises 3, 4 and 5 (trainable_harness.witnesses)."""
+"""Tests of trainable_harness.witnesses.chapter16.branch_scale, against central
+differences of the stack written out again."""
 
 import itertools
 
@@ -8,17 +8,12 @@ import pytest
 
 from trainable_harness import claim_seed
 from trainable_harness.normalization import centered_normalize, normalization_jacobian
-from trainable_harness.witnesses.chapter15 import (
-    rms_ablation_control_witness,
-)
-from trainable_harness.witnesses.chapter16 import (
-    batch_variance_witness,
+from trainable_harness.witnesses.chapter16.branch_scale import (
     branch_scale_witness,
     branch_scaled_post_norm_jacobians,
-    folding_audit_witness,
-    gains_to_output,
     predicted_log_gain_per_block,
 )
+from trainable_harness.witnesses.chapter16.residual_depth import gains_to_output
 
 
 def _post_norm_stack_output(x0, weights, branch_scale, eps=1e-5):
@@ -79,41 +74,3 @@ def test_branch_scale_witness_fields_and_gain_convention():
     (jacobian,) = branch_scaled_post_norm_jacobians(np.random.default_rng(0), 1, 0.0)
     (gain,) = gains_to_output([jacobian, np.eye(16)])
     assert abs(gain - np.sqrt(14 / 16)) < 1e-4  # eps 1e-5 leaves the radial gain ~1e-5
-
-
-def test_folding_audit_separates_matched_from_mismatched_folds():
-    result = folding_audit_witness(seed=claim_seed("c16-folding-audit"))
-    assert result["values_per_channel"] == 8 * 12 * 12
-    assert result["matched"]["max_ratio_to_bound"] <= 1.0
-    for wrong in ("wrong_eps", "bessel_twice"):
-        assert result[wrong]["max_ratio_to_bound"] > 1e6
-    assert folding_audit_witness(seed=3) == folding_audit_witness(seed=3)
-
-
-def test_rms_ablation_control_matches_its_closed_forms():
-    result = rms_ablation_control_witness(seed=claim_seed("c15-rms-ablation"))
-    assert result["gap"]["shift_0"] < 1e-14
-    assert result["closed_form_deviation"] < 1e-14
-    eps = 1e-6
-    small = np.sqrt(2 * eps) / (np.sqrt(eps) + eps)
-    assert abs(result["placement_ratio_small_token"] - small) < 1e-12
-    assert abs(result["placement_ratio_unit_token"] - 1 / np.sqrt(1 + eps)) < 1e-14
-    # The gap grows with the shift.
-    assert result["gap"]["shift_0"] < result["gap"]["shift_0p1"] < result["gap"]["shift_1"]
-
-
-def test_batch_variance_witness_fields_and_predictions():
-    result = batch_variance_witness(seed=claim_seed("c16-batch-variance/0"))
-    assert set(result) == {"b1", "b2", "b8"}
-    # The derivation's predictions as exact fractions: 3/4, 109/124 and 493/508.
-    for name, exact in (("b1", 3 / 4), ("b2", 109 / 124), ("b8", 493 / 508)):
-        assert result[name]["bessel_over_total_predicted"] == pytest.approx(exact, rel=1e-14)
-        # 1024 samples per size: the measured ratios are within a few percent.
-        assert abs(result[name]["mean_over_prediction"] - 1) < 0.03
-        assert result[name]["bessel_over_total"] == pytest.approx(exact, rel=0.03)
-
-
-def test_batch_variance_witness_sees_a_wrong_expectation():
-    # The ratio to tau^2 + sigma^2 (no shortfall) would be 3/4 at B = 1, far from 1.
-    result = batch_variance_witness(seed=claim_seed("c16-batch-variance/1"))
-    assert result["b1"]["bessel_over_total"] < 0.8
