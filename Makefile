@@ -10,6 +10,7 @@
 #   make bench     time a cold build against Jupyter Book's own execution (_build/bench.json)
 #   make uptodate  exit 0 only if `make` would do nothing and the last build was clean
 #   make serve     preview the built site on http://127.0.0.1:8000
+#   make matrix-check  the CI workflow's per-chapter jobs, locally, against one build
 #
 # The environment and MathJax are file targets; the chapters and the site are the build
 # driver's (python -m claimbook build), which keys them on their content.
@@ -37,7 +38,7 @@ export MKL_NUM_THREADS := 1
 EXECUTED := $(patsubst %.md,%.ipynb,$(wildcard chapters/*.md))
 MATHJAX := _build/site-extra/_vendor/mathjax/tex-chtml.js
 
-.PHONY: all venv site test lint unit book-check site-check check-artifacts rebuild clean verify repin serve browser lock uptodate bench
+.PHONY: all venv site mathjax test lint unit book-check site-check check-artifacts rebuild clean verify repin serve browser lock uptodate bench matrix-check
 
 venv: $(STAMP)
 
@@ -73,9 +74,16 @@ $(MATHJAX): package.json package-lock.json
 
 site: all
 
+# MathJax alone (the CI render job, which renders from downloaded chapter outputs).
+mathjax: $(MATHJAX)
+
+# The workflows too: actionlint (syntax, expressions, action inputs) and zizmor's offline
+# audits (pins, permissions, credentials, template injection; policy in .github/zizmor.yml).
 lint: | $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/actionlint .github/workflows/*.yml
+	$(BIN)/zizmor --offline --no-progress --config .github/zizmor.yml .github/workflows/
 
 # The test tiers (markers in pyproject.toml), each timed: `unit` (no kernel, no Sphinx; the
 # tier to run before every commit), `book` (fixture-book builds: driver, kernels, Sphinx),
@@ -133,6 +141,11 @@ uptodate: | $(STAMP)
 # Timings of a cold build against Jupyter Book's own execution (not part of `make test`).
 bench: all
 	$(BIN)/python -m claimbook bench
+
+# The workflow's jobs (.github/workflows/book.yml), each in a fresh clone of HEAD, and the
+# site they assemble compared byte for byte with a one-machine build (not part of `make test`).
+matrix-check: $(MATHJAX) | $(STAMP)
+	$(BIN)/python -m claimbook matrix-check
 
 serve: all
 	$(BIN)/python -m http.server --directory _build/html --bind 127.0.0.1 8000

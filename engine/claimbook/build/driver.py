@@ -5,7 +5,17 @@
     build [--jobs N]     plan, execute what changed, render, publish; exit 1 on any failure
     build --question     exit 0 only if the tree is built, current and clean (does nothing)
     execute [CHAPTER ...] execute what changed in those chapters (default all), no render
+    render               plan like build, but start no kernel: exit 1 naming each chapter
+                         that would execute; otherwise render and publish as build does
+    outputs CHAPTER ...  the files a chapter's record lists, and the record, one per line
+    chapters [--json]    the chapter stems, in the order of _toc.yml
+    matrix-check         the CI matrix run locally, compared with one build (see .matrix)
     bench [--rounds N]   time a cold build against Jupyter Book's own execution (see .bench)
+
+``execute CHAPTER`` on one machine, ``outputs CHAPTER`` to know what to carry to another,
+and ``render`` there once every chapter's outputs are in place: a build spread over machines
+(``.github/workflows/book.yml``). ``render`` may still reassemble a chapter whose prose alone
+changed (that needs no kernel), as ``build`` does.
 
 Exit status: 0 built and every claim holds; 1 a chapter, a claim or the site build failed
 (the message says which, and the same inputs fail the same way every time); 3 another build
@@ -15,13 +25,14 @@ holds the lock.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
 
 from claimbook import claims, paths
 from claimbook.build.execute import execute_chapters, reassemble_chapter
-from claimbook.build.keys import plan_chapter
+from claimbook.build.keys import ChapterPlan, plan_chapter, read_record, record_path
 from claimbook.build.lock import build_lock
 from claimbook.build.render import (
     SiteRender,
@@ -107,11 +118,14 @@ def build(
     out=print,
     only: list[str] | None = None,
     render_site: bool = True,
+    kernels: bool = True,
 ) -> int:
     """Bring the site up to date; return the exit status (see the module doc).
 
     ``only`` limits planning and execution to those chapter stems, and ``render_site=False``
-    stops after execution (one job of a build spread over machines).
+    stops after execution (one job of a build spread over machines). ``kernels=False`` is the
+    render-only mode: a chapter that would execute fails the build, one line each, before
+    anything is written.
     """
     started = time.perf_counter()
     plans = [plan_chapter(source) for source in _selected_sources(only)]
@@ -133,12 +147,18 @@ def build(
         out("up to date")
         return 0
     pending = [plan for plan in plans if plan.execute]
+    if not kernels and pending:
+        return _refuse_to_execute(pending, out)
     for plan in plans:
         if plan.action == "reassemble":
             if reassemble_chapter(plan.source):
                 out(f"{_relative(plan.source)}: reassembled ({plan.reason})")
             else:
-                pending.append(plan)
+                pending.append(
+                    ChapterPlan(plan.stem, plan.source, "execute", "code cells do not match")
+                )
+    if not kernels and pending:
+        return _refuse_to_execute(pending, out)
     if pending:
         mark_outdated(f"{len(pending)} chapter(s) to execute")
     for plan in pending:
@@ -222,6 +242,37 @@ def build(
     return 0
 
 
+def _refuse_to_execute(plans: list[ChapterPlan], out) -> int:
+    """The render-only mode's failure: one line per chapter that would execute, and why."""
+    for plan in plans:
+        out(f"{_relative(plan.source)}: would execute ({plan.reason}); render starts no kernel")
+    out(
+        f"make: render-only: {len(plans)} chapter(s) have no current outputs here; nothing "
+        "was executed or rendered (run `python -m claimbook execute CHAPTER` where the "
+        "chapter is built, and bring the files `python -m claimbook outputs CHAPTER` lists)"
+    )
+    return 1
+
+
+def chapter_outputs(stem: str) -> list[str]:
+    """The files chapter ``stem``'s record lists, then the record, relative to the root.
+
+    Raises
+    ------
+    BuildError
+        If the chapter is not current here (never executed, or its key or an output does not
+        match its record): the list would not be what a render needs.
+    """
+    (source,) = _selected_sources([stem])
+    plan = plan_chapter(source)
+    if plan.action != "none":
+        raise BuildError(
+            f"{_relative(source)} is not current here: would {plan.action} ({plan.reason})"
+        )
+    record = read_record(stem)
+    return [*sorted(record["outputs"]), _relative(record_path(stem))]
+
+
 def _print(line: str) -> None:
     print(line, flush=True)
 
@@ -232,6 +283,10 @@ def main(argv: list[str] | None = None) -> int:
         from claimbook.build import bench
 
         return bench.main(argv[1:])
+    if argv[:1] == ["matrix-check"]:
+        from claimbook.build import matrix
+
+        return matrix.main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m claimbook")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("bench", help="time the build (see `bench --help`)")
@@ -245,13 +300,34 @@ def main(argv: list[str] | None = None) -> int:
     )
     execute_parser.add_argument("chapters", nargs="*", metavar="CHAPTER", help="chapter stems")
     execute_parser.add_argument("--jobs", type=int, default=None, help="parallel chapters")
+    commands.add_parser(
+        "render",
+        help="render and publish from the outputs present; fail if a chapter would execute",
+    )
+    outputs_parser = commands.add_parser(
+        "outputs", help="the files each named chapter's record lists, and the record"
+    )
+    outputs_parser.add_argument("chapters", nargs="+", metavar="CHAPTER", help="chapter stems")
+    chapters_parser = commands.add_parser("chapters", help="the chapter stems, in _toc.yml order")
+    chapters_parser.add_argument("--json", action="store_true", help="one JSON list")
+    commands.add_parser("matrix-check", help="the CI matrix, locally (see `matrix-check --help`)")
     options = parser.parse_args(argv)
-    if options.jobs is not None and options.jobs < 1:
+    if getattr(options, "jobs", None) is not None and options.jobs < 1:
         parser.error(f"--jobs must be a positive integer, got {options.jobs}")
     try:
+        if options.command == "chapters":
+            stems = [source.stem for source in chapter_sources()]
+            print(json.dumps(stems) if options.json else "\n".join(stems))
+            return 0
+        if options.command == "outputs":
+            listed = [line for stem in options.chapters for line in chapter_outputs(stem)]
+            print("\n".join(dict.fromkeys(listed)))
+            return 0
         with build_lock(paths.BUILD_DIR / ".build.lock"):
             if options.command == "execute":
                 return build(options.jobs, out=_print, only=options.chapters, render_site=False)
+            if options.command == "render":
+                return build(out=_print, kernels=False)
             return build(options.jobs, options.question, out=_print)
     except BuildLockError as error:
         print(f"make: {error}", file=sys.stderr)

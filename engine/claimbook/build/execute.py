@@ -185,6 +185,11 @@ def _execute(source_path: Path, kernel, started: float) -> ChapterRun:
             log_output=False,
             request_save_on_cell_execute=False,
             km=kernel,  # started by _start_kernel, stopped by _run_one
+            # The kernel sends a cell's stdout and stderr in chunks cut by its flush timer, so
+            # one print may arrive as two outputs ("text", then "\n") or as one: nbclient
+            # merges each stream of a cell into one output, in a fixed order, as the site
+            # shows them (nb_merge_streams), and the notebook is the same on every machine.
+            coalesce_streams=True,
         )
     except PapermillExecutionError as error:
         cell = error.exec_count - 1 if error.exec_count else "?"

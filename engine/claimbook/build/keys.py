@@ -43,6 +43,7 @@ __all__ = [
     "chapter_key",
     "code_digest",
     "file_digest",
+    "output_problems",
     "plan_chapter",
     "read_record",
     "record_path",
@@ -156,7 +157,8 @@ def plan_chapter(source: Path) -> ChapterPlan:
     stem = source.stem
     record = read_record(stem)
     if record is None:
-        return ChapterPlan(stem, source, "execute", "never executed")
+        relative = record_path(stem).relative_to(paths.REPO_ROOT).as_posix()
+        return ChapterPlan(stem, source, "execute", f"never executed: no record {relative}")
     action = "none"
     code, claim_ids = record["parts"]["code"], record["claims"]
     if file_digest(source) != record["source"]:
@@ -174,12 +176,26 @@ def plan_chapter(source: Path) -> ChapterPlan:
         ]
         detail = _changed_names(key["parts"], record["parts"])
         return ChapterPlan(stem, source, "execute", f"{', '.join(changed)} changed{detail}")
-    for output, digest in record["outputs"].items():
-        if file_digest(paths.REPO_ROOT / output) != digest:
-            return ChapterPlan(stem, source, "execute", f"{output} missing or changed")
+    problems = output_problems(record)
+    if problems:
+        return ChapterPlan(stem, source, "execute", ", ".join(problems))
     if action == "reassemble":
         return ChapterPlan(stem, source, action, "prose changed, code unchanged")
     return ChapterPlan(stem, source, "none", "up to date")
+
+
+def output_problems(record: Mapping) -> list[str]:
+    """``"<path> missing"`` or ``"<path> differs from its record"`` for each output the
+    record lists that is not on disk byte for byte as recorded (paths relative to the root).
+    """
+    problems = []
+    for output, digest in sorted(record["outputs"].items()):
+        found = file_digest(paths.REPO_ROOT / output)
+        if found == MISSING:
+            problems.append(f"{output} missing")
+        elif found != digest:
+            problems.append(f"{output} differs from its record")
+    return problems
 
 
 def _changed_names(now: Mapping, before: Mapping) -> str:

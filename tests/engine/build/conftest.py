@@ -93,6 +93,12 @@ def built_tiny_book(tmp_path_factory) -> Book:
 
 
 @pytest.fixture
+def unbuilt_tiny_book(tmp_path) -> Book:
+    """A copy of the fixture book that has never been built (no _build, no artifacts)."""
+    return _make_book(tmp_path / "source")
+
+
+@pytest.fixture
 def tiny_book(built_tiny_book, tmp_path) -> Book:
     """A fresh copy of the built fixture book."""
     root = tmp_path / "book"

@@ -1,0 +1,308 @@
+"""The CI workflow's build spread over machines, run locally: ``python -m claimbook matrix-check``.
+
+::
+
+    matrix-check [--root DIR] [--work DIR] [--keep]
+
+``.github/workflows/book.yml`` lists the chapters in one job, executes each chapter in a job
+of its own, uploads exactly the files that chapter's record lists, and renders the site in
+one last job from those files alone. This check runs the same commands (:data:`COMMANDS`),
+each job in a fresh copy of the book at ``--root`` (default: this repository):
+
+1. **Copies.** A ``git clone`` of the root's HEAD when the root is a git checkout (so
+   uncommitted changes are not part of the check; it says so), otherwise a copy of the tree
+   without its build products (what ``make clean`` removes, and ``.git``, ``.venv``,
+   ``node_modules``).
+2. **Chapters.** ``chapters --json`` in a copy of its own lists the chapters.
+3. **One job per chapter.** ``execute CHAPTER`` then ``outputs CHAPTER`` in a fresh copy;
+   the files listed, and nothing else, are collected (``actions/upload-artifact``).
+4. **Render.** A fresh copy receives every job's files (``actions/download-artifact`` with
+   ``merge-multiple``; two jobs listing one path with different bytes is an error) and runs
+   ``render``, which fails rather than execute anything.
+5. **One machine.** Another fresh copy runs ``build``.
+6. **Compare.** The two ``_build/html`` trees are compared byte for byte; every file that
+   differs or exists on one side only is listed.
+
+Every job runs with this interpreter, the copy's own ``harness/`` and ``engine/`` first on
+``PYTHONPATH`` (so the copy's code runs, not the checkout's) and ``TRAINABLE_ROOT`` set to the
+copy, one BLAS thread, and the same footer stamp (``TRAINABLE_BUILD_COMMIT`` and
+``TRAINABLE_BUILD_DATE``: the root's commit and its date, as the footer would show them), so
+two sites built from the same files can be equal. MathJax (``_build/site-extra``, which
+``make`` vendors from ``package-lock.json``; no chapter writes it) is copied from the root into
+the two rendering copies when the root has it; the workflow's render job runs ``make mathjax``.
+
+Exit status: 0 the sites are byte-identical; 1 a job failed or the sites differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from claimbook import paths
+
+__all__ = ["COMMANDS", "compare_sites", "fresh_copy", "matrix_check"]
+
+# The workflow's commands (``python -m claimbook ...``), in the order its jobs run them;
+# tests/engine/build/test_matrix.py checks that book.yml runs each of them.
+COMMANDS = {
+    "chapters": ("chapters", "--json"),
+    "execute": ("execute", "{chapter}"),
+    "outputs": ("outputs", "{chapter}"),
+    "render": ("render",),
+}
+ONE_MACHINE = ("build",)
+_NEVER_COPIED = frozenset(
+    {".git", ".venv", "_build", "node_modules", "__pycache__", ".pytest_cache", ".ruff_cache"}
+    | {".hypothesis", ".setup.lock"}
+)
+_KEPT_IN_ARTIFACTS = ("README.md", ".gitignore")
+_SITE_EXTRA = Path("_build") / "site-extra"
+
+
+class MatrixCheckError(Exception):
+    """A job failed, or its outputs cannot be assembled; the message says which."""
+
+
+def _is_git_checkout(root: Path) -> bool:
+    return (root / ".git").exists()
+
+
+def _git(root: Path, *arguments: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(root), *arguments], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def fresh_copy(root: Path, target: Path) -> Path:
+    """A fresh copy of the book at ``root`` in ``target`` (see the module doc); ``target``."""
+    if _is_git_checkout(root):
+        commit = _git(root, "rev-parse", "HEAD")
+        subprocess.run(
+            ["git", "clone", "--quiet", "--no-checkout", str(root), str(target)], check=True
+        )
+        _git(target, "checkout", "--quiet", "--detach", commit)
+        return target
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        here = Path(directory)
+        skipped = {name for name in names if name in _NEVER_COPIED}
+        if here == root / "chapters":
+            skipped.update(name for name in names if name.endswith(".ipynb"))
+        if here == root / "artifacts":
+            skipped.update(name for name in names if name not in _KEPT_IN_ARTIFACTS)
+        return skipped
+
+    shutil.copytree(root, target, symlinks=True, ignore=ignore)
+    return target
+
+
+def _stamp(root: Path) -> dict[str, str]:
+    """The footer stamp every job is given, and whether the root has uncommitted changes."""
+    from claimbook.extensions.book_site import build_stamp
+
+    return build_stamp(str(root), environ={})
+
+
+def _environment(copy: Path, stamp: dict[str, str]) -> dict[str, str]:
+    from claimbook.build.execute import BLAS_THREAD_VARIABLES
+    from claimbook.extensions.book_site import COMMIT_VARIABLE, DATE_VARIABLE
+
+    environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    code = [str(copy / folder) for folder in ("harness", "engine") if (copy / folder).is_dir()]
+    if code:
+        environment["PYTHONPATH"] = os.pathsep.join(code)
+    environment[paths.ROOT_ENVIRONMENT_VARIABLE] = str(copy)
+    environment[COMMIT_VARIABLE] = stamp["commit"]
+    environment[DATE_VARIABLE] = stamp["date"]
+    for variable in BLAS_THREAD_VARIABLES:
+        environment[variable] = "1"
+    return environment
+
+
+class _Jobs:
+    """Runs each job's commands in its copy, timing them and keeping what they printed."""
+
+    def __init__(self, root: Path, work: Path, stamp: dict[str, str], out) -> None:
+        self.root, self.work, self.stamp, self.out = root, work, stamp, out
+
+    def copy(self, name: str) -> Path:
+        return fresh_copy(self.root, self.work / name)
+
+    def run(self, copy: Path, command: tuple[str, ...], chapter: str = "") -> str:
+        arguments = [word.format(chapter=chapter) for word in command]
+        started = time.perf_counter()
+        process = subprocess.run(
+            [sys.executable, "-m", "claimbook", *arguments],
+            cwd=copy,
+            env=_environment(copy, self.stamp),
+            capture_output=True,
+            text=True,
+        )
+        seconds = time.perf_counter() - started
+        shown = " ".join(arguments)
+        if process.returncode != 0:
+            raise MatrixCheckError(
+                f"job {copy.name}: `python -m claimbook {shown}` exited with status "
+                f"{process.returncode} after {seconds:.1f} s:\n{process.stdout}{process.stderr}"
+            )
+        self.out(f"matrix-check: {copy.name}: `{shown}` took {seconds:.1f} s")
+        return process.stdout
+
+
+def _collect(copy: Path, listed: list[str], into: Path) -> None:
+    """Copy the files a job listed (and only those) out of its copy, as an upload does."""
+    for name in listed:
+        relative = Path(name)
+        if relative.is_absolute() or ".." in relative.parts:
+            raise MatrixCheckError(f"job {copy.name} listed {name!r}, not a path in the book")
+        found = copy / relative
+        if not found.is_file() or found.is_symlink():
+            raise MatrixCheckError(f"job {copy.name} listed {name}, which it did not write")
+        (into / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(found, into / relative)
+
+
+def _assemble(uploads: dict[str, Path], target: Path) -> int:
+    """Put every upload's files into ``target`` (a download of them all); the file count."""
+    placed: dict[Path, str] = {}
+    for chapter, upload in uploads.items():
+        for found in sorted(path for path in upload.rglob("*") if path.is_file()):
+            relative = found.relative_to(upload)
+            destination = target / relative
+            if relative in placed and not filecmp.cmp(found, destination, shallow=False):
+                raise MatrixCheckError(
+                    f"jobs {placed[relative]} and {chapter} both uploaded {relative.as_posix()}"
+                    ", with different bytes"
+                )
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(found, destination)
+            placed[relative] = chapter
+    return len(placed)
+
+
+def _files(site: Path) -> dict[str, Path]:
+    found = {}
+    for folder, _subfolders, names in os.walk(site):
+        for name in names:
+            path = Path(folder) / name
+            found[path.relative_to(site).as_posix()] = path
+    return found
+
+
+def compare_sites(assembled: Path, one_machine: Path) -> tuple[int, list[str]]:
+    """Compare two sites byte for byte: the number of files, and one line per difference."""
+    left, right = _files(assembled), _files(one_machine)
+    differences = [
+        f"{name}: only in the assembled site" for name in sorted(set(left) - set(right))
+    ]
+    differences += [
+        f"{name}: only in the one-machine site" for name in sorted(set(right) - set(left))
+    ]
+    differences += [
+        f"{name}: differs"
+        for name in sorted(set(left) & set(right))
+        if left[name].is_symlink() != right[name].is_symlink()
+        or not filecmp.cmp(left[name], right[name], shallow=False)
+    ]
+    return len(left), differences
+
+
+def matrix_check(root: Path, work: Path, out=print) -> int:
+    """Run the workflow's jobs under ``work`` and compare the sites; the exit status."""
+    root = root.resolve()
+    started = time.perf_counter()
+    stamp = _stamp(root)
+    if _is_git_checkout(root):
+        where = f"a clone of HEAD ({stamp['commit']}, {stamp['date']})"
+        if stamp["dirty"]:
+            where += "; the uncommitted changes of the root are not part of the check"
+    else:
+        where = "a copy of the tree without its build products"
+    out(f"matrix-check: {root}: each job runs in {where}, under {work}")
+    extra = root / _SITE_EXTRA
+    if (root / "package.json").is_file() and not extra.is_dir():
+        out(f"matrix-check: {extra} is missing: run `make mathjax` in {root} first")
+        return 1
+    jobs = _Jobs(root, work, stamp, out)
+    try:
+        listing = jobs.copy("chapters")
+        chapters = json.loads(jobs.run(listing, COMMANDS["chapters"]))
+        shutil.rmtree(listing)
+        uploads: dict[str, Path] = {}
+        for chapter in chapters:
+            copy = jobs.copy(f"chapter-{chapter}")
+            jobs.run(copy, COMMANDS["execute"], chapter)
+            listed = jobs.run(copy, COMMANDS["outputs"], chapter).split()
+            uploads[chapter] = work / "uploads" / chapter
+            _collect(copy, listed, uploads[chapter])
+            out(f"matrix-check: chapter-{chapter}: {len(listed)} file(s) uploaded")
+        render_copy = jobs.copy("render")
+        count = _assemble(uploads, render_copy)
+        out(f"matrix-check: render: {count} file(s) downloaded from {len(uploads)} job(s)")
+        one_machine = jobs.copy("one-machine")
+        if extra.is_dir():
+            for copy in (render_copy, one_machine):
+                shutil.copytree(extra, copy / _SITE_EXTRA, symlinks=True)
+        jobs.run(render_copy, COMMANDS["render"])
+        jobs.run(one_machine, ONE_MACHINE)
+    except (MatrixCheckError, subprocess.CalledProcessError, ValueError) as error:
+        out(f"matrix-check: FAILED: {error}")
+        return 1
+    files, differences = compare_sites(render_copy / "_build/html", one_machine / "_build/html")
+    seconds = time.perf_counter() - started
+    if differences:
+        for line in differences:
+            out(f"matrix-check: {line}")
+        out(
+            f"matrix-check: FAILED in {seconds:.1f} s: {len(differences)} difference(s) "
+            f"between the assembled site and the one-machine site ({files} files)"
+        )
+        return 1
+    out(
+        f"matrix-check: the assembled site and the one-machine site are byte-identical "
+        f"({files} files; {len(chapters)} chapter job(s); {seconds:.1f} s)"
+    )
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m claimbook matrix-check",
+        description="Run the CI workflow's jobs locally, each in a fresh copy of the book, and "
+        "compare the site they assemble with a one-machine build, byte for byte.",
+    )
+    parser.add_argument(
+        "--root", type=Path, default=paths.REPO_ROOT, help="the book (default: this checkout)"
+    )
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=None,
+        help="where the copies go (default: a new temporary "
+        "directory, removed afterwards unless --keep)",
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the copies")
+    options = parser.parse_args(argv)
+    if not (options.root / "_toc.yml").is_file():
+        parser.error(f"{options.root} holds no _toc.yml")
+    if options.work is not None:
+        if options.work.exists() and any(options.work.iterdir()):
+            parser.error(f"{options.work} is not empty")
+        options.work.mkdir(parents=True, exist_ok=True)
+        work = options.work.resolve()
+    else:
+        work = Path(tempfile.mkdtemp(prefix="matrix-check-"))
+    try:
+        return matrix_check(options.root, work, out=lambda line: print(line, flush=True))
+    finally:
+        if options.work is None and not options.keep:
+            shutil.rmtree(work, ignore_errors=True)

@@ -1,0 +1,139 @@
+"""A build spread over machines: the render-only mode, the list of a chapter's outputs, and
+the CI workflow's jobs run locally (``matrix-check``) against a one-machine build.
+
+The workflow's commands are the check's (:data:`claimbook.build.matrix.COMMANDS`); the first
+test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from claimbook import paths
+from claimbook.build.matrix import COMMANDS, compare_sites
+
+WORKFLOW = paths.REPO_ROOT / ".github" / "workflows" / "book.yml"
+
+
+def test_the_workflow_runs_the_commands_the_local_check_runs():
+    workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+    jobs = workflow["jobs"]
+    runs = "\n".join(step.get("run", "") for job in jobs.values() for step in job.get("steps", []))
+    for command in COMMANDS.values():
+        words = " ".join('"$CHAPTER"' if word == "{chapter}" else word for word in command)
+        assert f".venv/bin/python -m claimbook {words}" in runs
+    # One job per chapter, the list derived from the repository by the first job.
+    matrix = jobs["chapter"]["strategy"]["matrix"]["chapter"]
+    assert matrix == "${{ fromJSON(needs.chapters.outputs.chapters) }}"
+    assert jobs["chapter"]["needs"] == "chapters"
+    assert jobs["render"]["needs"] == "chapter"
+
+
+def test_compare_sites_lists_every_difference(tmp_path):
+    left, right = tmp_path / "left", tmp_path / "right"
+    for site in (left, right):
+        (site / "sub").mkdir(parents=True)
+        (site / "same.html").write_text("same")
+    (left / "sub" / "page.html").write_text("one")
+    (right / "sub" / "page.html").write_text("two")
+    (left / "only-left.html").write_text("")
+    (right / ".buildinfo").write_text("")
+    files, differences = compare_sites(left, right)
+    assert files == 3
+    assert differences == [
+        "only-left.html: only in the assembled site",
+        ".buildinfo: only in the one-machine site",
+        "sub/page.html: differs",
+    ]
+
+
+@pytest.mark.book
+def test_the_matrix_assembles_the_site_a_one_machine_build_renders(unbuilt_tiny_book, tmp_path):
+    work = tmp_path / "work"
+    process = unbuilt_tiny_book.run(
+        "matrix-check", "--root", str(unbuilt_tiny_book.root), "--work", str(work), timeout=900
+    )
+    assert process.returncode == 0, process.stdout + process.stderr
+    assert "the assembled site and the one-machine site are byte-identical" in process.stdout
+    # Each job uploaded its own chapter's files and nothing else.
+    uploaded = {
+        chapter: sorted(
+            path.relative_to(work / "uploads" / chapter).as_posix()
+            for path in (work / "uploads" / chapter).rglob("*")
+            if path.is_file()
+        )
+        for chapter in ("alpha", "beta")
+    }
+    for chapter, other in (("alpha", "beta"), ("beta", "alpha")):
+        record_file = work / f"chapter-{chapter}" / "_build" / "keys" / f"{chapter}.json"
+        record = json.loads(record_file.read_text(encoding="utf-8"))
+        assert uploaded[chapter] == sorted([*record["outputs"], f"_build/keys/{chapter}.json"])
+        assert f"chapters/{other}.ipynb" not in uploaded[chapter]
+    # The render job executed nothing: every chapter's record is the one its job wrote.
+    for chapter in ("alpha", "beta"):
+        assert (work / "render" / "_build" / "keys" / f"{chapter}.json").read_bytes() == (
+            work / "uploads" / chapter / "_build" / "keys" / f"{chapter}.json"
+        ).read_bytes()
+
+
+@pytest.mark.book
+def test_outputs_lists_the_files_of_the_record_and_the_record(tiny_book):
+    process = tiny_book.run("outputs", "alpha")
+    assert process.returncode == 0, process.stderr
+    record = json.loads(tiny_book.path("_build/keys/alpha.json").read_text(encoding="utf-8"))
+    assert process.stdout.split() == [*sorted(record["outputs"]), "_build/keys/alpha.json"]
+    assert "chapters/alpha.ipynb" in record["outputs"]
+    tiny_book.path("chapters/alpha.ipynb").unlink()
+    process = tiny_book.run("outputs", "alpha")
+    assert process.returncode == 1
+    assert "chapters/alpha.ipynb missing" in process.stderr
+
+
+def _site_files(book) -> dict:
+    site = book.path("_build/html")
+    return {path: path.stat().st_mtime_ns for path in site.rglob("*")}
+
+
+def _missing_everything(book, listed):  # alpha's upload never arrived
+    for name in listed:
+        book.path(name).unlink()
+    return "never executed: no record _build/keys/alpha.json"
+
+
+def _missing_artifact(book, listed):
+    artifact = next(name for name in listed if name.startswith("artifacts/claims/"))
+    book.path(artifact).unlink()
+    return f"{artifact} missing"
+
+
+def _edited_artifact(book, listed):
+    artifact = next(name for name in listed if name.startswith("artifacts/claims/"))
+    with book.path(artifact).open("a", encoding="utf-8") as stream:
+        stream.write(" ")
+    return f"{artifact} differs from its record"
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("damage", [_missing_everything, _missing_artifact, _edited_artifact])
+def test_render_only_fails_naming_the_chapter_and_executes_nothing(tiny_book, damage):
+    assert tiny_book.run("render").returncode == 0  # a current book renders (nothing changed)
+    listed = tiny_book.run("outputs", "alpha").stdout.split()
+    reason = damage(tiny_book, listed)
+    before = {name: tiny_book.path(name).is_file() for name in listed}
+    contents = {name: tiny_book.path(name).read_bytes() for name in listed if before[name]}
+    site = _site_files(tiny_book)
+    process = tiny_book.run("render")
+    assert process.returncode == 1, process.stdout
+    chapter_lines = [line for line in process.stdout.splitlines() if line.startswith("chapters/")]
+    assert chapter_lines == [
+        f"chapters/alpha.md: would execute ({reason}); render starts no kernel"
+    ]
+    assert "nothing was executed or rendered" in process.stdout
+    assert tiny_book.executed(process) == []
+    # Nothing was written: no output came back, none changed, and the site is untouched.
+    assert {name: tiny_book.path(name).is_file() for name in listed} == before
+    assert {name: tiny_book.path(name).read_bytes() for name in contents} == contents
+    assert _site_files(tiny_book) == site
