@@ -25,13 +25,11 @@ from pathlib import Path
 
 from claimbook import instruments, paths, sources
 from claimbook.atomic import atomic_output
-from claimbook.errors import BookError
+from claimbook.errors import InvalidFigureLabelError, UnknownFigureError
 
 __all__ = [
     "CHAPTER_VARIABLE",
     "PNG_DPI",
-    "InvalidFigureLabelError",
-    "UnknownFigureError",
     "chapter_files",
     "chapter_number",
     "figure_files",
@@ -46,14 +44,6 @@ CHAPTER_VARIABLE = "TRAINABLE_CHAPTER"
 PNG_DPI = 220
 FIGURE_DIRECTIVES = frozenset({"figure", "glue:figure"})
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
-
-
-class UnknownFigureError(BookError):
-    """No chapter (or not the chapter named) has a figure directive with this ``:name:``."""
-
-
-class InvalidFigureLabelError(BookError):
-    """A figure label that cannot name a file (empty, a path, or unusual characters)."""
 
 
 def chapter_files() -> list[str]:
