@@ -78,8 +78,6 @@ class SeedNameError(ClaimError):
     """``claim_seed`` was given a ``name`` that is not a string."""
 
 
-# --- sources.py and the build: chapter sources, keys, the build lock -----------------------
-
 __all__ += ["ComputationNotFoundError", "IntervalError"]
 
 
@@ -90,6 +88,8 @@ class ComputationNotFoundError(ClaimError):
 class IntervalError(ClaimError):
     """An interval of a mean was asked for with too few, non-finite values or a bad level."""
 
+
+# --- sources.py and the build: chapter sources, keys, the build lock -----------------------
 
 __all__ += ["BuildError", "BuildLockError", "ChapterSourceError"]
 
@@ -104,6 +104,23 @@ class BuildError(BookError):
 
 class BuildLockError(BuildError):
     """Another build holds the build lock."""
+
+
+# --- paths.py and figures.py: the book's root, figure labels --------------------------------
+
+__all__ += ["InvalidFigureLabelError", "RepositoryRootError", "UnknownFigureError"]
+
+
+class RepositoryRootError(BookError):
+    """``TRAINABLE_ROOT`` names a directory that does not exist."""
+
+
+class UnknownFigureError(BookError):
+    """No chapter (or not the chapter named) has a figure directive with this ``:name:``."""
+
+
+class InvalidFigureLabelError(BookError):
+    """A figure label that cannot name a file (empty, a path, or unusual characters)."""
 
 
 # --- settings.py: settings and inputs glued for the prose -----------------------------------

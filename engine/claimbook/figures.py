@@ -26,16 +26,14 @@ from typing import NamedTuple
 
 from claimbook import instruments, paths, sources
 from claimbook.atomic import atomic_output
-from claimbook.errors import BookError
+from claimbook.errors import InvalidFigureLabelError, UnknownFigureError
 
 __all__ = [
     "CHAPTER_VARIABLE",
     "FIGURE_STYLE",
     "PALETTE",
     "PNG_DPI",
-    "InvalidFigureLabelError",
     "Palette",
-    "UnknownFigureError",
     "chapter_files",
     "chapter_number",
     "figure_files",
@@ -66,14 +64,6 @@ PALETTE = Palette(ink="#1d3557", rust="#b5452b", gold="#c8963e", slate="#6c757d"
 # size, so they stay sharp on HiDPI screens).
 FIGURE_STYLE = {"axes.spines.top": False, "axes.spines.right": False, "figure.dpi": PNG_DPI}
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
-
-
-class UnknownFigureError(BookError):
-    """No chapter (or not the chapter named) has a figure directive with this ``:name:``."""
-
-
-class InvalidFigureLabelError(BookError):
-    """A figure label that cannot name a file (empty, a path, or unusual characters)."""
 
 
 def chapter_files() -> list[str]:

@@ -18,6 +18,11 @@ Layout (relative to :data:`REPO_ROOT`)::
     artifacts/figures/       FIGURES_DIR, saved chapter figures
     _build/                  BUILD_DIR, the site, executed-notebook keys, build records
 
+A claim's two files are named by one function each: :func:`registry_path`
+(``claims/<id>.yaml``) and :func:`artifact_path` (``artifacts/claims/<id>.json``); a
+figure's by :func:`claimbook.figures.figure_files`. :func:`shown` is how a message names a
+path (relative to the book when inside it).
+
 Examples
 --------
 >>> from claimbook import paths
@@ -25,6 +30,10 @@ Examples
 True
 >>> paths.CLAIM_ARTIFACTS_DIR.relative_to(paths.REPO_ROOT).as_posix()
 'artifacts/claims'
+>>> shown(artifact_path("c15-invariance-001"))
+'artifacts/claims/c15-invariance-001.json'
+>>> shown(registry_path("c15-invariance-001", "/elsewhere"))
+'/elsewhere/c15-invariance-001.yaml'
 """
 
 from __future__ import annotations
@@ -33,7 +42,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from claimbook.errors import BookError
+from claimbook.errors import RepositoryRootError
 
 __all__ = [
     "ARTIFACTS_DIR",
@@ -45,15 +54,13 @@ __all__ = [
     "HARNESS_DIR",
     "REPO_ROOT",
     "ROOT_ENVIRONMENT_VARIABLE",
-    "RepositoryRootError",
+    "artifact_path",
     "find_repo_root",
+    "registry_path",
+    "shown",
 ]
 
 ROOT_ENVIRONMENT_VARIABLE = "TRAINABLE_ROOT"
-
-
-class RepositoryRootError(BookError):
-    """``TRAINABLE_ROOT`` names a directory that does not exist."""
 
 
 def find_repo_root(
@@ -105,3 +112,23 @@ ARTIFACTS_DIR = REPO_ROOT / "artifacts"
 CLAIM_ARTIFACTS_DIR = ARTIFACTS_DIR / "claims"
 FIGURES_DIR = ARTIFACTS_DIR / "figures"
 BUILD_DIR = REPO_ROOT / "_build"
+
+
+def registry_path(claim_id: str, registry_dir: str | Path | None = None) -> Path:
+    """``<registry_dir>/<claim_id>.yaml``; by default under ``claims/``."""
+    directory = Path(registry_dir) if registry_dir is not None else CLAIMS_DIR
+    return directory / f"{claim_id}.yaml"
+
+
+def artifact_path(claim_id: str, artifacts_dir: str | Path | None = None) -> Path:
+    """``<artifacts_dir>/<claim_id>.json``; by default under ``artifacts/claims/``."""
+    directory = Path(artifacts_dir) if artifacts_dir is not None else CLAIM_ARTIFACTS_DIR
+    return directory / f"{claim_id}.json"
+
+
+def shown(path: str | Path) -> str:
+    """A path as a message names it: relative to :data:`REPO_ROOT` when inside it."""
+    path = Path(path)
+    if path.is_absolute() and path.is_relative_to(REPO_ROOT):
+        return path.relative_to(REPO_ROOT).as_posix()
+    return path.as_posix()

@@ -21,6 +21,7 @@ from __future__ import annotations
 from numbers import Integral, Real
 from pathlib import Path
 
+from claimbook import cache
 from claimbook.errors import SettingError
 from claimbook.sources import read_chapter
 
@@ -105,23 +106,15 @@ def results_pasted_as_glue(source: str | Path) -> list[str]:
         If the chapter cannot be read, or calls ``glue_setting`` with a computed name.
     """
     path = Path(source).resolve()
-    try:
-        status = path.stat()
-    except OSError:
-        status = None
-    stamp = None if status is None else (status.st_ino, status.st_size, status.st_mtime_ns)
-    cached = _pasted_cache.get(path)
-    if stamp is not None and cached is not None and cached[0] == stamp:
-        return list(cached[1])
-    found = _results_pasted_as_glue(path)
-    if stamp is not None:
-        _pasted_cache[path] = (stamp, tuple(found))
-    return found
+    data = cache.file_bytes(path)
+    if data is None:
+        return _results_pasted_as_glue(path)  # raises ChapterSourceError, naming the file
+    return list(_PASTED.get(cache.digest(data), lambda: tuple(_results_pasted_as_glue(path))))
 
 
-# A chapter's answer, by the file's identity, size and modification time: the build asks while
-# it waits for its chapters, and the render asks again for the same unchanged source.
-_pasted_cache: dict[Path, tuple[tuple, tuple[str, ...]]] = {}
+# A chapter's answer, by the source's bytes: the build asks while it waits for its chapters,
+# and the render asks again for the same unchanged source.
+_PASTED = cache.ContentCache("glue checks")
 
 
 def _results_pasted_as_glue(source: Path) -> list[str]:

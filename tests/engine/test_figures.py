@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from claimbook import figures, paths
-from claimbook.figures import InvalidFigureLabelError, UnknownFigureError
+from claimbook.errors import InvalidFigureLabelError, UnknownFigureError
 from trainable_harness import __version__
 
 CONFIG = "sphinx:\n  config:\n    trainable_first_chapter: 15\n"

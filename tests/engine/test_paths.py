@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from claimbook import paths
-from claimbook.paths import RepositoryRootError, find_repo_root
+from claimbook.errors import RepositoryRootError
+from claimbook.paths import find_repo_root
 
 
 def test_root_is_the_checkout_the_package_runs_from():
@@ -62,3 +63,17 @@ def test_environment_variable_is_read_at_import(tmp_path):
     )
     assert Path(root) == tmp_path.resolve()
     assert Path(claims_dir) == tmp_path.resolve() / "claims"
+
+
+def test_a_claims_files_are_named_by_one_function_each(tmp_path):
+    assert paths.registry_path("c0-toy-001") == paths.CLAIMS_DIR / "c0-toy-001.yaml"
+    assert paths.artifact_path("c0-toy-001") == paths.CLAIM_ARTIFACTS_DIR / "c0-toy-001.json"
+    assert paths.registry_path("c0-toy-001", tmp_path) == tmp_path / "c0-toy-001.yaml"
+    assert paths.artifact_path("c0-toy-001", str(tmp_path)) == tmp_path / "c0-toy-001.json"
+
+
+def test_messages_name_paths_inside_the_book_relative_to_it(tmp_path):
+    assert paths.shown(paths.artifact_path("c0-toy-001")) == "artifacts/claims/c0-toy-001.json"
+    outside = tmp_path / "c0-toy-001.json"
+    assert paths.shown(outside) == outside.as_posix()
+    assert paths.shown("relative/name.json") == "relative/name.json"

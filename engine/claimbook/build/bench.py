@@ -39,6 +39,7 @@ import yaml
 
 from claimbook import paths
 from claimbook.atomic import write_text_atomically
+from claimbook.build.keys import record_path
 
 __all__ = ["main", "run_bench"]
 
@@ -145,9 +146,13 @@ def _edit_code(root: Path) -> str:
     return last.name
 
 
+def _record(root: Path, stem: str) -> dict:
+    """The execution record of chapter ``stem`` in the book at ``root``."""
+    return json.loads(record_path(stem, root / "_build").read_text())
+
+
 def _functions_run(root: Path, stem: str) -> set[tuple[str, str]]:
-    record = json.loads((root / "_build" / "keys" / f"{stem}.json").read_text())
-    return {tuple(name) for name in record["functions"]}
+    return {tuple(name) for name in _record(root, stem)["functions"]}
 
 
 def _edit_function(root: Path, module: str, qualname: str) -> None:
@@ -213,9 +218,7 @@ def run_bench(root: Path, rounds: int = 3, report=print) -> dict:
         results["code_edit_chapter"] = _edit_code(ours)
         results["code_edit"] = _timed(_ours(ours), ours)
         stems = [source.stem for source in chapter_sources(ours)]
-        code_edit_seconds = json.loads(
-            (ours / "_build" / "keys" / f"{stems[-1]}.json").read_text()
-        )["seconds"]
+        code_edit_seconds = _record(ours, stems[-1])["seconds"]
         results["code_edit_budget"] = code_edit_seconds + 2.0
         runs = {stem: _functions_run(ours, stem) for stem in stems}
         others = set().union(*(runs[stem] for stem in stems[:-1])) if len(stems) > 1 else set()
@@ -229,10 +232,7 @@ def run_bench(root: Path, rounds: int = 3, report=print) -> dict:
             results["edited_unused_function"] = ":".join(unused)
             _edit_function(ours, *unused)
             results["edit_unused_function"] = _timed(_ours(ours), ours)
-        records = {
-            stem: json.loads((ours / "_build" / "keys" / f"{stem}.json").read_text())["seconds"]
-            for stem in stems
-        }
+        records = {stem: _record(ours, stem)["seconds"] for stem in stems}
         results["chapter_execution_seconds"] = records
         # The budgets of issue 11: an edited chapter costs at most its kernel time plus 2 s.
         results["prose_edit_budget"] = records[Path(results["prose_edit_chapter"]).stem] + 2.0

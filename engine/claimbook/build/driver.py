@@ -30,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-from claimbook import claims, paths
+from claimbook import cache, claims, paths
 from claimbook.build.execute import execute_chapters, reassemble_chapter
 from claimbook.build.keys import ChapterPlan, plan_chapter, read_record, record_path
 from claimbook.build.lock import build_lock
@@ -54,14 +54,14 @@ def _claim_problems() -> list[str]:
     """One line per registered claim whose state fails the build, with its failed fields."""
     problems = []
     for claim_id in claims.list_claims():
-        state, artifact, reason = claims.badge_state(claim_id)
-        if not claims.state_fails_build(state):
+        judgement = claims.judge(claim_id)
+        if not judgement.fails_build:
             continue
-        if state == "failed" and artifact is not None:
-            lines = claims.failure_summary(artifact) or [reason]
+        if judgement.state == "failed" and judgement.artifact is not None:
+            lines = claims.failure_summary(judgement.artifact) or [judgement.reason]
             problems.extend(f"claim {line}" for line in lines)
         else:
-            problems.append(f"claim {claim_id} is {state}: {reason}")
+            problems.append(f"claim {claim_id} is {judgement.state}: {judgement.reason}")
     return problems
 
 
@@ -128,6 +128,7 @@ def build(
     anything is written.
     """
     started = time.perf_counter()
+    cache.reset()  # every cached value of a previous build in this process is dropped
     plans = [plan_chapter(source) for source in _selected_sources(only)]
     if question:
         outcome = read_outcome()

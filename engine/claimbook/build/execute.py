@@ -27,6 +27,8 @@ from pathlib import Path
 from claimbook import paths
 from claimbook.atomic import write_text_atomically
 from claimbook.build.keys import chapter_key, code_digest, read_record, write_record
+from claimbook.errors import InvalidFigureLabelError
+from claimbook.figures import figure_files, figure_labels
 from claimbook.sources import read_chapter
 
 __all__ = ["ChapterRun", "end_workers", "execute_chapters", "reassemble_chapter"]
@@ -96,15 +98,13 @@ def _without_instrumentation(notebook):
 
 
 def _figure_outputs(chapter) -> list[Path]:
-    """The figure artifacts the chapter's numbered figures link to (any format saved)."""
-    labels = [
-        directive.options.get("name")
-        for directive in chapter.directives()
-        if directive.name in ("glue:figure", "figure") and directive.options.get("name")
-    ]
+    """The figure artifacts the chapter's named figures link to (those saved)."""
     found = []
-    for label in labels:
-        found.extend(sorted(paths.FIGURES_DIR.glob(f"{label}.*")))
+    for label in figure_labels(chapter):
+        try:
+            found.extend(figure_files(label))
+        except InvalidFigureLabelError:  # names no file: save_figure refuses it
+            continue
     return sorted({path for path in found if path.is_file() and not path.is_symlink()})
 
 
@@ -169,7 +169,7 @@ def _execute(source_path: Path, kernel, started: float) -> ChapterRun:
     chapter = read_chapter(source_path)
     claim_ids = chapter.verified_claims
     for claim_id in claim_ids:
-        (paths.CLAIM_ARTIFACTS_DIR / f"{claim_id}.json").unlink(missing_ok=True)
+        paths.artifact_path(claim_id).unlink(missing_ok=True)
     work = paths.BUILD_DIR / "notebooks"
     work.mkdir(parents=True, exist_ok=True)
     functions_file = work / f"{stem}.functions.json"
@@ -213,7 +213,7 @@ def _execute(source_path: Path, kernel, started: float) -> ChapterRun:
     write_text_atomically(target, nbformat.writes(_without_instrumentation(executed)) + "\n")
     outputs = [
         target,
-        *(paths.CLAIM_ARTIFACTS_DIR / f"{claim_id}.json" for claim_id in claim_ids),
+        *(paths.artifact_path(claim_id) for claim_id in claim_ids),
         *_figure_outputs(chapter),
     ]
     seconds = time.perf_counter() - started
@@ -343,8 +343,8 @@ def _progress_line(source: Path, run: ChapterRun) -> str:
     name = source.relative_to(paths.REPO_ROOT).as_posix()
     if not run.ok:
         return f"{name}: FAILED after {run.seconds:.1f} s: {run.error}"
-    from claimbook.claims import badge_state
+    from claimbook.claims import judge
 
-    states = [badge_state(claim_id)[0] for claim_id in run.claims]
+    states = [judge(claim_id).state for claim_id in run.claims]
     summary = ", ".join(f"{states.count(s)} {s}" for s in dict.fromkeys(states)) or "no claims"
     return f"{name}: executed in {run.seconds:.1f} s; {len(run.claims)} claims: {summary}"

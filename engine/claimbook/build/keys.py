@@ -81,8 +81,7 @@ def chapter_key(code: str, claim_ids: Iterable[str], functions: Iterable[tuple[s
         "format": RECORD_FORMAT,
         "code": code,
         "claims": {
-            claim_id: file_digest(paths.CLAIMS_DIR / f"{claim_id}.yaml")
-            for claim_id in sorted(claim_ids)
+            claim_id: file_digest(paths.registry_path(claim_id)) for claim_id in sorted(claim_ids)
         },
         "functions": function_digests([tuple(function) for function in functions]),
         "environment": environment_digest(),
@@ -90,9 +89,9 @@ def chapter_key(code: str, claim_ids: Iterable[str], functions: Iterable[tuple[s
     return {"digest": _digest(parts), "parts": parts}
 
 
-def record_path(stem: str) -> Path:
-    """``_build/keys/<stem>.json``."""
-    return paths.BUILD_DIR / "keys" / f"{stem}.json"
+def record_path(stem: str, build_dir: str | Path | None = None) -> Path:
+    """``<build_dir>/keys/<stem>.json``; by default under ``_build/``."""
+    return Path(build_dir if build_dir is not None else paths.BUILD_DIR) / "keys" / f"{stem}.json"
 
 
 def read_record(stem: str) -> dict | None:

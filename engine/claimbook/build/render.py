@@ -33,7 +33,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from claimbook import paths
+from claimbook import cache, paths
 from claimbook.atomic import write_text_atomically
 from claimbook.build.keys import file_digest
 from claimbook.claims.keys import environment_digest, function_digests
@@ -197,6 +197,11 @@ def pages_digest() -> str:
     return digest.hexdigest()
 
 
+def _source_digest(path) -> str:
+    """The digest of a page source's bytes: a page read early is kept while it is unchanged."""
+    return cache.digest(cache.file_bytes(path))
+
+
 class SiteRender:
     """A Sphinx application for the whole book, made ready before the chapters finish.
 
@@ -222,7 +227,7 @@ class SiteRender:
         self.tee = _Tee(sys.stderr)
         self.app = None
         self.error: BaseException | None = None
-        self._early: dict[str, int] = {}  # docname -> its source's mtime when read
+        self._early: dict[str, str] = {}  # docname -> the digest of its source when read
         self._contexts = ExitStack()
         shutil.rmtree(self.target, ignore_errors=True)
         if reuse_pages and not fresh and site_dir().is_dir():
@@ -307,7 +312,7 @@ class SiteRender:
             for docname in docnames:
                 if docname not in env.found_docs:
                     continue
-                stamp = Path(env.doc2path(docname)).stat().st_mtime_ns
+                stamp = _source_digest(env.doc2path(docname))
                 app.events.emit("env-purge-doc", env, docname)
                 env.clear_doc(docname)
                 try:
@@ -321,9 +326,8 @@ class SiteRender:
 
     def _skip_read_early(self, app, env, docnames: list[str]) -> None:
         for docname, stamp in list(self._early.items()):
-            path = Path(env.doc2path(docname))
-            if not (path.is_file() and path.stat().st_mtime_ns == stamp):
-                del self._early[docname]  # changed since: Sphinx reads it again
+            if _source_digest(env.doc2path(docname)) != stamp:
+                del self._early[docname]  # changed since (its bytes): Sphinx reads it again
             elif docname in docnames:
                 docnames.remove(docname)  # in place: Sphinx reads what the list holds
 

@@ -1,4 +1,4 @@
-"""Claims: the registry, ``verify_claim``, keys, pins, artifacts and badges.
+"""Claims: the registry, ``verify_claim``, keys, pins, artifacts and the judge.
 
 Every numeric statement of the book is a *claim*: an id, one sentence, the registered
 computation that measures it, what each computed field must satisfy, and the contract it
@@ -11,10 +11,13 @@ was measured under (seed, dtype, device, estimator). One module per job:
 - :mod:`~claimbook.claims.intervals` -- t and bootstrap intervals of a mean.
 - :mod:`~claimbook.claims.keys` -- what an artifact depends on: the registry entry,
   the bodies of the harness functions actually run, the lock.
-- :mod:`~claimbook.claims.store` -- artifacts: path, building, JSON text.
+- :mod:`~claimbook.claims.compare` -- results against expectations, one record per field.
+- :mod:`~claimbook.claims.store` -- artifacts: building, JSON text, reading back (the path
+  is :func:`claimbook.paths.artifact_path`).
+- :mod:`~claimbook.claims.summary` -- failure lines and a badge's hover text.
 - :mod:`~claimbook.claims.verify` -- :func:`verify_claim` and the pin.
-- :mod:`~claimbook.claims.audit` -- :func:`badge_state`, :func:`check_artifact`,
-  failure and hover summaries.
+- :mod:`~claimbook.claims.judgement` -- :func:`judge`, the one decision of a claim's state.
+- :mod:`~claimbook.claims.audit` -- :func:`check_artifact`, against a recomputation.
 - :mod:`~claimbook.claims.repin` -- ``make repin``: verify everything, then re-pin.
 
 Three kinds of claim
@@ -31,18 +34,12 @@ Examples
 'CPU'
 """
 
-from claimbook.claims.audit import (
-    BADGE_STATES,
-    badge_state,
-    badge_summary,
-    check_artifact,
-    failure_summary,
-    state_fails_build,
-)
+from claimbook.claims.audit import check_artifact
 from claimbook.claims.computations import (
     flatten,  # noqa: F401 -- the dotted field names of a result, for callers and tests
     resolve_computation,
 )
+from claimbook.claims.judgement import STATES, Judgement, judge, state_fails_build
 from claimbook.claims.keys import (
     HarnessCallRecorder,
     claim_key,
@@ -64,19 +61,19 @@ from claimbook.claims.repin import (
     RepinReport,
     repin_chapters,
 )
-from claimbook.claims.repin import repin as repin_book
-from claimbook.claims.store import artifact_path
+from claimbook.claims.summary import badge_summary, failure_summary
 from claimbook.claims.verify import claim_status_line, harness_pin, verify_claim
+from claimbook.paths import artifact_path
 
 __all__ = [
-    "BADGE_STATES",
+    "STATES",
     "Claim",
     "ClaimReport",
     "HarnessCallRecorder",
+    "Judgement",
     "PinUpdate",
     "RepinReport",
     "artifact_path",
-    "badge_state",
     "badge_summary",
     "check_artifact",
     "claim_key",
@@ -89,9 +86,9 @@ __all__ = [
     "failure_summary",
     "function_digests",
     "harness_pin",
+    "judge",
     "list_claims",
     "load_claim",
-    "repin_book",
     "repin_chapters",
     "resolve_computation",
     "state_fails_build",

@@ -2,7 +2,7 @@
 
 ::
 
-    claims list                         every claim with its badge state and statement
+    claims list                         every claim with its state and statement
     claims verify [ID ...]              recompute, write artifacts, one line per claim
     claims verify --check-artifacts     recompute and compare with the artifacts on disk
     claims show ID                      the registry entry and the artifact's state
@@ -23,7 +23,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from claimbook import claims
+from claimbook import cache, claims
 from claimbook.errors import ClaimError, RegistryError, UnknownClaimError
 
 
@@ -39,7 +39,7 @@ def _parser() -> argparse.ArgumentParser:
 
     claims_parser = commands.add_parser("claims", help="list, verify or show claims")
     actions = claims_parser.add_subparsers(dest="action", required=True)
-    actions.add_parser("list", help="every claim with its badge state")
+    actions.add_parser("list", help="every claim with its state")
     verify = actions.add_parser("verify", help="recompute claims and write their artifacts")
     verify.add_argument("ids", nargs="*", metavar="ID", help="claim ids (default: all)")
     verify.add_argument(
@@ -47,7 +47,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="recompute and compare with the artifacts on disk instead of writing them",
     )
-    show = actions.add_parser("show", help="a claim's registry entry and artifact state")
+    show = actions.add_parser("show", help="a claim's registry entry and its state")
     show.add_argument("id", metavar="ID")
 
     repin = commands.add_parser("repin", help="re-pin every chapter and re-verify every claim")
@@ -58,10 +58,10 @@ def _parser() -> argparse.ArgumentParser:
 def _list(options) -> int:
     for claim_id in claims.list_claims(options.registry):
         claim = claims.load_claim(claim_id, registry_dir=options.registry)
-        state, _, _ = claims.badge_state(
+        judgement = claims.judge(
             claim_id, registry_dir=options.registry, artifacts_dir=options.artifacts
         )
-        print(f"{claim_id}  [{state}]  chapter {claim.chapter}: {claim.statement}")
+        print(f"{claim_id}  [{judgement.state}]  chapter {claim.chapter}: {claim.statement}")
     return 0
 
 
@@ -86,10 +86,10 @@ def _verify(options) -> int:
                     artifacts_dir=options.artifacts,
                     strict=True,
                 )
-                state, _, _ = claims.badge_state(
+                judgement = claims.judge(
                     claim_id, registry_dir=options.registry, artifacts_dir=options.artifacts
                 )
-                print(f"{claim_id}: {state}")
+                print(f"{claim_id}: {judgement.state}")
         except ClaimError as exc:
             failures += 1
             label = "failed" if not options.check_artifacts else type(exc).__name__
@@ -99,14 +99,14 @@ def _verify(options) -> int:
 
 def _show(options) -> int:
     claim = claims.load_claim(options.id, registry_dir=options.registry)
-    state, _, reason = claims.badge_state(
+    judgement = claims.judge(
         claim.id, registry_dir=options.registry, artifacts_dir=options.artifacts
     )
     print(f"# {claim.path}")
     print(claim.path.read_text(encoding="utf-8").rstrip("\n"))
     print(f"# seed: {claims.display_contract(claim.id, registry_dir=options.registry)['seed']}")
     print(f"# artifact: {claims.artifact_path(claim.id, options.artifacts)}")
-    print(f"# state: {state} ({reason})")
+    print(f"# state: {judgement.state} ({judgement.reason})")
     return 0
 
 
@@ -145,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     2
     """
     options = _parser().parse_args(argv)
+    cache.reset()  # each command is a build of its own: it reads the files as they are now
     handlers = {"list": _list, "verify": _verify, "show": _show}
     handler = handlers[options.action] if options.command == "claims" else _repin
     try:

@@ -48,8 +48,8 @@ from pathlib import Path
 
 import numpy as np
 
+from claimbook import cache, instruments, paths
 from claimbook import calls as _calls
-from claimbook import instruments, paths
 
 __all__ = [
     "HarnessCallRecorder",
@@ -118,7 +118,8 @@ class HarnessCallRecorder:
 
 # --- digesting function sources statically ------------------------------------------------------
 
-_module_cache: dict[Path, tuple[bytes, _ParsedModule]] = {}
+# Parsed modules by their bytes (the digests of their functions are kept with each).
+_MODULES = cache.ContentCache("harness modules")
 
 
 class _ParsedModule:
@@ -185,20 +186,17 @@ def _definitions(scope: list[ast.stmt]):
 
 def _parsed(path: Path) -> _ParsedModule | None:
     """The parsed module at ``path``, cached by the digest of its bytes (never by mtime)."""
-    try:
-        data = path.read_bytes()
-    except OSError:
+    data = cache.file_bytes(path)
+    if data is None:
         return None
-    stamp = hashlib.sha256(data).digest()
-    cached = _module_cache.get(path)
-    if cached is not None and cached[0] == stamp:
-        return cached[1]
+    return _MODULES.get(cache.digest(data), lambda: _parse(data))
+
+
+def _parse(data: bytes) -> _ParsedModule | None:
     try:
-        parsed = _ParsedModule(data.decode("utf-8"))
+        return _ParsedModule(data.decode("utf-8"))
     except (SyntaxError, UnicodeDecodeError, ValueError):
         return None
-    _module_cache[path] = (stamp, parsed)
-    return parsed
 
 
 def parse_package(package_dir: str | Path | None = None) -> int:
@@ -223,9 +221,7 @@ def _module_path(module: str, package_dir: Path) -> Path | None:
     return None
 
 
-def _function_digest(module: str, qualname: str, package_dir: Path) -> str:
-    path = _module_path(module, package_dir)
-    parsed = _parsed(path) if path is not None else None
+def _function_digest(parsed: _ParsedModule | None, qualname: str) -> str:
     if parsed is None:
         return MISSING
     if qualname not in parsed.digests:  # cached with the parsed module, so per file version
@@ -267,10 +263,14 @@ def function_digests(
         function no longer exists.
     """
     package_dir = Path(package_dir) if package_dir is not None else instruments.package_dir()
-    return {
-        f"{module}:{qualname}": _function_digest(module, qualname, package_dir)
-        for module, qualname in sorted(set(map(tuple, functions)))
-    }
+    modules: dict[str, _ParsedModule | None] = {}  # each module read once per call
+    digests = {}
+    for module, qualname in sorted(set(map(tuple, functions))):
+        if module not in modules:
+            path = _module_path(module, package_dir)
+            modules[module] = _parsed(path) if path is not None else None
+        digests[f"{module}:{qualname}"] = _function_digest(modules[module], qualname)
+    return digests
 
 
 # --- environment and keys ---------------------------------------------------------------------

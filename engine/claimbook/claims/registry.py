@@ -32,6 +32,7 @@ import difflib
 import hashlib
 import json
 import math
+import os
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -41,7 +42,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from claimbook import paths
+from claimbook import cache, paths
 from claimbook.errors import (
     ComputationNotFoundError,
     RegistryError,
@@ -60,9 +61,9 @@ __all__ = [
 
 EXCERPT = 80  # characters of an offending value a message may quote
 _MAX_PROBLEMS = 6
-# Validated entries by file, with the SHA-256 of the bytes they were read from: a page build
-# asks for the same claim once per bound number, and parsing YAML in Python is slow.
-_LOADED: dict[Path, tuple[str, dict]] = {}
+# Validated entries by file name and bytes: a page build asks for the same claim once per
+# bound number, and parsing YAML in Python is slow.
+_ENTRIES = cache.ContentCache("registry entries")
 _CHAPTER_PREFIX = re.compile(r"c(\d+)-")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _STATISTICAL_KINDS = ("ci_within", "mean", "fraction")
@@ -181,6 +182,19 @@ class Claim:
         return None
 
     @property
+    def shown_contract(self) -> dict:
+        """The contract as a page shows it: a derived seed with its derivation and value, a
+        seed set with its derivation and size, then ``dtype``, ``device``, ``estimator``."""
+        policy = self.seed_policy
+        if policy["policy"] == "derived":
+            seed = f'claim_seed("{policy["name"]}") = {self.seed}'
+        elif policy["policy"] == "derived-set":
+            seed = f'claim_seeds("{policy["name"]}", {policy["count"]}): {policy["count"]} seeds'
+        else:
+            seed = "none"
+        return {"seed": seed, **self.contract}
+
+    @property
     def seeds(self) -> list[int] | None:
         """A statistical claim's seeds, :func:`claim_seeds` of its name and count; else None."""
         if self.kind == "statistical":
@@ -233,17 +247,24 @@ def list_claims(registry_dir: str | Path | None = None) -> list[str]:
     True
     """
     registry = _registry_dir(registry_dir)
-    if not registry.is_dir():
+    try:
+        # One read of the directory (asked for on every load_claim): names and file types.
+        entries = list(os.scandir(registry))
+    except (FileNotFoundError, NotADirectoryError):
         raise RegistryError(
             f"registry directory {registry} does not exist; the harness finds the repository "
             "from its editable install, or from the TRAINABLE_ROOT environment variable"
-        )
-    misnamed = sorted(path.name for path in registry.glob("*.yml"))
+        ) from None
+    misnamed = sorted(entry.name for entry in entries if entry.name.endswith(".yml"))
     if misnamed:
         raise RegistryError(
             f"{registry}: registry files must end in .yaml; rename {', '.join(misnamed)}"
         )
-    return sorted(path.stem for path in registry.glob("*.yaml") if path.is_file())
+    return sorted(
+        Path(entry.name).stem
+        for entry in entries
+        if entry.name.endswith(".yaml") and entry.is_file()
+    )
 
 
 def _unknown_claim(claim_id: Any, registry: Path, known: list[str]) -> UnknownClaimError:
@@ -331,11 +352,9 @@ def _schema_problem(error: jsonschema.ValidationError) -> str:
     return f"field {field}: {message}"
 
 
-def _parse_registry_file(path: Path) -> tuple[Any, str]:
-    raw = path.read_bytes()
-    digest = hashlib.sha256(raw).hexdigest()
+def _parse_registry_text(raw: bytes, path: Path) -> Any:
     try:
-        data = yaml.load(raw.decode("utf-8"), Loader=_StrictSafeLoader)  # a SafeLoader subclass
+        return yaml.load(raw.decode("utf-8"), Loader=_StrictSafeLoader)  # a SafeLoader subclass
     except UnicodeDecodeError as exc:
         raise RegistryError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except yaml.YAMLError as exc:
@@ -343,7 +362,6 @@ def _parse_registry_file(path: Path) -> tuple[Any, str]:
         if len(text) > 6 * EXCERPT:
             text = text[: 6 * EXCERPT] + " ..."
         raise RegistryError(f"{path}: not valid YAML: {text}") from exc
-    return data, digest
 
 
 def _walk(value, path=()):
@@ -454,12 +472,17 @@ def load_claim(claim_id: str, *, registry_dir: str | Path | None = None) -> Clai
     known = list_claims(registry)
     if not isinstance(claim_id, str) or claim_id not in known:
         raise _unknown_claim(claim_id, registry, known)
-    path = registry / f"{claim_id}.yaml"
-    cached = _LOADED.get(path.resolve())
-    if cached is not None and cached[0] == hashlib.sha256(path.read_bytes()).hexdigest():
-        _check_compute(cached[1], path)  # the table of computations may have changed since
-        return _claim(copy.deepcopy(cached[1]), path, cached[0])  # callers may mutate theirs
-    data, digest = _parse_registry_file(path)
+    path = paths.registry_path(claim_id, registry)
+    raw = path.read_bytes()
+    data = _ENTRIES.get(cache.digest(path.name, raw), lambda: _validated(raw, path))
+    _check_compute(data, path)  # checked on every load: the witnesses may have changed since
+    # A fresh copy each time: the cached entry is shared, and callers may mutate theirs.
+    return _claim(copy.deepcopy(data), path, hashlib.sha256(raw).hexdigest())
+
+
+def _validated(raw: bytes, path: Path) -> dict:
+    """The registry file's data, refused unless it is usable (everything but ``compute``)."""
+    data = _parse_registry_text(raw, path)
     _refuse_unusable_values(data, path)
     errors = [inner for error in _VALIDATOR.iter_errors(data) for inner in _innermost(error)]
     if errors:
@@ -469,9 +492,7 @@ def load_claim(claim_id: str, *, registry_dir: str | Path | None = None) -> Clai
             problems = [*problems[:_MAX_PROBLEMS], f"... and {len(problems) - _MAX_PROBLEMS} more"]
         raise RegistryError(f"{path}: {'; '.join(problems)}")
     _check_consistency(data, path)
-    _check_compute(data, path)
-    _LOADED[path.resolve()] = (digest, copy.deepcopy(data))
-    return _claim(data, path, digest)
+    return data
 
 
 def _claim(data: dict, path: Path, digest: str) -> Claim:
@@ -494,8 +515,7 @@ def display_contract(claim_id: str, *, registry_dir: str | Path | None = None) -
     """The claim line's contract as page text: ``seed``, ``dtype``, ``device``, ``estimator``.
 
     Read from the registry (not the artifact), so the line shows what the claim promises
-    even before it has run. A derived seed shows its derivation and its value; a seed set
-    shows its derivation and size.
+    even before it has run (see :attr:`Claim.shown_contract`).
 
     Examples
     --------
@@ -504,12 +524,4 @@ def display_contract(claim_id: str, *, registry_dir: str | Path | None = None) -
     >>> display_contract("c15-running-state-001")["seed"]
     'claim_seed("c15-running-state") = 316832669'
     """
-    claim = load_claim(claim_id, registry_dir=registry_dir)
-    policy = claim.seed_policy
-    if policy["policy"] == "derived":
-        seed = f'claim_seed("{policy["name"]}") = {claim.seed}'
-    elif policy["policy"] == "derived-set":
-        seed = f'claim_seeds("{policy["name"]}", {policy["count"]}): {policy["count"]} seeds'
-    else:
-        seed = "none"
-    return {"seed": seed, **claim.contract}
+    return load_claim(claim_id, registry_dir=registry_dir).shown_contract

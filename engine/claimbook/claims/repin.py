@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from claimbook import paths, sources
-from claimbook.claims.audit import failure_summary
 from claimbook.claims.computations import flatten
 from claimbook.claims.registry import list_claims
-from claimbook.claims.store import artifact_path, read_artifact
+from claimbook.claims.store import read_artifact
+from claimbook.claims.summary import failure_summary
 from claimbook.claims.verify import harness_pin, verify_claim
 from claimbook.errors import ClaimError, TamperedArtifactError
+from claimbook.paths import artifact_path
 
 __all__ = ["ClaimReport", "PinUpdate", "RepinReport", "repin", "repin_chapters"]
 

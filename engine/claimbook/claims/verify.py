@@ -25,17 +25,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from claimbook import instruments
-from claimbook.claims.audit import failure_summary
 from claimbook.claims.computations import run_computation
 from claimbook.claims.keys import claim_key
 from claimbook.claims.registry import load_claim
-from claimbook.claims.store import (
-    artifact_path,
-    build_artifact,
-    provenance,
-    write_artifact,
-)
+from claimbook.claims.store import build_artifact, provenance, write_artifact
+from claimbook.claims.summary import failure_summary
 from claimbook.errors import ClaimFailedError, RegistryError, StalePinError
+from claimbook.paths import artifact_path, shown
 
 __all__ = ["claim_status_line", "harness_pin", "verify_claim"]
 
@@ -132,7 +128,7 @@ def verify_claim(
             raise RegistryError(coverage)
         raise ClaimFailedError(
             f"claim {claim.id} failed ({claim.compute}); artifact written with status failed "
-            f"to {path}:\n  " + "\n  ".join(failure_summary(artifact))
+            f"to {shown(path)}:\n  " + "\n  ".join(failure_summary(artifact))
         )
     return artifact
 

@@ -21,15 +21,17 @@ MyST syntax this extension adds:
 Figure artifacts (``{figure-artifact}``) are ``figure_artifacts.py``'s.
 
 The state always comes from ``artifacts/claims/<id>.json`` through
-:func:`claimbook.claims.badge_state`; nothing here decides that a claim holds. An
-unknown claim id or field, a missing artifact, and any state that
-``state_fails_build`` names (failed, stale, not run) is logged as a warning with its location,
-which the strict build (``-W``) turns into a failure, while the page still shows the mark.
+:func:`claimbook.claims.judge`; nothing here decides that a claim holds, and what a badge or
+a bound number shows is :mod:`~claimbook.extensions.claim_pages_model`'s. An unknown claim id
+or field, a missing artifact, and any state that ``state_fails_build`` names (failed, stale,
+not run) is logged as a warning with its location, which the strict build (``-W``) turns
+into a failure, while the page still shows the mark.
 
-Where each claim is stated (document, section, anchor) is collected when a page is read and
-kept in the build environment; ``claim_pages`` (set up from here) turns it into the claim
-pages, the ledger and ``claims.json``. The same module re-checks every claim on every build,
-so a failing claim fails every build, not only the one that re-read its page.
+Where each claim is stated (document, section, anchor) is kept in the build environment
+(:mod:`~claimbook.extensions.claim_places`); ``claim_pages`` (set up from here) turns it into
+the claim pages, the ledger and ``claims.json``, and re-checks every claim on every build, so
+a failing claim fails every build, not only the one that re-read its page. Every cache of the
+engine is emptied when a build starts (:func:`claimbook.cache.reset`).
 
 A chapter's prose may paste with ``{glue:text}``/``{glue}`` only the names its code glues
 through :func:`claimbook.settings.glue_setting` (settings and inputs); a result goes
@@ -39,214 +41,41 @@ through ``{claim-value}``. The check reads the chapter source with
 
 from __future__ import annotations
 
-import copy
-import math
-import posixpath
-from collections.abc import Mapping
-from numbers import Real
 from pathlib import Path
 
 from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
+from claimbook import cache, paths
 from claimbook import claims as claim_registry
-from claimbook import paths
+from claimbook.claims import Claim, Judgement
 from claimbook.errors import ChapterSourceError, ClaimError, UnknownClaimError
+from claimbook.extensions import claim_pages_model as model
+from claimbook.extensions.claim_nodes import badge_node
+from claimbook.extensions.claim_places import mark_statement, setup_places, warn
 from claimbook.settings import results_pasted_as_glue
 
 logger = logging.getLogger(__name__)
-
-# The site path of a claim's page and of its published JSON record (beside the page).
-CLAIM_PAGES = "claims"
-STATE_CLASSES = {
-    "verified": "claim-verified",
-    "refuted": "claim-refuted",
-    "failed": "claim-failed",
-    "stale": "claim-stale",
-    "not run": "claim-not-run",
-}
-# The mark a bound number carries, so that its state is visible without hovering or colour.
-STATE_MARKS = {
-    "verified": "\u2713",  # check mark
-    "refuted": "\u2260",  # not equal: the measurement contradicts the registered account
-    "failed": "\u2717",  # ballot x
-    "stale": "~",
-    "not run": "?",
-}
-
-
-# --- what the registry and the artifacts say ---------------------------------------------------
-
-
-def state_fails_build(state: str) -> bool:
-    """True for a state the strict build must refuse (the harness decides, when it can)."""
-    decide = getattr(claim_registry, "state_fails_build", None)
-    if decide is not None:
-        return bool(decide(state))
-    return state not in ("verified", "refuted")
-
-
-def _file_stamp(path: Path) -> tuple | None:
-    try:
-        status = path.lstat()
-    except OSError:
-        return None
-    return (status.st_ino, status.st_size, status.st_mtime_ns, status.st_mode)
-
-
-_judged: dict[tuple, tuple[str, dict | None, str]] = {}
-
-
-def claim_state(claim_id: str) -> tuple[str, dict | None, str]:
-    """``(state, artifact or None, reason)``; raises :class:`UnknownClaimError`.
-
-    Reasons name files by absolute path; the page shows them relative to the book. A page
-    asks about the same claim many times (once per bound number): the judgement is kept for
-    the rest of the build while the registry entry and the artifact are the same files
-    (inode, size, modification time); every build starts afresh (:func:`_forget_states`).
-    """
-    stamp = (
-        claim_id,
-        _file_stamp(paths.CLAIMS_DIR / f"{claim_id}.yaml"),
-        _file_stamp(paths.CLAIM_ARTIFACTS_DIR / f"{claim_id}.json"),
-    )
-    if stamp not in _judged:
-        state, artifact, reason = claim_registry.badge_state(claim_id)
-        if state not in STATE_CLASSES:
-            state, reason = "failed", f"unrecognized state {state!r}: {reason}"
-        _judged[stamp] = (state, artifact, reason.replace(f"{paths.REPO_ROOT}/", ""))
-    state, artifact, reason = _judged[stamp]
-    return state, copy.deepcopy(artifact), reason
-
-
-def _forget_states(app) -> None:
-    """Judge every claim afresh in each build (the harness files may have changed since)."""
-    _judged.clear()
 
 
 def at_each_build(app, forget) -> None:
     """Call ``forget(app)`` when ``app`` is made and when each of its builds starts reading.
 
-    For state an extension keeps for one build only.
+    For state an extension keeps about one build of an application (which pages it read,
+    which it wrote); the engine's caches are emptied once, when the application is made.
     """
     app.connect("builder-inited", forget)
     app.connect("env-before-read-docs", lambda app, env, docnames: forget(app))
 
 
-def load_entry(claim_id: str):
-    """The registry entry (raises :class:`UnknownClaimError` for an unknown id)."""
-    return claim_registry.load_claim(claim_id)
+def _reset_caches(app) -> None:
+    cache.reset()
 
 
-def statement_of(claim_id: str, artifact: Mapping | None) -> str:
-    if artifact and isinstance(artifact.get("statement"), str):
-        return artifact["statement"]
-    return load_entry(claim_id).statement
-
-
-def _format_number(value, spec: str) -> str:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise ValueError(f"{value!r} is not a number")
-    return format(value, spec)
-
-
-def is_statistical(value) -> bool:
-    return isinstance(value, Mapping) and "mean" in value and "ci" in value
-
-
-def _level_percent(level) -> str:
-    if not isinstance(level, Real):
-        return "95%"
-    return f"{level * 100 if level <= 1 else level:g}%"
-
-
-def format_value(value, spec: str = "") -> str:
-    """Page text of a result field: a number, an interval ``[lo, hi]``, or a statistical
-    field's "m (95% CI lo to hi)"; ``spec`` is a Python format spec applied to each number.
-
-    Raises
-    ------
-    ValueError
-        If the value is none of these, or ``spec`` does not apply to it.
-
-    Examples
-    --------
-    >>> format_value(2.0553, ".3f")
-    '2.055'
-    >>> format_value([0.1, 0.25], ".2f")
-    '[0.10, 0.25]'
-    >>> format_value({"mean": 1.0, "ci": [0.9, 1.1], "level": 0.95}, ".2f")
-    '1.00 (95% CI 0.90 to 1.10)'
-    >>> format_value(True)
-    'true'
-    """
-    if is_statistical(value):
-        low, high = value["ci"]
-        return (
-            f"{_format_number(value['mean'], spec)} ({_level_percent(value.get('level'))} CI "
-            f"{_format_number(low, spec)} to {_format_number(high, spec)})"
-        )
-    if isinstance(value, (list, tuple)) and len(value) == 2:
-        return f"[{_format_number(value[0], spec)}, {_format_number(value[1], spec)}]"
-    if isinstance(value, bool) and not spec:
-        return "true" if value else "false"
-    if isinstance(value, float) and not math.isfinite(value) and not spec:
-        return str(value)
-    return _format_number(value, spec)
-
-
-def field_value(result: Mapping, field: str):
-    """The value at dotted ``field`` of a result; raises KeyError naming the missing part.
-
-    A result may nest fields (``{"a": {"b": 1}}``) or key them by their dotted name, as a
-    statistical claim's record does (``{"a.b": {"mean": ..., "ci": ...}}``): at each level
-    the longest dotted key present wins, so ``a.b.ci`` reaches the interval either way.
-    """
-    parts = field.split(".")
-    value, index = result, 0
-    while index < len(parts):
-        if not isinstance(value, Mapping):
-            raise KeyError(".".join(parts[: index + 1]))
-        for end in range(len(parts), index, -1):
-            key = ".".join(parts[index:end])
-            if key in value:
-                value, index = value[key], end
-                break
-        else:
-            raise KeyError(".".join(parts[: index + 1]))
-    return value
-
-
-def badge_summary(claim_id: str, artifact: Mapping | None) -> str:
-    """Hover text: the statement, with a statistical claim's intervals."""
-    summarize = getattr(claim_registry, "badge_summary", None)
-    if summarize is not None and artifact is not None:
-        return summarize(artifact)
-    text = statement_of(claim_id, artifact)
-    intervals = [
-        f"{name}: {format_value(value, '.4g')}"
-        for name, value in sorted(((artifact or {}).get("result") or {}).items())
-        if is_statistical(value)
-    ]
-    return text + ("" if not intervals else " [" + "; ".join(intervals) + "]")
-
-
-def claim_page_uri(docname: str, claim_id: str) -> str:
-    return relative_uri(docname, f"{CLAIM_PAGES}/{claim_id}.html")
-
-
-def relative_uri(docname: str, target: str) -> str:
-    """URI of a site-root-relative ``target`` as seen from page ``docname``."""
-    return posixpath.relpath(target, posixpath.dirname(docname) or ".")
-
-
-def artifact_is_publishable(claim_id: str) -> bool:
-    """True when the artifact is a regular file (not a symlink) inside a real directory."""
-    path = paths.CLAIM_ARTIFACTS_DIR / f"{claim_id}.json"
-    return path.is_file() and not any(
-        part.is_symlink() for part in (path, path.parent, path.parent.parent)
-    )
+def _judged(claim_id: str) -> tuple[Claim, Judgement]:
+    """The registry entry and the judgement; raises :class:`ClaimError` for an unknown id."""
+    return claim_registry.load_claim(claim_id), claim_registry.judge(claim_id)
 
 
 # --- nodes -----------------------------------------------------------------------------------
@@ -271,13 +100,19 @@ def visit_claim_value_html(self, node) -> None:
     self.body.append(self.starttag(node, tag, "", **attributes))
     self.body.append(f'<span class="claim-number">{self.encode(node["display"])}</span>')
     self.body.append(
-        f'<span class="claim-mark" aria-hidden="true">{STATE_MARKS.get(state, "?")}</span>'
+        f'<span class="claim-mark" aria-hidden="true">{model.STATE_MARKS[state]}</span>'
     )
     self.body.append(
         f'<span class="claim-sr"> (claim {self.encode(node["claim"])}: {state})</span>'
     )
     self.body.append(f"</{tag}>")
     raise nodes.SkipNode
+
+
+def _claim_value_node(claim_id: str, state: str, display: str, tooltip: str, **extra):
+    node = claim_value("", claim=claim_id, state=state, display=display, tooltip=tooltip, **extra)
+    node["classes"] += ["claim-value", model.STATE_CLASSES[state]]
+    return node
 
 
 def _plain_claim_values(app, doctree, _docname) -> None:
@@ -292,68 +127,28 @@ def _plain_claim_values(app, doctree, _docname) -> None:
 
 
 def _note_claim_dependencies(env, claim_id: str) -> None:
-    for dependency in (
-        paths.CLAIMS_DIR / f"{claim_id}.yaml",
-        paths.CLAIM_ARTIFACTS_DIR / f"{claim_id}.json",
-    ):
+    for dependency in (paths.registry_path(claim_id), paths.artifact_path(claim_id)):
         if dependency.exists():
             env.note_dependency(str(dependency))
-
-
-def _remember_problem(env, location, message: str) -> None:
-    """Keep a page's warning in the environment, so an unchanged page repeats it next build."""
-    problems = env.domaindata.setdefault("trainable_claims", {}).setdefault("problems", {})
-    problems.setdefault(env.docname, []).append((message, _line_of(location)))
-
-
-def _line_of(location) -> int | None:
-    if isinstance(location, tuple) and len(location) == 2:
-        return location[1]
-    return None
-
-
-def _warn(env, location, message: str) -> None:
-    logger.warning(message, location=location)
-    _remember_problem(env, location, message)
 
 
 def _problem_word(error: ClaimError) -> str:
     return "unknown claim" if isinstance(error, UnknownClaimError) else "claim registry"
 
 
-def _mark_reference(node, env, claim_id: str, kind: str) -> None:
-    """Give ``node`` an anchor and note it as a place that states ``claim_id``."""
-    serial = env.new_serialno("trainable-claim")
-    node["ids"].append(f"claim-{claim_id}-{serial}")
-    node["trainable-claim"] = claim_id
-    node["trainable-claim-kind"] = kind
-
-
 def _badge(env, claim_id: str, location, *, kind: str = "badge") -> nodes.reference | None:
-    """Build the badge node for ``claim_id``, warning when it is unknown or fails the build."""
+    """The badge node of ``claim_id``, warning when it is unknown or fails the build."""
     try:
-        state, artifact, reason = claim_state(claim_id)
+        claim, judgement = _judged(claim_id)
     except ClaimError as error:
-        _warn(env, location, f"{_problem_word(error)}: {error}")
+        warn(env, location, f"{_problem_word(error)}: {error}")
         return None
     _note_claim_dependencies(env, claim_id)
-    if state_fails_build(state):
-        _warn(env, location, f"claim {claim_id} is {state}: {reason}")
-    tooltip = badge_summary(claim_id, artifact)
-    if state != "verified":
-        tooltip += f" ({state}: {reason})"
-    badge = nodes.reference(
-        "",
-        "",
-        nodes.inline("", claim_id, classes=["claim-id"]),
-        nodes.inline("", state, classes=["claim-state"]),
-        refuri=claim_page_uri(env.docname, claim_id),
-        classes=["claim-badge", STATE_CLASSES[state]],
-        reftitle=tooltip,
-    )
-    badge["claim-state"] = state
-    _mark_reference(badge, env, claim_id, kind)
-    return badge
+    if judgement.fails_build:
+        warn(env, location, f"claim {claim_id} is {judgement.state}: {judgement.reason}")
+    node = badge_node(env.docname, model.badge(model.summary_of(claim, judgement)))
+    mark_statement(node, env, claim_id, kind)
+    return node
 
 
 class ClaimRole(SphinxRole):
@@ -366,55 +161,34 @@ class ClaimRole(SphinxRole):
         return [badge], []
 
 
-def parse_claim_value(text: str) -> tuple[str, str, str]:
-    """``"<id>.<field>[:spec]"`` -> ``(id, field, spec)``; raises ValueError if malformed.
-
-    Examples
-    --------
-    >>> parse_claim_value("c15-invariance-001.rms_shift_deviation:.3f")
-    ('c15-invariance-001', 'rms_shift_deviation', '.3f')
-    >>> parse_claim_value("c16-x-001.gap.ci")
-    ('c16-x-001', 'gap.ci', '')
-    """
-    reference, _, spec = text.strip().partition(":")
-    claim_id, _, field = reference.partition(".")
-    if not claim_id or not field or any(not part for part in field.split(".")):
-        raise ValueError(f"claim-value expects <claim-id>.<field>[:format], got {text.strip()!r}")
-    return claim_id, field, spec
-
-
 class ClaimValueRole(SphinxRole):
     """``{claim-value}`id.field:spec``` -- a result field read from the claim's artifact."""
 
     def run(self):
         env, location = self.env, self.get_location()
         try:
-            claim_id, field, spec = parse_claim_value(self.text)
+            claim_id, field, spec = model.parse_claim_value(self.text)
         except ValueError as error:
-            _warn(env, location, str(error))
+            warn(env, location, str(error))
             return [nodes.problematic(self.rawtext, self.rawtext)], []
         try:
-            state, artifact, reason = claim_state(claim_id)
+            claim, (state, artifact, reason) = _judged(claim_id)
         except ClaimError as error:
-            _warn(env, location, f"claim-value: {_problem_word(error)}: {error}")
-            node = claim_value(
-                "", claim=claim_id, state="failed", display=self.text.strip(), tooltip=str(error)
-            )
-            node["classes"] += ["claim-value", STATE_CLASSES["failed"]]
-            return [node], []
+            warn(env, location, f"claim-value: {_problem_word(error)}: {error}")
+            return [_claim_value_node(claim_id, "failed", self.text.strip(), str(error))], []
         _note_claim_dependencies(env, claim_id)
-        tooltip = statement_of(claim_id, artifact)
+        tooltip = model.summary_of(claim, Judgement(state, artifact, reason))["statement"]
         display = "?"
         if artifact is None:
-            _warn(env, location, f"claim-value {claim_id}.{field}: claim is {state}: {reason}")
+            warn(env, location, f"claim-value {claim_id}.{field}: claim is {state}: {reason}")
         else:
             try:
-                value = field_value(artifact.get("result") or {}, field)
-                display = format_value(value, spec)
-                if is_statistical(value):
-                    tooltip += f" [{field}: {format_value(value, '.4g')}]"
+                value = model.field_value(artifact.get("result") or {}, field)
+                display = model.format_value(value, spec)
+                if model.is_statistical(value):
+                    tooltip += f" [{field}: {model.format_value(value, '.4g')}]"
             except KeyError as missing:
-                _warn(
+                warn(
                     env,
                     location,
                     f"claim-value: claim {claim_id} has no result field {missing.args[0]!r} "
@@ -422,23 +196,21 @@ class ClaimValueRole(SphinxRole):
                 )
                 state = "failed"
             except ValueError as error:
-                _warn(env, location, f"claim-value {claim_id}.{field}: {error} (spec {spec!r})")
+                warn(env, location, f"claim-value {claim_id}.{field}: {error} (spec {spec!r})")
                 state = "failed"
             else:
-                if state_fails_build(state):
-                    _warn(env, location, f"claim {claim_id} is {state}: {reason}")
+                if claim_registry.state_fails_build(state):
+                    warn(env, location, f"claim {claim_id} is {state}: {reason}")
         if state != "verified":
             tooltip += f" ({state}: {reason})"
-        node = claim_value(
-            "",
-            claim=claim_id,
-            state=state,
-            display=display,
-            tooltip=tooltip,
-            refuri=claim_page_uri(env.docname, claim_id),
+        node = _claim_value_node(
+            claim_id,
+            state,
+            display,
+            tooltip,
+            refuri=model.relative_uri(env.docname, model.page_path(claim_id)),
         )
-        node["classes"] += ["claim-value", STATE_CLASSES[state]]
-        _mark_reference(node, env, claim_id, "value")
+        mark_statement(node, env, claim_id, "value")
         return [node], []
 
 
@@ -454,7 +226,7 @@ class ClaimLineDirective(SphinxDirective):
         badge = _badge(self.env, claim_id, location, kind="line")
         if badge is None:
             return []
-        contract = claim_registry.display_contract(claim_id)
+        contract = claim_registry.load_claim(claim_id).shown_contract
         line = nodes.paragraph(classes=["claim-line"])
         line += nodes.strong("", "Claim ")
         line += badge
@@ -464,11 +236,11 @@ class ClaimLineDirective(SphinxDirective):
             line += nodes.inline("", " · ", classes=["claim-sep"])
             line += nodes.inline("", f"{field}: {contract[field]}", classes=[f"claim-{field}"])
         line += nodes.inline("", " · ", classes=["claim-sep"])
-        if artifact_is_publishable(claim_id):
+        if model.publishable_record(claim_id) is not None:
             line += nodes.reference(
                 "",
                 "record (JSON)",
-                refuri=relative_uri(self.env.docname, f"{CLAIM_PAGES}/{claim_id}.json"),
+                refuri=model.relative_uri(self.env.docname, model.record_path(claim_id)),
                 classes=["claim-record"],
             )
         else:
@@ -476,24 +248,32 @@ class ClaimLineDirective(SphinxDirective):
         return [line]
 
 
+def _known_state(role: SphinxRole, state: str, syntax: str) -> bool:
+    if state in model.STATE_CLASSES:
+        return True
+    logger.warning(
+        "%s expects %s with a state of %s, got %r",
+        role.name,
+        syntax,
+        ", ".join(model.STATE_CLASSES),
+        role.text,
+        location=role.get_location(),
+    )
+    return False
+
+
 class ClaimStateRole(SphinxRole):
     """``{claim-state}`verified``` -- a sample badge for a state, as the legend shows it."""
 
     def run(self):
         state = self.text.strip()
-        if state not in STATE_CLASSES:
-            logger.warning(
-                "claim-state expects one of %s, got %r",
-                ", ".join(STATE_CLASSES),
-                state,
-                location=self.get_location(),
-            )
+        if not _known_state(self, state, "'<state>'"):
             return [nodes.problematic(self.rawtext, self.rawtext)], []
         badge = nodes.inline(
             "",
             "",
             nodes.inline("", state, classes=["claim-state"]),
-            classes=["claim-badge", STATE_CLASSES[state]],
+            classes=["claim-badge", model.STATE_CLASSES[state]],
         )
         return [badge], []
 
@@ -503,19 +283,9 @@ class ClaimValueSampleRole(SphinxRole):
 
     def run(self):
         state, _, display = self.text.strip().rpartition(" ")
-        if state not in STATE_CLASSES:
-            logger.warning(
-                "claim-value-sample expects '<state> <text>' with a state of %s, got %r",
-                ", ".join(STATE_CLASSES),
-                self.text,
-                location=self.get_location(),
-            )
+        if not _known_state(self, state, "'<state> <text>'"):
             return [nodes.problematic(self.rawtext, self.rawtext)], []
-        node = claim_value(
-            "", claim="sample", state=state, display=display, tooltip=f"a {state} result"
-        )
-        node["classes"] += ["claim-value", STATE_CLASSES[state]]
-        return [node], []
+        return [_claim_value_node("sample", state, display, f"a {state} result")], []
 
 
 class BookChapterRole(SphinxRole):
@@ -539,77 +309,6 @@ class BookChapterRole(SphinxRole):
         ], []
 
 
-# --- where each claim is stated --------------------------------------------------------------
-
-
-def _claims_data(env) -> dict:
-    data = env.domaindata.setdefault("trainable_claims", {})
-    data.setdefault("references", {})
-    data.setdefault("problems", {})
-    return data
-
-
-def _collect_references(app, doctree) -> None:
-    """Record, for each claim, the sections of this page that state it (with anchors)."""
-    env = app.env
-    found = []
-    for node in doctree.findall(nodes.Element):
-        claim_id = node.get("trainable-claim")
-        if not claim_id:
-            continue
-        section = node.parent
-        while section is not None and not isinstance(section, nodes.section):
-            section = section.parent
-        found.append(
-            {
-                "claim": claim_id,
-                "kind": node.get("trainable-claim-kind", "badge"),
-                "anchor": node["ids"][0],
-                "section_id": section["ids"][0] if section is not None and section["ids"] else "",
-                "section": section[0].astext() if section is not None else "",
-                "line": node.line,
-            }
-        )
-    _claims_data(env)["references"][env.docname] = found
-
-
-def _purge(app, env, docname) -> None:
-    data = _claims_data(env)
-    data["references"].pop(docname, None)
-    data["problems"].pop(docname, None)
-
-
-def _merge(app, env, docnames, other) -> None:
-    data, theirs = _claims_data(env), _claims_data(other)
-    for key in ("references", "problems"):
-        for docname in docnames:
-            if docname in theirs[key]:
-                data[key][docname] = theirs[key][docname]
-
-
-def references(env) -> dict[str, list[dict]]:
-    """Claim id -> the places that state it: dicts with docname, section, anchor, kind."""
-    by_claim: dict[str, list[dict]] = {}
-    for docname, found in sorted(_claims_data(env)["references"].items()):
-        for place in found:
-            by_claim.setdefault(place["claim"], []).append({"docname": docname, **place})
-    return by_claim
-
-
-def _remember_read(app, env, docnames) -> None:
-    app._trainable_docs_read = set(docnames)
-
-
-def repeat_problems(app) -> None:
-    """Warn again for pages this build did not re-read, so strictness outlives one build."""
-    read = getattr(app, "_trainable_docs_read", set())
-    for docname, problems in sorted(_claims_data(app.env)["problems"].items()):
-        if docname in read:
-            continue
-        for message, line in problems:
-            logger.warning(message, location=(docname, line))
-
-
 # --- settings against results in a chapter's prose ------------------------------------------
 
 
@@ -624,10 +323,10 @@ def _check_glue(app, docname, source) -> None:
     try:
         problems = results_pasted_as_glue(chapter_source)
     except ChapterSourceError as error:
-        _warn(app.env, (docname, None), str(error))
+        warn(app.env, (docname, None), str(error))
         return
     for name in problems:
-        _warn(
+        warn(
             app.env,
             (docname, None),
             f"{chapter_source.name} pastes {name!r} with plain glue, but its code does not "
@@ -644,12 +343,9 @@ def setup(app):
     app.add_role("claim-state", ClaimStateRole())
     app.add_directive("claim-line", ClaimLineDirective)
     app.add_node(claim_value, html=(visit_claim_value_html, None))
-    at_each_build(app, _forget_states)
-    app.connect("env-before-read-docs", _remember_read)
+    app.connect("builder-inited", _reset_caches)
+    setup_places(app)
     app.connect("source-read", _check_glue)
-    app.connect("doctree-read", _collect_references)
-    app.connect("env-purge-doc", _purge)
-    app.connect("env-merge-info", _merge)
     app.connect("doctree-resolved", _plain_claim_values)
     app.setup_extension("claimbook.extensions.claim_pages")
-    return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "2"}
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "3"}

@@ -31,7 +31,8 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxRole
 
 from claimbook import paths
-from claimbook.figures import InvalidFigureLabelError, figure_files
+from claimbook.errors import InvalidFigureLabelError
+from claimbook.figures import figure_files
 
 logger = logging.getLogger(__name__)
 

@@ -11,10 +11,10 @@ from claimtools import TOY_ID, verify_toy
 from claimbook import instruments
 from claimbook.claims import (
     HarnessCallRecorder,
-    badge_state,
     claim_key,
     environment_digest,
     function_digests,
+    judge,
     keys,
     load_claim,
 )
@@ -238,14 +238,14 @@ def test_editing_a_function_the_claim_never_runs_keeps_it_current(
     (harness_copy / "witnesses" / "__init__.py").write_text(
         (harness_copy / "witnesses" / "__init__.py").read_text() + "\n# an edit\n"
     )
-    state, _, reason = badge_state(TOY_ID, registry_dir=registry, artifacts_dir=artifacts)
+    state, _, reason = judge(TOY_ID, registry_dir=registry, artifacts_dir=artifacts)
     assert state == "verified", reason
 
 
 def test_editing_a_function_the_claim_runs_makes_it_stale(toy, registry, artifacts, harness_copy):
     verify_toy(registry, artifacts)
     _edit_function(harness_copy / "normalization.py", "centered_normalize", "an edit")
-    state, _, reason = badge_state(TOY_ID, registry_dir=registry, artifacts_dir=artifacts)
+    state, _, reason = judge(TOY_ID, registry_dir=registry, artifacts_dir=artifacts)
     assert state == "stale"
     assert "trainable_harness.normalization:centered_normalize" in reason
 

@@ -18,7 +18,7 @@ import yaml
 
 from claimbook import claims
 from claimbook.claims import harness_pin
-from claimbook.extensions import claims as claim_roles
+from claimbook.extensions import claim_pages_model as model
 
 # Each test builds a fixture book (kernels and Sphinx): the book tier.
 pytestmark = pytest.mark.book
@@ -102,7 +102,7 @@ def test_a_verified_claim_builds_with_bound_numbers_its_page_the_ledger_and_json
     assert {field["field"] for field in entry["fields"]} == set(artifact["comparisons"])
     assert entry["page"] == CLAIM_PAGE and entry["record"] == f"claims/{CLAIM}.json"
     assert entry["stated_in"][0]["page"] == PAGE
-    assert set(machine["states"]) == set(claim_roles.STATE_CLASSES)
+    assert set(machine["states"]) == set(model.STATE_CLASSES)
 
     # The claim page is in the search index.
     index = (claim_book.site / "searchindex.js").read_text()
@@ -227,38 +227,6 @@ def test_every_registered_claim_gets_a_page_and_a_ledger_row(claim_book):
     before = (claim_book.site / "claims.json").read_bytes()
     claim_book.build()
     assert (claim_book.site / "claims.json").read_bytes() == before
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("c15-invariance-001.rms_shift_deviation:.3f", (CLAIM, "rms_shift_deviation", ".3f")),
-        ("c16-x-001.gap.mean:.2f", ("c16-x-001", "gap.mean", ".2f")),
-        (" c16-x-001.gap.ci ", ("c16-x-001", "gap.ci", "")),
-    ],
-)
-def test_claim_value_syntax(text, expected):
-    assert claim_roles.parse_claim_value(text) == expected
-
-
-@pytest.mark.parametrize("text", ["c15-invariance-001", "c15-invariance-001.:.3f", ".x", "a..b"])
-def test_claim_value_syntax_refuses_a_reference_without_a_field(text):
-    with pytest.raises(ValueError, match="claim-value expects"):
-        claim_roles.parse_claim_value(text)
-
-
-def test_statistical_fields_render_mean_interval_and_both():
-    field = {"mean": 1.2345, "ci": [1.1, 1.4], "level": 0.95, "method": "t", "per_seed": [1]}
-    result = {"gap": field}
-    assert claim_roles.format_value(claim_roles.field_value(result, "gap.mean"), ".3f") == "1.234"
-    assert claim_roles.format_value(claim_roles.field_value(result, "gap.ci"), ".2f") == (
-        "[1.10, 1.40]"
-    )
-    assert claim_roles.format_value(field, ".2f") == "1.23 (95% CI 1.10 to 1.40)"
-    with pytest.raises(KeyError, match=r"gap\.median"):
-        claim_roles.field_value(result, "gap.median")
-    with pytest.raises(ValueError):
-        claim_roles.format_value(claim_roles.field_value(result, "gap.per_seed"), ".2f")
 
 
 def test_a_refuted_and_a_statistical_claim_render_their_kind_and_pass(kinds_book):

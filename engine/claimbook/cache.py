@@ -1,0 +1,110 @@
+"""The engine's caches: one rule, one helper, one reset.
+
+The rule: a cached value is stored under the SHA-256 of every byte it was computed from --
+the files it read and the text of its other inputs (:func:`digest`) -- never under a file's
+name, size, inode or modification time. An edited file is therefore never served the old
+value, whatever the filesystem says about it (a same-size edit with its old time restored
+included), and an unchanged one costs a read and a hash. Every cache is emptied at the start
+of each build (:func:`reset`, which the build driver, the claims command line and each Sphinx
+application call), so a long-lived process keeps the values of one build at most.
+
+The caches, each a :class:`ContentCache`:
+
+- ``registry entries`` (:mod:`claimbook.claims.registry`): a validated ``claims/<id>.yaml``,
+  by its name and bytes;
+- ``harness modules`` (:mod:`claimbook.claims.keys`): a parsed instrument module (and the
+  digests of its functions), by its bytes;
+- ``judgements`` (:mod:`claimbook.claims.judgement`): whether a current artifact agrees with its
+  own stored result, by the bytes of the registry entry and of the artifact (whose key,
+  found current first, covers the functions it ran, the lock and the engine);
+- ``glue checks`` (:mod:`claimbook.settings`): the results a chapter pastes with plain glue,
+  by the chapter source's bytes.
+
+Examples
+--------
+>>> squares = ContentCache("squares (an example)")
+>>> squares.get(digest("3"), lambda: 3 * 3)
+9
+>>> squares.get(digest("3"), lambda: "not computed again")
+9
+>>> reset()
+>>> squares.get(digest("3"), lambda: "computed again after a reset")
+'computed again after a reset'
+>>> digest("ab", "c") == digest("a", "bc")
+False
+"""
+
+from __future__ import annotations
+
+import hashlib
+import weakref
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+__all__ = ["ContentCache", "digest", "file_bytes", "reset"]
+
+T = TypeVar("T")
+_CACHES: weakref.WeakSet[ContentCache] = weakref.WeakSet()
+
+
+def digest(*parts: bytes | str | None) -> str:
+    """SHA-256 over ``parts``, each with its length (``("ab", "c")`` and ``("a", "bc")`` differ).
+
+    A part is bytes, text (UTF-8) or None (an absent file, distinct from an empty one).
+    """
+    hasher = hashlib.sha256()
+    for part in parts:
+        if part is None:
+            hasher.update(b"-\0")
+            continue
+        data = part.encode("utf-8") if isinstance(part, str) else bytes(part)
+        hasher.update(f"{len(data)}\0".encode())
+        hasher.update(data)
+    return hasher.hexdigest()
+
+
+def file_bytes(path: str | Path) -> bytes | None:
+    """The bytes of a regular file, or None when it is absent or cannot be read."""
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        return None
+
+
+class ContentCache:
+    """Values keyed by :func:`digest` of what they were computed from; emptied by :func:`reset`.
+
+    A cached value is shared by every caller: one that needs to change it copies it first.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._values: dict[str, object] = {}
+        _CACHES.add(self)
+
+    def get(self, key: str, compute: Callable[[], T]) -> T:
+        """The value stored under ``key``, computing and storing it on a miss.
+
+        An exception raised by ``compute`` is not stored: the next call computes again.
+        """
+        try:
+            return self._values[key]  # type: ignore[return-value]
+        except KeyError:
+            value = self._values[key] = compute()
+            return value
+
+    def clear(self) -> None:
+        self._values.clear()
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"<ContentCache {self.name!r}: {len(self)} values>"
+
+
+def reset() -> None:
+    """Empty every cache: called at the start of each build."""
+    for cache in list(_CACHES):
+        cache.clear()

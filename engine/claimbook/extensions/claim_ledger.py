@@ -1,0 +1,95 @@
+"""The claim ledger: a ``claim-ledger`` directive listing every claim by chapter and section.
+
+Used in ``claims.md``. The directive leaves a placeholder; once every page has been read the
+placeholder becomes the ledger (:func:`claimbook.extensions.claim_pages_model.ledger`): a
+line counting the claims by state, then per chapter a table of each claim's badge, the
+sections that state it and its statement. The page is read again on every build, since it
+shows what every other page states and what every artifact says now. Set up by
+``claim_pages``.
+"""
+
+from __future__ import annotations
+
+from docutils import nodes
+from sphinx.util.docutils import SphinxDirective
+
+from claimbook import paths
+from claimbook.extensions import claim_pages_model as model
+from claimbook.extensions.claim_nodes import badge_node, place_links, table
+from claimbook.extensions.claim_pages import describe_all
+
+__all__ = ["ClaimLedgerDirective", "claim_ledger", "setup"]
+
+
+class claim_ledger(nodes.General, nodes.Element):
+    """Placeholder for the ledger, filled in once every page has been read."""
+
+
+def _ledgers(env) -> set:
+    return env.domaindata.setdefault("trainable_claims", {}).setdefault("ledgers", set())
+
+
+class ClaimLedgerDirective(SphinxDirective):
+    """``claim-ledger`` -- every claim by chapter and section, with state and statement."""
+
+    has_content = False
+
+    def run(self):
+        _ledgers(self.env).add(self.env.docname)
+        for directory in (paths.CLAIMS_DIR, paths.CLAIM_ARTIFACTS_DIR):
+            if directory.is_dir():
+                for path in sorted(directory.iterdir()):
+                    if path.is_file():
+                        self.env.note_dependency(str(path))
+        return [claim_ledger()]
+
+
+def _purge_ledger(app, env, docname) -> None:
+    _ledgers(env).discard(docname)
+
+
+def _merge_ledgers(app, env, docnames, other) -> None:
+    theirs = other.domaindata.get("trainable_claims", {}).get("ledgers", set())
+    _ledgers(env).update(theirs & set(docnames))
+
+
+def _ledger_outdated(app, env, added, changed, removed):
+    """Re-read the ledger on every build.
+
+    It lists what other pages state and what every artifact says now; and a build with one
+    outdated page goes on to write the claim pages, where every claim is judged again, so a
+    claim that fails keeps failing the strict build even when no other page changed.
+    """
+    return sorted(env.domaindata.get("trainable_claims", {}).get("ledgers", set()))
+
+
+def _fill_ledger(app, doctree, docname) -> None:
+    placeholders = list(doctree.findall(claim_ledger))
+    if not placeholders:
+        return
+    shown = model.ledger(describe_all(app.env))
+    ledger = nodes.container(classes=["claim-ledger"])
+    ledger += nodes.paragraph("", shown["summary"], classes=["claim-ledger-summary"])
+    for chapter in shown["chapters"]:
+        ledger += nodes.rubric("", chapter["title"], classes=["claim-ledger-chapter"])
+        rows = [
+            [
+                badge_node(docname, model.badge(info)),
+                place_links(docname, info, inline=True),
+                info["statement"],
+            ]
+            for info in chapter["claims"]
+        ]
+        ledger += table(["claim", "stated in", "statement"], rows, ["claim-ledger-table"])
+    for placeholder in placeholders:
+        placeholder.replace_self(ledger.deepcopy())
+
+
+def setup(app):
+    app.add_node(claim_ledger)
+    app.add_directive("claim-ledger", ClaimLedgerDirective)
+    app.connect("env-get-outdated", _ledger_outdated)
+    app.connect("env-purge-doc", _purge_ledger)
+    app.connect("env-merge-info", _merge_ledgers)
+    app.connect("doctree-resolved", _fill_ledger)
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

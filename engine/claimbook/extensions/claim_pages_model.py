@@ -1,0 +1,382 @@
+"""What the site says about each claim, as plain data: badges, bound numbers, claim pages,
+the ledger and ``claims.json``.
+
+Nothing here imports docutils or Sphinx: every function takes the registry entry
+(:class:`~claimbook.claims.registry.Claim`), the judgement
+(:func:`claimbook.claims.judgement.judge`, whose artifact is the stored record) and, for a claim
+page, the places that state the claim, already labelled by the Sphinx side. The extensions
+turn the result into nodes: ``claims`` (badges, bound numbers, claim lines), ``claim_pages``
+(a page per claim, the records, ``claims.json``) and ``claim_ledger`` (the ledger).
+
+A *place* is a dict ``{page, anchor, chapter, section, as}``: the site page that states
+the claim, the anchor of the statement, the chapter's and the section's labels, and how it
+is stated (``badge``, ``value`` or ``line``).
+
+Examples
+--------
+>>> page_path("c15-invariance-001"), record_path("c15-invariance-001")
+('claims/c15-invariance-001.html', 'claims/c15-invariance-001.json')
+>>> relative_uri("chapters/page", page_path("c15-invariance-001"))
+'../claims/c15-invariance-001.html'
+>>> format_value({"mean": 1.0, "ci": [0.9, 1.1], "level": 0.95}, ".2f")
+'1.00 (95% CI 0.90 to 1.10)'
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import posixpath
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from numbers import Real
+from pathlib import Path
+
+from claimbook.claims.compare import shown_expectation
+from claimbook.claims.judgement import STATES, Judgement
+from claimbook.claims.registry import Claim
+from claimbook.claims.summary import badge_summary
+from claimbook.paths import artifact_path
+
+__all__ = [
+    "CLAIM_PAGES",
+    "LEDGER_JSON",
+    "STATE_CLASSES",
+    "STATE_MARKS",
+    "STATE_MEANINGS",
+    "Badge",
+    "badge",
+    "describe",
+    "field_value",
+    "first_per_section",
+    "format_value",
+    "ledger",
+    "ledger_json",
+    "page_path",
+    "parse_claim_value",
+    "publishable_record",
+    "record_path",
+    "relative_uri",
+    "summary_of",
+]
+
+# The site folder of the claim pages and of the published records beside them.
+CLAIM_PAGES = "claims"
+LEDGER_JSON = "claims.json"
+STATE_CLASSES = {state: "claim-" + state.replace(" ", "-") for state in STATES}
+# The mark a bound number carries, so that its state is visible without hovering or colour.
+STATE_MARKS = {
+    "verified": "\u2713",  # check mark
+    "refuted": "\u2260",  # not equal: the measurement contradicts the registered account
+    "failed": "\u2717",  # ballot x
+    "stale": "~",
+    "not run": "?",
+}
+STATE_MEANINGS = {
+    "verified": "the build recomputed this claim with the book's instruments, and every "
+    "field met its registered expectation.",
+    "refuted": "the claim registers an account the book argues against; the build "
+    "measured it, and the measurement contradicts the account as registered.",
+    "failed": "the latest recomputation did not meet its registered expectation (or the "
+    "record disagrees with itself); the strict build fails.",
+    "stale": "the stored record was computed by other instruments or for another version "
+    "of the registration; the strict build fails until it is recomputed.",
+    "not run": "no record of a computation is on file; the strict build fails until one is made.",
+}
+
+
+# --- site paths -----------------------------------------------------------------------------
+
+
+def page_path(claim_id: str) -> str:
+    """The site path of a claim's page, ``claims/<id>.html``."""
+    return f"{CLAIM_PAGES}/{claim_id}.html"
+
+
+def record_path(claim_id: str) -> str:
+    """The site path of a claim's published record, ``claims/<id>.json``."""
+    return f"{CLAIM_PAGES}/{claim_id}.json"
+
+
+def relative_uri(docname: str, target: str) -> str:
+    """URI of a site-root-relative ``target`` as seen from page ``docname``."""
+    return posixpath.relpath(target, posixpath.dirname(docname) or ".")
+
+
+def publishable_record(claim_id: str, artifacts_dir: str | Path | None = None) -> bytes | None:
+    """The artifact's bytes if it is a regular file reached without following a symlink.
+
+    The record published beside a claim's page is only ever this: a symlink in
+    ``artifacts/`` (the file, its folder or the folder above) is never followed.
+    """
+    path = artifact_path(claim_id, artifacts_dir)
+    if any(parent.is_symlink() for parent in (path.parent, path.parent.parent)):
+        return None
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return None
+        with os.fdopen(descriptor, "rb") as handle:
+            descriptor = -1
+            return handle.read()
+    finally:
+        if descriptor >= 0:
+            os.close(descriptor)
+
+
+# --- a badge --------------------------------------------------------------------------------
+
+
+def summary_of(claim: Claim, judgement: Judgement) -> dict:
+    """What a badge says: id, state, reason, and statement, kind, refutes and result.
+
+    Read from the artifact when there is one, else from the registry entry.
+    """
+    artifact = judgement.artifact or {}
+    statement = artifact.get("statement")
+    return {
+        "id": claim.id,
+        "state": judgement.state,
+        "reason": judgement.reason,
+        "statement": statement if isinstance(statement, str) else claim.statement,
+        "kind": artifact.get("kind", claim.kind),
+        "refutes": artifact.get("refutes", claim.refutes),
+        "result": artifact.get("result"),
+    }
+
+
+@dataclass(frozen=True)
+class Badge:
+    """A claim's badge: its id and state word, coloured by state, linking to its page."""
+
+    claim: str
+    state: str
+    hover: str
+
+    @property
+    def classes(self) -> list[str]:
+        return ["claim-badge", STATE_CLASSES[self.state]]
+
+    def uri(self, docname: str) -> str:
+        """The claim page's URI from page ``docname``."""
+        return relative_uri(docname, page_path(self.claim))
+
+
+def badge(summary: Mapping) -> Badge:
+    """The badge of a claim summarized by :func:`summary_of` (or described by :func:`describe`).
+
+    Its hover text is the statement with a statistical claim's intervals and a refuted
+    account, and, unless the claim is verified, its state and the reason.
+    """
+    hover = badge_summary(summary)
+    if summary["state"] != "verified":
+        hover += f" ({summary['state']}: {summary['reason']})"
+    return Badge(summary["id"], summary["state"], hover)
+
+
+# --- a bound number -------------------------------------------------------------------------
+
+
+def parse_claim_value(text: str) -> tuple[str, str, str]:
+    """``"<id>.<field>[:spec]"`` -> ``(id, field, spec)``; raises ValueError if malformed.
+
+    Examples
+    --------
+    >>> parse_claim_value("c15-invariance-001.rms_shift_deviation:.3f")
+    ('c15-invariance-001', 'rms_shift_deviation', '.3f')
+    >>> parse_claim_value("c16-x-001.gap.ci")
+    ('c16-x-001', 'gap.ci', '')
+    """
+    reference, _, spec = text.strip().partition(":")
+    claim_id, _, field = reference.partition(".")
+    if not claim_id or not field or any(not part for part in field.split(".")):
+        raise ValueError(f"claim-value expects <claim-id>.<field>[:format], got {text.strip()!r}")
+    return claim_id, field, spec
+
+
+def field_value(result: Mapping, field: str):
+    """The value at dotted ``field`` of a result; raises KeyError naming the missing part.
+
+    A result may nest fields (``{"a": {"b": 1}}``) or key them by their dotted name, as a
+    statistical claim's record does (``{"a.b": {"mean": ..., "ci": ...}}``): at each level
+    the longest dotted key present wins, so ``a.b.ci`` reaches the interval either way.
+
+    Examples
+    --------
+    >>> field_value({"a.b": {"ci": [1, 2]}}, "a.b.ci")
+    [1, 2]
+    """
+    parts = field.split(".")
+    value, index = result, 0
+    while index < len(parts):
+        if not isinstance(value, Mapping):
+            raise KeyError(".".join(parts[: index + 1]))
+        for end in range(len(parts), index, -1):
+            key = ".".join(parts[index:end])
+            if key in value:
+                value, index = value[key], end
+                break
+        else:
+            raise KeyError(".".join(parts[: index + 1]))
+    return value
+
+
+def is_statistical(value) -> bool:
+    """True for a statistical field's summary (it has a mean and an interval)."""
+    return isinstance(value, Mapping) and "mean" in value and "ci" in value
+
+
+def _format_number(value, spec: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise ValueError(f"{value!r} is not a number")
+    return format(value, spec)
+
+
+def _level_percent(level) -> str:
+    if not isinstance(level, Real):
+        return "95%"
+    return f"{level * 100 if level <= 1 else level:g}%"
+
+
+def format_value(value, spec: str = "") -> str:
+    """Page text of a result field: a number, an interval ``[lo, hi]``, or a statistical
+    field's "m (95% CI lo to hi)"; ``spec`` is a Python format spec applied to each number.
+
+    Raises
+    ------
+    ValueError
+        If the value is none of these, or ``spec`` does not apply to it.
+
+    Examples
+    --------
+    >>> format_value(2.0553, ".3f")
+    '2.055'
+    >>> format_value([0.1, 0.25], ".2f")
+    '[0.10, 0.25]'
+    >>> format_value(True)
+    'true'
+    """
+    if is_statistical(value):
+        low, high = value["ci"]
+        return (
+            f"{_format_number(value['mean'], spec)} ({_level_percent(value.get('level'))} CI "
+            f"{_format_number(low, spec)} to {_format_number(high, spec)})"
+        )
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        return f"[{_format_number(value[0], spec)}, {_format_number(value[1], spec)}]"
+    if isinstance(value, bool) and not spec:
+        return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value) and not spec:
+        return str(value)
+    return _format_number(value, spec)
+
+
+# --- a claim page, and its entry in claims.json ---------------------------------------------
+
+
+def _fields(claim: Claim, artifact: Mapping, kind: str) -> list[dict]:
+    """A row per field: the artifact's comparison, or what the registry expects (not run)."""
+    expected = artifact.get("expected") or {}
+    comparisons = artifact.get("comparisons") or {}
+    rows = []
+    for name in sorted(set(claim.expect) | set(comparisons)):
+        comparison = comparisons.get(name)
+        if comparison is None:
+            expectation = expected.get(name) or claim.expect[name]
+            shown, tolerance = shown_expectation(expectation, statistical=kind == "statistical")
+            comparison = {"expected": shown, "tolerance": tolerance}
+            comparison["reason"] = expectation.get("reason")
+        rows.append(
+            {
+                "field": name,
+                "expected": comparison.get("expected"),
+                "got": comparison.get("got"),
+                "tolerance": comparison.get("tolerance"),
+                "reason": comparison.get("reason"),
+                "passed": comparison.get("passed"),
+            }
+        )
+    return rows
+
+
+def describe(claim: Claim, judgement: Judgement, stated_in: list[dict], publishable: bool) -> dict:
+    """Everything the site says about one claim: its page's content and its ``claims.json`` entry.
+
+    ``stated_in`` are the places that state it, in the book's order; ``publishable`` says
+    whether its record is published beside its page (see :func:`publishable_record`).
+    """
+    artifact = judgement.artifact or {}
+    summary = summary_of(claim, judgement)
+    result = artifact.get("result")
+    return {
+        **summary,
+        "chapter": claim.chapter,
+        "fields": _fields(claim, artifact, summary["kind"]),
+        "statistics": {
+            name: value for name, value in sorted((result or {}).items()) if is_statistical(value)
+        },
+        "seeds": artifact.get("seeds"),
+        # The registered contract, with a derived seed shown with its derivation.
+        "contract": {**(artifact.get("contract") or {}), **claim.shown_contract},
+        "compute": artifact.get("compute", claim.compute),
+        "key": artifact.get("key"),
+        "registry_digest": artifact.get("registry_digest"),
+        "provenance": artifact.get("provenance"),
+        "error": artifact.get("error"),
+        "page": page_path(claim.id),
+        "record": record_path(claim.id) if publishable else None,
+        "stated_in": list(stated_in),
+    }
+
+
+def first_per_section(places: list[dict]) -> list[dict]:
+    """The first place in each section (a section may state a claim several times)."""
+    seen, first = set(), []
+    for place in places:
+        key = (place["page"], place["section"])
+        if key not in seen:
+            seen.add(key)
+            first.append(place)
+    return first
+
+
+# --- the ledger and claims.json -----------------------------------------------------------
+
+
+def _ledger_order(info: Mapping):
+    """Claims in the order the book first states them; unstated claims last, by id."""
+    first = info["stated_in"][0] if info["stated_in"] else None
+    if first is None:
+        return (1, "", 0, info["id"])
+    return (0, first["page"], int(first["anchor"].rsplit("-", 1)[1]), info["id"])
+
+
+def ledger(described: list[dict]) -> dict:
+    """The ledger: ``{"summary": "<n> claims: ...", "chapters": [{"title", "claims"}]}``.
+
+    Chapters in number order, each titled as the book labels it where one of its claims is
+    stated; its claims in the order the book first states them.
+    """
+    chapters = []
+    for chapter in sorted({info["chapter"] for info in described}):
+        group = [info for info in described if info["chapter"] == chapter]
+        stated = next((info["stated_in"][0] for info in group if info["stated_in"]), None)
+        title = f"Chapter {stated['chapter'] if stated else chapter}"
+        chapters.append({"title": title, "claims": sorted(group, key=_ledger_order)})
+    counts = {state: sum(info["state"] == state for info in described) for state in STATES}
+    shown = ", ".join(f"{counts[state]} {state}" for state in STATES if counts[state])
+    return {"summary": f"{len(described)} claims: {shown}.", "chapters": chapters}
+
+
+def ledger_json(described: list[dict]) -> str:
+    """The text of ``claims.json``: every claim described, and what each state means.
+
+    Sorted keys and no timestamps: an unchanged book gives the same bytes.
+    """
+    ledger = {"claims": described, "states": {state: STATE_MEANINGS[state] for state in STATES}}
+    return json.dumps(ledger, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -1,0 +1,147 @@
+"""What the build environment keeps about claims: where each is stated, and each page's warnings.
+
+When a page is read, every badge, bound number and claim line on it is noted with its
+section and anchor (:func:`mark_statement`, then :func:`_collect_places` once the page is
+read); :func:`stated_in` gives a claim's places labelled as the book numbers them, for the
+claim pages and the ledger. A claim warning on a page is kept too (:func:`warn`), and
+:func:`repeat_problems` says it again in a build that does not read the page again, so a
+failing claim fails every strict build until it is fixed.
+
+Set up by ``claims``; the data lives in ``env.domaindata["trainable_claims"]``, so it
+survives between builds with the environment and is merged from parallel readers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from docutils import nodes
+from sphinx.util import logging
+
+__all__ = ["mark_statement", "repeat_problems", "setup_places", "stated_in", "warn"]
+
+logger = logging.getLogger(__name__)
+
+
+def _claims_data(env) -> dict:
+    data = env.domaindata.setdefault("trainable_claims", {})
+    data.setdefault("references", {})
+    data.setdefault("problems", {})
+    return data
+
+
+def warn(env, location, message: str) -> None:
+    """Warn, and keep the warning, so an unchanged page repeats it next build."""
+    logger.warning(message, location=location)
+    line = location[1] if isinstance(location, tuple) and len(location) == 2 else None
+    problems = _claims_data(env)["problems"]
+    problems.setdefault(env.docname, []).append((message, line))
+
+
+def mark_statement(node, env, claim_id: str, kind: str) -> None:
+    """Give ``node`` an anchor and note it as a place that states ``claim_id``."""
+    serial = env.new_serialno("trainable-claim")
+    node["ids"].append(f"claim-{claim_id}-{serial}")
+    node["trainable-claim"] = claim_id
+    node["trainable-claim-kind"] = kind
+
+
+def _collect_places(app, doctree) -> None:
+    """Record, for each claim, the sections of this page that state it (with anchors)."""
+    env = app.env
+    found = []
+    for node in doctree.findall(nodes.Element):
+        claim_id = node.get("trainable-claim")
+        if not claim_id:
+            continue
+        section = node.parent
+        while section is not None and not isinstance(section, nodes.section):
+            section = section.parent
+        found.append(
+            {
+                "claim": claim_id,
+                "kind": node.get("trainable-claim-kind", "badge"),
+                "anchor": node["ids"][0],
+                "section_id": section["ids"][0] if section is not None and section["ids"] else "",
+                "section": section[0].astext() if section is not None else "",
+                "line": node.line,
+            }
+        )
+    _claims_data(env)["references"][env.docname] = found
+
+
+def _purge(app, env, docname) -> None:
+    data = _claims_data(env)
+    data["references"].pop(docname, None)
+    data["problems"].pop(docname, None)
+
+
+def _merge(app, env, docnames, other) -> None:
+    data, theirs = _claims_data(env), _claims_data(other)
+    for key in ("references", "problems"):
+        for docname in docnames:
+            if docname in theirs[key]:
+                data[key][docname] = theirs[key][docname]
+
+
+def _chapter_of(env, docname: str) -> str:
+    title = env.titles.get(docname)
+    number = env.toc_secnumbers.get(docname, {}).get("")
+    text = title.astext() if title is not None else docname
+    return f"{'.'.join(map(str, number))}. {text}" if number else text
+
+
+def _section_label(env, docname: str, place: Mapping) -> str:
+    numbers = env.toc_secnumbers.get(docname, {})
+    number = numbers.get(f"#{place['section_id']}") or (
+        numbers.get("") if not place["section_id"] else None
+    )
+    title = env.titles.get(docname)
+    if not place["section"] or (title is not None and place["section"] == title.astext()):
+        return _chapter_of(env, docname)  # the chapter's opening, before 15.1
+    if number:
+        return f"{'.'.join(map(str, number))} {place['section']}"
+    return place["section"]
+
+
+def stated_in(env) -> dict[str, list[dict]]:
+    """Claim id -> the places that state it, labelled as the book numbers them.
+
+    Each place is ``{page, anchor, chapter, section, as}`` (see
+    :mod:`~claimbook.extensions.claim_pages_model`), in page order.
+    """
+    by_claim: dict[str, list[dict]] = {}
+    for docname, found in sorted(_claims_data(env)["references"].items()):
+        for place in found:
+            by_claim.setdefault(place["claim"], []).append(
+                {
+                    "page": f"{docname}.html",
+                    "anchor": place["anchor"],
+                    "chapter": _chapter_of(env, docname),
+                    "section": _section_label(env, docname, place),
+                    "as": place["kind"],
+                }
+            )
+    return by_claim
+
+
+def _remember_read(app, env, docnames) -> None:
+    app._trainable_docs_read = set(docnames)
+
+
+def repeat_problems(app) -> None:
+    """Warn again for pages this build did not re-read, so strictness outlives one build."""
+    read = getattr(app, "_trainable_docs_read", set())
+    for docname, problems in sorted(_claims_data(app.env)["problems"].items()):
+        if docname in read:
+            continue
+        for message, line in problems:
+            logger.warning(message, location=(docname, line))
+
+
+def setup_places(app) -> None:
+    """Connect the handlers that keep the places and the problems (called by ``claims``)."""
+    app.connect("env-before-read-docs", _remember_read)
+    app.connect("doctree-read", _collect_places)
+    app.connect("env-purge-doc", _purge)
+    app.connect("env-merge-info", _merge)
