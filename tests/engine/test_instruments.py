@@ -1,0 +1,63 @@
+"""Tests of claimbook.instruments, and of the one direction imports go between the packages.
+
+The instruments (``trainable_harness``) import the engine; the engine never imports the
+instruments in its code (only by the dotted names the book gives it, at run time). Read
+from the sources with ``ast``, so a lazy import inside a function counts too.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+from claimbook import instruments, paths
+
+ENGINE = paths.REPO_ROOT / "engine" / "claimbook"
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """Every module an ``import`` or ``from ... import`` anywhere in ``path`` names."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def test_no_engine_module_imports_the_instruments():
+    offenders = {
+        path.relative_to(ENGINE).as_posix(): sorted(
+            name for name in _imported_modules(path) if name.split(".")[0] == instruments.PACKAGE
+        )
+        for path in sorted(ENGINE.rglob("*.py"))
+    }
+    assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def test_importing_the_instruments_loads_only_the_engines_call_notes():
+    import subprocess
+
+    script = (
+        "import sys, trainable_harness; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'claimbook'))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout
+    # calls (the hook) and what it needs to name the package; no claims, no build, no Sphinx.
+    assert ast.literal_eval(loaded) == [
+        "claimbook",
+        "claimbook.calls",
+        "claimbook.errors",
+        "claimbook.instruments",
+        "claimbook.paths",
+    ]
+
+
+def test_the_package_is_found_and_versioned_without_importing_it():
+    assert (instruments.package_dir() / "__init__.py").is_file()
+    version_file = instruments.package_dir() / "_version.py"
+    assert f'__version__ = "{instruments.version()}"' in version_file.read_text()
