@@ -198,12 +198,28 @@ class UnknownChoiceError(TrainableError):
 
 __all__ += [
     "CountError",
+    "CountOverflowError",
     "MomentOverflowError",
+    "ResultOverflowError",
 ]
 
 
-class MomentOverflowError(NonFiniteInputError):
+class ResultOverflowError(NonFiniteInputError):
+    """A result's exact value lies beyond the largest finite value of its dtype.
+
+    Raised instead of returning ``inf``; the message names the parameters to rescale.
+    """
+
+
+class MomentOverflowError(ResultOverflowError):
     """A sum of squared deviations exceeds the largest value of the accumulation dtype."""
+
+
+class CountOverflowError(InvalidMomentStateError):
+    """A moment state's count exceeds the largest value of its accumulation dtype.
+
+    The state divides by its count in that dtype; float16's largest value is 65504.
+    """
 
 
 class CountError(ShapeError):
