@@ -35,7 +35,9 @@ __all__ = [
     "UnsupportedDtypeError",
     "check_eps",
     "check_finite",
+    "check_integer",
     "check_nonempty",
+    "check_real",
 ]
 
 
@@ -146,6 +148,62 @@ def check_nonempty(x: np.ndarray, name: str = "x") -> None:
         raise EmptyInputError(
             f"{name} is empty (shape {x.shape}); at least one value along the last axis is needed"
         )
+
+
+def check_integer(value, name: str, *, minimum: int, error: type[TrainableError]) -> int:
+    """Return ``value`` as an int if it is a whole number ``>= minimum``, else raise ``error``.
+
+    Python and numpy integers pass, and so do floats with an integer value (``256.0``), as
+    the experiments' settings always have; a bool, a string, NaN, inf or a fraction is
+    refused with a message naming ``name``.
+
+    Examples
+    --------
+    >>> check_integer(8.0, "batch", minimum=1, error=ShapeError)
+    8
+    >>> check_integer(float("nan"), "batch", minimum=1, error=ShapeError)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    trainable_harness.errors.ShapeError: batch must be an integer >= 1, got nan (float)
+    """
+    whole = isinstance(value, int | np.integer) or (
+        isinstance(value, float | np.floating) and math.isfinite(value) and value == int(value)
+    )
+    if isinstance(value, bool | np.bool_) or not whole or value < minimum:
+        raise error(
+            f"{name} must be an integer >= {minimum}, got {value!r} ({type(value).__name__})"
+        )
+    return int(value)
+
+
+def check_real(value, name: str, *, error: type[TrainableError]) -> float:
+    """Return ``value`` as a finite Python float if it is a real number, else raise ``error``.
+
+    A 0-d real array counts as its value; a bool, a string, a complex number, a larger
+    array or NaN/inf is refused, naming ``name``.
+
+    Examples
+    --------
+    >>> check_real(np.float32(0.5), "lr", error=TrainableError)
+    0.5
+    >>> check_real(True, "lr", error=TrainableError)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    trainable_harness.errors.TrainableError: lr must be a finite real number, got True (bool)
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, bool | np.bool_) or not isinstance(
+        value, int | float | np.integer | np.floating
+    ):
+        raise error(f"{name} must be a finite real number, got {value!r} ({type(value).__name__})")
+    try:
+        number = float(value)
+    except OverflowError:  # an int beyond float64's range
+        number = math.inf
+    if not math.isfinite(number):
+        raise error(f"{name} must be a finite real number, got {value!r}")
+    return number
 
 
 # --- layers/: batch/layer/instance/group norm, running state, folding ---------------------
