@@ -313,11 +313,15 @@ class SmallBatchError(TrainableError):
 
 # --- precision.py: floating formats and cancellation --------------------------------------
 
-__all__ += ["UnknownFormatError"]
+__all__ += ["PrecisionSettingError", "UnknownFormatError"]
 
 
 class UnknownFormatError(TrainableError):
     """A floating format name outside ``FORMATS``."""
+
+
+class PrecisionSettingError(TrainableError):
+    """An offset, exponent or table of the cancellation matrix that cannot be used (named)."""
 
 
 # --- estimator_shift.py: the estimator-shift experiment -----------------------------------

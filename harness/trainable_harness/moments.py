@@ -485,6 +485,12 @@ def raw_and_centered_variance(values, dtype=np.float32) -> tuple[float, float]:
       when ``|mean| >> std`` and can lose every significant digit;
     - centered: ``mean((x - mean(x))**2)``, which subtracts before squaring.
 
+    This is a witness of what a precision does to the two formulas, so they are computed
+    as written, without scaling: a square or sum beyond ``dtype``'s range (``x**2`` of
+    ``10**3`` in float16) gives ``inf`` or ``nan`` with numpy's overflow warning, returned
+    as is; :func:`trainable_harness.precision.cancellation_row` records it as a failure.
+    For moments that do not overflow, use :func:`streaming_moments`.
+
     Parameters
     ----------
     values : array_like, shape (n,)
