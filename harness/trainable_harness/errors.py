@@ -30,6 +30,7 @@ __all__ = [
     "InvalidMomentStateError",
     "NegativeEpsilonError",
     "NonFiniteInputError",
+    "SeedError",
     "ShapeError",
     "TrainableError",
     "UnsupportedDtypeError",
@@ -38,6 +39,7 @@ __all__ = [
     "check_integer",
     "check_nonempty",
     "check_real",
+    "check_seed",
 ]
 
 
@@ -81,6 +83,10 @@ class InvalidMomentStateError(TrainableError):
     """A moment state was built with impossible fields (negative count or m2, ...)."""
 
 
+class SeedError(TrainableError):
+    """A random seed that is not a non-negative integer."""
+
+
 # ---------------------------------------------------------------------------
 # Checks shared by the harness modules. Each raises one of the errors above.
 # ---------------------------------------------------------------------------
@@ -105,7 +111,10 @@ def check_eps(eps: float) -> float:
     ...
     trainable_harness.errors.NegativeEpsilonError: eps must be >= 0, got -1.0; ...
     """
-    eps = float(eps)
+    try:
+        eps = float(eps)
+    except OverflowError:  # an int beyond float64's range
+        eps = math.inf
     if not math.isfinite(eps):
         raise NonFiniteInputError(f"eps must be a finite number >= 0, got {eps}")
     if eps < 0:
@@ -204,6 +213,22 @@ def check_real(value, name: str, *, error: type[TrainableError]) -> float:
     if not math.isfinite(number):
         raise error(f"{name} must be a finite real number, got {value!r}")
     return number
+
+
+def check_seed(seed, name: str = "seed") -> int:
+    """Return ``seed`` as an int if it is a non-negative integer (the seeds of the book).
+
+    ``numpy.random.default_rng`` refuses a negative seed with its own ``ValueError`` and a
+    float with a ``TypeError``; this names the parameter instead.
+
+    Examples
+    --------
+    >>> check_seed(np.int64(7))
+    7
+    """
+    if isinstance(seed, bool | np.bool_) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise SeedError(f"{name} must be an integer >= 0, got {seed!r} ({type(seed).__name__})")
+    return int(seed)
 
 
 # --- layers/: batch/layer/instance/group norm, running state, folding ---------------------

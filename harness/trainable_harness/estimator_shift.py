@@ -26,7 +26,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from trainable_harness.errors import EstimatorSettingError, check_eps, check_integer, check_real
+from trainable_harness.errors import (
+    EstimatorSettingError,
+    ResultOverflowError,
+    check_eps,
+    check_integer,
+    check_real,
+    check_seed,
+)
 
 __all__ = ["ESTIMATOR", "discrepancy", "mean_square_discrepancy", "shift_part"]
 
@@ -103,10 +110,24 @@ def mean_square_discrepancy(
     _check_count(batch_count, "batch_count", 1)
     _check_count(batch_size, "batch_size", 2)
     _check_shift(shift)
-    rng = np.random.default_rng(seed)
-    return float(
-        np.mean([discrepancy(rng, batch_count, batch_size, shift) ** 2 for _ in range(repeats)])
-    )
+    rng = np.random.default_rng(check_seed(seed))
+    squares = []
+    for _ in range(repeats):
+        value = discrepancy(rng, batch_count, batch_size, shift)
+        try:
+            squares.append(value**2)
+        except OverflowError:  # a Python float's ** raises instead of giving inf
+            raise ResultOverflowError(
+                f"the squared discrepancy {value:.4g}**2 is beyond float64's range (shift = "
+                f"{shift!r}); use a smaller shift"
+            ) from None
+    with np.errstate(over="ignore"):
+        mean = float(np.mean(squares))
+    if not np.isfinite(mean):
+        raise ResultOverflowError(
+            f"the mean squared discrepancy is beyond float64's range (shift = {shift!r})"
+        )
+    return mean
 
 
 def shift_part(shift: float) -> float:

@@ -52,6 +52,7 @@ from trainable_harness.errors import (
     check_finite,
     check_integer,
     check_real,
+    check_seed,
 )
 from trainable_harness.normalization import centered_normalize
 
@@ -114,7 +115,7 @@ def make_logistic_problem(seed: int, n: int = 256, d: int = 8) -> LogisticProble
     """
     n = check_integer(n, "n", minimum=2, error=ShapeError)  # a batch statistic needs two
     d = check_integer(d, "d", minimum=1, error=ShapeError)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     X = rng.normal(size=(int(n), int(d))) + 3.0
     u = rng.normal(size=int(d))
     u /= np.linalg.norm(u)
@@ -424,7 +425,7 @@ def run_gradient_descent(
             raise ShapeError(f"batch_size must be an integer in [2, {n}], got {batch_size}")
         if seed is None:
             raise ShapeError("batch_size needs a seed for the minibatch draws")
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(check_seed(seed))
     w = _check_weight(w0, problem).copy()
     weights = np.empty((int(steps) + 1, w.shape[0]))
     gradients = np.empty((int(steps), w.shape[0]))

@@ -51,6 +51,7 @@ from trainable_harness.errors import (
     check_finite,
     check_integer,
     check_real,
+    check_seed,
 )
 from trainable_harness.normalization import validated_eps
 
@@ -118,7 +119,7 @@ def make_teacher_task(seed: int, n: int = 256) -> TeacherTask:
     ((8, 16), 'i')
     """
     n = check_integer(n, "n", minimum=2, error=ShapeError)  # batch statistics need two
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     Z = rng.normal(size=(int(n), INPUTS))
     hidden = np.tanh(Z @ rng.normal(size=(INPUTS, 64)) / np.sqrt(INPUTS))
     logits = 3.0 * hidden @ rng.normal(size=(64, CLASSES)) / np.sqrt(64)
@@ -179,12 +180,18 @@ def _check_labels(labels, rows: int, classes: int) -> np.ndarray:
     return labels
 
 
-def _broadcast(name_shapes, what: str) -> None:
-    try:
-        np.broadcast_shapes(*(shape for _, shape in name_shapes))
-    except ValueError:
-        shapes = ", ".join(f"{name} {shape}" for name, shape in name_shapes)
-        raise ShapeError(f"{what}: the replica axes of {shapes} do not broadcast") from None
+def _broadcast_into(replicas: tuple, parameters, what: str) -> None:
+    """Refuse per-feature parameters whose replica axes do not broadcast into ``replicas``."""
+    for name, value in parameters:
+        try:
+            fits = np.broadcast_shapes(replicas, value.shape[:-1]) == replicas
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ShapeError(
+                f"{what}: {name} has shape {value.shape}; its replica axes "
+                f"{value.shape[:-1]} must broadcast into the batch's {replicas}"
+            )
 
 
 def _check_bool(value, name: str) -> bool:
@@ -335,6 +342,7 @@ def batch_norm_forward(Z, gamma, beta, eps: float = BN_EPS):
             f"Z {Z.shape}, gamma {gamma.shape}, beta {beta.shape}: Z must be (..., n, width) "
             "with n >= 1 and gamma, beta (..., width)"
         )
+    _broadcast_into(Z.shape[:-2], (("gamma", gamma), ("beta", beta)), "batch_norm_forward")
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         Y, cache = _batch_norm_forward(Z, gamma, beta, eps)
     if not np.isfinite(cache.inv_std).all() or not (cache.inv_std > 0).all():
@@ -390,6 +398,7 @@ def batch_norm_backward(dY, cache: BatchNormCache, gamma):
             f"dY {dY.shape} must have the shape of the forward pass's Z {cache.Z_hat.shape}, "
             f"and gamma {gamma.shape} one value per feature"
         )
+    _broadcast_into(dY.shape[:-2], (("gamma", gamma),), "batch_norm_backward")
     with np.errstate(over="ignore", invalid="ignore"):
         grads = _batch_norm_backward(dY, cache, gamma)
     for name, grad in zip(("dZ", "dgamma", "dbeta"), grads, strict=True):
@@ -504,7 +513,7 @@ def init_mlp(seed: int, batch_norm: bool, replicas: tuple[int, ...] = ()) -> dic
         check_integer(size, f"replicas[{i}]", minimum=0, error=ShapeError)
         for i, size in enumerate(replicas)
     )
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     sizes = [(INPUTS, WIDTH), (WIDTH, WIDTH), (WIDTH, CLASSES)]
     params = {}
     for k, (fan_in, fan_out) in enumerate(sizes, start=1):
@@ -760,11 +769,33 @@ def probe_gradient_direction(params: dict, task: TeacherTask, batch_norm: bool, 
 
 
 def _probe_gradient_direction(params, task, batch_norm, step_sizes) -> LineProbe:
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        probe = _probe_measurements(params, task, batch_norm, step_sizes)
+    if not np.all(np.isfinite(probe)):
+        raise MLPError(
+            f"the line probe's measurements are not finite ({probe}): the step sizes "
+            f"{step_sizes} are too large (the loss overflows) or too small to move the "
+            "parameters (alpha |g| underflows), or the network has diverged"
+        )
+    return probe
+
+
+def _probe_measurements(params, task, batch_norm, step_sizes) -> LineProbe:
     loss0, grads0 = _loss_and_gradients(params, task, batch_norm)
     moved = {
         name: p[None] - step_sizes.reshape((-1,) + (1,) * p.ndim) * grads0[name][None]
         for name, p in params.items()
     }
+    still = [
+        all(np.array_equal(moved[name][i], p) for name, p in params.items())
+        for i in range(step_sizes.size)
+    ]
+    if any(still):
+        raise MLPError(
+            f"step size {float(step_sizes[still.index(True)])!r} is too small to move the "
+            "parameters (theta - alpha g rounds to theta), so the probe would divide 0 by "
+            "alpha |g|; use larger step sizes"
+        )
     losses, grads = _loss_and_gradients(moved, task, batch_norm)
     g0 = _flat({k: v[None] for k, v in grads0.items()})
     change = np.linalg.norm(_flat(grads) - g0, axis=-1)

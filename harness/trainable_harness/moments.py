@@ -96,7 +96,10 @@ def _as_scalar(value, name: str) -> np.floating:
         raise UnsupportedDtypeError(
             f"{name} must be a real number or numpy floating scalar, got {type(value).__name__}"
         )
-    return np.float64(value)
+    try:
+        return np.float64(value)
+    except OverflowError:  # an int beyond float64's range
+        raise NonFiniteInputError(f"{name} = {value} is beyond float64's range") from None
 
 
 def _values_in_dtype(values, dtype: np.dtype) -> np.ndarray:

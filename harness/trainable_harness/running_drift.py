@@ -33,6 +33,7 @@ from trainable_harness.errors import (
     ResultOverflowError,
     check_integer,
     check_real,
+    check_seed,
 )
 from trainable_harness.layers import BatchNormState, update_running_statistics
 
@@ -81,7 +82,7 @@ def drifting_running_means(seed: int, momenta=MOMENTA, **settings) -> dict:
     momenta = array.astype(np.float64, copy=False)
     if not np.all((momenta > 0) & (momenta <= 1)):
         raise DriftSettingError(f"momenta must lie in (0, 1], got {momenta}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     with np.errstate(over="ignore", invalid="ignore"):  # results checked at the end
         means = np.linspace(s["start_mean"], s["end_mean"], int(s["batches"]))
     batches = [rng.normal(mu, s["std"], size=(int(s["batch_size"]), 1)) for mu in means]

@@ -3,7 +3,12 @@
 import numpy as np
 import pytest
 
-from trainable_harness.errors import EstimatorSettingError, TrainableError
+from trainable_harness.errors import (
+    EstimatorSettingError,
+    ResultOverflowError,
+    SeedError,
+    TrainableError,
+)
 from trainable_harness.estimator_shift import (
     discrepancy,
     mean_square_discrepancy,
@@ -61,3 +66,11 @@ def test_a_shift_whose_squares_overflow_is_measured_not_returned_as_inf():
 def test_bad_settings_are_named(call, message):
     with pytest.raises(EstimatorSettingError, match=message):
         call()
+
+
+def test_a_mean_square_beyond_range_and_a_negative_seed_are_named():
+    # (5e299)**2 raised Python's OverflowError.
+    with pytest.raises(ResultOverflowError, match=r"squared discrepancy.*shift = 1e\+300"):
+        mean_square_discrepancy(0, 2, 4, 1e300, repeats=2)
+    with pytest.raises(SeedError, match="got -1"):
+        mean_square_discrepancy(-1, 2, 4, 0.0)

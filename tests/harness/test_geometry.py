@@ -11,6 +11,7 @@ from trainable_harness.errors import (
     LearningRateError,
     NonFiniteInputError,
     ResultOverflowError,
+    SeedError,
     ShapeError,
     TrainableError,
     UnsupportedDtypeError,
@@ -230,3 +231,10 @@ def test_descent_refuses_an_overflowing_step_and_bad_settings_by_name():
         scale_invariant_loss(np.ones(5), LogisticProblem(PROBLEM.X, PROBLEM.y * 2))
     with pytest.raises(NonFiniteInputError, match="w holds nan"):
         scale_invariant_gradient(np.array([1.0, np.nan, 0, 0, 0]), PROBLEM)
+
+
+def test_seeds_must_be_non_negative_integers():
+    with pytest.raises(SeedError, match="seed must be an integer >= 0, got -1"):
+        make_logistic_problem(seed=-1)  # numpy's ValueError
+    with pytest.raises(SeedError, match=r"got 0\.5"):
+        run_gradient_descent(np.ones(5), PROBLEM, lr=0.1, steps=1, batch_size=4, seed=0.5)

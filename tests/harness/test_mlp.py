@@ -7,6 +7,7 @@ from trainable_harness.errors import (
     DegenerateNormalizationError,
     MLPError,
     ResultOverflowError,
+    SeedError,
     ShapeError,
     TrainableError,
     UnknownChoiceError,
@@ -242,3 +243,20 @@ def test_settings_that_are_not_whole_numbers_are_refused():
         learning_rate_sweep(1, "yes", learning_rates=[0.5], steps=3)
     with pytest.raises(MLPError, match="lr must be > 0"):
         probe_along_training(0, True, lr=-0.5, steps=1)
+
+
+def test_replica_axes_of_gamma_and_beta_must_fit_the_batch():
+    # gamma (1, 3) against Z (5, 3) made numpy's in-place add fail with its own ValueError.
+    with pytest.raises(ShapeError, match=r"gamma has shape \(1, 3\).*batch's \(\)"):
+        batch_norm_forward(np.ones((5, 3)) * np.arange(5)[:, None], np.ones((1, 3)), np.zeros(3))
+
+
+def test_a_probe_that_cannot_move_or_measure_is_refused_and_seeds_are_checked():
+    task = make_teacher_task(0, n=16)
+    # alpha = 5e-324 moves nothing: the probe reported a smoothness of 0 (or 0 / 0 = NaN).
+    with pytest.raises(MLPError, match=r"5e-324 is too small to move the parameters"):
+        probe_gradient_direction(init_mlp(0, True), task, True, [5e-324])
+    with pytest.raises(SeedError, match="seed must be an integer >= 0, got -1"):
+        init_mlp(-1, True)
+    with pytest.raises(SeedError, match="got -2"):
+        make_teacher_task(-2)

@@ -555,3 +555,8 @@ def test_streaming_m2_beyond_float64_is_a_moment_overflow_not_an_overflow_error(
         streaming_moments([np.array([0.7e154, -0.7e154])] * 3)
     with pytest.raises(MomentOverflowError, match="chunk 1: its mean and the mean"):
         streaming_moments([np.array([-1.2e154]), np.array([1.2e154])])
+
+
+def test_python_integers_beyond_float64_are_named_not_overflow_errors():
+    with pytest.raises(NonFiniteInputError, match=r"mean = 1000.* is beyond float64's range"):
+        MomentState(count=3, mean=10**400, m2=0.0)

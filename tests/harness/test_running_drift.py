@@ -3,7 +3,12 @@
 import numpy as np
 import pytest
 
-from trainable_harness.errors import DriftSettingError, ResultOverflowError, TrainableError
+from trainable_harness.errors import (
+    DriftSettingError,
+    ResultOverflowError,
+    SeedError,
+    TrainableError,
+)
 from trainable_harness.running_drift import drifting_running_means, lag_and_noise
 
 
@@ -58,3 +63,8 @@ def test_momentum_and_results_beyond_range_are_refused():
         drifting_running_means(seed=0, momenta=(0.1,), start_mean=1e308, end_mean=-1e308)
     with pytest.raises(DriftSettingError, match="momenta must be a non-empty 1-D"):
         drifting_running_means(seed=0, momenta=0.1)
+
+
+def test_a_negative_seed_is_named():
+    with pytest.raises(SeedError, match="seed must be an integer >= 0, got -1"):
+        drifting_running_means(seed=-1)  # numpy's ValueError

@@ -8,6 +8,7 @@ eq. 16.5 to it, with the sample or the population variance of the batch.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
@@ -48,7 +49,10 @@ def _check_momentum(momentum: float) -> float:
             f"momentum must be a real number in [0, 1], got {momentum!r} "
             f"({type(momentum).__name__})"
         )
-    momentum = float(momentum)
+    try:
+        momentum = float(momentum)
+    except OverflowError:  # an int beyond float64's range
+        momentum = math.inf
     if not 0.0 <= momentum <= 1.0:  # also rejects NaN
         raise MomentumRangeError(
             f"momentum must lie in [0, 1] (the weight of the new batch statistic in "

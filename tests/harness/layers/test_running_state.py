@@ -188,3 +188,8 @@ def test_batch_statistics_refuse_a_variance_beyond_range_by_channel():
 def test_silent_acceptances_are_specific_errors(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_a_momentum_beyond_float64_is_named_not_an_overflow_error():
+    with pytest.raises(MomentumRangeError, match="momentum must lie in"):
+        BatchNormState.initial(2, momentum=10**400)
