@@ -346,7 +346,8 @@ def batch_norm_forward(Z, gamma, beta, eps: float = BN_EPS):
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         Y, cache = _batch_norm_forward(Z, gamma, beta, eps)
     if not np.isfinite(cache.inv_std).all() or not (cache.inv_std > 0).all():
-        constant = np.ptp(Z, axis=-2) == 0
+        with np.errstate(over="ignore"):
+            constant = np.ptp(Z, axis=-2) == 0
         if eps == 0.0 and constant.any():
             raise DegenerateNormalizationError(
                 "batch_norm_forward with eps = 0: a feature of Z is constant over the batch, "

@@ -79,6 +79,7 @@ __all__ = [
     "train_mode",
 ]
 
+_LARGEST = float(np.finfo(np.float64).max)
 CHANNELS = 8
 SIDE = 4  # H = W
 SHARED_VARIANCE = 1.0  # tau^2, shared by the positions of a sample
@@ -336,6 +337,8 @@ def batch_renorm_train(X, r_max: float, d_max: float, eps: float = EPS) -> np.nd
             raise SmallBatchError(
                 f"{name} must be a number >= {lowest} (inf allowed), got {value!r}"
             )
+    # A Python int beyond float64 (10**400) is a limit beyond every ratio: inf.
+    r_max, d_max = (value if value <= _LARGEST else np.inf for value in (r_max, d_max))
     eps = validated_eps(eps)
     X = _check_5d(X)
     mean, variance = _batch_moments(X)

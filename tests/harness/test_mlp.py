@@ -260,3 +260,9 @@ def test_a_probe_that_cannot_move_or_measure_is_refused_and_seeds_are_checked():
         init_mlp(-1, True)
     with pytest.raises(SeedError, match="got -2"):
         make_teacher_task(-2)
+
+
+def test_batch_norm_forward_at_the_ends_of_the_range_raises_without_a_warning():
+    # max - min of +-1.7e308 overflows inside the check: no RuntimeWarning may escape.
+    with pytest.raises(ResultOverflowError, match="variance of Z"):
+        batch_norm_forward(np.array([[1.7e308], [-1.7e308]]), np.ones(1), np.zeros(1))

@@ -264,3 +264,11 @@ def test_settings_that_used_to_raise_from_python_or_pass_silently(call, message)
     X = draw_activations(RNG, repeats=2, batch=2)
     with pytest.raises(SmallBatchError, match=message):
         call(X)
+
+
+def test_renorm_limits_beyond_float64_are_infinite_limits():
+    # 1.0 / 10**400 raised Python's OverflowError.
+    X = draw_activations(RNG, repeats=2, batch=2)
+    np.testing.assert_array_equal(
+        batch_renorm_train(X, 10**400, 10**400), batch_renorm_train(X, np.inf, np.inf)
+    )
