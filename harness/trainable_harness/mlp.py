@@ -23,7 +23,12 @@ Backward passes (``dY`` is the gradient of the loss with respect to a layer's ou
   ``dZ = (gamma / sqrt(var + eps)) (dY - mean_n(dY) - Z_hat mean_n(dY Z_hat))``;
 - softmax cross-entropy, mean over examples: ``dlogits = (softmax - onehot) / n``.
 
-The tests check every one against central differences. Arithmetic is float64.
+The tests check every one against central differences. Arithmetic is float64, as
+written (no scaling): the public layer functions check their arguments (finite real
+arrays of fitting shapes; class labels in ``[0, CLASSES)``, one per example) and refuse a
+result beyond float64's range; :func:`loss_and_gradients` and the training functions
+check the task and parameters once and then return a diverging network's inf or NaN loss
+as is, because divergence is what the learning-rate experiments measure.
 
 Examples
 --------

@@ -40,7 +40,7 @@ def _scaled_difference(a: np.ndarray, b: np.ndarray, denominator: np.ndarray) ->
 
     Where ``a - b`` overflows (``a`` and ``b`` near the largest float with opposite signs),
     it is computed as ``(a/2 - b/2) / (denominator/2)``. A quotient whose exact value lies
-    beyond the range is +-inf, as IEEE rounding gives.
+    beyond the range is +-inf, as IEEE rounding gives (the callers refuse it).
     """
     with np.errstate(over="ignore"):
         difference = a - b
