@@ -781,7 +781,8 @@ def streaming_moments(chunks, *, dtype=np.float64) -> MomentState:
     CountOverflowError
         If the chunks hold more values than the largest ``dtype`` value (float16: 65504).
     UnsupportedDtypeError
-        If ``dtype`` is not a real floating type, or a chunk holds complex or other values.
+        If ``dtype`` is not a real floating type or is wider than float64 (the parts are
+        added in float64), or a chunk holds complex or other values.
     TypeError
         If ``chunks`` is neither an array nor iterable.
 
@@ -800,6 +801,11 @@ def streaming_moments(chunks, *, dtype=np.float64) -> MomentState:
     0.6666666666666666
     """
     dtype = _floating_dtype(dtype)
+    if dtype.itemsize > 8:
+        raise UnsupportedDtypeError(
+            f"streaming_moments adds its parts in float64 (math.fsum), so it cannot accumulate "
+            f"in the wider {dtype}; use stable_online_moments for {dtype}, or float64"
+        )
     if isinstance(chunks, np.ndarray):
         chunks = (chunks,)
     elif not isinstance(chunks, Iterable):

@@ -560,3 +560,11 @@ def test_streaming_m2_beyond_float64_is_a_moment_overflow_not_an_overflow_error(
 def test_python_integers_beyond_float64_are_named_not_overflow_errors():
     with pytest.raises(NonFiniteInputError, match=r"mean = 1000.* is beyond float64's range"):
         MomentState(count=3, mean=10**400, m2=0.0)
+
+
+def test_streaming_refuses_a_dtype_wider_than_its_float64_parts():
+    # 2.0 ** (maxexp / 2) raised Python's OverflowError for longdouble.
+    with pytest.raises(UnsupportedDtypeError, match="cannot accumulate in the wider"):
+        streaming_moments(np.array([1.0, 2.0, 3.0]), dtype=np.longdouble)
+    state = stable_online_moments([1, 2, 3], dtype=np.longdouble)  # Welford's loop can
+    assert state.dtype == np.longdouble and state.m2 == 2
