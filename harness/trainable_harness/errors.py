@@ -30,12 +30,16 @@ __all__ = [
     "InvalidMomentStateError",
     "NegativeEpsilonError",
     "NonFiniteInputError",
+    "SeedError",
     "ShapeError",
     "TrainableError",
     "UnsupportedDtypeError",
     "check_eps",
     "check_finite",
+    "check_integer",
     "check_nonempty",
+    "check_real",
+    "check_seed",
 ]
 
 
@@ -79,6 +83,10 @@ class InvalidMomentStateError(TrainableError):
     """A moment state was built with impossible fields (negative count or m2, ...)."""
 
 
+class SeedError(TrainableError):
+    """A random seed that is not a non-negative integer."""
+
+
 # ---------------------------------------------------------------------------
 # Checks shared by the harness modules. Each raises one of the errors above.
 # ---------------------------------------------------------------------------
@@ -103,7 +111,10 @@ def check_eps(eps: float) -> float:
     ...
     trainable_harness.errors.NegativeEpsilonError: eps must be >= 0, got -1.0; ...
     """
-    eps = float(eps)
+    try:
+        eps = float(eps)
+    except OverflowError:  # an int beyond float64's range
+        eps = math.inf
     if not math.isfinite(eps):
         raise NonFiniteInputError(f"eps must be a finite number >= 0, got {eps}")
     if eps < 0:
@@ -146,6 +157,78 @@ def check_nonempty(x: np.ndarray, name: str = "x") -> None:
         raise EmptyInputError(
             f"{name} is empty (shape {x.shape}); at least one value along the last axis is needed"
         )
+
+
+def check_integer(value, name: str, *, minimum: int, error: type[TrainableError]) -> int:
+    """Return ``value`` as an int if it is a whole number ``>= minimum``, else raise ``error``.
+
+    Python and numpy integers pass, and so do floats with an integer value (``256.0``), as
+    the experiments' settings always have; a bool, a string, NaN, inf or a fraction is
+    refused with a message naming ``name``.
+
+    Examples
+    --------
+    >>> check_integer(8.0, "batch", minimum=1, error=ShapeError)
+    8
+    >>> check_integer(float("nan"), "batch", minimum=1, error=ShapeError)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    trainable_harness.errors.ShapeError: batch must be an integer >= 1, got nan (float)
+    """
+    whole = isinstance(value, int | np.integer) or (
+        isinstance(value, float | np.floating) and math.isfinite(value) and value == int(value)
+    )
+    if isinstance(value, bool | np.bool_) or not whole or value < minimum:
+        raise error(
+            f"{name} must be an integer >= {minimum}, got {value!r} ({type(value).__name__})"
+        )
+    return int(value)
+
+
+def check_real(value, name: str, *, error: type[TrainableError]) -> float:
+    """Return ``value`` as a finite Python float if it is a real number, else raise ``error``.
+
+    A 0-d real array counts as its value; a bool, a string, a complex number, a larger
+    array or NaN/inf is refused, naming ``name``.
+
+    Examples
+    --------
+    >>> check_real(np.float32(0.5), "lr", error=TrainableError)
+    0.5
+    >>> check_real(True, "lr", error=TrainableError)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    trainable_harness.errors.TrainableError: lr must be a finite real number, got True (bool)
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, bool | np.bool_) or not isinstance(
+        value, int | float | np.integer | np.floating
+    ):
+        raise error(f"{name} must be a finite real number, got {value!r} ({type(value).__name__})")
+    try:
+        number = float(value)
+    except OverflowError:  # an int beyond float64's range
+        number = math.inf
+    if not math.isfinite(number):
+        raise error(f"{name} must be a finite real number, got {value!r}")
+    return number
+
+
+def check_seed(seed, name: str = "seed") -> int:
+    """Return ``seed`` as an int if it is a non-negative integer (the seeds of the book).
+
+    ``numpy.random.default_rng`` refuses a negative seed with its own ``ValueError`` and a
+    float with a ``TypeError``; this names the parameter instead.
+
+    Examples
+    --------
+    >>> check_seed(np.int64(7))
+    7
+    """
+    if isinstance(seed, bool | np.bool_) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise SeedError(f"{name} must be an integer >= 0, got {seed!r} ({type(seed).__name__})")
+    return int(seed)
 
 
 # --- layers/: batch/layer/instance/group norm, running state, folding ---------------------
@@ -198,12 +281,28 @@ class UnknownChoiceError(TrainableError):
 
 __all__ += [
     "CountError",
+    "CountOverflowError",
     "MomentOverflowError",
+    "ResultOverflowError",
 ]
 
 
-class MomentOverflowError(NonFiniteInputError):
+class ResultOverflowError(NonFiniteInputError):
+    """A result's exact value lies beyond the largest finite value of its dtype.
+
+    Raised instead of returning ``inf``; the message names the parameters to rescale.
+    """
+
+
+class MomentOverflowError(ResultOverflowError):
     """A sum of squared deviations exceeds the largest value of the accumulation dtype."""
+
+
+class CountOverflowError(InvalidMomentStateError):
+    """A moment state's count exceeds the largest value of its accumulation dtype.
+
+    The state divides by its count in that dtype; float16's largest value is 65504.
+    """
 
 
 class CountError(ShapeError):
@@ -239,11 +338,15 @@ class SmallBatchError(TrainableError):
 
 # --- precision.py: floating formats and cancellation --------------------------------------
 
-__all__ += ["UnknownFormatError"]
+__all__ += ["PrecisionSettingError", "UnknownFormatError"]
 
 
 class UnknownFormatError(TrainableError):
     """A floating format name outside ``FORMATS``."""
+
+
+class PrecisionSettingError(TrainableError):
+    """An offset, exponent or table of the cancellation matrix that cannot be used (named)."""
 
 
 # --- estimator_shift.py: the estimator-shift experiment -----------------------------------

@@ -26,7 +26,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from trainable_harness.errors import EstimatorSettingError, check_eps
+from trainable_harness.errors import (
+    EstimatorSettingError,
+    ResultOverflowError,
+    check_eps,
+    check_integer,
+    check_real,
+    check_seed,
+)
 
 __all__ = ["ESTIMATOR", "discrepancy", "mean_square_discrepancy", "shift_part"]
 
@@ -34,9 +41,33 @@ ESTIMATOR = {"mean": 4.0, "std": 2.0, "eps": 1e-5}
 
 
 def _check_count(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or int(value) != value or value < minimum:
-        raise EstimatorSettingError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    return check_integer(value, name, minimum=minimum, error=EstimatorSettingError)
+
+
+def _check_shift(shift) -> float:
+    return check_real(shift, "shift", error=EstimatorSettingError)
+
+
+def _rms(difference: np.ndarray) -> float:
+    """``sqrt(mean(difference**2))``; scaled by a power of two where the squares leave range.
+
+    The direct form is used whenever it is finite and its squares stay in the normal
+    range; otherwise the differences are divided by ``2**k`` near their largest magnitude
+    first (exact) and the root multiplied back.
+    """
+    with np.errstate(over="ignore", under="ignore"):
+        direct = float(np.sqrt(np.mean(difference**2)))
+    largest = float(np.max(np.abs(difference)))
+    if np.isfinite(direct) and (largest == 0 or largest >= _SMALLEST_ROOT):
+        return direct
+    k = int(np.frexp(largest)[1])
+    with np.errstate(under="ignore"):
+        scaled = np.ldexp(difference, -k)
+        return float(np.ldexp(np.sqrt(np.mean(scaled * scaled)), k))
+
+
+# Entries below this have squares below float64's normal range (2**-1022).
+_SMALLEST_ROOT = 2.0**-511
 
 
 def discrepancy(rng: np.random.Generator, batch_count: int, batch_size: int, shift: float):
@@ -45,16 +76,22 @@ def discrepancy(rng: np.random.Generator, batch_count: int, batch_size: int, shi
     Raises
     ------
     EstimatorSettingError
-        ``batch_count < 1`` or ``batch_size < 2`` (a batch variance needs two values).
+        ``batch_count < 1`` or ``batch_size < 2`` (a batch variance needs two values), a
+        count that is not a whole number, or a ``shift`` that is not a finite real number.
+    TypeError
+        If ``rng`` is not a :class:`numpy.random.Generator`.
     """
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     batch_count = _check_count(batch_count, "batch_count", 1)
     batch_size = _check_count(batch_size, "batch_size", 2)
+    _check_shift(shift)
     mean, std, eps = ESTIMATOR["mean"], ESTIMATOR["std"], check_eps(ESTIMATOR["eps"])
     training = rng.normal(mean, std, size=(batch_count, batch_size))
     evaluation = rng.normal(mean + shift, std, size=batch_size)
     merged = (evaluation - training.mean()) / np.sqrt(training.var() + eps)
     own = (evaluation - evaluation.mean()) / np.sqrt(evaluation.var() + eps)
-    return float(np.sqrt(np.mean((merged - own) ** 2)))
+    return _rms(merged - own)
 
 
 def mean_square_discrepancy(
@@ -70,12 +107,41 @@ def mean_square_discrepancy(
     True
     """
     repeats = _check_count(repeats, "repeats", 1)
-    rng = np.random.default_rng(seed)
-    return float(
-        np.mean([discrepancy(rng, batch_count, batch_size, shift) ** 2 for _ in range(repeats)])
-    )
+    _check_count(batch_count, "batch_count", 1)
+    _check_count(batch_size, "batch_size", 2)
+    _check_shift(shift)
+    rng = np.random.default_rng(check_seed(seed))
+    squares = []
+    for _ in range(repeats):
+        value = discrepancy(rng, batch_count, batch_size, shift)
+        try:
+            squares.append(value**2)
+        except OverflowError:  # a Python float's ** raises instead of giving inf
+            raise ResultOverflowError(
+                f"the squared discrepancy {value:.4g}**2 is beyond float64's range (shift = "
+                f"{shift!r}); use a smaller shift"
+            ) from None
+    with np.errstate(over="ignore"):
+        mean = float(np.mean(squares))
+    if not np.isfinite(mean):
+        raise ResultOverflowError(
+            f"the mean squared discrepancy is beyond float64's range (shift = {shift!r})"
+        )
+    return mean
 
 
 def shift_part(shift: float) -> float:
-    """``|shift| / sqrt(std^2 + eps)``: the discrepancy between the populations' statistics."""
+    """``|shift| / sqrt(std^2 + eps)``: the discrepancy between the populations' statistics.
+
+    Raises
+    ------
+    EstimatorSettingError
+        If ``shift`` is not a finite real number.
+
+    Examples
+    --------
+    >>> round(shift_part(-2.0), 6)  # 2 / sqrt(4 + 1e-5)
+    0.999999
+    """
+    _check_shift(shift)
     return float(abs(shift) / np.sqrt(ESTIMATOR["std"] ** 2 + ESTIMATOR["eps"]))

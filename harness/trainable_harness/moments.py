@@ -33,11 +33,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from trainable_harness.errors import (
+    CountOverflowError,
     DtypeMismatchError,
     EmptyInputError,
     InsufficientCountError,
     InvalidMomentStateError,
     MomentOverflowError,
+    NonFiniteInputError,
     ShapeError,
     UnsupportedDtypeError,
     check_finite,
@@ -65,6 +67,27 @@ def _floating_dtype(dtype) -> np.dtype:
     return resolved
 
 
+def _largest_count(dtype: np.dtype) -> float:
+    """The largest count a state in ``dtype`` holds: its largest finite value.
+
+    A state divides by its count in its own dtype (``mean + delta / n``, ``m2 / n``); a
+    count beyond this converts to ``inf`` (float16: beyond 65504) and the division would
+    silently give 0.
+    """
+    return float(np.finfo(dtype).max)
+
+
+def _check_count_fits(count: int, dtype: np.dtype, what: str) -> None:
+    """Raise :class:`CountOverflowError` if ``count`` exceeds the largest ``dtype`` value."""
+    if count > _largest_count(dtype):
+        raise CountOverflowError(
+            f"{what} {count} values, more than the largest {dtype} ({_largest_count(dtype):.6g}): "
+            f"a state accumulated in {dtype} divides by its count in {dtype}, which would "
+            "overflow to inf and turn the divisions into 0. Accumulate in float32 or float64 "
+            "(convert a state with MomentState(count, np.float32(mean), np.float32(m2)))"
+        )
+
+
 def _as_scalar(value, name: str) -> np.floating:
     """Keep numpy floating scalars as they are; promote Python numbers to float64."""
     if isinstance(value, np.floating):
@@ -73,7 +96,10 @@ def _as_scalar(value, name: str) -> np.floating:
         raise UnsupportedDtypeError(
             f"{name} must be a real number or numpy floating scalar, got {type(value).__name__}"
         )
-    return np.float64(value)
+    try:
+        return np.float64(value)
+    except OverflowError:  # an int beyond float64's range
+        raise NonFiniteInputError(f"{name} = {value} is beyond float64's range") from None
 
 
 def _values_in_dtype(values, dtype: np.dtype) -> np.ndarray:
@@ -126,6 +152,9 @@ class MomentState:
         If ``mean`` and ``m2`` have different dtypes.
     NonFiniteInputError
         If ``mean`` or ``m2`` is NaN/inf.
+    CountOverflowError
+        If ``count`` exceeds the largest value of the dtype (float16: 65504), which the
+        variances divide by in that dtype (a subclass of :class:`InvalidMomentStateError`).
 
     Examples
     --------
@@ -154,6 +183,7 @@ class MomentState:
                 "a state accumulates in one dtype"
             )
         check_finite(np.array([mean, m2]), "(mean, m2)")
+        _check_count_fits(self.count, np.dtype(type(mean)), "count: the state holds")
         if m2 < 0:
             raise InvalidMomentStateError(f"m2 is a sum of squares and must be >= 0, got {m2}")
         if self.count == 0 and (mean != 0 or m2 != 0):
@@ -253,7 +283,12 @@ def stable_online_moments(values, dtype=np.float64) -> MomentState:
     EmptyInputError
         If ``values`` is empty (use :meth:`MomentState.empty` for an empty state).
     NonFiniteInputError
-        If a value is NaN/inf, or overflows when converted to ``dtype``.
+        If a value is NaN/inf, or overflows when converted to ``dtype``. Its subclass
+        :class:`MomentOverflowError` if the update overflows ``dtype`` (``m2`` or a
+        deviation beyond its largest value); the message gives the exact ``m2``.
+    CountOverflowError
+        If ``n`` exceeds the largest ``dtype`` value (float16: 65504 values), the count
+        the update divides by in ``dtype``.
     UnsupportedDtypeError
         If ``dtype`` is not floating or the values are not real numbers.
 
@@ -275,13 +310,34 @@ def stable_online_moments(values, dtype=np.float64) -> MomentState:
     """
     dtype = _floating_dtype(dtype)
     scalar = dtype.type
+    converted = _values_in_dtype(values, dtype)
+    _check_count_fits(converted.size, dtype, "values has")
     count, mean, m2 = 0, scalar(0), scalar(0)
-    for value in _values_in_dtype(values, dtype):
-        count += 1
-        delta = value - mean
-        mean = mean + delta / scalar(count)
-        m2 = m2 + delta * (value - mean)
+    # A step beyond range leaves inf or NaN, reported below with the exact m2.
+    with np.errstate(over="ignore", invalid="ignore"):
+        for value in converted:
+            count += 1
+            delta = value - mean
+            mean = mean + delta / scalar(count)
+            m2 = m2 + delta * (value - mean)
+    if not (np.isfinite(mean) and np.isfinite(m2)):
+        raise MomentOverflowError(
+            f"values: Welford's update in {dtype} overflowed (m2 or a deviation passed the "
+            f"largest {dtype}, {np.finfo(dtype).max:.4g}); the exact m2 of the values is "
+            f"{_exact_m2_text(converted)}. Accumulate in a wider dtype, or divide the values "
+            "by a power of two first"
+        )
     return MomentState(count=count, mean=mean, m2=m2)
+
+
+def _exact_m2_text(values: np.ndarray) -> str:
+    """``about <m2>`` for finite ``values``, computed at float64 range, for a message."""
+    try:
+        with np.errstate(over="ignore"):
+            wide = values.astype(np.float64)
+        return f"about {float(streaming_moments(wide).m2):.4g}"
+    except NonFiniteInputError:
+        return f"beyond the largest float64 ({np.finfo(np.float64).max:.4g})"
 
 
 def merge_moments(a: MomentState, b: MomentState) -> MomentState:
@@ -305,12 +361,21 @@ def merge_moments(a: MomentState, b: MomentState) -> MomentState:
     MomentState
         The state of the concatenated streams.
 
+    Where an intermediate of this update overflows the dtype although the result would
+    not (``delta * n_b`` or ``delta**2 n_a n_b`` beyond float16's 65504, say), the means
+    are divided by a power of two first and the counts enter as the ratios ``n_b / n`` and
+    ``n_a n_b / n``; a merge that does not overflow is computed exactly as written above.
+
     Raises
     ------
     DtypeMismatchError
         If ``a.dtype != b.dtype``: convert one of them explicitly first.
     TypeError
         If an argument is not a :class:`MomentState`.
+    CountOverflowError
+        If ``a.count + b.count`` exceeds the largest value of the dtype (float16: 65504).
+    MomentOverflowError
+        If the merged ``m2`` exceeds the largest value of the dtype (the message gives it).
 
     Examples
     --------
@@ -334,20 +399,84 @@ def merge_moments(a: MomentState, b: MomentState) -> MomentState:
         return b
     if b.count == 0:
         return a
+    _check_count_fits(
+        a.count + b.count, a.dtype, f"a and b together (count {a.count} + {b.count}) hold"
+    )
     count, mean, between = _chan_update(a.count, a.mean, b.count, b.mean)
-    return MomentState(count=count, mean=mean, m2=a.m2 + b.m2 + between)
+    with np.errstate(over="ignore"):
+        m2 = a.m2 + b.m2 + between
+    if not np.isfinite(m2):
+        raise MomentOverflowError(
+            "merging a and b: the merged m2 = m2_a + m2_b + delta**2 n_a n_b / n "
+            f"{_merged_m2_text(a, b)} exceeds the largest {a.dtype} "
+            f"({np.finfo(a.dtype).max:.4g}); a state in {a.dtype} cannot hold it. Accumulate "
+            "in a wider dtype, or divide the values by a power of two first"
+        )
+    return MomentState(count=count, mean=mean, m2=m2)
+
+
+def _merged_m2_text(a: MomentState, b: MomentState) -> str:
+    """``(about <m2>)`` of the merge of ``a`` and ``b``, in float64, for a message."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        delta = float(b.mean) - float(a.mean)
+        between = delta * delta * (a.count * b.count / (a.count + b.count))
+    try:
+        exact = math.fsum([float(a.m2), float(b.m2), between])
+    except OverflowError:
+        exact = math.inf
+    return f"(about {exact:.4g})" if math.isfinite(exact) else "(beyond float64's range)"
 
 
 def _chan_update(count_a: int, mean_a, count_b: int, mean_b):
     """Chan's pairwise update: the merged count and mean, and ``delta**2 n_a n_b / n``.
 
-    ``delta = mean_b - mean_a``; every operation is in the means' numpy dtype.
+    ``delta = mean_b - mean_a``; every operation is in the means' numpy dtype. Where
+    that overflows although the exact result would not (``delta * n_b`` or
+    ``delta**2 n_a n_b`` beyond float16's 65504, ``delta`` or ``delta**2`` beyond
+    float64's range), the overflowed result is recomputed by :func:`_chan_update_scaled`;
+    the ``between`` term returned is ``inf`` only if its exact value is beyond range.
     """
     scalar = type(mean_a)
     count = count_a + count_b
-    delta = mean_b - mean_a
-    mean = mean_a + delta * scalar(count_b) / scalar(count)
-    return count, mean, delta**2 * scalar(count_a) * scalar(count_b) / scalar(count)
+    with np.errstate(over="ignore", invalid="ignore"):  # recomputed below if so
+        delta = mean_b - mean_a
+        mean = mean_a + delta * scalar(count_b) / scalar(count)
+        between = delta**2 * scalar(count_a) * scalar(count_b) / scalar(count)
+    if not (np.isfinite(mean) and np.isfinite(between)):
+        scaled_mean, scaled_between = _chan_update_scaled(count_a, mean_a, count_b, mean_b)
+        mean = mean if np.isfinite(mean) else scaled_mean
+        between = between if np.isfinite(between) else scaled_between
+    return count, mean, between
+
+
+def _chan_update_scaled(count_a: int, mean_a, count_b: int, mean_b):
+    """Chan's update with the means divided by a power of two ``2**e`` first.
+
+    With ``a = mean_a 2**-e``, ``b = mean_b 2**-e`` (both below 1/2 in magnitude, exact
+    away from the subnormals), the count ratios ``n_b / n`` and ``n_a n_b / n`` formed
+    exactly and rounded once to the dtype (``n_a n_b / n <= n / 4``, within range for any
+    count a state holds)::
+
+        mean    = 2**e (a + (b - a) n_b / n),    clipped to [min, max] of the two means
+        between = 4**e ((b - a)**2 (n_a n_b / n))
+
+    Nothing overflows before the final power of two, which gives ``inf`` for ``between``
+    only where its exact value is beyond the dtype's range.
+    """
+    scalar = type(mean_a)
+    count = count_a + count_b
+    largest = max(abs(mean_a), abs(mean_b))
+    exponent = int(np.frexp(largest)[1]) + 1 if largest > 0 else 0
+    a, b = np.ldexp(mean_a, -exponent), np.ldexp(mean_b, -exponent)
+    delta = b - a
+    fraction_b = scalar(count_b / count)
+    weight = scalar(count_a * count_b / count)
+    with np.errstate(over="ignore"):
+        mean = np.clip(
+            np.ldexp(a + delta * fraction_b, exponent), min(mean_a, mean_b), max(mean_a, mean_b)
+        )
+        between = np.ldexp(delta * delta * weight, 2 * exponent)
+    return scalar(mean), scalar(between)
 
 
 def raw_and_centered_variance(values, dtype=np.float32) -> tuple[float, float]:
@@ -358,6 +487,12 @@ def raw_and_centered_variance(values, dtype=np.float32) -> tuple[float, float]:
     - raw: ``mean(x**2) - mean(x)**2``, which subtracts two nearly equal large numbers
       when ``|mean| >> std`` and can lose every significant digit;
     - centered: ``mean((x - mean(x))**2)``, which subtracts before squaring.
+
+    This is a witness of what a precision does to the two formulas, so they are computed
+    as written, without scaling: a square or sum beyond ``dtype``'s range (``x**2`` of
+    ``10**3`` in float16) gives ``inf`` or ``nan`` with numpy's overflow warning, returned
+    as is; :func:`trainable_harness.precision.cancellation_row` records it as a failure.
+    For moments that do not overflow, use :func:`streaming_moments`.
 
     Parameters
     ----------
@@ -420,20 +555,32 @@ class _Stream:
         self.dtype, self.shift = dtype, None
         self.count, self.mean, self.parts = 0, dtype.type(0), []
 
-    def add(self, count: int, mean, parts: list[float]) -> None:
-        """Merge a chunk of ``count`` values, mean ``mean`` (about the shift), m2 ``parts``."""
+    def add(self, count: int, mean, parts: list[float], index: int) -> None:
+        """Merge chunk ``index``: ``count`` values, ``mean`` about the shift, m2 ``parts``."""
         if self.count == 0:
             self.count, self.mean = count, mean
         else:
             self.count, self.mean, between = _chan_update(self.count, self.mean, count, mean)
+            if not np.isfinite(between):
+                raise MomentOverflowError(
+                    f"chunk {index}: its mean and the mean of the chunks before it are so far "
+                    f"apart that m2 (which includes delta**2 n_a n_b / n) exceeds the largest "
+                    f"{self.dtype} ({np.finfo(self.dtype).max:.4g}); a MomentState in "
+                    f"{self.dtype} cannot hold it. Accumulate in a wider dtype, or divide the "
+                    "values by a power of two first"
+                )
             parts = [*parts, float(between)]
         self.parts.extend(parts)
 
     def state(self) -> MomentState:
-        m2 = math.fsum(self.parts)
+        try:
+            m2 = math.fsum(self.parts)
+        except OverflowError:  # the parts are finite floats whose sum is beyond float64
+            m2 = math.inf
         if not m2 < float(np.finfo(self.dtype).max):
+            size = f"about {m2:.4g}" if math.isfinite(m2) else "beyond the largest float64"
             raise MomentOverflowError(
-                f"the sum of squared deviations m2 (about {m2:.4g}) exceeds the largest "
+                f"the sum of squared deviations m2 ({size}) exceeds the largest "
                 f"{self.dtype} ({np.finfo(self.dtype).max:.4g}), so a MomentState in "
                 f"{self.dtype} cannot hold it; divide the values by a power of two first"
             )
@@ -516,7 +663,7 @@ def _chunk_parts(chunk: np.ndarray, stream: _Stream, index: int) -> None:
     with np.errstate(over="ignore"):
         offset = rough_mean - stream.shift
     _check_offset(offset, dtype, index)
-    stream.add(n, dtype.type(offset + dtype.type(s1 / n)), parts)
+    stream.add(n, dtype.type(offset + dtype.type(s1 / n)), parts, index)
 
 
 def _check_offset(offset, dtype: np.dtype, index: int) -> None:
@@ -547,7 +694,7 @@ def _scaled_chunk_parts(chunk: np.ndarray, stream: _Stream, index: int) -> None:
             "and no MomentState can hold it; divide the values by a power of two first"
         )
     _check_offset(offset, stream.dtype, index)
-    stream.add(chunk.size, stream.dtype.type(offset), [float(m2)])
+    stream.add(chunk.size, stream.dtype.type(offset), [float(m2)], index)
 
 
 def _chunk_in_dtype(chunk, dtype: np.dtype, index: int) -> np.ndarray:
@@ -629,9 +776,13 @@ def streaming_moments(chunks, *, dtype=np.float64) -> MomentState:
     NonFiniteInputError
         If a value is NaN/inf or overflows on conversion to ``dtype`` (chunk and index
         named). Its subclass :class:`MomentOverflowError` if ``m2`` itself exceeds the
-        largest ``dtype`` value (e.g. deviations near ``1e300`` in float64).
+        largest ``dtype`` value (e.g. deviations near ``1e300`` in float64); the message
+        gives ``m2`` or names the chunk whose mean puts it beyond range.
+    CountOverflowError
+        If the chunks hold more values than the largest ``dtype`` value (float16: 65504).
     UnsupportedDtypeError
-        If ``dtype`` is not a real floating type, or a chunk holds complex or other values.
+        If ``dtype`` is not a real floating type or is wider than float64 (the parts are
+        added in float64), or a chunk holds complex or other values.
     TypeError
         If ``chunks`` is neither an array nor iterable.
 
@@ -650,6 +801,11 @@ def streaming_moments(chunks, *, dtype=np.float64) -> MomentState:
     0.6666666666666666
     """
     dtype = _floating_dtype(dtype)
+    if dtype.itemsize > 8:
+        raise UnsupportedDtypeError(
+            f"streaming_moments adds its parts in float64 (math.fsum), so it cannot accumulate "
+            f"in the wider {dtype}; use stable_online_moments for {dtype}, or float64"
+        )
     if isinstance(chunks, np.ndarray):
         chunks = (chunks,)
     elif not isinstance(chunks, Iterable):
@@ -660,6 +816,8 @@ def streaming_moments(chunks, *, dtype=np.float64) -> MomentState:
     for index, chunk in enumerate(chunks):
         values = _chunk_in_dtype(chunk, dtype, index)
         if values.size:
+            held = f"chunks 0 to {index} hold" if index else "chunk 0 holds"
+            _check_count_fits(stream.count + values.size, dtype, held)
             _chunk_parts(values, stream, index)
     if stream.count == 0:
         raise EmptyInputError(

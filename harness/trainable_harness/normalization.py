@@ -41,6 +41,8 @@ import numpy as np
 
 from trainable_harness.errors import (
     DegenerateNormalizationError,
+    MomentOverflowError,
+    ResultOverflowError,
     ShapeError,
     UnknownChoiceError,
     UnsupportedDtypeError,
@@ -147,14 +149,28 @@ class ScaledMoments(NamedTuple):
         """``D / sqrt(variance + eps)``: the standardized values, in ``x``'s dtype."""
         return self.deviations / np.sqrt(self.mean_square + self.scaled_eps)
 
-    def variance(self) -> np.ndarray:
+    def variance(self, name: str = "x") -> np.ndarray:
         """The population variance (or mean square) in original units, ``mean_square * 4**E``.
 
-        It overflows to ``inf`` (without a warning) only when the exact value lies beyond
-        the dtype's largest finite number, e.g. for deviations near ``1e300`` in float64.
+        Raises
+        ------
+        MomentOverflowError
+            If a variance's exact value lies beyond the dtype's largest finite number, e.g.
+            for deviations near ``1e300`` in float64; the message names ``name`` and the
+            statistic's index.
         """
         with np.errstate(over="ignore"):
-            return np.ldexp(self.mean_square, 2 * self.exponent)
+            variance = np.ldexp(self.mean_square, 2 * self.exponent)
+        finite = np.isfinite(variance)
+        if not finite.all():
+            index = tuple(int(i) for i in np.argwhere(~finite)[0])
+            raise MomentOverflowError(
+                f"the population variance of {name} over the reduction set of statistic "
+                f"{index} is about 2**{2 * int(self.exponent[index])} times "
+                f"{float(self.mean_square[index]):.4g}, beyond the largest {variance.dtype} "
+                f"({np.finfo(variance.dtype).max:.4g}); rescale {name}"
+            )
+        return variance
 
 
 def _binary_exponent(magnitude: np.ndarray) -> np.ndarray:
@@ -207,8 +223,12 @@ def scaled_moments(
     --------
     >>> X = np.array([[-1e300, 1e300]])
     >>> parts = scaled_moments(X, (1,), centered=True, eps=0.0, with_mean=True)
-    >>> parts.normalized(), parts.mean, parts.variance()
-    (array([[-1.,  1.]]), array([[0.]]), array([[inf]]))
+    >>> parts.normalized(), parts.mean
+    (array([[-1.,  1.]]), array([[0.]]))
+    >>> parts.variance()  # 1e600  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    trainable_harness.errors.MomentOverflowError: the population variance of x over the ...
     """
     keep = {"axis": axes, "keepdims": True}
     with np.errstate(under="ignore"):
@@ -373,9 +393,9 @@ def normalization_jacobian(x, centered: bool, eps: float = 0.0) -> np.ndarray:
 
     Computed in units of the scale of :func:`scaled_moments`: with ``y = r 2**E`` and
     ``s = sigma 2**E``, ``J = 2**-E (Q - r r^T / (d sigma^2)) / sigma``, where ``r`` and
-    ``sigma`` are of order one; only the final power of two can leave the range. Entries
-    whose exact value is beyond the dtype's largest finite value (``|J| ~ 1/s`` at a tiny
-    ``x``) are returned as +-inf, as IEEE rounding gives, without a warning.
+    ``sigma`` are of order one; only the final power of two can leave the range, and then
+    the exact entry is beyond the dtype's largest finite value (``|J| ~ 1/s`` at a tiny
+    ``x``): that is refused.
 
     Parameters
     ----------
@@ -399,6 +419,9 @@ def normalization_jacobian(x, centered: bool, eps: float = 0.0) -> np.ndarray:
         If ``centered`` is not a bool.
     DegenerateNormalizationError
         If ``eps == 0`` and ``x`` is constant (centered) or zero (RMS).
+    ResultOverflowError
+        If an entry's exact value is beyond the dtype's range (``x = (0, 2**-1070)``,
+        ``eps = 0``: ``1/s`` is about ``2**1070``); the message names the entry and eps.
     NonFiniteInputError, EmptyInputError, NegativeEpsilonError, UnsupportedDtypeError
         As for the maps.
 
@@ -436,4 +459,15 @@ def normalization_jacobian(x, centered: bool, eps: float = 0.0) -> np.ndarray:
     sigma = np.sqrt(parts.mean_square + parts.scaled_eps)[0]
     scaled = (projector - np.outer(r, r) / (d * sigma * sigma)) / sigma
     with np.errstate(over="ignore", under="ignore"):
-        return np.ldexp(scaled, -parts.exponent[0])
+        J = np.ldexp(scaled, -parts.exponent[0])
+    finite = np.isfinite(J)
+    if not finite.all():
+        i, j = (int(k) for k in np.argwhere(~finite)[0])
+        raise ResultOverflowError(
+            f"the Jacobian entry J[{i}, {j}] is beyond the largest {J.dtype} "
+            f"({np.finfo(J.dtype).max:.4g}): the entries scale like 1 / sqrt(statistic + eps), "
+            f"and here sqrt(statistic + eps) is about 2**{int(parts.exponent[0])} (x's "
+            f"{'deviations' if centered else 'values'} and eps = {eps!r} are that small); "
+            "rescale x or use a larger eps"
+        )
+    return J

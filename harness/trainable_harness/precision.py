@@ -32,7 +32,16 @@ from fractions import Fraction
 
 import numpy as np
 
-from trainable_harness.errors import UnknownFormatError
+from trainable_harness.errors import (
+    NonFiniteInputError,
+    PrecisionSettingError,
+    ShapeError,
+    UnknownFormatError,
+    UnsupportedDtypeError,
+    check_finite,
+    check_integer,
+    check_real,
+)
 from trainable_harness.moments import raw_and_centered_variance
 
 __all__ = [
@@ -59,12 +68,25 @@ def round_to_bfloat16(x) -> np.ndarray:
     Infinities and NaN pass through; bfloat16 has float32's exponent range, so only values
     within half a bfloat16 ulp of float32's largest finite value round to inf.
 
+    Parameters
+    ----------
+    x : array_like of float32 values
+        float16 and float32 arrays, and integers or float64 values that float32 holds
+        exactly (``1.0``, ``10001``), are accepted.
+
+    Raises
+    ------
+    UnsupportedDtypeError
+        If ``x`` is not real (bool, complex, text), or holds float64 values that float32
+        cannot hold exactly: rounding them to float32 first would round twice (the double
+        rounding can land on the other side of a tie).
+
     Examples
     --------
     >>> float(round_to_bfloat16(np.float32(10001.0)))    # spacing 64 near 10^4
     9984.0
     """
-    x = np.asarray(x, dtype=np.float32)
+    x = _float32_values(x, "x")
     bits = x.view(np.uint32).astype(np.uint64)
     # Add half an ulp of bfloat16 (0x7FFF) plus the lowest kept bit (ties to even), truncate.
     rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
@@ -72,10 +94,43 @@ def round_to_bfloat16(x) -> np.ndarray:
     return np.where(np.isnan(x), x, out)
 
 
+def _float32_values(values, name: str) -> np.ndarray:
+    """``values`` as float32, refusing non-real values and inexact conversions."""
+    array = np.asarray(values)
+    if array.dtype.kind not in "iuf":
+        raise UnsupportedDtypeError(
+            f"{name} has dtype {array.dtype}; real float32 values are expected"
+        )
+    with np.errstate(over="ignore", invalid="ignore"):
+        converted = array.astype(np.float32)
+    same = (converted == array) | (np.isnan(converted) & np.isnan(array))
+    if not same.all():
+        index = tuple(int(i) for i in np.argwhere(~same)[0])
+        raise UnsupportedDtypeError(
+            f"{name}{list(index) if index else ''} = {array[index]!r} ({array.dtype}) is not a "
+            "float32 value; bfloat16 rounding starts from float32, and converting to float32 "
+            "first would round twice. Convert explicitly with .astype(numpy.float32)"
+        )
+    return converted
+
+
 def bfloat16_raw_and_centered_variance(values) -> tuple[float, float]:
     """:func:`~trainable_harness.moments.raw_and_centered_variance` in emulated BF16.
 
-    Same formulas, sums taken left to right, every intermediate rounded to bfloat16.
+    Same formulas, sums taken left to right, every intermediate rounded to bfloat16. As
+    for the numpy formats, an intermediate beyond bfloat16's range gives inf (or NaN),
+    returned as is: that failure of a formula is what the witness records.
+
+    Parameters
+    ----------
+    values : array_like, shape (n,)
+        n >= 1 finite real values; rounded to float32 and then to bfloat16.
+
+    Raises
+    ------
+    ShapeError, NonFiniteInputError, UnsupportedDtypeError
+        Values that are not a non-empty 1-D array of finite real numbers, or that overflow
+        when rounded to bfloat16.
 
     Examples
     --------
@@ -83,7 +138,21 @@ def bfloat16_raw_and_centered_variance(values) -> tuple[float, float]:
     (2.5, 2.5)
     """
     b = round_to_bfloat16
-    x = b(np.asarray(values, dtype=np.float64).astype(np.float32))
+    array = np.asarray(values)
+    if array.dtype.kind not in "iuf":
+        raise UnsupportedDtypeError(
+            f"values have dtype {array.dtype}; real floating or integer values are expected"
+        )
+    if array.ndim != 1 or array.size == 0:
+        raise ShapeError(f"values must have shape (n,) with n >= 1, got {array.shape}")
+    check_finite(array, "values")
+    with np.errstate(over="ignore"):
+        x = b(np.asarray(values, dtype=np.float64).astype(np.float32))
+    if not np.isfinite(x).all():
+        raise NonFiniteInputError(
+            "values overflow when rounded to bfloat16 (beyond about 3.39e38); no bfloat16 "
+            "witness can store them"
+        )
     n = np.float32(x.shape[0])
 
     def mean(v):
@@ -111,21 +180,28 @@ def cancellation_row(fmt: str, offset: float) -> dict:
     """Stored-value variance (exact) and both formulas' results for one format and offset.
 
     ``stored_variance`` is the population variance of the values *as stored*, computed
-    exactly with fractions; inf if a value overflowed the format.
+    exactly with fractions; inf if a value overflowed the format (the row then records
+    that the values collapse, with ``raw`` and ``centered`` NaN). The two formulas run in
+    the format as written (:func:`~trainable_harness.moments.raw_and_centered_variance`),
+    so an intermediate beyond the format's range gives inf or NaN: that is the failure
+    the row records.
 
     Raises
     ------
     UnknownFormatError
         If ``fmt`` is not one of ``FORMATS``.
+    PrecisionSettingError
+        If ``offset`` is not a finite real number.
 
     Examples
     --------
     >>> cancellation_row("fp32", 1e4)
     {'stored_variance': 2.5, 'raw': 0.0, 'centered': 2.5}
     """
-    if fmt not in FORMATS:
+    if not isinstance(fmt, str) or fmt not in FORMATS:
         raise UnknownFormatError(f"fmt must be one of {FORMATS}, got {fmt!r}")
-    stored = _stored(float(offset), fmt)
+    offset = check_real(offset, "offset", error=PrecisionSettingError)
+    stored = _stored(offset, fmt)
     if not np.all(np.isfinite(stored)):
         return {"stored_variance": float("inf"), "raw": float("nan"), "centered": float("nan")}
     exact = [Fraction(float(v)) for v in stored]
@@ -147,11 +223,26 @@ def cancellation_table(log10_offsets, formats=FORMATS) -> dict:
     >>> table = cancellation_table([0, 4], formats=("fp32",))
     >>> table["fp32"][4]["raw"], table["fp32"][4]["centered"]
     (0.0, 2.5)
+
+    Raises
+    ------
+    PrecisionSettingError
+        An exponent that is not a whole number with ``10**k`` a finite, nonzero float64
+        (``-323 <= k <= 308``); 2.5 used to be truncated to 2.
+    UnknownFormatError
+        A format outside ``FORMATS``.
     """
-    return {
-        fmt: {int(k): cancellation_row(fmt, 10.0 ** int(k)) for k in log10_offsets}
-        for fmt in formats
-    }
+    exponents = [
+        check_integer(k, "log10_offsets entry", minimum=-323, error=PrecisionSettingError)
+        for k in log10_offsets
+    ]
+    for k in exponents:
+        if k > 308:
+            raise PrecisionSettingError(
+                f"log10_offsets entry {k} is too large: 10**{k} is beyond float64's range "
+                "(largest exponent 308)"
+            )
+    return {fmt: {k: cancellation_row(fmt, 10.0**k) for k in exponents} for fmt in formats}
 
 
 def _failed(value: float) -> bool:
@@ -169,7 +260,23 @@ def first_failures(table: dict) -> dict:
     --------
     >>> first_failures(cancellation_table(range(0, 6), formats=("fp32",)))["fp32"]
     {'values_collapse': None, 'raw_fails': 4, 'centered_fails': None}
+
+    Raises
+    ------
+    PrecisionSettingError
+        If ``table`` is not a :func:`cancellation_table` (a mapping of formats to rows
+        with ``stored_variance``, ``raw`` and ``centered``).
     """
+    fields = {"stored_variance", "raw", "centered"}
+    if not isinstance(table, dict) or not all(
+        isinstance(rows, dict)
+        and all(isinstance(r, dict) and fields <= set(r) for r in rows.values())
+        for rows in table.values()
+    ):
+        raise PrecisionSettingError(
+            "table must be what cancellation_table returns: {fmt: {k: row}} with rows "
+            f"holding {sorted(fields)}"
+        )
     out = {}
     for fmt, rows in table.items():
         found = {"values_collapse": None, "raw_fails": None, "centered_fails": None}

@@ -28,7 +28,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from trainable_harness.errors import DriftSettingError
+from trainable_harness.errors import (
+    DriftSettingError,
+    ResultOverflowError,
+    check_integer,
+    check_real,
+    check_seed,
+)
 from trainable_harness.layers import BatchNormState, update_running_statistics
 
 __all__ = ["DRIFT", "MOMENTA", "drifting_running_means", "lag_and_noise"]
@@ -58,8 +64,8 @@ def drifting_running_means(seed: int, momenta=MOMENTA, **settings) -> dict:
     Raises
     ------
     DriftSettingError
-        An unknown setting, fewer than 2 batches or values per batch, or a momentum
-        outside (0, 1].
+        An unknown setting, fewer than 2 batches or values per batch, a non-finite mean or
+        std, a negative std, or a momentum outside (0, 1].
 
     Examples
     --------
@@ -67,20 +73,22 @@ def drifting_running_means(seed: int, momenta=MOMENTA, **settings) -> dict:
     >>> bool(errors["final_error"][0] > errors["final_error"][1])   # 1% still remembers 0
     True
     """
-    unknown = set(settings) - set(DRIFT)
-    if unknown:
-        raise DriftSettingError(f"unknown settings {sorted(unknown)}; known: {sorted(DRIFT)}")
-    s = {**DRIFT, **settings}
-    for name in ("batches", "batch_size"):
-        if isinstance(s[name], bool) or int(s[name]) != s[name] or s[name] < 2:
-            raise DriftSettingError(f"{name} must be an integer >= 2, got {s[name]!r}")
-    momenta = np.asarray(momenta, dtype=np.float64)
-    if momenta.ndim != 1 or not np.all((momenta > 0) & (momenta <= 1)):
+    s = _settings(settings)
+    array = np.asarray(momenta)
+    if array.dtype.kind not in "iuf" or array.ndim != 1 or array.size == 0:
+        raise DriftSettingError(
+            f"momenta must be a non-empty 1-D sequence of numbers in (0, 1], got {momenta!r}"
+        )
+    momenta = array.astype(np.float64, copy=False)
+    if not np.all((momenta > 0) & (momenta <= 1)):
         raise DriftSettingError(f"momenta must lie in (0, 1], got {momenta}")
-    rng = np.random.default_rng(seed)
-    means = np.linspace(s["start_mean"], s["end_mean"], int(s["batches"]))
+    rng = np.random.default_rng(check_seed(seed))
+    with np.errstate(over="ignore", invalid="ignore"):  # results checked at the end
+        means = np.linspace(s["start_mean"], s["end_mean"], int(s["batches"]))
     batches = [rng.normal(mu, s["std"], size=(int(s["batch_size"]), 1)) for mu in means]
-    merged = float(np.mean(np.concatenate(batches)))
+    _check_finite_results([means, *batches], s)
+    with np.errstate(over="ignore"):  # checked with the results
+        merged = float(np.mean(np.concatenate(batches)))
     final, to_merged = [], []
     for momentum in momenta:
         state = BatchNormState.initial(1, momentum=float(momentum))
@@ -88,11 +96,49 @@ def drifting_running_means(seed: int, momenta=MOMENTA, **settings) -> dict:
             state = update_running_statistics(state, batch)
         final.append(abs(float(state.running_mean[0]) - s["end_mean"]))
         to_merged.append(abs(float(state.running_mean[0]) - merged))
-    return {"final_error": np.array(final), "merged_error": np.array(to_merged)}
+    result = {"final_error": np.array(final), "merged_error": np.array(to_merged)}
+    _check_finite_results(result.values(), s)
+    return result
+
+
+def _check_finite_results(values, settings: dict) -> None:
+    if not all(np.isfinite(value).all() for value in values):
+        raise ResultOverflowError(
+            "the drift experiment's batches or results are beyond float64's range for the "
+            f"settings {settings}; use smaller means and std (or a larger momentum)"
+        )
+
+
+def _settings(settings: dict) -> dict:
+    """``DRIFT`` overridden by ``settings``, each checked by name."""
+    unknown = set(settings) - set(DRIFT)
+    if unknown:
+        raise DriftSettingError(f"unknown settings {sorted(unknown)}; known: {sorted(DRIFT)}")
+    s = {**DRIFT, **settings}
+    for name in ("batches", "batch_size"):
+        check_integer(s[name], name, minimum=2, error=DriftSettingError)
+    for name in ("start_mean", "end_mean", "std"):
+        check_real(s[name], name, error=DriftSettingError)
+    if s["std"] < 0:
+        raise DriftSettingError(f"std must be >= 0 (a standard deviation), got {s['std']!r}")
+    return s
 
 
 def lag_and_noise(momentum: float, **settings) -> tuple[float, float]:
     """Steady-state lag ``s (1 - m) / m`` and noise ``std sqrt(m / (2 - m)) / sqrt(B)``.
+
+    Parameters
+    ----------
+    momentum : float in (0, 1]
+    **settings
+        Overrides of ``DRIFT``, as for :func:`drifting_running_means`.
+
+    Raises
+    ------
+    DriftSettingError
+        An unknown setting (a misspelled name used to be ignored), a momentum outside
+        (0, 1], fewer than 2 batches or values per batch, a non-finite mean or std, or a
+        negative std.
 
     Examples
     --------
@@ -100,10 +146,12 @@ def lag_and_noise(momentum: float, **settings) -> tuple[float, float]:
     >>> round(lag, 3), round(noise, 3)
     (0.182, 0.081)
     """
-    s = {**DRIFT, **settings}
-    if not 0 < momentum <= 1:
+    s = _settings(settings)
+    if not 0 < check_real(momentum, "momentum", error=DriftSettingError) <= 1:
         raise DriftSettingError(f"momentum must lie in (0, 1], got {momentum}")
     slope = (s["end_mean"] - s["start_mean"]) / (s["batches"] - 1)
-    lag = slope * (1 - momentum) / momentum
-    noise = s["std"] / np.sqrt(s["batch_size"]) * np.sqrt(momentum / (2 - momentum))
+    with np.errstate(over="ignore", invalid="ignore"):
+        lag = slope * (1 - momentum) / momentum
+        noise = s["std"] / np.sqrt(s["batch_size"]) * np.sqrt(momentum / (2 - momentum))
+    _check_finite_results((lag, noise), {**s, "momentum": momentum})
     return float(lag), float(noise)

@@ -42,9 +42,18 @@ from __future__ import annotations
 import numpy as np
 
 from claimbook.calls import cached_with_calls
-from trainable_harness.errors import ShapeError, SmallBatchError
+from trainable_harness.errors import (
+    DegenerateNormalizationError,
+    ResultOverflowError,
+    ShapeError,
+    SmallBatchError,
+    UnsupportedDtypeError,
+    check_finite,
+    check_integer,
+)
 from trainable_harness.layers import group_norm
 from trainable_harness.moments import MomentState, merge_moments
+from trainable_harness.normalization import validated_eps
 
 __all__ = [
     "BATCH_SIZES",
@@ -70,6 +79,7 @@ __all__ = [
     "train_mode",
 ]
 
+_LARGEST = float(np.finfo(np.float64).max)
 CHANNELS = 8
 SIDE = 4  # H = W
 SHARED_VARIANCE = 1.0  # tau^2, shared by the positions of a sample
@@ -96,27 +106,60 @@ def draw_activations(rng: np.random.Generator, repeats: int, batch: int) -> np.n
     >>> draw_activations(np.random.default_rng(0), repeats=2, batch=3).shape
     (2, 3, 8, 4, 4)
     """
-    for name, value in (("repeats", repeats), ("batch", batch)):
-        if isinstance(value, bool) or int(value) != value or value < 1:
-            raise SmallBatchError(f"{name} must be a positive integer, got {value!r}")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    repeats = _positive_integer(repeats, "repeats")
+    batch = _positive_integer(batch, "batch")
     shape = (int(repeats), int(batch), CHANNELS)
     shared = rng.normal(scale=np.sqrt(SHARED_VARIANCE), size=shape)[..., None, None]
     independent = rng.normal(scale=np.sqrt(INDEPENDENT_VARIANCE), size=(*shape, SIDE, SIDE))
     return CHANNEL_MEANS[:, None, None] + shared + independent
 
 
+def _positive_integer(value, name: str) -> int:
+    return check_integer(value, f"{name} (a positive integer)", minimum=1, error=SmallBatchError)
+
+
 def _batch_moments(X: np.ndarray):
-    # Per-channel statistics over (B, H, W) of each repeat: axes 1, 3, 4.
-    mean = X.mean(axis=(1, 3, 4), keepdims=True)
-    centered = X - mean
-    return mean, np.mean(centered * centered, axis=(1, 3, 4), keepdims=True)
+    # Per-channel statistics over (B, H, W) of each repeat: axes 1, 3, 4. Two passes as
+    # written, without scaling: statistics that leave float64's range are refused.
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean = X.mean(axis=(1, 3, 4), keepdims=True)
+        centered = X - mean
+        variance = np.mean(centered * centered, axis=(1, 3, 4), keepdims=True)
+    if not (np.isfinite(mean).all() and np.isfinite(variance).all()):
+        raise ResultOverflowError(
+            "a batch statistic of X overflows float64 (its values or their squares beyond "
+            "about 1e154): the small-batch experiment computes as written; rescale X"
+        )
+    return mean, variance
 
 
 def _check_5d(X) -> np.ndarray:
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 5 or X.shape[2] != CHANNELS:
-        raise ShapeError(f"X must have shape (repeats, B, {CHANNELS}, H, W), got {X.shape}")
+    array = np.asarray(X)
+    if array.dtype.kind not in "iuf":
+        raise UnsupportedDtypeError(
+            f"X has dtype {array.dtype}; real floating or integer values are expected"
+        )
+    X = array.astype(np.float64, copy=False)
+    if X.ndim != 5 or X.shape[2] != CHANNELS or X.size == 0:
+        raise ShapeError(
+            f"X must have shape (repeats, B, {CHANNELS}, H, W) with no empty axis, got {X.shape}"
+        )
+    check_finite(X, "X")
     return X
+
+
+def _finite_output(Y: np.ndarray, eps: float, variance: np.ndarray, what: str) -> np.ndarray:
+    """Refuse a normalized output that is not finite: a zero variance at eps = 0, or range."""
+    if np.isfinite(Y).all():
+        return Y
+    if eps == 0.0 and (variance == 0).any():
+        raise DegenerateNormalizationError(
+            f"{what} with eps = 0: a reduction set of X has variance 0 (constant values, or "
+            "squares below float64's range), so x_hat is undefined; pass eps > 0"
+        )
+    raise ResultOverflowError(f"{what}: an output is beyond float64's range; rescale X")
 
 
 def _per_channel(values) -> np.ndarray:
@@ -162,7 +205,7 @@ def expected_batch_variance(batch: int) -> float:
     >>> round(mean_error_theory(8) ** 2, 12)
     0.1484375
     """
-    if isinstance(batch, bool) or not isinstance(batch, int | np.integer) or batch < 1:
+    if isinstance(batch, bool | np.bool_) or not isinstance(batch, int | np.integer) or batch < 1:
         raise SmallBatchError(f"batch must be a positive integer, got {batch!r}")
     values = batch * SIDE**2
     return SHARED_VARIANCE * (1 - 1 / batch) + INDEPENDENT_VARIANCE * (1 - 1 / values)
@@ -180,9 +223,12 @@ def train_mode(X, eps: float = EPS) -> np.ndarray:
     >>> bool(np.allclose(Y.mean(axis=(1, 3, 4)), 0.0, atol=1e-12))
     True
     """
+    eps = validated_eps(eps)
     X = _check_5d(X)
     mean, variance = _batch_moments(X)
-    return (X - mean) / np.sqrt(variance + eps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        Y = (X - mean) / np.sqrt(variance + eps)
+    return _finite_output(Y, eps, variance, "train_mode")
 
 
 def population_eval(X, eps: float = EPS) -> np.ndarray:
@@ -194,9 +240,12 @@ def population_eval(X, eps: float = EPS) -> np.ndarray:
     >>> round(float(population_eval(X).std()), 1)  # unit variance on average
     1.0
     """
+    eps = validated_eps(eps)
     X = _check_5d(X)
     mean, variance = _population()
-    return (X - _per_channel(mean)) / np.sqrt(_per_channel(variance) + eps)
+    with np.errstate(over="ignore"):
+        Y = (X - _per_channel(mean)) / np.sqrt(_per_channel(variance) + eps)
+    return _finite_output(Y, eps, variance, "population_eval")
 
 
 def statistic_errors(X) -> dict:
@@ -228,8 +277,34 @@ def train_eval_gap(train_output, X, eps: float = EPS) -> float:
     >>> X = draw_activations(np.random.default_rng(0), repeats=4, batch=2)
     >>> train_eval_gap(population_eval(X), X)
     0.0
+
+    Raises
+    ------
+    ShapeError
+        If ``train_output`` does not have ``X``'s shape (it used to broadcast).
+    ResultOverflowError
+        If the squared differences overflow (outputs beyond about ``1e154``).
     """
-    return float(np.sqrt(np.mean((train_output - population_eval(X, eps)) ** 2)))
+    reference = population_eval(X, eps)
+    train_output = np.asarray(train_output)
+    if train_output.dtype.kind not in "iuf":
+        raise UnsupportedDtypeError(
+            f"train_output has dtype {train_output.dtype}; real values are expected"
+        )
+    if train_output.shape != reference.shape:
+        raise ShapeError(
+            f"train_output has shape {train_output.shape}; it must have X's shape "
+            f"{reference.shape}"
+        )
+    check_finite(train_output, "train_output")
+    with np.errstate(over="ignore"):
+        gap = float(np.sqrt(np.mean((train_output - reference) ** 2)))
+    if not np.isfinite(gap):
+        raise ResultOverflowError(
+            "train_eval_gap: the squared differences of train_output and the evaluation "
+            "output overflow float64; rescale train_output"
+        )
+    return gap
 
 
 def batch_renorm_train(X, r_max: float, d_max: float, eps: float = EPS) -> np.ndarray:
@@ -253,18 +328,28 @@ def batch_renorm_train(X, r_max: float, d_max: float, eps: float = EPS) -> np.nd
     >>> bool(np.max(np.abs(free - population_eval(X))) < 1e-12)
     True
     """
-    if not r_max >= 1:
-        raise SmallBatchError(f"r_max must be >= 1, got {r_max}")
-    if not d_max >= 0:
-        raise SmallBatchError(f"d_max must be >= 0, got {d_max}")
+    for name, value, lowest in (("r_max", r_max, 1), ("d_max", d_max, 0)):
+        if (
+            isinstance(value, bool | np.bool_)
+            or not isinstance(value, int | float | np.integer | np.floating)
+            or not value >= lowest  # also NaN
+        ):
+            raise SmallBatchError(
+                f"{name} must be a number >= {lowest} (inf allowed), got {value!r}"
+            )
+    # A Python int beyond float64 (10**400) is a limit beyond every ratio: inf.
+    r_max, d_max = (value if value <= _LARGEST else np.inf for value in (r_max, d_max))
+    eps = validated_eps(eps)
     X = _check_5d(X)
     mean, variance = _batch_moments(X)
     population_mean, population_variance = _population()
     batch_std = np.sqrt(variance + eps)
     population_std = np.sqrt(_per_channel(population_variance) + eps)
-    r = np.clip(batch_std / population_std, 1.0 / r_max, r_max)
-    d = np.clip((mean - _per_channel(population_mean)) / population_std, -d_max, d_max)
-    return r * (X - mean) / batch_std + d
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.clip(batch_std / population_std, 1.0 / r_max, r_max)
+        d = np.clip((mean - _per_channel(population_mean)) / population_std, -d_max, d_max)
+        Y = r * (X - mean) / batch_std + d
+    return _finite_output(Y, eps, variance, "batch_renorm_train")
 
 
 def ghost_batch_norm_train(X, ghost_size: int, eps: float = EPS) -> np.ndarray:
@@ -283,7 +368,8 @@ def ghost_batch_norm_train(X, ghost_size: int, eps: float = EPS) -> np.ndarray:
     """
     X = _check_5d(X)
     repeats, batch = X.shape[:2]
-    if int(ghost_size) != ghost_size or ghost_size < 1 or batch % ghost_size:
+    ghost_size = _positive_integer(ghost_size, "ghost_size")
+    if batch % ghost_size:
         raise SmallBatchError(f"ghost_size must divide the batch size {batch}, got {ghost_size}")
     ghosts = X.reshape(repeats * (batch // ghost_size), int(ghost_size), *X.shape[2:])
     return train_mode(ghosts, eps).reshape(X.shape)
@@ -302,6 +388,16 @@ def synchronized_statistics(device_batches) -> tuple[np.ndarray, np.ndarray]:
     -------
     (mean, population_variance), each of shape ``(C,)``
 
+    Raises
+    ------
+    ShapeError
+        No devices, a batch that is not 4-D or has no values, or devices with different
+        channel counts (the message names the device).
+    NonFiniteInputError, UnsupportedDtypeError
+        NaN/inf or non-real values (the device is named).
+    ResultOverflowError, MomentOverflowError
+        Statistics beyond float64's range.
+
     Examples
     --------
     >>> X = draw_activations(np.random.default_rng(4), repeats=1, batch=8)[0]
@@ -309,14 +405,42 @@ def synchronized_statistics(device_batches) -> tuple[np.ndarray, np.ndarray]:
     >>> bool(np.allclose(variance, X.var(axis=(0, 2, 3)), rtol=1e-14, atol=0))
     True
     """
+    if isinstance(device_batches, np.ndarray) and device_batches.ndim == 4:
+        raise ShapeError(
+            f"device_batches is one array of shape {device_batches.shape}; pass a list of "
+            "(B, C, H, W) arrays, one per device (e.g. numpy.split(X, devices))"
+        )
     merged = None
-    for batch in device_batches:
-        batch = np.asarray(batch, dtype=np.float64)
+    for device, batch in enumerate(device_batches):
+        array = np.asarray(batch)
+        if array.dtype.kind not in "iuf":
+            raise UnsupportedDtypeError(
+                f"device batch {device} has dtype {array.dtype}; real values are expected"
+            )
+        batch = array.astype(np.float64, copy=False)
         if batch.ndim != 4:
             raise ShapeError(f"each device batch must be (B, C, H, W), got {batch.shape}")
+        if batch.size == 0:
+            raise ShapeError(
+                f"device batch {device} has shape {batch.shape}, with no values; every device "
+                "needs at least one sample with at least one position"
+            )
+        check_finite(batch, f"device batch {device}")
+        if merged is not None and batch.shape[1] != len(merged):
+            raise ShapeError(
+                f"device batch {device} has {batch.shape[1]} channels (shape {batch.shape}) "
+                f"but the devices before it have {len(merged)}; every device must hold the "
+                "same channels"
+            )
         count = batch.shape[0] * batch.shape[2] * batch.shape[3]
-        means = batch.mean(axis=(0, 2, 3))
-        m2 = ((batch - means[None, :, None, None]) ** 2).sum(axis=(0, 2, 3))
+        with np.errstate(over="ignore", invalid="ignore"):
+            means = batch.mean(axis=(0, 2, 3))
+            m2 = ((batch - means[None, :, None, None]) ** 2).sum(axis=(0, 2, 3))
+        if not (np.isfinite(means).all() and np.isfinite(m2).all()):
+            raise ResultOverflowError(
+                f"device batch {device}: a channel's sum of squared deviations overflows "
+                "float64 (values beyond about 1e154); rescale the batches"
+            )
         states = [MomentState(count, means[c], m2[c]) for c in range(batch.shape[1])]
         merged = states if merged is None else list(map(merge_moments, merged, states))
     if merged is None:
@@ -369,12 +493,20 @@ def group_norm_train(X, num_groups: int = GROUPS, eps: float = EPS) -> np.ndarra
     True
     """
     num_groups = _check_groups(num_groups)
+    eps = validated_eps(eps)
     X = _check_5d(X)
     grouped = _grouped(X, num_groups)
     axes = (3, 4, 5)
-    centered = grouped - grouped.mean(axis=axes, keepdims=True)
-    variance = np.mean(centered * centered, axis=axes, keepdims=True)
-    return (centered / np.sqrt(variance + eps)).reshape(X.shape)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        centered = grouped - grouped.mean(axis=axes, keepdims=True)
+        variance = np.mean(centered * centered, axis=axes, keepdims=True)
+        Y = (centered / np.sqrt(variance + eps)).reshape(X.shape)
+    if not np.isfinite(variance).all():
+        raise ResultOverflowError(
+            "group_norm_train: a group's variance overflows float64 (values beyond about "
+            "1e154); rescale X, or use trainable_harness.layers.group_norm, which scales"
+        )
+    return _finite_output(Y, eps, variance, "group_norm_train")
 
 
 def group_population_eval(X, num_groups: int = GROUPS, eps: float = EPS) -> np.ndarray:
@@ -399,6 +531,7 @@ def group_population_eval(X, num_groups: int = GROUPS, eps: float = EPS) -> np.n
     1.0
     """
     num_groups = _check_groups(num_groups)
+    eps = validated_eps(eps)
     X = _check_5d(X)
     channel_means = CHANNEL_MEANS.reshape(num_groups, -1)
     mean = channel_means.mean(axis=1)
@@ -475,6 +608,7 @@ def mean_error_theory(batch: int) -> float:
     >>> round(mean_error_theory(1), 4)
     1.0897
     """
+    _positive_integer(batch, "batch")
     return float(np.sqrt((SHARED_VARIANCE + INDEPENDENT_VARIANCE / SIDE**2) / batch))
 
 
@@ -503,7 +637,9 @@ def small_batch_sweep(seed: int, samples_per_size: int = SAMPLES_PER_SIZE) -> di
     The result is a pure function of the arguments and is cached (a fresh dict of
     read-only arrays each call), so a figure and a claim on the same seeds compute once.
     """
-    return dict(_cached_sweep(int(seed), int(samples_per_size)))
+    seed = check_integer(seed, "seed", minimum=0, error=SmallBatchError)
+    samples_per_size = _positive_integer(samples_per_size, "samples_per_size")
+    return dict(_cached_sweep(seed, samples_per_size))
 
 
 @cached_with_calls(maxsize=256)

@@ -24,8 +24,14 @@ from collections import Counter
 
 import numpy as np
 
-from trainable_harness.errors import ShapeError
-from trainable_harness.normalization import centered_normalize, rms_normalize
+from trainable_harness.errors import (
+    ResultOverflowError,
+    ShapeError,
+    UnsupportedDtypeError,
+    check_finite,
+    check_integer,
+)
+from trainable_harness.normalization import centered_normalize, rms_normalize, validated_eps
 
 __all__ = [
     "OpCounter",
@@ -77,6 +83,37 @@ class OpCounter:
         return np.sum(v)
 
 
+def _token(x, name: str) -> np.ndarray:
+    array = np.asarray(x)
+    if array.dtype.kind not in "iuf":
+        raise UnsupportedDtypeError(f"{name} has dtype {array.dtype}; real values are expected")
+    if array.ndim != 1 or array.size == 0:
+        raise ShapeError(f"{name} must be one token, shape (d,) with d >= 1, got {array.shape}")
+    check_finite(array, name)
+    return array
+
+
+def _check_token_args(x, parameters: dict, eps, ops) -> tuple[np.ndarray, float]:
+    """Check one token ``x``, per-feature ``parameters`` of its shape, ``eps`` and ``ops``."""
+    x = _token(x, "x")
+    for name, value in parameters.items():
+        if _token(value, name).shape != x.shape:
+            raise ShapeError(f"{name} has shape {np.shape(value)}; it must match x {x.shape}")
+    if not isinstance(ops, OpCounter):
+        raise TypeError(f"ops must be an OpCounter, got {type(ops).__name__}")
+    return x, validated_eps(eps)
+
+
+def _check_statistic(statistic, output, what: str) -> None:
+    """Refuse a statistic or an output that left float64's range (the code is unscaled)."""
+    if not np.isfinite(statistic) or not np.isfinite(output).all():
+        raise ResultOverflowError(
+            f"the counted {what} computes as written, without scaling, and its statistic or "
+            "output left float64's range (entries beyond about 1e154, or squares below the "
+            "normal range with eps = 0); rescale x, or use the harness's maps, which scale"
+        )
+
+
 def counted_layer_norm(x, gamma, beta, eps: float, ops: OpCounter) -> np.ndarray:
     """LayerNorm of one token, two passes: ``gamma (x - mean) / sqrt(var + eps) + beta``.
 
@@ -87,13 +124,26 @@ def counted_layer_norm(x, gamma, beta, eps: float, ops: OpCounter) -> np.ndarray
     array([-1.,  1.])
     >>> sum(ops.counts.values())        # 7 d + 3 with d = 2
     17
+
+    Raises
+    ------
+    ShapeError, UnsupportedDtypeError, NonFiniteInputError, NegativeEpsilonError
+        ``x`` not one finite real token, ``gamma``/``beta`` not of its shape, a bad eps.
+    ResultOverflowError
+        The unscaled statistics or output left float64's range.
+    TypeError
+        ``ops`` is not an :class:`OpCounter`.
     """
-    d = x.shape[0]
-    mean = ops.mul(ops.total(x), 1.0 / d)  # 1/d is a compile-time constant
-    centered = ops.sub(x, mean)
-    variance = ops.mul(ops.total(ops.mul(centered, centered)), 1.0 / d)
-    inv_std = ops.reciprocal(ops.sqrt(ops.add(variance, eps)))
-    return ops.add(ops.mul(ops.mul(centered, inv_std), gamma), beta)
+    x, eps = _check_token_args(x, {"gamma": gamma, "beta": beta}, eps, ops)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        d = x.shape[0]
+        mean = ops.mul(ops.total(x), 1.0 / d)  # 1/d is a compile-time constant
+        centered = ops.sub(x, mean)
+        variance = ops.mul(ops.total(ops.mul(centered, centered)), 1.0 / d)
+        inv_std = ops.reciprocal(ops.sqrt(ops.add(variance, eps)))
+        out = ops.add(ops.mul(ops.mul(centered, inv_std), gamma), beta)
+    _check_statistic(variance, out, "LayerNorm")
+    return out
 
 
 def counted_rms_norm(x, gamma, eps: float, ops: OpCounter) -> np.ndarray:
@@ -106,17 +156,23 @@ def counted_rms_norm(x, gamma, eps: float, ops: OpCounter) -> np.ndarray:
     array([0.8485, 1.1314])
     >>> sum(ops.counts.values())        # 4 d + 3 with d = 2
     11
+
+    Raises
+    ------
+    As :func:`counted_layer_norm`.
     """
-    d = x.shape[0]
-    mean_square = ops.mul(ops.total(ops.mul(x, x)), 1.0 / d)
-    inv_rms = ops.reciprocal(ops.sqrt(ops.add(mean_square, eps)))
-    return ops.mul(ops.mul(x, inv_rms), gamma)
+    x, eps = _check_token_args(x, {"gamma": gamma}, eps, ops)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        d = x.shape[0]
+        mean_square = ops.mul(ops.total(ops.mul(x, x)), 1.0 / d)
+        inv_rms = ops.reciprocal(ops.sqrt(ops.add(mean_square, eps)))
+        out = ops.mul(ops.mul(x, inv_rms), gamma)
+    _check_statistic(mean_square, out, "RMSNorm")
+    return out
 
 
-def _check_width(d: int) -> int:
-    if isinstance(d, bool) or int(d) != d or d < 2:
-        raise ShapeError(f"d must be an integer >= 2, got {d!r}")
-    return int(d)
+def _check_width(d: int, name: str = "d") -> int:
+    return check_integer(d, name, minimum=2, error=ShapeError)
 
 
 def _summary(ops: OpCounter, reads: int, writes: int, reductions: int) -> dict:
@@ -147,6 +203,7 @@ def layer_norm_counts(d: int, eps: float = 1e-5) -> dict:
     (115, 2)
     """
     d = _check_width(d)
+    eps = validated_eps(eps)
     rng = np.random.default_rng(d)
     x, gamma, beta = rng.normal(size=(3, d))
     ops = OpCounter()
@@ -166,6 +223,7 @@ def rms_norm_counts(d: int, eps: float = 1e-5) -> dict:
     (67, 1)
     """
     d = _check_width(d)
+    eps = validated_eps(eps)
     rng = np.random.default_rng(d)
     x, gamma = rng.normal(size=(2, d))
     ops = OpCounter()
@@ -189,9 +247,8 @@ def block_flops_per_token(d: int, hidden: int, context: int) -> dict:
     >>> block_flops_per_token(4, 8, 2)["total"]
     352
     """
-    d, hidden, context = _check_width(d), _check_width(hidden), int(context)
-    if context < 1:
-        raise ShapeError(f"context must be >= 1, got {context}")
+    d, hidden = _check_width(d), _check_width(hidden, "hidden")
+    context = check_integer(context, "context", minimum=1, error=ShapeError)
     parts = {
         "attention_projections": 8 * d * d,
         "attention_scores": 4 * d * context,

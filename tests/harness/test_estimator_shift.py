@@ -3,7 +3,12 @@
 import numpy as np
 import pytest
 
-from trainable_harness.errors import TrainableError
+from trainable_harness.errors import (
+    EstimatorSettingError,
+    ResultOverflowError,
+    SeedError,
+    TrainableError,
+)
 from trainable_harness.estimator_shift import (
     discrepancy,
     mean_square_discrepancy,
@@ -41,3 +46,31 @@ def test_discrepancy_against_a_naive_loop():
 def test_bad_counts_raise(count, size):
     with pytest.raises(TrainableError):
         discrepancy(np.random.default_rng(0), count, size, 0.0)
+
+
+def test_a_shift_whose_squares_overflow_is_measured_not_returned_as_inf():
+    # The discrepancy is about shift / std = 5e299; its square overflowed to inf.
+    value = discrepancy(np.random.default_rng(0), 4, 8, 1e300)
+    assert np.isfinite(value) and value == pytest.approx(0.5e300, rel=0.3)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: discrepancy(np.random.default_rng(0), 4, 8, float("nan")), "shift must be"),
+        (lambda: discrepancy(np.random.default_rng(0), float("nan"), 8, 0.0), "batch_count"),
+        (lambda: mean_square_discrepancy(0, 4, "8", 0.0), "batch_size must be an integer"),
+        (lambda: shift_part(float("inf")), "shift must be a finite real number"),
+    ],
+)
+def test_bad_settings_are_named(call, message):
+    with pytest.raises(EstimatorSettingError, match=message):
+        call()
+
+
+def test_a_mean_square_beyond_range_and_a_negative_seed_are_named():
+    # (5e299)**2 raised Python's OverflowError.
+    with pytest.raises(ResultOverflowError, match=r"squared discrepancy.*shift = 1e\+300"):
+        mean_square_discrepancy(0, 2, 4, 1e300, repeats=2)
+    with pytest.raises(SeedError, match="got -1"):
+        mean_square_discrepancy(-1, 2, 4, 0.0)

@@ -5,7 +5,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trainable_harness.errors import DegenerateNormalizationError, ShapeError, TrainableError
+from trainable_harness.errors import (
+    DegenerateNormalizationError,
+    EmptyInputError,
+    LearningRateError,
+    NonFiniteInputError,
+    ResultOverflowError,
+    SeedError,
+    ShapeError,
+    TrainableError,
+    UnsupportedDtypeError,
+)
 from trainable_harness.geometry import (
     LogisticProblem,
     angular_steps,
@@ -136,3 +146,95 @@ def test_bad_shapes_and_degenerate_weight():
     with pytest.raises(ShapeError):
         angular_steps(np.ones(3))
     assert isinstance(PROBLEM, LogisticProblem)
+
+
+# --- scale before computing; bad input named -----------------------------------------
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-200, 2.0**-1070])
+def test_angular_steps_rescale_iterates_whose_squares_leave_the_range(scale):
+    # |w|**2 overflows (1e300) or vanishes (1e-200, a subnormal): the angle was 0 or NaN.
+    weights = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 3.0]]) * scale
+    np.testing.assert_allclose(angular_steps(weights), [np.pi / 4, np.pi / 4], rtol=1e-15)
+    assert angular_steps([[1e300, 0.0], [0.0, 1e300]])[0] == np.pi / 2
+
+
+def test_angular_steps_refuse_zero_iterates_and_bad_values():
+    with pytest.raises(DegenerateNormalizationError, match=r"weights\[1\] is the zero vector"):
+        angular_steps([[1.0, 0.0], [0.0, 0.0]])
+    with pytest.raises(EmptyInputError, match="d >= 1"):
+        angular_steps(np.zeros((3, 0)))
+    with pytest.raises(NonFiniteInputError, match=r"weights holds nan at index \(0, 1\)"):
+        angular_steps([[1.0, np.nan], [0.0, 1.0]])
+    with pytest.raises(UnsupportedDtypeError, match="weights has dtype complex128"):
+        angular_steps(np.array([[1.0, 1j], [0.0, 1.0]]))
+
+
+@pytest.mark.parametrize(
+    ("G", "message"),
+    [
+        (float("nan"), "unit_gradient_norm must be a finite real number, got nan"),
+        (-1.0, "unit_gradient_norm is a norm and must be >= 0, got -1.0"),
+        (float("inf"), "unit_gradient_norm must be a finite"),
+        ("2.0", "unit_gradient_norm must be a finite real number, got '2.0' \\(str\\)"),
+    ],
+)
+def test_equilibrium_norm_refuses_a_gradient_norm_that_is_not_a_norm(G, message):
+    with pytest.raises(ShapeError, match=message):
+        equilibrium_norm(0.1, 0.5, G)
+
+
+def test_equilibrium_norm_beyond_the_range_of_its_squares():
+    # G**2 overflowed (a Python OverflowError) or vanished; the norm grows like sqrt(G).
+    unit = equilibrium_norm(0.1, 0.5, 1.0)
+    assert equilibrium_norm(0.1, 0.5, 1e200) == pytest.approx(unit * 1e100, rel=1e-15)
+    assert equilibrium_norm(0.1, 0.5, 1e-200) == pytest.approx(unit * 1e-100, rel=1e-15)
+    assert equilibrium_norm(0.1, 0.5, 0.0) == 0.0
+    with pytest.raises(LearningRateError, match="lr must be a finite real number, got True"):
+        equilibrium_norm(True, 0.5, 1.0)
+
+
+def test_loss_and_gradient_scale_w_whose_pre_activations_overflow():
+    # f(c w) = f(w) and grad f(c w) = grad f(w) / c; X w overflowed for c = 2**1020.
+    w = np.array([1.0, -2.0, 0.5, 3.0, 0.25])
+    for c in (2.0**1020, 2.0**-1060):
+        assert scale_invariant_loss(c * w, PROBLEM) == scale_invariant_loss(w, PROBLEM)
+    g = scale_invariant_gradient(w, PROBLEM)
+    np.testing.assert_array_equal(scale_invariant_gradient(2.0**1000 * w, PROBLEM), g * 2.0**-1000)
+    np.testing.assert_array_equal(scale_invariant_gradient(2.0**-1000 * w, PROBLEM), g * 2.0**1000)
+    with pytest.raises(ResultOverflowError, match="gradient at w is beyond float64's range"):
+        scale_invariant_gradient(2.0**-1060 * w, PROBLEM)
+
+
+def test_vjp_scales_z_and_upstream_whose_squares_leave_the_range():
+    z, v = np.array([0.5, 2.0, -1.0, 4.0]), np.array([1.0, 0.0, -2.0, 0.5])
+    exact = centered_normalize_vjp(z, v)
+    np.testing.assert_array_equal(centered_normalize_vjp(z * 2.0**600, v), exact * 2.0**-600)
+    np.testing.assert_array_equal(centered_normalize_vjp(z * 2.0**-600, v), exact * 2.0**600)
+    np.testing.assert_array_equal(centered_normalize_vjp(z, v * 2.0**1020), exact * 2.0**1020)
+    with pytest.raises(ResultOverflowError, match="upstream"):
+        centered_normalize_vjp(z * 2.0**-600, v * 2.0**600)
+
+
+def test_descent_refuses_an_overflowing_step_and_bad_settings_by_name():
+    with pytest.raises(ResultOverflowError, match=r"step 1: w - lr \* g overflows.*smaller lr"):
+        run_gradient_descent(np.ones(5) * 1e-10, PROBLEM, lr=1e308, steps=2)
+    with pytest.raises(LearningRateError, match="lr must be a finite real number, got True"):
+        run_gradient_descent(np.ones(5), PROBLEM, lr=True, steps=2)
+    with pytest.raises(ShapeError, match="steps must be an integer >= 1, got nan"):
+        run_gradient_descent(np.ones(5), PROBLEM, lr=0.1, steps=float("nan"))
+    with pytest.raises(ShapeError, match="n must be an integer >= 2, got inf"):
+        make_logistic_problem(seed=0, n=float("inf"))
+    with pytest.raises(TypeError, match="LogisticProblem"):
+        scale_invariant_loss(np.ones(5), (PROBLEM.X, PROBLEM.y))
+    with pytest.raises(ShapeError, match="labels -1 and \\+1"):
+        scale_invariant_loss(np.ones(5), LogisticProblem(PROBLEM.X, PROBLEM.y * 2))
+    with pytest.raises(NonFiniteInputError, match="w holds nan"):
+        scale_invariant_gradient(np.array([1.0, np.nan, 0, 0, 0]), PROBLEM)
+
+
+def test_seeds_must_be_non_negative_integers():
+    with pytest.raises(SeedError, match="seed must be an integer >= 0, got -1"):
+        make_logistic_problem(seed=-1)  # numpy's ValueError
+    with pytest.raises(SeedError, match=r"got 0\.5"):
+        run_gradient_descent(np.ones(5), PROBLEM, lr=0.1, steps=1, batch_size=4, seed=0.5)

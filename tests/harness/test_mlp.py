@@ -3,7 +3,16 @@
 import numpy as np
 import pytest
 
-from trainable_harness.errors import ShapeError, TrainableError
+from trainable_harness.errors import (
+    DegenerateNormalizationError,
+    MLPError,
+    ResultOverflowError,
+    SeedError,
+    ShapeError,
+    TrainableError,
+    UnknownChoiceError,
+    UnsupportedDtypeError,
+)
 from trainable_harness.layers import batch_norm
 from trainable_harness.mlp import (
     BN_EPS,
@@ -16,6 +25,7 @@ from trainable_harness.mlp import (
     linear_forward,
     loss_and_gradients,
     make_teacher_task,
+    probe_along_training,
     probe_gradient_direction,
     relu_backward,
     relu_forward,
@@ -168,3 +178,91 @@ def test_sweep_is_cached_and_read_only():
     assert a is b
     with pytest.raises(ValueError, match="read-only"):
         a.final_losses[0] = 0.0
+
+
+# --- labels, shapes and results beyond range -------------------------------------------
+
+LOGITS = np.random.default_rng(5).normal(size=(3, 4))
+
+
+@pytest.mark.parametrize(
+    ("labels", "error", "message"),
+    [
+        # -1 used to pick the last class, 4 used to raise numpy's IndexError.
+        (np.array([0, -1, 2]), ShapeError, r"labels\[1\] = -1 is not a class index in \[0, 4\)"),
+        (np.array([0, 4, 2]), ShapeError, r"labels\[1\] = 4 is not a class index in \[0, 4\)"),
+        # One label broadcast over three rows used to be accepted.
+        (np.array([1]), ShapeError, r"labels have shape \(1,\).*shape \(3,\)"),
+        (np.array([[0, 1, 2]]), ShapeError, r"labels have shape \(1, 3\)"),
+        (np.array([0.0, 1.0, 2.0]), UnsupportedDtypeError, "labels have dtype float64"),
+        (np.array([True, False, True]), UnsupportedDtypeError, "labels have dtype bool"),
+    ],
+)
+def test_cross_entropy_refuses_labels_that_are_not_one_class_per_row(labels, error, message):
+    for function in (softmax_cross_entropy, softmax_cross_entropy_backward):
+        with pytest.raises(error, match=message):
+            function(LOGITS, labels)
+
+
+def test_label_entropy_and_the_loss_refuse_labels_outside_the_classes():
+    with pytest.raises(ShapeError, match=r"labels\[2\] = 4 is not a class index"):
+        label_entropy(np.array([0, 1, 4]))  # bincount used to count a fifth class
+    with pytest.raises(ShapeError, match=r"labels\[0\] = -1"):
+        label_entropy(np.array([-1, 1]))  # numpy's bincount ValueError
+    with pytest.raises(ShapeError, match="non-empty"):
+        label_entropy(np.array([], dtype=np.int64))  # 0 / 0 = NaN
+    task = make_teacher_task(0, n=8)
+    bad = task._replace(labels=task.labels - 1)
+    with pytest.raises(ShapeError, match="is not a class index"):
+        loss_and_gradients(init_mlp(0, False), bad, False)
+    with pytest.raises(MLPError, match=r"params lacks \['b1', 'b2'\]"):
+        loss_and_gradients(init_mlp(0, True), task, False)
+
+
+def test_layers_refuse_results_beyond_range_and_bad_arrays():
+    with pytest.raises(ResultOverflowError, match="X W \\+ b at index \\(0, 0\\)"):
+        linear_forward(np.array([[1e200]]), np.array([[1e200]]))
+    with pytest.raises(ShapeError, match="fan-in"):
+        linear_forward(np.ones((2, 3)), np.ones((2, 3)))
+    # The squares of 1e200 overflow: the variance was inf and the output silently 0.
+    with pytest.raises(ResultOverflowError, match="variance of Z leaves float64's range"):
+        batch_norm_forward(np.array([[-1e200], [1e200]]), np.ones(1), np.zeros(1))
+    with pytest.raises(DegenerateNormalizationError, match="constant"):
+        batch_norm_forward(np.ones((3, 1)), np.ones(1), np.zeros(1), eps=0.0)
+    with pytest.raises(UnsupportedDtypeError, match="Z has dtype bool"):
+        relu_forward(np.array([True]))
+    with pytest.raises(ResultOverflowError, match="cross-entropy"):
+        softmax_cross_entropy(np.array([[1e308, -1e308]]), np.array([1]))
+
+
+def test_settings_that_are_not_whole_numbers_are_refused():
+    # int(1.5) used to train with seed 1 silently.
+    with pytest.raises(MLPError, match=r"seed must be an integer >= 0, got 1\.5"):
+        learning_rate_sweep(1.5, True, learning_rates=[0.5], steps=3)
+    with pytest.raises(UnknownChoiceError, match="batch_norm must be True or False"):
+        learning_rate_sweep(1, "yes", learning_rates=[0.5], steps=3)
+    with pytest.raises(MLPError, match="lr must be > 0"):
+        probe_along_training(0, True, lr=-0.5, steps=1)
+
+
+def test_replica_axes_of_gamma_and_beta_must_fit_the_batch():
+    # gamma (1, 3) against Z (5, 3) made numpy's in-place add fail with its own ValueError.
+    with pytest.raises(ShapeError, match=r"gamma has shape \(1, 3\).*batch's \(\)"):
+        batch_norm_forward(np.ones((5, 3)) * np.arange(5)[:, None], np.ones((1, 3)), np.zeros(3))
+
+
+def test_a_probe_that_cannot_move_or_measure_is_refused_and_seeds_are_checked():
+    task = make_teacher_task(0, n=16)
+    # alpha = 5e-324 moves nothing: the probe reported a smoothness of 0 (or 0 / 0 = NaN).
+    with pytest.raises(MLPError, match=r"5e-324 is too small to move the parameters"):
+        probe_gradient_direction(init_mlp(0, True), task, True, [5e-324])
+    with pytest.raises(SeedError, match="seed must be an integer >= 0, got -1"):
+        init_mlp(-1, True)
+    with pytest.raises(SeedError, match="got -2"):
+        make_teacher_task(-2)
+
+
+def test_batch_norm_forward_at_the_ends_of_the_range_raises_without_a_warning():
+    # max - min of +-1.7e308 overflows inside the check: no RuntimeWarning may escape.
+    with pytest.raises(ResultOverflowError, match="variance of Z"):
+        batch_norm_forward(np.array([[1.7e308], [-1.7e308]]), np.ones(1), np.zeros(1))

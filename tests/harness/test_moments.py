@@ -10,6 +10,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from trainable_harness import (
+    CountOverflowError,
     DtypeMismatchError,
     EmptyInputError,
     InsufficientCountError,
@@ -462,3 +463,108 @@ def test_streaming_refuses_non_iterables_and_bad_dtypes():
         streaming_moments(np.ones(3), dtype=np.int64)
     with pytest.raises(NonFiniteInputError, match="converted to float32"):
         streaming_moments(np.array([1.0, 1e300]), dtype=np.float32)
+
+
+# --- counts and intermediates beyond the accumulation dtype --------------------------
+
+FLOAT16_COUNT_LIMIT = 65504  # float16's largest finite value: a count beyond it is inf
+
+
+def test_float16_states_refuse_counts_beyond_65504_instead_of_dividing_by_inf():
+    # Welford's mean + delta / n with n = inf in float16 stops moving: 70 000 values of
+    # 0.5 then 0.25 gave mean 0.5 and m2 0 instead of failing.
+    values = np.concatenate([np.full(40_000, 0.5), np.full(30_000, 0.25)])
+    with pytest.raises(CountOverflowError, match=r"values has 70000 values.*float16 \(65504\)"):
+        stable_online_moments(values, dtype=np.float16)
+    with pytest.raises(CountOverflowError, match="chunk 0 holds 70000 values"):
+        streaming_moments(values, dtype=np.float16)
+    with pytest.raises(CountOverflowError, match="chunks 0 to 1 hold 70000 values"):
+        streaming_moments([values[:40_000], values[40_000:]], dtype=np.float16)
+    with pytest.raises(CountOverflowError, match="the state holds 70000 values"):
+        MomentState(count=70_000, mean=np.float16(0.4), m2=np.float16(100.0))
+    left = stable_online_moments(values[:40_000], dtype=np.float16)
+    right = stable_online_moments(values[40_000:], dtype=np.float16)
+    with pytest.raises(CountOverflowError, match=r"count 40000 \+ 30000.*70000 values"):
+        merge_moments(left, right)
+    # The error is an InvalidMomentStateError, and the largest count itself is accepted.
+    assert issubclass(CountOverflowError, InvalidMomentStateError)
+    full = stable_online_moments(np.full(FLOAT16_COUNT_LIMIT, 0.5), dtype=np.float16)
+    assert (full.count, float(full.mean), float(full.m2)) == (FLOAT16_COUNT_LIMIT, 0.5, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "count", "mean", "m2"),
+    [
+        # float16: delta**2 n_a n_b = 300 * 300 overflows, though m2 = 150 does not.
+        ((300, np.float16(1.0)), (300, np.float16(2.0)), 600, 1.5, 150.0),
+        # float16: delta * n_b = 10 * 10000 overflows, though the mean is 7.9.
+        ((100, np.float16(-2.0)), (10_000, np.float16(8.0)), 10_100, 7.90099, 9900.99),
+        # float64: delta**2 = (1.5e154)**2 overflows, though m2 = delta**2 / 2 does not.
+        ((1, np.float64(-7.5e153)), (1, np.float64(7.5e153)), 2, 0.0, 1.125e308),
+    ],
+)
+def test_merge_scales_intermediates_that_overflow_when_the_result_does_not(a, b, count, mean, m2):
+    zero = type(a[1])(0)
+    merged = merge_moments(MomentState(a[0], a[1], zero), MomentState(b[0], b[1], zero))
+    assert merged.count == count and merged.dtype == type(a[1])
+    assert float(merged.mean) == pytest.approx(mean, rel=2e-3, abs=1e-300)
+    assert float(merged.m2) == pytest.approx(m2, rel=2e-3)
+
+
+def test_merges_beyond_range_name_the_true_m2():
+    wide = MomentState(count=1, mean=np.float16(-30.0), m2=np.float16(0.0))
+    far = MomentState(count=3000, mean=np.float16(20.0), m2=np.float16(0.0))
+    # delta**2 n_a n_b / n = 2500 * 3000 / 3001 = 2499: fine. With 300 values at -30:
+    assert float(merge_moments(wide, far).m2) == pytest.approx(2499.17, rel=1e-3)
+    heavy = MomentState(count=300, mean=np.float16(-30.0), m2=np.float16(0.0))
+    with pytest.raises(
+        MomentOverflowError, match=r"about 6\.818e\+05\) exceeds the largest float16"
+    ):
+        merge_moments(heavy, far)
+    huge = (MomentState(1, -1.5e308, 0.0), MomentState(3, 1.7e308, 0.0))
+    with pytest.raises(MomentOverflowError, match="beyond float64's range"):
+        merge_moments(*huge)
+
+
+def test_welford_overflow_is_reported_with_the_exact_m2():
+    # m2 = 80000 exceeds float16's 65504; the message says so instead of "holds inf".
+    with pytest.raises(MomentOverflowError, match=r"float16 overflowed.*exact m2.*about 8e\+04"):
+        stable_online_moments(np.array([200.0, -200.0, 0.0]), dtype=np.float16)
+    with pytest.raises(MomentOverflowError, match="beyond the largest float64"):
+        stable_online_moments([1e308, -1e308])
+
+
+def test_streaming_float16_chunks_merge_without_a_spurious_overflow():
+    # Chunk means 5 apart merged over thousands of values: delta**2 n_a n_b overflows
+    # float16 while m2 (about 3e4) does not. It used to be refused as "m2 (about inf)".
+    rng = np.random.default_rng(4753)
+    values = (rng.normal(size=4000) - 96.0).astype(np.float16)
+    values[:2000] += np.float16(5.0)
+    exact_m2, exact_mean = exact_m2_and_mean(values.astype(np.float64))
+    state = streaming_moments(np.array_split(values, 38), dtype=np.float16)
+    assert state.count == 4000 and state.dtype == np.float16
+    # float16 keeps 11 bits: the chunk means and merge terms carry ~2**-11 each.
+    assert relative_error(state.m2, exact_m2) <= 1e-2
+    assert abs(float(state.mean) - float(exact_mean)) <= 0.25
+
+
+def test_streaming_m2_beyond_float64_is_a_moment_overflow_not_an_overflow_error():
+    # Each chunk's m2 (about 1e308) fits, their sum does not: math.fsum's OverflowError
+    # used to escape.
+    with pytest.raises(MomentOverflowError, match="beyond the largest float64"):
+        streaming_moments([np.array([0.7e154, -0.7e154])] * 3)
+    with pytest.raises(MomentOverflowError, match="chunk 1: its mean and the mean"):
+        streaming_moments([np.array([-1.2e154]), np.array([1.2e154])])
+
+
+def test_python_integers_beyond_float64_are_named_not_overflow_errors():
+    with pytest.raises(NonFiniteInputError, match=r"mean = 1000.* is beyond float64's range"):
+        MomentState(count=3, mean=10**400, m2=0.0)
+
+
+def test_streaming_refuses_a_dtype_wider_than_its_float64_parts():
+    # 2.0 ** (maxexp / 2) raised Python's OverflowError for longdouble.
+    with pytest.raises(UnsupportedDtypeError, match="cannot accumulate in the wider"):
+        streaming_moments(np.array([1.0, 2.0, 3.0]), dtype=np.longdouble)
+    state = stable_online_moments([1, 2, 3], dtype=np.longdouble)  # Welford's loop can
+    assert state.dtype == np.longdouble and state.m2 == 2

@@ -20,6 +20,7 @@ from trainable_harness import (
     EmptyInputError,
     NegativeEpsilonError,
     NonFiniteInputError,
+    ResultOverflowError,
     ShapeError,
     TrainableError,
     UnknownChoiceError,
@@ -402,10 +403,17 @@ def test_exact_shifts_leave_the_centered_map_bit_for_bit(dtype, data):
     # then scaled by powers of two; so an exact shift changes no bit, at any magnitude.
     x, moved = data.draw(exactly_shiftable(dtype))
     np.testing.assert_array_equal(centered_normalize(moved), centered_normalize(x))
-    # So does the Jacobian, which depends on Px only (entries beyond range are inf in both).
-    np.testing.assert_array_equal(
-        normalization_jacobian(moved, centered=True), normalization_jacobian(x, centered=True)
-    )
+    # So does the Jacobian, which depends on Px only (entries beyond range: both refused).
+    jacobians = []
+    for vector in (moved, x):
+        try:
+            jacobians.append(normalization_jacobian(vector, centered=True))
+        except ResultOverflowError as error:
+            jacobians.append(str(error))
+    if isinstance(jacobians[0], str):
+        assert jacobians[0] == jacobians[1]
+    else:
+        np.testing.assert_array_equal(*jacobians)
 
 
 @st.composite
@@ -527,14 +535,16 @@ def test_jacobian_at_huge_values_is_finite_and_exact():
     np.testing.assert_allclose(J, np.full((2, 2), 0.5e-300), rtol=4 * 2**-53)
 
 
-def test_jacobian_entries_beyond_range_are_infinite_without_a_warning():
-    # At x = (0, 2**-1070) the RMS map's J[0, 0] = 1/s = sqrt(2) 2**1070, beyond float64.
-    J = normalization_jacobian(np.array([0.0, 2.0**-1070]), centered=False)
-    assert J[0, 0] == np.inf
-    # J[0, 1] = -y_0 y_1 / (d s^3) = 0 exactly; J[1, 1] is 0 up to rounding, u/s at most
-    # a few times (finite, where an unscaled 1/s would have overflowed first).
+def test_jacobian_entries_beyond_range_are_refused_by_name():
+    # At x = (0, 2**-1070) the RMS map's J[0, 0] = 1/s = sqrt(2) 2**1070, beyond float64:
+    # refused (it used to be returned as inf).
+    with pytest.raises(ResultOverflowError, match=r"J\[0, 0\] is beyond.*eps = 0\.0"):
+        normalization_jacobian(np.array([0.0, 2.0**-1070]), centered=False)
+    # With eps = 2**-1074 (the smallest float) s is about 2**-537 and J = I / s nearly:
+    # J[0, 1] = -y_0 y_1 / (d s^3) = 0 exactly.
+    J = normalization_jacobian(np.array([0.0, 2.0**-1070]), centered=False, eps=2.0**-1074)
+    np.testing.assert_allclose(np.diag(J), [2.0**537, 2.0**537], rtol=4 * 2**-53)
     assert J[0, 1] == 0.0 and J[1, 0] == 0.0
-    assert np.isfinite(J[1, 1]) and abs(J[1, 1]) <= 2.0**1020  # 8 u 2**1070
 
 
 def test_eps_is_added_to_the_variance_in_original_units_at_every_scale():

@@ -5,6 +5,12 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from trainable_harness.errors import (
+    NonFiniteInputError,
+    PrecisionSettingError,
+    ShapeError,
+    UnsupportedDtypeError,
+)
 from trainable_harness.precision import (
     UnknownFormatError,
     bfloat16_raw_and_centered_variance,
@@ -60,3 +66,35 @@ def test_rows_and_failures():
             assert row["centered_fails"] == row["values_collapse"], fmt
     with pytest.raises(UnknownFormatError, match="fmt"):
         cancellation_row("fp8", 1.0)
+
+
+def test_round_to_bfloat16_refuses_float64_values_it_would_round_twice():
+    # 1 + 2**-8 + 2**-30 lies above the tie 1 + 2**-8, so bfloat16 rounds it up to
+    # 1 + 2**-7; through float32 it became the tie itself and rounded down to 1.
+    with pytest.raises(UnsupportedDtypeError, match=r"not a float32 value.*round twice"):
+        round_to_bfloat16(np.array([1.0 + 2.0**-8 + 2.0**-30]))
+    with pytest.raises(UnsupportedDtypeError, match="not a float32 value"):
+        round_to_bfloat16(1e300)  # overflowed float32 with a warning
+    with pytest.raises(UnsupportedDtypeError, match="dtype <U1"):
+        round_to_bfloat16("a")
+    assert float(round_to_bfloat16(1.0 + 2.0**-8)) == 1.0  # float64 holding a float32
+
+
+def test_bfloat16_witness_refuses_empty_and_non_finite_values():
+    with pytest.raises(ShapeError, match=r"shape \(n,\) with n >= 1, got \(0,\)"):
+        bfloat16_raw_and_centered_variance([])  # returned (nan, nan)
+    with pytest.raises(NonFiniteInputError, match="values holds nan"):
+        bfloat16_raw_and_centered_variance([1.0, np.nan])
+    with pytest.raises(NonFiniteInputError, match="overflow when rounded to bfloat16"):
+        bfloat16_raw_and_centered_variance([1e300, 1.0])
+
+
+def test_table_settings_that_used_to_raise_from_python_or_be_truncated():
+    with pytest.raises(PrecisionSettingError, match="10\\*\\*400 is beyond"):
+        cancellation_table([400])  # Python's OverflowError
+    with pytest.raises(PrecisionSettingError, match=r"got 2\.5"):
+        cancellation_table([2.5], formats=("fp32",))  # truncated to 2
+    with pytest.raises(PrecisionSettingError, match="offset must be a finite real number"):
+        cancellation_row("fp32", float("nan"))  # a row that claimed the values overflowed
+    with pytest.raises(PrecisionSettingError, match="table must be"):
+        first_failures({"fp32": [1, 2]})

@@ -4,7 +4,14 @@ import numpy as np
 import pytest
 
 from trainable_harness import small_batch
-from trainable_harness.errors import ShapeError, TrainableError
+from trainable_harness.errors import (
+    DegenerateNormalizationError,
+    NegativeEpsilonError,
+    NonFiniteInputError,
+    ResultOverflowError,
+    ShapeError,
+    TrainableError,
+)
 from trainable_harness.layers import batch_norm, group_norm
 from trainable_harness.small_batch import (
     CHANNEL_MEANS,
@@ -26,6 +33,7 @@ from trainable_harness.small_batch import (
     small_batch_sweep,
     statistic_errors,
     synchronized_statistics,
+    train_eval_gap,
     train_mode,
 )
 
@@ -198,3 +206,69 @@ def test_expected_batch_variance_is_total_minus_the_variance_of_the_mean():
     for bad in (0, -2, 1.5, True):
         with pytest.raises(SmallBatchError, match="batch"):
             expected_batch_variance(bad)
+
+
+# --- mismatched devices, bad values, statistics beyond range --------------------------
+
+
+def test_synchronized_statistics_refuse_devices_with_different_channels():
+    X = draw_activations(RNG, repeats=1, batch=4)[0]
+    # The merge used to stop at the shorter device silently: 4 channels of 8 came back.
+    with pytest.raises(ShapeError, match=r"device batch 1 has 4 channels.*before it have 8"):
+        synchronized_statistics([X[:2], X[2:, :4]])
+    with pytest.raises(ShapeError, match=r"device batch 1 has shape \(0, 8, 4, 4\)"):
+        synchronized_statistics([X[:2], X[:0]])
+    with pytest.raises(NonFiniteInputError, match="device batch 0 holds nan"):
+        synchronized_statistics([np.where(X[:2] > 100, 0, np.nan), X[2:]])
+    with pytest.raises(ShapeError, match="one array of shape"):
+        synchronized_statistics(X)
+    with pytest.raises(ResultOverflowError, match="device batch 0"):
+        synchronized_statistics([X[:2] * 1e200, X[2:]])
+
+
+def test_statistics_beyond_range_and_nan_are_refused_not_returned():
+    X = draw_activations(RNG, repeats=2, batch=2)
+    # Squares of 1e200 overflow: the variance was inf and train_mode's output all 0.
+    for function in (train_mode, group_norm_train, statistic_errors, batch_population_variances):
+        with pytest.raises(ResultOverflowError, match="overflow"):
+            function(X * 1e200)
+    bad = X.copy()
+    bad[0, 0, 0, 0, 0] = np.nan
+    with pytest.raises(NonFiniteInputError, match=r"X holds nan at index \(0, 0, 0, 0, 0\)"):
+        train_mode(bad)
+    with pytest.raises(DegenerateNormalizationError, match="eps = 0"):
+        train_mode(np.ones_like(X), eps=0.0)
+    with pytest.raises(NegativeEpsilonError):
+        population_eval(X, eps=-1.0)
+
+
+def test_train_eval_gap_refuses_an_output_of_another_shape():
+    X = draw_activations(RNG, repeats=2, batch=2)
+    # A (1,)-shaped output used to broadcast against every value of X.
+    with pytest.raises(ShapeError, match=r"train_output has shape \(1,\)"):
+        train_eval_gap(np.zeros(1), X)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda X: ghost_batch_norm_train(X, float("nan")), "ghost_size"),
+        (lambda X: batch_renorm_train(X, "3", 5.0), "r_max must be a number >= 1"),
+        (lambda X: batch_renorm_train(X, 3.0, float("nan")), "d_max must be a number >= 0"),
+        (lambda X: draw_activations(RNG, repeats=float("inf"), batch=2), "repeats"),
+        (lambda X: mean_error_theory(0), "batch"),
+        (lambda X: small_batch_sweep(seed=0.5), "seed must be an integer"),
+    ],
+)
+def test_settings_that_used_to_raise_from_python_or_pass_silently(call, message):
+    X = draw_activations(RNG, repeats=2, batch=2)
+    with pytest.raises(SmallBatchError, match=message):
+        call(X)
+
+
+def test_renorm_limits_beyond_float64_are_infinite_limits():
+    # 1.0 / 10**400 raised Python's OverflowError.
+    X = draw_activations(RNG, repeats=2, batch=2)
+    np.testing.assert_array_equal(
+        batch_renorm_train(X, 10**400, 10**400), batch_renorm_train(X, np.inf, np.inf)
+    )

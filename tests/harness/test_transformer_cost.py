@@ -3,7 +3,12 @@
 import numpy as np
 import pytest
 
-from trainable_harness.errors import ShapeError
+from trainable_harness.errors import (
+    NegativeEpsilonError,
+    NonFiniteInputError,
+    ResultOverflowError,
+    ShapeError,
+)
 from trainable_harness.transformer_cost import (
     OpCounter,
     block_flops_per_token,
@@ -42,3 +47,26 @@ def test_block_flops_and_errors():
         layer_norm_counts(1)
     with pytest.raises(ShapeError, match="context"):
         block_flops_per_token(8, 16, 0)
+
+
+def test_counted_maps_refuse_statistics_beyond_range_and_bad_tokens():
+    # The squares of 1e200 overflow: the variance was inf and the output silently beta.
+    with pytest.raises(ResultOverflowError, match="counted LayerNorm"):
+        counted_layer_norm(np.array([1e200, -1e200]), np.ones(2), np.zeros(2), 0.0, OpCounter())
+    with pytest.raises(ResultOverflowError, match="counted RMSNorm"):
+        counted_rms_norm(np.array([1e-200, 0.0]), np.ones(2), 0.0, OpCounter())
+    with pytest.raises(ShapeError, match=r"gamma has shape \(3,\); it must match x \(2,\)"):
+        counted_rms_norm(np.array([1.0, 2.0]), np.ones(3), 0.0, OpCounter())
+    with pytest.raises(NonFiniteInputError, match="x holds nan"):
+        counted_rms_norm(np.array([1.0, np.nan]), np.ones(2), 0.0, OpCounter())
+    with pytest.raises(NegativeEpsilonError):
+        layer_norm_counts(8, eps=-1.0)
+
+
+@pytest.mark.parametrize(
+    ("d", "hidden", "context"), [(4, 8, 2.5), (float("nan"), 8, 2), (4, 8, 0)]
+)
+def test_block_flops_refuse_sizes_that_are_not_whole_numbers(d, hidden, context):
+    # context 2.5 used to be truncated to 2; nan raised Python's ValueError.
+    with pytest.raises(ShapeError, match="must be an integer"):
+        block_flops_per_token(d, hidden, context)

@@ -42,10 +42,13 @@ after a shift by the set's first value, divided by a power of two ``2**E`` near 
 of their largest magnitude and ``sqrt(eps)`` before squaring, with eps entering as
 ``eps / 4**E`` -- so ``x_hat = (x - mean) / sqrt(population_variance + eps)`` with eps
 added to the variance in the input's units, and no square overflows or vanishes in
-float16, float32 or float64. Eval mode, the affine step and folding avoid spurious
-overflow (a sum or product beyond range whose result is not) by halving the operands;
-a result whose exact value is beyond the dtype's largest finite value is +-inf, as IEEE
-rounding gives it, without a warning.
+float16, float32 or float64. Eval mode, the affine step, folding, :func:`linear` and
+:func:`conv2d` avoid spurious overflow (a sum or product beyond range whose result is not)
+by halving or scaling the operands by powers of two; a result whose exact value is beyond
+the dtype's largest finite value raises
+:class:`~trainable_harness.errors.ResultOverflowError` (a batch variance beyond it,
+:class:`~trainable_harness.errors.MomentOverflowError`), naming the operands: no function
+here returns inf or NaN.
 
 Modules, one job each (every public name is re-exported here):
 

@@ -23,7 +23,13 @@ from trainable_harness.layers.inputs import _as_float, _as_per_channel, _as_shap
 from trainable_harness.layers.linear_conv import _as_bias
 from trainable_harness.layers.reduction_sets import _CHANNEL_AXIS, _check_rank
 from trainable_harness.layers.running_state import BatchNormState, _check_state_channels
-from trainable_harness.layers.safe_arithmetic import _affine, _root_of_sum
+from trainable_harness.layers.safe_arithmetic import (
+    _affine,
+    _affine_quotient,
+    _check_representable,
+    _product_quotient,
+    _root_of_sum,
+)
 from trainable_harness.normalization import validated_eps
 
 __all__ = [
@@ -57,12 +63,54 @@ def _fold_scale_shift(
         # b and running_mean near the largest float with opposite signs: halve both.
         halved = _affine(scale, b * 0.5 - state.running_mean * 0.5, beta * 0.5)
         with np.errstate(over="ignore"):
-            return scale, np.where(
+            folded = np.where(
                 np.isinf(difference),
                 2.0 * halved,
                 _affine(scale, np.where(np.isinf(difference), 0.0, difference), beta),
             )
-    return scale, _affine(scale, difference, beta)
+    else:
+        folded = _affine(scale, difference, beta)
+    beyond = ~np.isfinite(folded)
+    if beyond.any():
+        # The scale or its product left the range on the way: mantissas and exponents apart.
+        exact = _affine_quotient(gamma, b, state.running_mean, root, beta)
+        folded = np.where(beyond, exact, folded)
+    _check_representable(
+        folded,
+        "the folded bias b' = gamma (b - running_mean) / sqrt(running_variance + eps) + beta",
+        lambda index: (
+            f"gamma = {gamma[index]!r}, b = {b[index]!r}, running_mean = "
+            f"{state.running_mean[index]!r}, running_variance = "
+            f"{state.running_variance[index]!r}, eps = {eps!r}, beta = {beta[index]!r}; "
+            "rescale gamma, b and beta"
+        ),
+    )
+    return scale, folded
+
+
+def _fold_weights(weights: np.ndarray, scale: np.ndarray, gamma, state, eps, name: str):
+    """``diag(scale) weights`` along the first axis, refusing entries beyond range.
+
+    Where ``scale * weight`` is not finite (``scale = gamma / root`` itself may be beyond
+    range while the product is not), it is recomputed from mantissas and exponents.
+    """
+    column = (slice(None),) + (None,) * (weights.ndim - 1)
+    with np.errstate(over="ignore", invalid="ignore"):  # an entry beyond range: below
+        folded = scale[column] * weights
+    beyond = ~np.isfinite(folded)
+    if beyond.any():
+        root = _root_of_sum(state.running_variance, eps)[column]
+        exact = _product_quotient(gamma[column], weights, root)
+        folded = np.where(beyond, exact, folded)
+    _check_representable(
+        folded,
+        f"the folded {name}' = {name} gamma / sqrt(running_variance + eps)",
+        lambda index: (
+            f"{name} = {weights[index]!r}, gamma = {gamma[index[0]]!r}, running_variance = "
+            f"{state.running_variance[index[0]]!r}, eps = {eps!r}; rescale {name} or gamma"
+        ),
+    )
+    return folded
 
 
 def fold_batch_norm_into_linear(
@@ -89,10 +137,17 @@ def fold_batch_norm_into_linear(
     -------
     (W', b') : float64 arrays of shapes ``(d_out, d_in)`` and ``(d_out,)``
 
+    No intermediate overflows: where ``s`` or a product with it would leave the range
+    although ``W'`` or ``b'`` does not, the entry is formed from mantissas and exponents
+    apart.
+
     Raises
     ------
     WeightShapeError, AffineShapeError, RunningStateShapeError, NonFiniteInputError,
     NegativeEpsilonError, DegenerateNormalizationError (``eps = 0`` with a zero variance).
+    ResultOverflowError
+        An entry of ``W'`` or ``b'`` whose exact value is beyond float64's range (named,
+        with its operands).
 
     Examples
     --------
@@ -104,8 +159,8 @@ def fold_batch_norm_into_linear(
     if W.ndim != 2:
         raise WeightShapeError(f"W must have shape (d_out, d_in), got {W.shape}")
     scale, folded_bias = _fold_scale_shift(b, gamma, beta, state, eps, W.shape[0])
-    with np.errstate(over="ignore"):  # an entry beyond range is +-inf, as IEEE rounds it
-        return scale[:, None] * W, folded_bias
+    gamma = _as_float(gamma, "gamma", np.float64)
+    return _fold_weights(W, scale, gamma, state, validated_eps(eps), "W"), folded_bias
 
 
 def fold_batch_norm_into_conv2d(
@@ -142,8 +197,8 @@ def fold_batch_norm_into_conv2d(
     if K.ndim != 4:
         raise WeightShapeError(f"K must have shape (C_out, C_in, kh, kw), got {K.shape}")
     scale, folded_bias = _fold_scale_shift(b, gamma, beta, state, eps, K.shape[0])
-    with np.errstate(over="ignore"):  # an entry beyond range is +-inf, as IEEE rounds it
-        return scale[:, None, None, None] * K, folded_bias
+    gamma = _as_float(gamma, "gamma", np.float64)
+    return _fold_weights(K, scale, gamma, state, validated_eps(eps), "K"), folded_bias
 
 
 @dataclass(frozen=True)

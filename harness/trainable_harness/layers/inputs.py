@@ -50,9 +50,15 @@ def _as_float(array_like, name: str, dtype) -> np.ndarray:
         raise UnsupportedDtypeError(
             f"{name} has dtype {array.dtype}; a real floating or integer array is expected"
         )
-    array = array.astype(dtype, copy=False)
     check_finite(array, name)
-    return array
+    if array.dtype == dtype:
+        return array
+    # A finite value beyond the range of a narrower dtype overflows on conversion; that
+    # is reported just below, naming the conversion, so numpy's warning would only repeat it.
+    with np.errstate(over="ignore"):
+        converted = array.astype(dtype)
+    check_finite(converted, f"{name} converted to {dtype}")
+    return converted
 
 
 def _as_per_channel(values, name: str, num_channels: int, context: str, dtype) -> np.ndarray:

@@ -11,6 +11,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from trainable_harness.errors import ShapeError, WeightShapeError
 from trainable_harness.layers.inputs import _as_float, _count
+from trainable_harness.layers.safe_arithmetic import _check_representable
 
 __all__ = ["conv2d", "linear"]
 
@@ -28,9 +29,15 @@ def linear(X, W, b=None, *, dtype=np.float64) -> np.ndarray:
     -------
     numpy.ndarray, shape ``(..., d_out)``
 
+    Where a product or a partial sum overflows, ``X`` and ``W`` are divided by powers of
+    two first (exact) and the result multiplied back, so an entry is refused only if its
+    exact value is beyond the dtype's range.
+
     Raises
     ------
     WeightShapeError, NonFiniteInputError, UnsupportedDtypeError
+    ResultOverflowError
+        An output whose exact value is beyond the dtype's range (``1e200 * 1e200``), named.
 
     Examples
     --------
@@ -44,10 +51,49 @@ def linear(X, W, b=None, *, dtype=np.float64) -> np.ndarray:
             f"linear needs X of shape (..., d_in) and W of shape (d_out, d_in); got X "
             f"{X.shape} and W {W.shape}"
         )
-    Y = X @ W.T
-    if b is not None:
-        Y = Y + _as_bias(b, W.shape[0], dtype)
+    bias = None if b is None else _as_bias(b, W.shape[0], dtype)
+    with np.errstate(over="ignore", invalid="ignore"):  # redone below if so
+        Y = X @ W.T
+        if bias is not None:
+            Y = Y + bias
+    if not np.isfinite(Y).all():
+        Y = _rescaled(Y, lambda x, w: x @ w.T, X, W, bias, None)
+        _check_representable(
+            Y,
+            "linear's output X W^T + b",
+            lambda index: (
+                f"its products X[..., :] W[{index[-1]}, :] sum beyond range (max|X| = "
+                f"{np.max(np.abs(X)):.4g}, max|W| = {np.max(np.abs(W)):.4g}); rescale X or W"
+            ),
+        )
     return Y
+
+
+def _exponent(array: np.ndarray) -> int:
+    """``k`` with ``max|array| = f 2**k``, ``0.5 <= f < 1`` (0 for an all-zero array)."""
+    largest = np.max(np.abs(array)) if array.size else 0
+    return int(np.frexp(largest)[1]) if largest > 0 else 0
+
+
+def _rescaled(Y, product, X, W, bias, bias_shape) -> np.ndarray:
+    """Redo the entries of ``Y = product(X, W) + bias`` that are not finite, scaled.
+
+    ``X`` and ``W`` are divided by powers of two ``2**kx``, ``2**kw`` near their largest
+    magnitudes (exact), so their products and sums stay far below the overflow threshold;
+    the bias enters divided by ``2**(kx + kw)`` and the sum is multiplied back. An entry
+    is then ``+-inf`` only where its exact value is beyond the dtype's range (or within
+    rounding of it).
+    """
+    kx, kw = _exponent(X), _exponent(W)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        scaled = product(np.ldexp(X, -kx), np.ldexp(W, -kw))
+        if bias is not None:
+            scaled_bias = np.ldexp(bias, -(kx + kw))
+            scaled = scaled + (
+                scaled_bias if bias_shape is None else scaled_bias.reshape(bias_shape)
+            )
+        exact = np.ldexp(scaled, kx + kw)
+    return np.where(np.isfinite(Y), Y, exact)
 
 
 def _as_bias(b, num_outputs: int, dtype) -> np.ndarray:
@@ -86,6 +132,9 @@ def conv2d(X, K, b=None, *, stride: int = 1, padding: int = 0, dtype=np.float64)
     ShapeError
         ``stride < 1`` or ``padding < 0``.
     NonFiniteInputError
+    ResultOverflowError
+        An output whose exact value is beyond the dtype's range (products and partial sums
+        that overflow on the way are redone with ``X`` and ``K`` scaled by powers of two).
 
     Examples
     --------
@@ -111,7 +160,22 @@ def conv2d(X, K, b=None, *, stride: int = 1, padding: int = 0, dtype=np.float64)
             f"{padded.shape[3]} (X {X.shape}, padding {padding})"
         )
     windows = sliding_window_view(padded, (kh, kw), axis=(2, 3))[:, :, ::stride, ::stride]
-    Y = np.einsum("ncijuv,ocuv->noij", windows, K)
-    if b is not None:
-        Y = Y + _as_bias(b, K.shape[0], dtype).reshape(1, -1, 1, 1)
+    bias = None if b is None else _as_bias(b, K.shape[0], dtype)
+    with np.errstate(over="ignore", invalid="ignore"):  # redone below if so
+        Y = np.einsum("ncijuv,ocuv->noij", windows, K)
+        if bias is not None:
+            Y = Y + bias.reshape(1, -1, 1, 1)
+    if not np.isfinite(Y).all():
+        Y = _rescaled(
+            Y, lambda x, k: np.einsum("ncijuv,ocuv->noij", x, k), windows, K, bias, (1, -1, 1, 1)
+        )
+        _check_representable(
+            Y,
+            "conv2d's output",
+            lambda index: (
+                f"the products of kernel K[{index[1]}] with its window sum beyond range "
+                f"(max|X| = {np.max(np.abs(X)):.4g}, max|K| = {np.max(np.abs(K)):.4g}); "
+                "rescale X or K"
+            ),
+        )
     return Y

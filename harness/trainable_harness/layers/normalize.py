@@ -25,7 +25,7 @@ from trainable_harness.layers.reduction_sets import (
     _check_groups,
     _check_kind,
 )
-from trainable_harness.layers.safe_arithmetic import _affine
+from trainable_harness.layers.safe_arithmetic import _affine, _check_representable
 from trainable_harness.normalization import scaled_moments, validated_eps
 
 __all__ = ["apply_normalization", "batch_norm", "group_norm", "instance_norm", "layer_norm"]
@@ -70,7 +70,17 @@ def _normalize(kind, X, gamma, beta, *, eps, num_groups=None, dtype=np.float64) 
     else:
         X_hat = _standardize(X, _REDUCTION_AXES[kind][X.ndim], eps, kind)
     affine_shape = _broadcast_shape(num_channels, X.ndim)
-    return _affine(gamma.reshape(affine_shape), X_hat, beta.reshape(affine_shape))
+    Y = _affine(gamma.reshape(affine_shape), X_hat, beta.reshape(affine_shape))
+
+    def operands(index):
+        k = index[channel_axis]
+        return (
+            f"gamma[{k}] = {gamma[k]!r}, x_hat = {X_hat[index]!r}, beta[{k}] = {beta[k]!r}; "
+            "rescale gamma and beta"
+        )
+
+    _check_representable(Y, f"{kind} norm's output gamma * x_hat + beta (eq. 16.4)", operands)
+    return Y
 
 
 def batch_norm(X, gamma, beta, *, eps: float = 1e-5, dtype=np.float64) -> np.ndarray:
@@ -112,6 +122,10 @@ def batch_norm(X, gamma, beta, *, eps: float = 1e-5, dtype=np.float64) -> np.nda
     DegenerateNormalizationError
         ``eps = 0`` and some channel is constant over its reduction set (only then: two
         distinct values, however close, are normalized).
+    ResultOverflowError
+        An output ``gamma * x_hat + beta`` whose exact value is beyond the dtype's range
+        (``gamma = beta = 1e308``, say); the message names the index, ``gamma`` and
+        ``beta``. (``x_hat`` itself is always in range: ``|x_hat| <= sqrt(m)``.)
 
     Examples
     --------

@@ -8,6 +8,7 @@ eq. 16.5 to it, with the sample or the population variance of the batch.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
@@ -48,7 +49,10 @@ def _check_momentum(momentum: float) -> float:
             f"momentum must be a real number in [0, 1], got {momentum!r} "
             f"({type(momentum).__name__})"
         )
-    momentum = float(momentum)
+    try:
+        momentum = float(momentum)
+    except OverflowError:  # an int beyond float64's range
+        momentum = math.inf
     if not 0.0 <= momentum <= 1.0:  # also rejects NaN
         raise MomentumRangeError(
             f"momentum must lie in [0, 1] (the weight of the new batch statistic in "
@@ -73,13 +77,31 @@ class BatchStatistics(NamedTuple):
 
     @property
     def sample_variance(self) -> np.ndarray:
-        """``m2 / (count - 1)``, Bessel-corrected; needs ``count >= 2``."""
+        """``m2 / (count - 1)``, Bessel-corrected; needs ``count >= 2``.
+
+        Raises
+        ------
+        SingleValuePerChannelError
+            If ``count < 2``.
+        MomentOverflowError
+            If a sample variance is beyond the dtype's range (a population variance within
+            a factor ``count / (count - 1)`` of the largest float).
+        """
         if self.count < 2:
             raise SingleValuePerChannelError(
                 f"the sample variance divides by count - 1 and needs count >= 2 values per "
                 f"channel; this batch has count = {self.count}"
             )
-        return self.population_variance * (self.count / (self.count - 1))
+        with np.errstate(over="ignore"):
+            sample = self.population_variance * (self.count / (self.count - 1))
+        if not np.isfinite(sample).all():
+            channel = int(np.argmax(~np.isfinite(sample)))
+            raise MomentOverflowError(
+                f"the sample variance of channel {channel}, population variance "
+                f"{self.population_variance[channel]:.4g} times {self.count}/"
+                f"{self.count - 1}, is beyond the largest {sample.dtype}; rescale X"
+            )
+        return sample
 
 
 def batch_statistics(X, *, dtype=np.float64) -> BatchStatistics:
@@ -88,12 +110,14 @@ def batch_statistics(X, *, dtype=np.float64) -> BatchStatistics:
     Reduction sets are those of :func:`batch_norm`.
 
     The mean is computed after a shift by each channel's first value, the variance with
-    the deviations scaled by a power of two before squaring; a variance whose exact value
-    exceeds the dtype's range (deviations near ``1e300`` in float64) is ``inf``.
+    the deviations scaled by a power of two before squaring.
 
     Raises
     ------
     UnsupportedRankError, EmptyInputError, NonFiniteInputError
+    MomentOverflowError
+        If a variance's exact value exceeds the dtype's range (deviations near ``1e300``
+        in float64); the message names the channel.
 
     Examples
     --------
@@ -105,7 +129,16 @@ def batch_statistics(X, *, dtype=np.float64) -> BatchStatistics:
     axes = _REDUCTION_AXES["batch"][X.ndim]
     parts = scaled_moments(X, axes, centered=True, eps=0.0, with_mean=True)
     mean = parts.mean.reshape(-1)
-    population_variance = parts.variance().reshape(-1)
+    try:
+        population_variance = parts.variance("X").reshape(-1)
+    except MomentOverflowError:
+        with np.errstate(over="ignore"):
+            beyond = np.ldexp(parts.mean_square, 2 * parts.exponent).reshape(-1)
+        channel = int(np.argmax(~np.isfinite(beyond)))
+        raise MomentOverflowError(
+            f"X has shape {X.shape}: the batch variance of channel {channel} exceeds the "
+            f"largest {X.dtype} ({np.finfo(X.dtype).max:.4g}); rescale X"
+        ) from None
     return BatchStatistics(values_per_statistic("batch", X.shape), mean, population_variance)
 
 
@@ -248,12 +281,6 @@ def update_running_statistics(state: BatchNormState, X) -> BatchNormState:
     """
     stats = batch_statistics(X)
     _check_state_channels(state, stats.mean.size, _channels_of(np.shape(X)))
-    if not np.isfinite(stats.population_variance).all():
-        channel = int(np.argmax(~np.isfinite(stats.population_variance)))
-        raise MomentOverflowError(
-            f"X has shape {np.shape(X)}: the batch variance of channel {channel} exceeds "
-            "the largest float64, so no running variance can hold it; rescale X"
-        )
     if state.variance_estimator == "sample":
         if stats.count < 2:
             raise SingleValuePerChannelError(
@@ -267,9 +294,19 @@ def update_running_statistics(state: BatchNormState, X) -> BatchNormState:
     else:
         batch_variance = stats.population_variance
     keep = 1.0 - state.momentum
+    with np.errstate(over="ignore"):  # a convex combination; inf only by rounding at max
+        running_mean = keep * state.running_mean + state.momentum * stats.mean
+        running_variance = keep * state.running_variance + state.momentum * batch_variance
+    for name, values in (("running_mean", running_mean), ("running_variance", running_variance)):
+        if not np.isfinite(values).all():
+            channel = int(np.argmax(~np.isfinite(values)))
+            raise MomentOverflowError(
+                f"the updated {name} of channel {channel} rounds beyond the largest float64 "
+                "(the state and the batch statistic are both near it); rescale X"
+            )
     return BatchNormState(
-        keep * state.running_mean + state.momentum * stats.mean,
-        keep * state.running_variance + state.momentum * batch_variance,
+        running_mean,
+        running_variance,
         state.momentum,
         state.variance_estimator,
         state.num_updates + 1,

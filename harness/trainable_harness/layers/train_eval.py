@@ -24,7 +24,13 @@ from trainable_harness.layers.running_state import (
     _check_state_channels,
     update_running_statistics,
 )
-from trainable_harness.layers.safe_arithmetic import _affine, _root_of_sum, _scaled_difference
+from trainable_harness.layers.safe_arithmetic import (
+    _affine,
+    _affine_quotient,
+    _check_representable,
+    _root_of_sum,
+    _scaled_difference,
+)
 from trainable_harness.normalization import validated_eps
 
 __all__ = ["batch_norm_eval", "batch_norm_train"]
@@ -64,10 +70,16 @@ def batch_norm_eval(X, gamma, beta, state: BatchNormState, *, eps: float = 1e-5)
     ``y = gamma * (x - running_mean) / sqrt(running_variance + eps) + beta`` per channel. The
     result for one sample depends on that sample and the state only, never on the batch.
 
+    No intermediate overflows: where ``x - running_mean``, ``x_hat`` or ``gamma x_hat``
+    would leave the range although ``y`` does not, they are formed from halves or from
+    mantissas and exponents apart (:mod:`~trainable_harness.layers.safe_arithmetic`).
+
     Raises
     ------
     As :func:`batch_norm`, plus :class:`RunningStateShapeError` on a channel-count mismatch
     and :class:`DegenerateNormalizationError` when ``eps = 0`` meets a zero running variance.
+    :class:`ResultOverflowError` names an output whose exact value is beyond float64's range
+    (``x = 1e300`` against a running variance of ``1e-300``, say).
 
     Examples
     --------
@@ -87,6 +99,28 @@ def batch_norm_eval(X, gamma, beta, state: BatchNormState, *, eps: float = 1e-5)
             f"for channel {int(np.argmax(state.running_variance == 0))}; pass eps > 0"
         )
     shape = _broadcast_shape(num_channels, X.ndim)
+    gamma, beta = gamma.reshape(shape), beta.reshape(shape)
+    mean = state.running_mean.reshape(shape)
     root = _root_of_sum(state.running_variance.reshape(shape), eps)
-    X_hat = _scaled_difference(X, state.running_mean.reshape(shape), root)
-    return _affine(gamma.reshape(shape), X_hat, beta.reshape(shape))
+    X_hat = _scaled_difference(X, mean, root)
+    Y = _affine(gamma, X_hat, beta)
+    beyond = ~np.isfinite(Y)
+    if beyond.any():
+        # x_hat or gamma x_hat left the range on the way: mantissas and exponents apart.
+        Y = np.where(beyond, _affine_quotient(gamma, X, mean, root, beta), Y)
+
+    def operands(index):
+        c = index[_CHANNEL_AXIS[X.ndim]]
+        return (
+            f"X = {X[index]!r}, running_mean[{c}] = {state.running_mean[c]!r}, "
+            f"running_variance[{c}] = {state.running_variance[c]!r}, eps = {eps!r}, "
+            f"gamma[{c}] = {gamma.ravel()[c]!r}, beta[{c}] = {beta.ravel()[c]!r}; rescale X "
+            "and the running statistics, or gamma"
+        )
+
+    _check_representable(
+        Y,
+        "eval-mode output gamma (x - running_mean) / sqrt(running_variance + eps) + beta",
+        operands,
+    )
+    return Y

@@ -32,6 +32,7 @@ from trainable_harness.layers import (
     linear,
     update_running_statistics,
 )
+from trainable_harness.layers.inputs import _as_float
 
 
 def test_float64_default_integer_promotion_and_float32_option():
@@ -112,3 +113,12 @@ def test_no_function_writes_into_its_inputs():
     linear(X, W, beta)
     for original, after in zip(kept, (X, gamma, beta), strict=True):
         np.testing.assert_array_equal(original, after)
+
+
+def test_values_that_overflow_the_requested_dtype_name_the_conversion():
+    # gamma = 1e5 is finite; float16 cannot hold it. It used to warn and then report
+    # "gamma holds inf", as if the caller had passed inf.
+    with pytest.raises(NonFiniteInputError, match="gamma converted to float16 holds inf"):
+        batch_norm(np.ones((2, 1), np.float16), [1e5], [0.0], dtype=np.float16)
+    X = np.array([[1.0, 2.0]])
+    assert _as_float(X, "X", np.float64) is X  # no copy when the dtype is already right

@@ -8,7 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from layer_reference import FAST
 
-from trainable_harness.errors import AffineShapeError, ShapeError, WeightShapeError
+from trainable_harness.errors import (
+    AffineShapeError,
+    ResultOverflowError,
+    ShapeError,
+    WeightShapeError,
+)
 from trainable_harness.layers import BatchNormState, conv2d, fold_batch_norm_into_conv2d, linear
 
 
@@ -102,3 +107,30 @@ def test_layer_shape_errors():
 def test_silent_acceptances_are_specific_errors(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+# --- sums and products beyond range ---------------------------------------------------
+
+
+def test_linear_redoes_spurious_overflows_and_refuses_results_beyond_range():
+    # 1e308 + 1e308 - 1e308 overflows on the way; the result 1e308 does not (was inf).
+    np.testing.assert_array_equal(linear([[1e308, 1e308, -1e308]], np.ones((1, 3))), [[1e308]])
+    # float16: 300 * 300 = 90000 overflows on the way; 300 * 300 - 300 * 299 = 300 fits.
+    Y = linear(
+        np.array([[300.0, 300.0]], np.float16),
+        np.array([[300.0, -299.0]], np.float16),
+        np.array([0.0], np.float16),
+        dtype=np.float16,
+    )
+    assert Y.dtype == np.float16 and Y[0, 0] == 300.0
+    # 1e200 * 1e200 = 1e400 is beyond float64: refused, naming X and W (was inf).
+    with pytest.raises(ResultOverflowError, match=r"linear's output.*max\|X\| = 1e\+200.*W"):
+        linear([[1e200]], [[1e200]])
+
+
+def test_conv2d_redoes_spurious_overflows_and_refuses_results_beyond_range():
+    X = np.array([1e308, 1e308, -1e308]).reshape(1, 1, 1, 3)
+    np.testing.assert_array_equal(conv2d(X, np.ones((1, 1, 1, 3))), [[[[1e308]]]])
+    np.testing.assert_array_equal(conv2d(X, np.ones((1, 1, 1, 3)), [-1e308]), [[[[0.0]]]])
+    with pytest.raises(ResultOverflowError, match=r"conv2d's output.*K\[0\].*rescale X or K"):
+        conv2d(np.full((1, 1, 1, 1), 1e200), np.full((1, 1, 1, 1), 1e200))

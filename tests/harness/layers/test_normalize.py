@@ -29,6 +29,7 @@ from trainable_harness.errors import (
     IndivisibleGroupsError,
     NegativeEpsilonError,
     NonFiniteInputError,
+    ResultOverflowError,
     UnsupportedDtypeError,
     UnsupportedRankError,
 )
@@ -351,3 +352,15 @@ def test_the_cases_of_issue_10():
 def test_silent_acceptances_are_specific_errors(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_outputs_beyond_range_are_refused_naming_gamma_and_beta():
+    # gamma = beta = 1e308: gamma x_hat + beta is beyond float64 where x_hat > 0.8 (was inf).
+    X = np.array([[1.0], [3.0]])
+    with pytest.raises(ResultOverflowError, match=r"index \(1, 0\).*gamma\[0\].*beta\[0\]"):
+        batch_norm(X, [1e308], [1e308], eps=0.0)
+    # Where the product overflows but beta brings the sum back, the output is computed.
+    Y = batch_norm(np.array([[0.0], [0.0], [3.0]]), [1.5e308], [-0.5e308], eps=0.0)
+    np.testing.assert_allclose(Y[2], [2 * (0.75e308 * np.sqrt(2) - 0.25e308)], rtol=1e-15)
+    with pytest.raises(ResultOverflowError, match="layer norm's output"):
+        layer_norm(np.array([[1.0, 3.0]], np.float16), [6e4, 6e4], [6e4, 6e4], dtype=np.float16)

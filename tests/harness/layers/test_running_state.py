@@ -151,13 +151,19 @@ def test_state_channel_mismatch_and_malformed_state():
         BatchNormState(np.zeros(2), np.ones(3))
 
 
-def test_batch_statistics_at_huge_values_report_an_overflowing_variance_only():
-    stats = batch_statistics([[-1e300, 1.0], [1e300, 3.0]])
-    np.testing.assert_array_equal(stats.mean, [0.0, 2.0])
-    assert stats.population_variance[0] == np.inf  # 1e600 is beyond float64
-    assert stats.population_variance[1] == 1.0
+def test_batch_statistics_refuse_a_variance_beyond_range_by_channel():
+    # The variance 1e600 of channel 0 is beyond float64: refused, where it used to be inf.
+    with pytest.raises(MomentOverflowError, match=r"shape \(2, 2\).*channel 0 exceeds"):
+        batch_statistics([[-1e300, 1.0], [1e300, 3.0]])
     with pytest.raises(MomentOverflowError, match="channel 0"):
         update_running_statistics(BatchNormState.initial(2), [[-1e300, 1.0], [1e300, 3.0]])
+    # Means and variances near the ends of the range that fit are computed, not refused.
+    stats = batch_statistics([[-1e154, 1.0], [1e154, 3.0]])
+    np.testing.assert_array_equal(stats.mean, [0.0, 2.0])
+    np.testing.assert_allclose(stats.population_variance, [1e308, 1.0], rtol=1e-15)
+    # Its sample variance, 2e308, is not: refused by name too.
+    with pytest.raises(MomentOverflowError, match="sample variance of channel 0"):
+        _ = stats.sample_variance
 
 
 @pytest.mark.parametrize(
@@ -182,3 +188,8 @@ def test_batch_statistics_at_huge_values_report_an_overflowing_variance_only():
 def test_silent_acceptances_are_specific_errors(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_a_momentum_beyond_float64_is_named_not_an_overflow_error():
+    with pytest.raises(MomentumRangeError, match="momentum must lie in"):
+        BatchNormState.initial(2, momentum=10**400)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from layer_reference import UNIT_ROUNDOFF
 
+from trainable_harness.errors import ResultOverflowError
 from trainable_harness.layers import BatchNormState, batch_norm_eval, fold_batch_norm_into_linear
 from trainable_harness.layers.safe_arithmetic import _affine, _root_of_sum, _scaled_difference
 
@@ -32,13 +34,27 @@ def test_eval_mode_and_folding_do_not_overflow_on_the_way():
     np.testing.assert_allclose(b, [1e308], rtol=4 * UNIT_ROUNDOFF)
 
 
-def test_results_beyond_range_are_infinite_without_a_warning():
+def test_results_beyond_range_are_refused_by_name_and_others_computed():
     state = BatchNormState(np.array([0.0]), np.array([0.0]))
-    Y = batch_norm_eval(np.array([[1e300]]), [1.0], [0.0], state, eps=1e-300)
-    assert Y[0, 0] == np.inf  # 1e300 / 1e-150 = 1e450
+    # 1e300 / 1e-150 = 1e450 is beyond float64: refused (it used to be returned as inf).
+    with pytest.raises(ResultOverflowError, match=r"index \(0, 0\).*X = .*1e\+300.*eps = 1e-300"):
+        batch_norm_eval(np.array([[1e300]]), [1.0], [0.0], state, eps=1e-300)
     # gamma = 0 makes any x_hat, even one beyond range, contribute exactly 0.
     Y = batch_norm_eval(np.array([[1e300]]), [0.0], [0.25], state, eps=1e-300)
     assert Y[0, 0] == 0.25
+    # A tiny gamma brings x_hat = 1e450 back into range: y = 1e150, no longer inf.
+    Y = batch_norm_eval(np.array([[1e300]]), [1e-300], [0.0], state, eps=1e-300)
+    np.testing.assert_allclose(Y, [[1e150]], rtol=4 * UNIT_ROUNDOFF)
+    # Folding: gamma / sqrt(eps) = 1e450 is beyond range, its product with W = 1e-300 not.
+    W, b = fold_batch_norm_into_linear(
+        np.array([[1e-300]]), [1e-300], [1e300], [0.0], state, eps=1e-300
+    )
+    np.testing.assert_allclose(W, [[1e150]], rtol=4 * UNIT_ROUNDOFF)
+    np.testing.assert_allclose(b, [1e150], rtol=4 * UNIT_ROUNDOFF)
+    with pytest.raises(ResultOverflowError, match=r"folded W'.*W = .*1e-10.*rescale W or gamma"):
+        fold_batch_norm_into_linear(np.array([[1e-10]]), None, [1e300], [0.0], state, eps=1e-300)
+    with pytest.raises(ResultOverflowError, match=r"folded bias b'.*rescale gamma, b and beta"):
+        fold_batch_norm_into_linear(np.array([[0.0]]), [1.0], [1e300], [0.0], state, eps=1e-300)
 
 
 BIG = np.finfo(np.float64).max
