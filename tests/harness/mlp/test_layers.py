@@ -1,16 +1,13 @@
-"""Tests of the numpy MLP of chapter 16: every backward pass against central differences."""
+"""Tests of trainable_harness.mlp.layers: every backward pass against central differences."""
 
 import numpy as np
 import pytest
+from finite_differences import FD_TOL, numeric_gradient
 
 from trainable_harness.errors import (
     DegenerateNormalizationError,
-    MLPError,
     ResultOverflowError,
-    SeedError,
     ShapeError,
-    TrainableError,
-    UnknownChoiceError,
     UnsupportedDtypeError,
 )
 from trainable_harness.layers import batch_norm
@@ -18,39 +15,13 @@ from trainable_harness.mlp import (
     BN_EPS,
     batch_norm_backward,
     batch_norm_forward,
-    init_mlp,
-    label_entropy,
-    learning_rate_sweep,
     linear_backward,
     linear_forward,
-    loss_and_gradients,
-    make_teacher_task,
-    probe_along_training,
-    probe_gradient_direction,
     relu_backward,
     relu_forward,
     softmax_cross_entropy,
     softmax_cross_entropy_backward,
-    train_full_batch,
 )
-
-STEP = 1e-6
-# Central differences: truncation ~ STEP^2 = 1e-12 times a third derivative of order one,
-# rounding ~ 1e-16 / STEP = 1e-10 times the function's size. A wrong term in a backward
-# pass is of the size of the gradient itself (>= 1e-3 here), so 1e-7 separates the two.
-FD_TOL = 1e-7
-
-
-def numeric_gradient(f, x):
-    """Naive reference: perturb one entry at a time of a copy of x."""
-    grad = np.zeros_like(x)
-    for index in np.ndindex(x.shape):
-        plus, minus = x.copy(), x.copy()
-        plus[index] += STEP
-        minus[index] -= STEP
-        grad[index] = (f(plus) - f(minus)) / (2 * STEP)
-    return grad
-
 
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(6, 4))
@@ -116,72 +87,6 @@ def test_softmax_cross_entropy_backward_and_value():
     assert abs(softmax_cross_entropy(logits, labels) - naive) < 1e-14
 
 
-@pytest.mark.parametrize("batch_norm_on", [False, True])
-def test_whole_network_gradient(batch_norm_on):
-    task = make_teacher_task(seed=2, n=12)
-    params = init_mlp(seed=3, batch_norm=batch_norm_on)
-    if batch_norm_on:  # move gamma, beta off their initial values to test them generically
-        params["gamma1"] = params["gamma1"] + 0.3
-        params["beta2"] = params["beta2"] - 0.2
-    _, grads = loss_and_gradients(params, task, batch_norm_on)
-    for name in (
-        "W1",
-        "W3",
-        "b3",
-        "gamma1" if batch_norm_on else "b1",
-        "beta2" if batch_norm_on else "b2",
-    ):
-
-        def loss_of(value, name=name):
-            return float(loss_and_gradients({**params, name: value}, task, batch_norm_on)[0])
-
-        np.testing.assert_allclose(
-            grads[name], numeric_gradient(loss_of, params[name]), atol=FD_TOL, err_msg=name
-        )
-
-
-def test_replicas_do_not_mix():
-    task = make_teacher_task(seed=4, n=32)
-    both = train_full_batch(task, seed=5, batch_norm=True, learning_rates=[0.1, 1e5], steps=8)
-    alone = train_full_batch(task, seed=5, batch_norm=True, learning_rates=[0.1], steps=8)
-    np.testing.assert_allclose(both.losses[:, 0], alone.losses[:, 0], rtol=1e-12)
-
-
-def test_divergence_is_marked_and_thresholds_follow_the_first_failure():
-    sweep = learning_rate_sweep(0, False, learning_rates=[0.1, 0.2, 1e4], steps=10)
-    assert np.isnan(sweep.final_losses[-1])
-    assert sweep.largest_finite == 0.2 and sweep.largest_learning <= 0.2
-
-
-def test_label_entropy_and_probe():
-    assert label_entropy(np.array([1, 1, 1])) == 0.0
-    task = make_teacher_task(0, n=16)
-    probe = probe_gradient_direction(init_mlp(0, True), task, True, [0.5, 1.0])
-    assert probe.loss_variation >= 0 and probe.effective_smoothness > 0
-
-
-def test_bad_settings_raise_specific_errors():
-    task = make_teacher_task(0, n=8)
-    with pytest.raises(TrainableError, match="learning_rates"):
-        train_full_batch(task, seed=0, batch_norm=False, learning_rates=[0.0], steps=1)
-    with pytest.raises(TrainableError, match="steps"):
-        train_full_batch(task, seed=0, batch_norm=False, learning_rates=[1.0], steps=0)
-    with pytest.raises(TrainableError, match="step_sizes"):
-        probe_gradient_direction(init_mlp(0, False), task, False, [-1.0])
-    with pytest.raises(ShapeError, match="n must be"):
-        make_teacher_task(0, n=1)
-
-
-def test_sweep_is_cached_and_read_only():
-    a = learning_rate_sweep(1, True, learning_rates=[0.5, 1.0], steps=3)
-    b = learning_rate_sweep(1, True, learning_rates=np.array([0.5, 1.0]), steps=3)
-    assert a is b
-    with pytest.raises(ValueError, match="read-only"):
-        a.final_losses[0] = 0.0
-
-
-# --- labels, shapes and results beyond range -------------------------------------------
-
 LOGITS = np.random.default_rng(5).normal(size=(3, 4))
 
 
@@ -204,21 +109,6 @@ def test_cross_entropy_refuses_labels_that_are_not_one_class_per_row(labels, err
             function(LOGITS, labels)
 
 
-def test_label_entropy_and_the_loss_refuse_labels_outside_the_classes():
-    with pytest.raises(ShapeError, match=r"labels\[2\] = 4 is not a class index"):
-        label_entropy(np.array([0, 1, 4]))  # bincount used to count a fifth class
-    with pytest.raises(ShapeError, match=r"labels\[0\] = -1"):
-        label_entropy(np.array([-1, 1]))  # numpy's bincount ValueError
-    with pytest.raises(ShapeError, match="non-empty"):
-        label_entropy(np.array([], dtype=np.int64))  # 0 / 0 = NaN
-    task = make_teacher_task(0, n=8)
-    bad = task._replace(labels=task.labels - 1)
-    with pytest.raises(ShapeError, match="is not a class index"):
-        loss_and_gradients(init_mlp(0, False), bad, False)
-    with pytest.raises(MLPError, match=r"params lacks \['b1', 'b2'\]"):
-        loss_and_gradients(init_mlp(0, True), task, False)
-
-
 def test_layers_refuse_results_beyond_range_and_bad_arrays():
     with pytest.raises(ResultOverflowError, match="X W \\+ b at index \\(0, 0\\)"):
         linear_forward(np.array([[1e200]]), np.array([[1e200]]))
@@ -235,31 +125,10 @@ def test_layers_refuse_results_beyond_range_and_bad_arrays():
         softmax_cross_entropy(np.array([[1e308, -1e308]]), np.array([1]))
 
 
-def test_settings_that_are_not_whole_numbers_are_refused():
-    # int(1.5) used to train with seed 1 silently.
-    with pytest.raises(MLPError, match=r"seed must be an integer >= 0, got 1\.5"):
-        learning_rate_sweep(1.5, True, learning_rates=[0.5], steps=3)
-    with pytest.raises(UnknownChoiceError, match="batch_norm must be True or False"):
-        learning_rate_sweep(1, "yes", learning_rates=[0.5], steps=3)
-    with pytest.raises(MLPError, match="lr must be > 0"):
-        probe_along_training(0, True, lr=-0.5, steps=1)
-
-
 def test_replica_axes_of_gamma_and_beta_must_fit_the_batch():
     # gamma (1, 3) against Z (5, 3) made numpy's in-place add fail with its own ValueError.
     with pytest.raises(ShapeError, match=r"gamma has shape \(1, 3\).*batch's \(\)"):
         batch_norm_forward(np.ones((5, 3)) * np.arange(5)[:, None], np.ones((1, 3)), np.zeros(3))
-
-
-def test_a_probe_that_cannot_move_or_measure_is_refused_and_seeds_are_checked():
-    task = make_teacher_task(0, n=16)
-    # alpha = 5e-324 moves nothing: the probe reported a smoothness of 0 (or 0 / 0 = NaN).
-    with pytest.raises(MLPError, match=r"5e-324 is too small to move the parameters"):
-        probe_gradient_direction(init_mlp(0, True), task, True, [5e-324])
-    with pytest.raises(SeedError, match="seed must be an integer >= 0, got -1"):
-        init_mlp(-1, True)
-    with pytest.raises(SeedError, match="got -2"):
-        make_teacher_task(-2)
 
 
 def test_batch_norm_forward_at_the_ends_of_the_range_raises_without_a_warning():
