@@ -7,7 +7,7 @@ A claim's result is a function of three things, and its *key* is a digest of exa
    :class:`HarnessCallRecorder` records them: every function of the harness package notes
    itself when it runs (a statement :mod:`claimbook.calls` compiles into it at
    import), as a ``(module, qualname)`` pair, e.g.
-   ``("trainable_harness.moments", "stable_online_moments")``, into the set of each active
+   ``("trainable_harness.moments.welford", "stable_online_moments")``, into the set of each active
    recorder; no trace function is involved. :func:`function_digests` then reads each
    function's source *statically* (with :mod:`ast`, nothing imported) from the module file
    and hashes it together with the source of the module-level assignments its body reads
@@ -29,10 +29,10 @@ Examples
 >>> from trainable_harness.moments import stable_online_moments
 >>> with HarnessCallRecorder() as recorder:
 ...     _ = stable_online_moments([1.0, 2.0, 3.0])
->>> ("trainable_harness.moments", "stable_online_moments") in recorder.functions
+>>> ("trainable_harness.moments.welford", "stable_online_moments") in recorder.functions
 True
->>> digests = function_digests([("trainable_harness.moments", "stable_online_moments")])
->>> len(digests["trainable_harness.moments:stable_online_moments"])
+>>> digests = function_digests([("trainable_harness.moments.welford", "stable_online_moments")])
+>>> len(digests["trainable_harness.moments.welford:stable_online_moments"])
 64
 """
 

@@ -115,9 +115,10 @@ def test_an_edit_of_a_function_only_one_chapter_runs_reexecutes_that_chapter(tin
     only_beta = sorted(
         {tuple(f) for f in record["functions"]} - {tuple(f) for f in alpha["functions"]}
     )
-    assert ["trainable_harness.moments", "stable_online_moments"] in [list(f) for f in only_beta]
+    welford = ["trainable_harness.moments.welford", "stable_online_moments"]
+    assert welford in [list(f) for f in only_beta]
     tiny_book.edit(
-        "harness/trainable_harness/moments.py",
+        "harness/trainable_harness/moments/welford.py",
         "def stable_online_moments(",
         "def stable_online_moments(  # edited\n",
     )
