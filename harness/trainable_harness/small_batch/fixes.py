@@ -1,0 +1,184 @@
+"""Three fixes for small batches: batch renormalization, ghost batches, synchronized statistics.
+
+Batch renormalization (Ioffe 2017) corrects the batch statistics towards the population"s
+within clipping limits; ghost batches (Hoffer et al. 2017) normalize slices of a batch
+independently; synchronized batch norm merges per-device moment states exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from trainable_harness.errors import (
+    ResultOverflowError,
+    ShapeError,
+    SmallBatchError,
+    UnsupportedDtypeError,
+    check_finite,
+)
+from trainable_harness.moments import MomentState, merge_moments
+from trainable_harness.normalization import validated_eps
+from trainable_harness.small_batch.checks import (
+    _batch_moments,
+    _finite_output,
+    _per_channel,
+    _positive_integer,
+)
+from trainable_harness.small_batch.model import (
+    EPS,
+    _check_5d,
+    _population,
+    draw_activations,  # noqa: F401 (the doctests use it)
+)
+from trainable_harness.small_batch.train_eval import (
+    population_eval,  # noqa: F401 (the doctests use it)
+    train_mode,
+)
+
+__all__ = ["batch_renorm_train", "ghost_batch_norm_train", "synchronized_statistics"]
+
+
+_LARGEST = float(np.finfo(np.float64).max)
+
+
+def batch_renorm_train(X, r_max: float, d_max: float, eps: float = EPS) -> np.ndarray:
+    """Batch renormalization's train-mode forward pass, with the population as running state.
+
+    ``y = r (x - mean_B) / sqrt(var_B + eps) + d`` with
+    ``r = clip(sqrt(var_B + eps) / sqrt(var + eps), 1/r_max, r_max)`` and
+    ``d = clip((mean_B - mean) / sqrt(var + eps), -d_max, d_max)``; ``r`` and ``d`` are
+    treated as constants by the backward pass (Ioffe 2017, algorithm 1). With
+    ``r_max = d_max = inf`` the output equals :func:`population_eval` up to rounding.
+
+    Raises
+    ------
+    SmallBatchError
+        If ``r_max < 1`` or ``d_max < 0``.
+
+    Examples
+    --------
+    >>> X = draw_activations(np.random.default_rng(2), repeats=3, batch=2)
+    >>> free = batch_renorm_train(X, r_max=np.inf, d_max=np.inf)
+    >>> bool(np.max(np.abs(free - population_eval(X))) < 1e-12)
+    True
+    """
+    for name, value, lowest in (("r_max", r_max, 1), ("d_max", d_max, 0)):
+        if (
+            isinstance(value, bool | np.bool_)
+            or not isinstance(value, int | float | np.integer | np.floating)
+            or not value >= lowest  # also NaN
+        ):
+            raise SmallBatchError(
+                f"{name} must be a number >= {lowest} (inf allowed), got {value!r}"
+            )
+    # A Python int beyond float64 (10**400) is a limit beyond every ratio: inf.
+    r_max, d_max = (value if value <= _LARGEST else np.inf for value in (r_max, d_max))
+    eps = validated_eps(eps)
+    X = _check_5d(X)
+    mean, variance = _batch_moments(X)
+    population_mean, population_variance = _population()
+    batch_std = np.sqrt(variance + eps)
+    population_std = np.sqrt(_per_channel(population_variance) + eps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.clip(batch_std / population_std, 1.0 / r_max, r_max)
+        d = np.clip((mean - _per_channel(population_mean)) / population_std, -d_max, d_max)
+        Y = r * (X - mean) / batch_std + d
+    return _finite_output(Y, eps, variance, "batch_renorm_train")
+
+
+def ghost_batch_norm_train(X, ghost_size: int, eps: float = EPS) -> np.ndarray:
+    """Train-mode batch norm of each batch in independent consecutive slices of ``ghost_size``.
+
+    Raises
+    ------
+    SmallBatchError
+        If ``ghost_size`` does not divide the batch size.
+
+    Examples
+    --------
+    >>> X = draw_activations(np.random.default_rng(3), repeats=2, batch=8)
+    >>> bool(np.array_equal(ghost_batch_norm_train(X, 8), train_mode(X)))
+    True
+    """
+    X = _check_5d(X)
+    repeats, batch = X.shape[:2]
+    ghost_size = _positive_integer(ghost_size, "ghost_size")
+    if batch % ghost_size:
+        raise SmallBatchError(f"ghost_size must divide the batch size {batch}, got {ghost_size}")
+    ghosts = X.reshape(repeats * (batch // ghost_size), int(ghost_size), *X.shape[2:])
+    return train_mode(ghosts, eps).reshape(X.shape)
+
+
+def synchronized_statistics(device_batches) -> tuple[np.ndarray, np.ndarray]:
+    """Per-channel mean and population variance of several devices' batches, by merging.
+
+    Each device reduces its ``(B_k, C, H, W)`` batch to one centered moment state per
+    channel (count, mean, m2, computed two-pass in float64); the states are merged with
+    :func:`trainable_harness.moments.merge_moments` (what an all-reduce of these three
+    numbers per channel implements), and the merged state gives the statistics of the
+    concatenated batch.
+
+    Returns
+    -------
+    (mean, population_variance), each of shape ``(C,)``
+
+    Raises
+    ------
+    ShapeError
+        No devices, a batch that is not 4-D or has no values, or devices with different
+        channel counts (the message names the device).
+    NonFiniteInputError, UnsupportedDtypeError
+        NaN/inf or non-real values (the device is named).
+    ResultOverflowError, MomentOverflowError
+        Statistics beyond float64's range.
+
+    Examples
+    --------
+    >>> X = draw_activations(np.random.default_rng(4), repeats=1, batch=8)[0]
+    >>> mean, variance = synchronized_statistics(np.split(X, 4))
+    >>> bool(np.allclose(variance, X.var(axis=(0, 2, 3)), rtol=1e-14, atol=0))
+    True
+    """
+    if isinstance(device_batches, np.ndarray) and device_batches.ndim == 4:
+        raise ShapeError(
+            f"device_batches is one array of shape {device_batches.shape}; pass a list of "
+            "(B, C, H, W) arrays, one per device (e.g. numpy.split(X, devices))"
+        )
+    merged = None
+    for device, batch in enumerate(device_batches):
+        array = np.asarray(batch)
+        if array.dtype.kind not in "iuf":
+            raise UnsupportedDtypeError(
+                f"device batch {device} has dtype {array.dtype}; real values are expected"
+            )
+        batch = array.astype(np.float64, copy=False)
+        if batch.ndim != 4:
+            raise ShapeError(f"each device batch must be (B, C, H, W), got {batch.shape}")
+        if batch.size == 0:
+            raise ShapeError(
+                f"device batch {device} has shape {batch.shape}, with no values; every device "
+                "needs at least one sample with at least one position"
+            )
+        check_finite(batch, f"device batch {device}")
+        if merged is not None and batch.shape[1] != len(merged):
+            raise ShapeError(
+                f"device batch {device} has {batch.shape[1]} channels (shape {batch.shape}) "
+                f"but the devices before it have {len(merged)}; every device must hold the "
+                "same channels"
+            )
+        count = batch.shape[0] * batch.shape[2] * batch.shape[3]
+        with np.errstate(over="ignore", invalid="ignore"):
+            means = batch.mean(axis=(0, 2, 3))
+            m2 = ((batch - means[None, :, None, None]) ** 2).sum(axis=(0, 2, 3))
+        if not (np.isfinite(means).all() and np.isfinite(m2).all()):
+            raise ResultOverflowError(
+                f"device batch {device}: a channel's sum of squared deviations overflows "
+                "float64 (values beyond about 1e154); rescale the batches"
+            )
+        states = [MomentState(count, means[c], m2[c]) for c in range(batch.shape[1])]
+        merged = states if merged is None else list(map(merge_moments, merged, states))
+    if merged is None:
+        raise ShapeError("device_batches is empty")
+    mean = np.array([float(s.mean) for s in merged])
+    variance = np.array([float(s.population_variance) for s in merged])
+    return mean, variance
