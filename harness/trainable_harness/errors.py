@@ -5,7 +5,7 @@ callers that already catch ``ValueError`` keep working, while tests and chapters
 catch the precise failure. Messages say what was wrong, where, and what is expected.
 
 Every error class of the harness is defined here: the shared ones first, then those of
-one module in a section named for it (``# --- small_batch.py: ...``), which that module
+one module in a section named for it (``# --- small_batch/: ...``), which that module
 imports (so ``from trainable_harness.small_batch import SmallBatchError`` works too). A new
 one goes in its module's section and subclasses :class:`TrainableError`.
 
@@ -277,7 +277,7 @@ class UnknownChoiceError(TrainableError):
     """A string option (normalization kind, variance estimator) is not one of the choices."""
 
 
-# --- moments.py, normalization.py, layers/: counts, moments beyond range ------------------
+# --- moments/, normalization.py, layers/: counts, moments beyond range --------------------
 
 __all__ += [
     "CountError",
@@ -318,7 +318,7 @@ class LearningRateError(TrainableError):
     """A learning rate or weight decay that is not a finite number in its allowed range."""
 
 
-# --- mlp.py: the MLP experiment -----------------------------------------------------------
+# --- mlp/: the MLP experiment -------------------------------------------------------------
 
 __all__ += ["MLPError"]
 
@@ -327,7 +327,7 @@ class MLPError(TrainableError):
     """A setting of the MLP experiment that cannot run (names the parameter)."""
 
 
-# --- small_batch.py: the small-batch experiments ------------------------------------------
+# --- small_batch/: the small-batch experiments --------------------------------------------
 
 __all__ += ["SmallBatchError"]
 
