@@ -107,6 +107,7 @@ class FixtureBook:
         return process
 
     def _render(self) -> subprocess.CompletedProcess:
+        from claimbook import cache
         from claimbook.build.render import SiteRender, publish
         from claimbook.errors import BuildError
 
@@ -126,6 +127,8 @@ class FixtureBook:
                 problems = [str(error)]
             else:
                 publish(target)
+            finally:
+                cache.reset()  # nothing read under the fixture's root outlives its render
         process = subprocess.CompletedProcess(["render", str(self.root)], int(bool(problems)))
         process.log = "\n".join(problems)
         return process

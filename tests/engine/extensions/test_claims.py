@@ -3,11 +3,11 @@
 `tests/books/claims` is a one-chapter book whose page states `c15-invariance-001` as a badge,
 as bound numbers (`{claim-value}`) and as a claim line, plus the ledger page. Each test copies
 it into a temporary root (see `conftest.py`), verifies or breaks the claim there, and runs the
-strict build the book runs (the driver's render, in the test process; the first test and the
-kinds test run the `jupyter-book build -W -n --keep-going` command instead). A state must come
-from the artifact; verified passes, every state the harness refuses fails the strict build
-while the page still shows it; each claim gets a page, the ledger lists every claim, and
-`claims.json` describes them for machines.
+strict build the book runs (the driver's render, in the test process; the first test runs the
+`jupyter-book build -W -n --keep-going` command instead). A state must come from the artifact;
+verified passes, every state the harness refuses fails the strict build while the page still
+shows it; each claim gets a page, the ledger lists every claim, and `claims.json` describes
+them for machines.
 """
 
 import html as html_text
@@ -239,8 +239,7 @@ def test_a_refuted_and_a_statistical_claim_render_their_kind_and_pass(kinds_book
             registry_dir=kinds_book.registry,
             artifacts_dir=kinds_book.artifacts,
         )
-    # The book's own extension (_fixture/) is loaded by the build: in a process of its own.
-    process = kinds_book.build(cli=True)
+    process = kinds_book.build()
     assert process.returncode == 0, process.log[-4000:]
     html = kinds_book.page(PAGE)
 
