@@ -2,9 +2,11 @@
 
 A fixture book is copied with the book's own ``_static/`` into a temporary
 root, its claim registry is filled from the book's ``claims/`` (so a fixture never carries a
-second, drifting copy of a registered claim), and it is built by the same strict
-``jupyter-book build -W -n --keep-going`` the book uses, with ``TRAINABLE_ROOT`` pointing
-the harness at the temporary root.
+second, drifting copy of a registered claim), and it is built strictly, as the book's site is:
+by the build driver's render (:class:`claimbook.build.render.SiteRender`, the strict
+``jupyter-book build -W -n --keep-going`` split in two), run in the test process with the
+engine's paths pointing at the temporary root; or, with ``cli=True``, by that command itself,
+with ``TRAINABLE_ROOT`` pointing the engine at the temporary root.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +40,16 @@ collect_ignore = ["conftest.py"]
 BOOKS = Path(__file__).resolve().parent / "books"
 FIXTURE_REGISTRY = Path(__file__).resolve().parent / "fixtures" / "registry"
 JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")
+# The paths of claimbook.paths under the root, pointed at a fixture's root for its render.
+_ROOTED_PATHS = (
+    "HARNESS_DIR",
+    "CLAIMS_DIR",
+    "CHAPTERS_DIR",
+    "ARTIFACTS_DIR",
+    "CLAIM_ARTIFACTS_DIR",
+    "FIGURES_DIR",
+    "BUILD_DIR",
+)
 
 
 @dataclass
@@ -63,8 +76,17 @@ class FixtureBook:
         for claim_id in claim_ids:
             shutil.copy(paths.CLAIMS_DIR / f"{claim_id}.yaml", self.registry)
 
-    def build(self) -> subprocess.CompletedProcess:
-        """The strict HTML build; the completed process (its output in ``.log``)."""
+    def build(self, cli: bool = False) -> subprocess.CompletedProcess:
+        """The strict HTML build; the completed process (its output in ``.log``).
+
+        By default the driver's render runs here, in this process (a second build reuses the
+        first one's environment and pages, as the driver does); its warnings are the log,
+        and any warning fails the build (exit status 1). ``cli=True`` runs
+        ``jupyter-book build -W -n --keep-going`` in a process of its own instead (start-up
+        and imports cost about two seconds of each such build).
+        """
+        if not cli:
+            return self._render()
         process = subprocess.run(
             [
                 str(JUPYTER_BOOK),
@@ -82,6 +104,33 @@ class FixtureBook:
             timeout=300,
         )
         process.log = process.stdout + process.stderr
+        return process
+
+    def _render(self) -> subprocess.CompletedProcess:
+        from claimbook import cache
+        from claimbook.build.render import SiteRender, publish
+        from claimbook.errors import BuildError
+
+        with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings():
+            # What Python shows a build in a process of its own: no deprecation notices of
+            # the extensions the build loads (the tests' own filter makes warnings errors).
+            warnings.simplefilter("ignore", DeprecationWarning)
+            warnings.simplefilter("ignore", PendingDeprecationWarning)
+            patch.setenv(paths.ROOT_ENVIRONMENT_VARIABLE, str(self.root))
+            for name in _ROOTED_PATHS:
+                relative = getattr(paths, name).relative_to(paths.REPO_ROOT)
+                patch.setattr(paths, name, self.root / relative)
+            patch.setattr(paths, "REPO_ROOT", self.root)
+            try:
+                target, problems = SiteRender(fresh=False, reuse_pages=True).run()
+            except BuildError as error:
+                problems = [str(error)]
+            else:
+                publish(target)
+            finally:
+                cache.reset()  # nothing read under the fixture's root outlives its render
+        process = subprocess.CompletedProcess(["render", str(self.root)], int(bool(problems)))
+        process.log = "\n".join(problems)
         return process
 
     def page(self, name: str) -> str:

@@ -2,7 +2,7 @@
 
 ::
 
-    matrix-check [--root DIR] [--work DIR] [--keep]
+    matrix-check [--root DIR] [--work DIR] [--keep] [--reference SITE]
 
 ``.github/workflows/book.yml`` lists the chapters in one job, executes each chapter in a job
 of its own, uploads exactly the files that chapter's record lists, and renders the site in
@@ -19,7 +19,9 @@ each job in a fresh copy of the book at ``--root`` (default: this repository):
 4. **Render.** A fresh copy receives every job's files (``actions/download-artifact`` with
    ``merge-multiple``; two jobs listing one path with different bytes is an error) and runs
    ``render``, which fails rather than execute anything.
-5. **One machine.** Another fresh copy runs ``build``.
+5. **One machine.** Another fresh copy runs ``build``; or, with ``--reference SITE``, the
+   ``_build/html`` of a one-machine build of the same sources that already exists is taken
+   instead (the tests build their fixture book once and check the matrix against it).
 6. **Compare.** The two ``_build/html`` trees are compared byte for byte; every file that
    differs or exists on one side only is listed.
 
@@ -216,8 +218,12 @@ def compare_sites(assembled: Path, one_machine: Path) -> tuple[int, list[str]]:
     return len(left), differences
 
 
-def matrix_check(root: Path, work: Path, out=print) -> int:
-    """Run the workflow's jobs under ``work`` and compare the sites; the exit status."""
+def matrix_check(root: Path, work: Path, out=print, reference: Path | None = None) -> int:
+    """Run the workflow's jobs under ``work`` and compare the sites; the exit status.
+
+    ``reference``, if given, is the site of a one-machine build of the same sources, compared
+    against instead of building one (step 5 of the module doc).
+    """
     root = root.resolve()
     started = time.perf_counter()
     stamp = _stamp(root)
@@ -248,16 +254,23 @@ def matrix_check(root: Path, work: Path, out=print) -> int:
         render_copy = jobs.copy("render")
         count = _assemble(uploads, render_copy)
         out(f"matrix-check: render: {count} file(s) downloaded from {len(uploads)} job(s)")
-        one_machine = jobs.copy("one-machine")
+        rendering = [render_copy]
+        if reference is None:
+            one_machine = jobs.copy("one-machine")
+            rendering.append(one_machine)
         if extra.is_dir():
-            for copy in (render_copy, one_machine):
+            for copy in rendering:
                 shutil.copytree(extra, copy / _SITE_EXTRA, symlinks=True)
         jobs.run(render_copy, COMMANDS["render"])
-        jobs.run(one_machine, ONE_MACHINE)
+        if reference is None:
+            jobs.run(one_machine, ONE_MACHINE)
+            reference = one_machine / "_build/html"
+        else:
+            out(f"matrix-check: one-machine: the site at {reference}, built before")
     except (MatrixCheckError, subprocess.CalledProcessError, ValueError) as error:
         out(f"matrix-check: FAILED: {error}")
         return 1
-    files, differences = compare_sites(render_copy / "_build/html", one_machine / "_build/html")
+    files, differences = compare_sites(render_copy / "_build/html", reference)
     seconds = time.perf_counter() - started
     if differences:
         for line in differences:
@@ -291,9 +304,18 @@ def main(argv: list[str]) -> int:
         "directory, removed afterwards unless --keep)",
     )
     parser.add_argument("--keep", action="store_true", help="keep the copies")
+    parser.add_argument(
+        "--reference",
+        type=Path,
+        default=None,
+        help="the _build/html of a one-machine build of the same sources, compared against "
+        "instead of building one",
+    )
     options = parser.parse_args(argv)
     if not (options.root / "_toc.yml").is_file():
         parser.error(f"{options.root} holds no _toc.yml")
+    if options.reference is not None and not options.reference.is_dir():
+        parser.error(f"{options.reference} is not a directory")
     if options.work is not None:
         if options.work.exists() and any(options.work.iterdir()):
             parser.error(f"{options.work} is not empty")
@@ -302,7 +324,12 @@ def main(argv: list[str]) -> int:
     else:
         work = Path(tempfile.mkdtemp(prefix="matrix-check-"))
     try:
-        return matrix_check(options.root, work, out=lambda line: print(line, flush=True))
+        return matrix_check(
+            options.root,
+            work,
+            out=lambda line: print(line, flush=True),
+            reference=None if options.reference is None else options.reference.resolve(),
+        )
     finally:
         if options.work is None and not options.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -2,12 +2,14 @@
 
 The book is copied with its own copy of the harness (``PYTHONPATH`` points there, and
 ``TRAINABLE_ROOT`` at the book), so a test may edit harness functions, claims and chapters
-without touching the checkout. It is built once per session; each test gets a copy of that
-built tree.
+without touching the checkout. It is built once per test run, shared by the pytest-xdist
+workers (the first to ask builds it, the others wait for it); each test gets a copy of that
+built tree, and nothing writes to the shared one.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -85,11 +87,29 @@ def _make_book(root: Path) -> Book:
 
 
 @pytest.fixture(scope="session")
-def built_tiny_book(tmp_path_factory) -> Book:
-    book = _make_book(tmp_path_factory.mktemp("tiny") / "book")
-    process = book.build()
-    assert process.returncode == 0, process.stdout + process.stderr
-    return book
+def built_tiny_book(tmp_path_factory, worker_id) -> Book:
+    """The fixture book built once; under pytest-xdist, once for all the workers.
+
+    The workers' temporary roots share a parent; the first worker there builds the book
+    while holding a lock on it, and the others find it built (a failed build is reported
+    to each of them).
+    """
+    if worker_id == "master":  # not distributed: this process's own root
+        shared = tmp_path_factory.mktemp("tiny")
+    else:
+        shared = tmp_path_factory.getbasetemp().parent / "built-tiny-book"
+        shared.mkdir(exist_ok=True)
+    with (shared / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        outcome = shared / "build.log"
+        if not outcome.exists():
+            book = _make_book(shared / "book")
+            process = book.build()
+            status = "ok" if process.returncode == 0 else "failed"
+            outcome.write_text(f"{status}\n{process.stdout}{process.stderr}", encoding="utf-8")
+    status, _, log = outcome.read_text(encoding="utf-8").partition("\n")
+    assert status == "ok", log
+    return Book(shared / "book")
 
 
 @pytest.fixture

@@ -154,10 +154,14 @@ def test_prose_that_looks_like_a_command_runs_nothing(tiny_book):
 
 
 def test_links_in_artifacts_are_never_published(tiny_book, tmp_path):
-    secret = tmp_path / "secret.txt"
+    # Outside the book: a folder that holds the book would put a cycle in artifacts/, which
+    # sphinx-external-toc's recursive glob walks to the depth the system allows (4 s).
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "secret.txt"
     secret.write_text("not for the site")
     os.symlink(secret, tiny_book.path("artifacts/claims/evil.json"))
-    os.symlink(tmp_path, tiny_book.path("artifacts/linked-dir"))
+    os.symlink(outside, tiny_book.path("artifacts/linked-dir"))
     tiny_book.edit("chapters/alpha.md", "# Alpha", "# Alpha, rendered again")
     process = tiny_book.build()
     assert "reassembled" in process.stdout  # the site was rendered with the links present

@@ -51,10 +51,22 @@ def test_compare_sites_lists_every_difference(tmp_path):
 
 
 @pytest.mark.book
-def test_the_matrix_assembles_the_site_a_one_machine_build_renders(unbuilt_tiny_book, tmp_path):
+def test_the_matrix_assembles_the_site_a_one_machine_build_renders(
+    unbuilt_tiny_book, built_tiny_book, tmp_path
+):
+    # The one-machine site is the session's build of the same fixture book (the driver's
+    # `build`, as the check's own one-machine job runs it), not a second build of it.
     work = tmp_path / "work"
+    reference = built_tiny_book.path("_build/html")
     process = unbuilt_tiny_book.run(
-        "matrix-check", "--root", str(unbuilt_tiny_book.root), "--work", str(work), timeout=900
+        "matrix-check",
+        "--root",
+        str(unbuilt_tiny_book.root),
+        "--work",
+        str(work),
+        "--reference",
+        str(reference),
+        timeout=900,
     )
     assert process.returncode == 0, process.stdout + process.stderr
     assert "the assembled site and the one-machine site are byte-identical" in process.stdout

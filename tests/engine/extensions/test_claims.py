@@ -3,9 +3,11 @@
 `tests/books/claims` is a one-chapter book whose page states `c15-invariance-001` as a badge,
 as bound numbers (`{claim-value}`) and as a claim line, plus the ledger page. Each test copies
 it into a temporary root (see `conftest.py`), verifies or breaks the claim there, and runs the
-strict build the book runs. A state must come from the artifact; verified passes, every state
-the harness refuses fails the strict build while the page still shows it; each claim gets a
-page, the ledger lists every claim, and `claims.json` describes them for machines.
+strict build the book runs (the driver's render, in the test process; the first test runs the
+`jupyter-book build -W -n --keep-going` command instead). A state must come from the artifact;
+verified passes, every state the harness refuses fails the strict build while the page still
+shows it; each claim gets a page, the ledger lists every claim, and `claims.json` describes
+them for machines.
 """
 
 import html as html_text
@@ -48,7 +50,7 @@ def bound_values(html: str, state: str) -> int:
 
 def test_a_verified_claim_builds_with_bound_numbers_its_page_the_ledger_and_json(claim_book):
     verify_in(claim_book)
-    process = claim_book.build()
+    process = claim_book.build(cli=True)  # the jupyter-book command, not the driver's render
     assert process.returncode == 0, process.log[-4000:]
     html = claim_book.page(PAGE)
 

@@ -37,8 +37,15 @@ PNG = bytes.fromhex(
 pytestmark = pytest.mark.book
 
 
-@pytest.fixture
-def built(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The project built once; each test reads the page and the warnings."""
+    tmp_path = tmp_path_factory.mktemp("figures")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        return _build(tmp_path, monkeypatch)
+
+
+def _build(tmp_path, monkeypatch):
     source = tmp_path / "src"
     source.mkdir()
     (source / "conf.py").write_text(CONF)
