@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 
 import pytest
+from package_surface import assert_exports_exactly, assert_same_objects
 
 from trainable_harness import mlp
 
@@ -30,21 +31,12 @@ CONSTANTS_AND_TYPES = (
 
 
 def test_the_package_exports_exactly_the_public_names_of_its_modules():
-    names = [
-        name
-        for module in MODULES
-        for name in importlib.import_module(f"trainable_harness.mlp.{module}").__all__
-    ]
-    assert len(names) == len(set(names))  # each name has one home
-    assert sorted(names) == sorted(mlp.__all__)
-    assert importlib.import_module("trainable_harness.mlp.checks").__all__ == []
+    assert_exports_exactly(mlp, MODULES, private=("checks",))
 
 
 @pytest.mark.parametrize("module", MODULES)
 def test_each_public_name_is_the_same_object_everywhere(module):
-    home = importlib.import_module(f"trainable_harness.mlp.{module}")
-    for name in home.__all__:
-        assert getattr(mlp, name) is getattr(home, name)
+    assert_same_objects(mlp, module, ())
 
 
 @pytest.mark.parametrize("name", CONSTANTS_AND_TYPES)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
+from package_surface import assert_exports_exactly, assert_same_objects
 
 from trainable_harness import errors, small_batch
 
@@ -17,21 +16,12 @@ OUTSIDE_ALL = {
 
 
 def test_the_package_exports_exactly_the_public_names_of_its_modules():
-    names = [
-        name
-        for module in MODULES
-        for name in importlib.import_module(f"trainable_harness.small_batch.{module}").__all__
-    ]
-    assert len(names) == len(set(names))  # each name has one home
-    assert sorted(names) == sorted(small_batch.__all__)
-    assert importlib.import_module("trainable_harness.small_batch.checks").__all__ == []
+    assert_exports_exactly(small_batch, MODULES, private=("checks",))
 
 
 @pytest.mark.parametrize("module", MODULES)
 def test_each_name_is_the_same_object_everywhere(module):
-    home = importlib.import_module(f"trainable_harness.small_batch.{module}")
-    for name in (*home.__all__, *OUTSIDE_ALL.get(module, ())):
-        assert getattr(small_batch, name) is getattr(home, name)
+    assert_same_objects(small_batch, module, OUTSIDE_ALL.get(module, ()))
 
 
 def test_the_error_of_the_experiment_is_still_read_from_the_package():
