@@ -133,11 +133,12 @@ HOLD_AND_FORK = textwrap.dedent(
     from claimbook.build.lock import build_lock
 
     with build_lock(sys.argv[1]):
-        child = os.fork()
-        if child == 0:  # a chapter worker that outlives the driver
+        if os.fork() == 0:  # a chapter worker that outlives the driver
+            # fork() has returned here, so the at-fork handler has run: report only now,
+            # or the test could kill the holder while this child still held its copy.
+            print(os.getpid(), flush=True)
             time.sleep(120)
             os._exit(0)
-        print(child, flush=True)
         sys.stdin.read()
     """
 )
