@@ -31,7 +31,13 @@ import time
 from pathlib import Path
 
 from claimbook import cache, claims, paths
-from claimbook.build.execute import execute_chapters, reassemble_chapter
+from claimbook.build.claim_runs import (
+    ArtifactGuard,
+    ClaimComputation,
+    due_claims,
+    forget_chapter,
+)
+from claimbook.build.execute import ChapterRun, execute_chapters, reassemble_chapter
 from claimbook.build.keys import ChapterPlan, plan_chapter, read_record, record_path
 from claimbook.build.lock import build_lock
 from claimbook.build.render import (
@@ -45,6 +51,7 @@ from claimbook.build.render import (
     write_outcome,
 )
 from claimbook.claims.keys import parse_package
+from claimbook.claims.record import CHAPTER_CLAIMS_VARIABLE, read_claim_record
 from claimbook.errors import BuildError, BuildLockError, ChapterSourceError, ClaimError
 from claimbook.settings import results_pasted_as_glue
 from claimbook.sources import chapter_sources
@@ -129,13 +136,18 @@ def build(
     """
     started = time.perf_counter()
     cache.reset()  # every cached value of a previous build in this process is dropped
-    plans = [plan_chapter(source) for source in _selected_sources(only)]
+    selected = _selected_sources(only)
+    claim_ids = _claims_of(selected) if only else claims.list_claims()
     if question:
+        due = due_claims(claim_ids, read_claim_record().artifacts)
+        for claim_id, reason in due.items():
+            out(f"claim {claim_id}: would be computed ({reason})")
+        plans = [plan_chapter(source) for source in selected]
         outcome = read_outcome()
         changed = [plan for plan in plans if plan.action != "none"]
         for plan in changed:
             out(f"{_relative(plan.source)}: would {plan.action} ({plan.reason})")
-        if changed:
+        if changed or due:
             return 1
         if only:
             return 0
@@ -147,6 +159,18 @@ def build(
             return 1
         out("up to date")
         return 0
+    # The claims due compute in processes of their own from here on, beside the chapters.
+    computation = ClaimComputation(claim_ids, jobs=jobs, report=out) if kernels else None
+    try:
+        return _build_with(computation, selected, jobs, out, render_site, kernels, started)
+    finally:
+        if computation is not None:
+            computation.stop()
+
+
+def _build_with(computation, selected, jobs, out, render_site, kernels, started) -> int:
+    """The part of :func:`build` after the claims due started computing."""
+    plans = [_with_due_claims(plan_chapter(source), computation) for source in selected]
     pending = [plan for plan in plans if plan.execute]
     if not kernels and pending:
         return _refuse_to_execute(pending, out)
@@ -172,6 +196,8 @@ def build(
     prepared: list[SiteRender] = []
 
     def prepare(running: list) -> None:
+        if computation is not None:  # pages judge claims: only once they are computed
+            computation.finish()
         site = SiteRender(fresh, reuse_pages=same_pages)
         prepared.append(site)
         # Judging the claims after the chapters needs every harness module parsed and every
@@ -190,13 +216,23 @@ def build(
         if fresh:  # only a render that reads every page reads some early
             site.read_early(_pages_to_read_early(plans, running))
 
+    guard = _Guarded(computation)
     try:
         runs = execute_chapters(
             [plan.source for plan in pending],
             jobs=jobs,
             report=out,
             meanwhile=prepare if render_site else None,
+            environment=guard.environment,
+            inspect=guard.inspect,
         )
+        if computation is not None:
+            computation.finish()
+        if pending:
+            out(
+                f"claims: their artifacts checked after each chapter in "
+                f"{guard.seconds * 1000:.0f} ms"
+            )
         failed = [run for run in runs if not run.ok]
         if failed:
             out(
@@ -241,6 +277,82 @@ def build(
         return 1
     out(f"The book is built ({seconds:.1f} s): {site_dir() / 'index.html'}")
     return 0
+
+
+def _claims_of(sources: list[Path]) -> list[str]:
+    """The claims the chapters at ``sources`` verify, in order, once each."""
+    from claimbook.sources import read_chapter
+
+    found: dict[str, None] = {}
+    for source in sources:
+        found.update(dict.fromkeys(read_chapter(source).verified_claims))
+    return list(found)
+
+
+def _with_due_claims(plan: ChapterPlan, computation) -> ChapterPlan:
+    """``plan``, or an execution when a claim the chapter shows is being computed again."""
+    if computation is None or not computation.due or plan.execute:
+        return plan
+    record = read_record(plan.stem)
+    shown = record["claims"] if record is not None else []
+    again = [claim_id for claim_id in shown if claim_id in computation.due]
+    if not again:
+        return plan
+    listed = ", ".join(again[:3]) + (f" and {len(again) - 3} more" if len(again) > 3 else "")
+    return ChapterPlan(plan.stem, plan.source, "execute", f"claims computed again: {listed}")
+
+
+class _Guarded:
+    """The kernels' environment and, as each chapter ends, the check of the claim artifacts.
+
+    Which chapter wrote an artifact is not known when two ran side by side, so the one that
+    ended and every one still running fail; each executes again on the next build (its
+    record is removed), and fails again while it still writes there.
+    """
+
+    def __init__(self, computation):
+        self.computation = computation
+        self.guard: ArtifactGuard | None = None
+        self.tainted: dict[str, str] = {}
+
+    @property
+    def seconds(self) -> float:
+        return self.guard.seconds if self.guard is not None else 0.0
+
+    def environment(self, source: Path) -> dict[str, str]:
+        """What a chapter's kernel starts with: the build's claim record, the chapter's ids."""
+        from claimbook.sources import read_chapter
+
+        found = self.computation.kernel_environment() if self.computation else {}
+        ids = " ".join(read_chapter(source).verified_claims)
+        return {**found, CHAPTER_CLAIMS_VARIABLE: ids}
+
+    def inspect(self, run: ChapterRun, running: list[str]) -> ChapterRun:
+        if self.computation is None:
+            return run
+        if self.guard is None:
+            computed = self.computation.finish()
+            self.guard = ArtifactGuard(computed.artifacts, computed.others)
+        changed = self.guard.check()
+        if changed:
+            what = "; ".join(changed[:5])
+            if len(changed) > 5:
+                what += f" and {len(changed) - 5} more"
+            if running:
+                what += f" (or a chapter running beside it: {', '.join(running)})"
+            for stem in (run.stem, *running):
+                self.tainted.setdefault(stem, what)
+        if run.stem not in self.tainted:
+            return run
+        forget_chapter(run.stem)
+        return ChapterRun(
+            run.stem,
+            False,
+            run.seconds,
+            run.claims,
+            "claim artifacts changed while it ran, which only the build writes: "
+            f"{self.tainted[run.stem]}; put back as the build computed them",
+        )
 
 
 def _refuse_to_execute(plans: list[ChapterPlan], out) -> int:

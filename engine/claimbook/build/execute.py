@@ -10,8 +10,9 @@ notebook once at the end, not after every cell. The worker launches the kernel b
 does anything else, so the kernel boots while the worker reads the chapter, and stops it at
 once when the last cell has replied.
 
-The claims a chapter verifies have their artifacts removed before it runs, so a run that
-fails can never leave an earlier run's artifact behind as if this run had written it.
+A chapter computes no claim: the build computed them before (:mod:`.claim_runs`), and the
+kernel starts with the build's record of their artifacts in its environment, so
+``verify_claim`` there returns what the build computed (:mod:`claimbook.claims.record`).
 """
 
 from __future__ import annotations
@@ -140,12 +141,16 @@ def _stop_kernel(manager) -> None:
         pass
 
 
-def _run_one(source: str) -> ChapterRun:
-    """Worker: execute one chapter and, on success, write its record."""
+def _run_one(source: str, environment: dict[str, str]) -> ChapterRun:
+    """Worker: execute one chapter and, on success, write its record.
+
+    ``environment`` is added to the kernel's environment (the build's claim record).
+    """
     started = time.perf_counter()
     source_path = Path(source)
     stem = source_path.stem
     os.environ[CHAPTER_ENVIRONMENT_VARIABLE] = stem
+    os.environ.update(environment)
     # Kernels run side by side, one per core: BLAS threads would only compete (and a fixed
     # count keeps reductions in one order). The Makefile exports the same for every step.
     for variable in BLAS_THREAD_VARIABLES:
@@ -168,8 +173,6 @@ def _execute(source_path: Path, kernel, started: float) -> ChapterRun:
     stem = source_path.stem
     chapter = read_chapter(source_path)
     claim_ids = chapter.verified_claims
-    for claim_id in claim_ids:
-        paths.artifact_path(claim_id).unlink(missing_ok=True)
     work = paths.BUILD_DIR / "notebooks"
     work.mkdir(parents=True, exist_ok=True)
     functions_file = work / f"{stem}.functions.json"
@@ -260,10 +263,18 @@ def reassemble_chapter(source: Path) -> bool:
 
 
 def execute_chapters(
-    sources: list[Path], jobs: int | None = None, report=print, meanwhile=None
+    sources: list[Path],
+    jobs: int | None = None,
+    report=print,
+    meanwhile=None,
+    environment=None,
+    inspect=None,
 ) -> list[ChapterRun]:
     """Execute ``sources`` in up to ``jobs`` worker processes (default: the CPU count).
 
+    ``environment(source)``, if given, returns variables to add to that chapter's kernel.
+    ``inspect(run, running)``, if given, is called as each chapter ends, with the stems of
+    the chapters still running, and returns the run to keep (it may turn it into a failure).
     ``report`` receives one line per chapter as it finishes. ``meanwhile``, if given, is
     called once, with the sources still executing, as soon as a core has no chapter to run
     (at once when fewer chapters than cores run, else when the chapters left fit on fewer
@@ -281,7 +292,10 @@ def execute_chapters(
         jobs, mp_context=context, initializer=die_with_parent, initargs=(os.getpid(),)
     )
     try:
-        futures = {pool.submit(_run_one, str(source)): source for source in sources}
+        futures = {
+            pool.submit(_run_one, str(source), environment(source) if environment else {}): source
+            for source in sources
+        }
         # With fork, the pool starts all its workers at the first submission.
         _WORKERS.extend(set(multiprocessing.active_children()) - others)
 
@@ -295,6 +309,9 @@ def execute_chapters(
         idle_core()
         for future in concurrent.futures.as_completed(futures):
             run = future.result()
+            if inspect is not None:
+                running = [futures[other].stem for other in futures if not other.done()]
+                run = inspect(run, running)
             runs.append(run)
             report(_progress_line(futures[future], run))
             idle_core()

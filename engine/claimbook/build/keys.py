@@ -5,9 +5,11 @@ A chapter's **key** is a SHA-256 over four things, and nothing else:
 - ``code``: its code cells (source and tags, in order) and its kernel, as jupytext reads
   them from ``chapters/<stem>.md`` -- not its prose, which executes nothing;
 - ``claims``: the bytes of each registry entry ``claims/<id>.yaml`` the chapter verifies
-  (which ids: :attr:`claimbook.sources.Chapter.verified_claims`, read from its code);
-- ``functions``: the digest of each harness function the chapter ran the last time it
-  executed, cells and claim computations alike, recorded by
+  and of the artifact the build computed for it (which ids:
+  :attr:`claimbook.sources.Chapter.verified_claims`, read from its code; the chapter shows
+  what the artifact says, and computes no claim itself);
+- ``functions``: the digest of each harness function the chapter's cells ran the last time
+  it executed, recorded by
   :class:`claimbook.claims.keys.HarnessCallRecorder` and digested from today's
   sources by :func:`claimbook.claims.keys.function_digests`;
 - ``environment``: the lock ``requirements.txt`` and the Python version.
@@ -51,7 +53,7 @@ __all__ = [
 ]
 
 # Bump when the record's meaning or the instrumentation changes: every chapter re-executes.
-RECORD_FORMAT = 2
+RECORD_FORMAT = 3
 MISSING = "missing"
 
 
@@ -81,7 +83,11 @@ def chapter_key(code: str, claim_ids: Iterable[str], functions: Iterable[tuple[s
         "format": RECORD_FORMAT,
         "code": code,
         "claims": {
-            claim_id: file_digest(paths.registry_path(claim_id)) for claim_id in sorted(claim_ids)
+            claim_id: {
+                "registry": file_digest(paths.registry_path(claim_id)),
+                "artifact": file_digest(paths.artifact_path(claim_id)),
+            }
+            for claim_id in sorted(claim_ids)
         },
         "functions": function_digests([tuple(function) for function in functions]),
         "environment": environment_digest(),

@@ -5,6 +5,8 @@
     claims list                         every claim with its state and statement
     claims verify [ID ...]              recompute, write artifacts, one line per claim
     claims verify --check-artifacts     recompute and compare with the artifacts on disk
+    claims compute ID ...               what the build runs in a fresh process: compute,
+                                        write artifacts, one JSON line {id, seconds} each
     claims show ID                      the registry entry and the artifact's state
     repin [--chapters DIR]              re-verify every claim, report changes, then re-pin
 
@@ -20,7 +22,9 @@ tests).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import time
 from pathlib import Path
 
 from claimbook import cache, claims
@@ -47,6 +51,10 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="recompute and compare with the artifacts on disk instead of writing them",
     )
+    compute = actions.add_parser(
+        "compute", help="compute claims and write their artifacts (the build runs this)"
+    )
+    compute.add_argument("ids", nargs="+", metavar="ID", help="claim ids")
     show = actions.add_parser("show", help="a claim's registry entry and its state")
     show.add_argument("id", metavar="ID")
 
@@ -95,6 +103,26 @@ def _verify(options) -> int:
             label = "failed" if not options.check_artifacts else type(exc).__name__
             print(f"{claim_id}: {label}: {exc}")
     return 1 if failures else 0
+
+
+def _compute(options) -> int:
+    """Compute each claim in this process and write its artifact; a JSON line per claim.
+
+    The build (:mod:`claimbook.build.claim_runs`) runs this in a fresh interpreter, which
+    imports only the engine, the harness and the registry entries it is given. A failed
+    claim is an artifact with status failed, not an error of this command.
+    """
+    for claim_id in options.ids:  # refuse unknown ids before computing anything
+        claims.load_claim(claim_id, registry_dir=options.registry)
+    pin = claims.harness_pin()
+    for claim_id in options.ids:
+        started = time.perf_counter()
+        claims.verify_claim(
+            claim_id, pin, registry_dir=options.registry, artifacts_dir=options.artifacts
+        )
+        seconds = time.perf_counter() - started
+        print(json.dumps({"id": claim_id, "seconds": round(seconds, 3)}), flush=True)
+    return 0
 
 
 def _show(options) -> int:
@@ -146,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     options = _parser().parse_args(argv)
     cache.reset()  # each command is a build of its own: it reads the files as they are now
-    handlers = {"list": _list, "verify": _verify, "show": _show}
+    handlers = {"list": _list, "verify": _verify, "compute": _compute, "show": _show}
     handler = handlers[options.action] if options.command == "claims" else _repin
     try:
         return handler(options)

@@ -1,4 +1,14 @@
-"""``verify_claim``: recompute a registered claim, record what it established, write its artifact.
+"""``verify_claim``: a registered claim's artifact: the build's, or recomputed here.
+
+Who computes
+------------
+During a build, claims are computed by the engine in processes of its own
+(:mod:`claimbook.build.claim_runs`), before any chapter runs. A chapter's kernel is then
+started with the build's record of those artifacts (:mod:`claimbook.claims.record`), and
+``verify_claim`` there computes nothing and writes nothing: it returns the artifact the
+build recorded, so nothing a chapter does can change a claim's outcome. When no build is
+running (a reader in Binder or Jupyter, ``python -m claimbook claims verify``), it computes
+the claim in the running process, writes the artifact, and its status line says so.
 
 The pin
 -------
@@ -16,7 +26,7 @@ Examples
 >>> claim["status"], claim["result"]["centered_jacobian_rank"]
 ('verified', 2)
 >>> claim_status_line(claim)
-'claim c15-invariance-001: verified'
+'claim c15-invariance-001: verified (computed in this kernel)'
 """
 
 from __future__ import annotations
@@ -27,13 +37,18 @@ from pathlib import Path
 from claimbook import instruments
 from claimbook.claims.computations import run_computation
 from claimbook.claims.keys import claim_key
+from claimbook.claims.record import build_is_running, recorded_artifact
 from claimbook.claims.registry import load_claim
 from claimbook.claims.store import build_artifact, provenance, write_artifact
 from claimbook.claims.summary import failure_summary
 from claimbook.errors import ClaimFailedError, RegistryError, StalePinError
 from claimbook.paths import artifact_path, shown
 
-__all__ = ["claim_status_line", "harness_pin", "verify_claim"]
+__all__ = ["ComputedHere", "claim_status_line", "harness_pin", "verify_claim"]
+
+
+class ComputedHere(dict):
+    """An artifact computed in the calling process (not by a build): a dict that says so."""
 
 
 def harness_pin() -> str:
@@ -73,7 +88,12 @@ def verify_claim(
     artifacts_dir: str | Path | None = None,
     strict: bool = False,
 ) -> dict:
-    """Recompute a registered claim, compare it with its registry, and write its artifact.
+    """A registered claim's artifact: the running build's, or computed here and written.
+
+    In a kernel a build started (see the module doc) the artifact the build computed is
+    returned, after the id and the pin are checked; nothing is computed or written.
+    Otherwise the claim is recomputed, compared with its registry, and its artifact
+    written; the returned mapping is then a :class:`ComputedHere`.
 
     Parameters
     ----------
@@ -103,6 +123,10 @@ def verify_claim(
         For an unknown id or a malformed registry file; nothing is computed.
     StalePinError
         If ``expected_harness`` is not the running harness's version; nothing is computed.
+    ClaimError, TamperedArtifactError
+        In a build's kernel: the chapter's source does not name the claim literally, or the
+        artifact on disk is not the one the build recorded (see
+        :func:`claimbook.claims.record.recorded_artifact`).
     """
     claim = load_claim(claim_id, registry_dir=registry_dir)
     current = harness_pin()
@@ -112,6 +136,14 @@ def verify_claim(
             f"running harness is {current!r}; run `make repin` to re-pin every chapter (it "
             "re-verifies the claims first and reports which results changed)"
         )
+    if build_is_running():
+        artifact = recorded_artifact(claim.id, artifacts_dir)
+        if strict and artifact["status"] == "failed":
+            raise ClaimFailedError(
+                f"claim {claim.id} failed ({claim.compute}):\n  "
+                + "\n  ".join(failure_summary(artifact))
+            )
+        return artifact
     outcome = run_computation(claim)
     artifact = build_artifact(
         claim,
@@ -130,14 +162,16 @@ def verify_claim(
             f"claim {claim.id} failed ({claim.compute}); artifact written with status failed "
             f"to {shown(path)}:\n  " + "\n  ".join(failure_summary(artifact))
         )
-    return artifact
+    return ComputedHere(artifact)
 
 
 def claim_status_line(artifact: Mapping) -> str:
     """What a chapter prints after verifying: the state the artifact records.
 
     ``"claim <id>: verified"``, ``"claim <id>: refuted"``, or
-    ``"claim <id>: failed: <first failure line>"`` (see :func:`failure_summary`).
+    ``"claim <id>: failed: <first failure line>"`` (see :func:`failure_summary`); an
+    artifact computed in the calling process (:class:`ComputedHere`) adds
+    ``" (computed in this kernel)"``.
 
     Examples
     --------
@@ -152,4 +186,6 @@ def claim_status_line(artifact: Mapping) -> str:
         failures = failure_summary(artifact)
         if failures:
             line += f": {failures[0]}"
+    if isinstance(artifact, ComputedHere):
+        line += " (computed in this kernel)"
     return line

@@ -74,7 +74,9 @@ def test_verify_returns_and_writes_the_artifact(toy, registry, artifacts):
     # numpy scalars are stored as JSON numbers and booleans of the right kind
     assert on_disk["result"] == {"ratio": 0.5, "count": 3, "flag": True, "group": {"spread": 1.25}}
     assert type(on_disk["result"]["count"]) is int and type(on_disk["result"]["flag"]) is bool
-    assert claim_status_line(artifact) == f"claim {TOY_ID}: verified"
+    # Computed here, not by a build: the line says so; the file on disk is the plain artifact.
+    assert claim_status_line(artifact) == f"claim {TOY_ID}: verified (computed in this kernel)"
+    assert claim_status_line(on_disk) == f"claim {TOY_ID}: verified"
 
 
 def test_derived_seed_is_passed_to_the_witness(toy, registry, artifacts):
@@ -113,7 +115,9 @@ def test_a_missed_expectation_is_recorded_and_returned(
     assert artifact["status"] == "failed"
     (line,) = failure_summary(artifact)
     assert line.startswith(f"{TOY_ID} {shown}")
-    assert claim_status_line(artifact) == f"claim {TOY_ID}: failed: {line}"
+    assert claim_status_line(artifact) == (
+        f"claim {TOY_ID}: failed: {line} (computed in this kernel)"
+    )
     text = artifact_path(TOY_ID, artifacts).read_text()
     assert json.loads(text)["status"] == "failed"
     assert "verified" not in text
@@ -253,7 +257,7 @@ def test_refuted_claim_end_to_end(fixture_registry, artifacts):
         ),
         "source": "a toy account written for this test fixture",
     }
-    assert claim_status_line(artifact) == "claim t01-shift-001: refuted"
+    assert claim_status_line(artifact) == "claim t01-shift-001: refuted (computed in this kernel)"
     state, _, _ = judge("t01-shift-001", registry_dir=registry, artifacts_dir=artifacts)
     assert state == "refuted"
 

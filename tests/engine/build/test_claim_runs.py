@@ -1,0 +1,222 @@
+"""Tests of claimbook.build.claim_runs: claims computed by the engine, guarded while chapters run.
+
+The unit tests cover the bookkeeping (which claims are due, how they are spread over
+processes, the guard that puts artifacts back). The book tests are the attacks a chapter
+could make on its own claims, each on the tiny fixture book: none may change an outcome.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from claimbook import paths
+from claimbook.build import claim_runs
+from claimbook.build.claim_runs import ArtifactGuard, spread
+from claimbook.claims.record import bytes_digest, read_claim_record
+
+# --- spreading claims over processes ---------------------------------------------------------
+
+
+def test_spread_balances_the_summed_times_longest_first():
+    batches = spread({"a": 5.0, "b": 4.0, "c": 3.0, "d": 3.0, "e": 1.0}, 2)
+    loads = sorted(sum({"a": 5, "b": 4, "c": 3, "d": 3, "e": 1}[c] for c in b) for b in batches)
+    assert loads == [8, 8]
+    assert sorted(c for batch in batches for c in batch) == ["a", "b", "c", "d", "e"]
+
+
+def test_spread_never_makes_more_batches_than_claims_and_breaks_ties_by_id():
+    assert spread({"b": 1.0, "a": 1.0}, 8) == [["a"], ["b"]]
+    assert spread({}, 2) == []
+    assert spread({"x": 1.0, "y": 1.0, "z": 1.0}, 1) == [["x", "y", "z"]]
+
+
+def test_spread_refuses_fewer_than_one_process():
+    with pytest.raises(ValueError, match="parameter processes"):
+        spread({"a": 1.0}, 0)
+
+
+# --- the guard -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def artifacts(tmp_path, monkeypatch):
+    """An artifacts directory and a build directory of a scratch book, with two artifacts."""
+    monkeypatch.setattr(paths, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(paths, "CLAIM_ARTIFACTS_DIR", tmp_path / "artifacts" / "claims")
+    monkeypatch.setattr(paths, "BUILD_DIR", tmp_path / "_build")
+    paths.CLAIM_ARTIFACTS_DIR.mkdir(parents=True)
+    paths.BUILD_DIR.mkdir()
+    held = {"c1-a-001": b'{"status": "verified"}\n', "c1-b-001": b'{"status": "refuted"}\n'}
+    for claim_id, data in held.items():
+        paths.artifact_path(claim_id).write_bytes(data)
+    (paths.BUILD_DIR / "claims.json").write_text('{"format": 1}\n')
+    return held
+
+
+def test_the_guard_finds_nothing_when_nothing_changed(artifacts):
+    guard = ArtifactGuard(artifacts)
+    assert guard.check() == []
+    assert guard.seconds >= 0
+
+
+def test_the_guard_puts_back_a_changed_a_removed_and_removes_an_added_artifact(artifacts):
+    guard = ArtifactGuard(artifacts)
+    paths.artifact_path("c1-a-001").write_bytes(b'{"status": "forged"}\n')
+    paths.artifact_path("c1-b-001").unlink()
+    paths.artifact_path("c1-c-001").write_bytes(b"{}")
+    (paths.BUILD_DIR / "claims.json").write_text("{}")
+    assert sorted(guard.check()) == [
+        "_build/claims.json changed",
+        "artifacts/claims/c1-a-001.json changed",
+        "artifacts/claims/c1-b-001.json removed",
+        "artifacts/claims/c1-c-001.json added",
+    ]
+    for claim_id, data in artifacts.items():
+        assert paths.artifact_path(claim_id).read_bytes() == data
+    assert not paths.artifact_path("c1-c-001").exists()
+    assert (paths.BUILD_DIR / "claims.json").read_text() == '{"format": 1}\n'
+    assert guard.check() == []  # put back: the next check finds nothing
+
+
+def test_the_guard_replaces_a_link_even_to_identical_bytes(artifacts, tmp_path):
+    guard = ArtifactGuard(artifacts)
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_bytes(artifacts["c1-a-001"])
+    paths.artifact_path("c1-a-001").unlink()
+    paths.artifact_path("c1-a-001").symlink_to(elsewhere)
+    assert guard.check() == ["artifacts/claims/c1-a-001.json changed"]
+    assert not paths.artifact_path("c1-a-001").is_symlink()
+    assert paths.artifact_path("c1-a-001").read_bytes() == artifacts["c1-a-001"]
+
+
+# --- which claims are due ----------------------------------------------------------------------
+
+
+def test_a_claim_whose_bytes_are_not_the_recorded_ones_is_due(artifacts, monkeypatch):
+    class Current:
+        state, reason = "verified", "current"
+
+    monkeypatch.setattr(claim_runs.claims, "judge", lambda claim_id: Current)
+    recorded = {claim_id: bytes_digest(data) for claim_id, data in artifacts.items()}
+    assert claim_runs.due_claims(list(artifacts), recorded) == {}
+    paths.artifact_path("c1-a-001").write_bytes(b'{"status": "verified", "x": 1}\n')
+    assert claim_runs.due_claims(list(artifacts), recorded) == {
+        "c1-a-001": "its artifact is not the one the build last computed"
+    }
+    # With no record at all (a damaged one reads as empty), every claim is computed again.
+    assert set(claim_runs.due_claims(list(artifacts), {})) == set(artifacts)
+
+
+def test_a_stale_or_missing_claim_is_due_with_the_judges_reason(monkeypatch):
+    class Stale:
+        state, reason = "stale", "harness functions it ran have changed: f"
+
+    monkeypatch.setattr(claim_runs.claims, "judge", lambda claim_id: Stale)
+    assert claim_runs.due_claims(["c1-a-001"], {}) == {
+        "c1-a-001": "stale: harness functions it ran have changed: f"
+    }
+
+
+# --- attacks from a chapter, on the fixture book ------------------------------------------------
+
+FORGE = """
+```{code-cell} ipython3
+:tags: [remove-cell]
+
+import json as _json
+from claimbook import paths as _paths
+
+_path = _paths.artifact_path("c15-invariance-001")
+_forged = _json.loads(_path.read_text())
+_forged["result"]["rms_shift_deviation"] = 7.777
+_path.write_text(_json.dumps(_forged))
+```
+"""
+
+
+def _append_cell(book, chapter: str, cell: str) -> None:
+    path = book.path(f"chapters/{chapter}")
+    path.write_text(path.read_text(encoding="utf-8") + cell, encoding="utf-8")
+
+
+@pytest.mark.book
+def test_a_cell_that_forges_an_artifact_fails_its_chapter_on_every_build(tiny_book):
+    artifact = tiny_book.path("artifacts/claims/c15-invariance-001.json")
+    computed = artifact.read_bytes()
+    _append_cell(tiny_book, "alpha.md", FORGE)
+    for _attempt in range(2):  # sticky: the chapter executes again, and fails again
+        process = tiny_book.build()
+        assert process.returncode == 1, process.stdout
+        assert "chapters/alpha.md: FAILED" in process.stdout
+        assert "artifacts/claims/c15-invariance-001.json changed" in process.stdout
+        assert "put back as the build computed them" in process.stdout
+        assert tiny_book.executed(process) == ["alpha.md"]
+        assert artifact.read_bytes() == computed
+    assert tiny_book.build("--question").returncode == 1
+    tiny_book.edit("chapters/alpha.md", FORGE, "")
+    assert tiny_book.build().returncode == 0
+
+
+PATCH_WITNESS = """\
+import functools
+
+from trainable_harness.witnesses.chapter15 import invariance as _invariance
+
+_real = _invariance.invariance_witness
+
+
+@functools.wraps(_real)  # keeps the mark a claim's computation carries
+def _passing(*args, **kwargs):
+    result = _real(*args, **kwargs)
+    result["rms_shift_deviation"] = 2.5
+    return result
+
+
+_invariance.invariance_witness = _passing
+"""
+
+
+@pytest.mark.book
+def test_a_cell_that_patches_the_computation_cannot_make_a_failing_claim_pass(tiny_book):
+    # The registry now expects 2.5; the instrument gives about 2.055, so the claim fails.
+    tiny_book.edit("claims/c15-invariance-001.yaml", "value: 2.055", "value: 2.5")
+    tiny_book.edit(
+        "chapters/alpha.md",
+        "from trainable_harness import verify_claim\n",
+        "from trainable_harness import verify_claim\n" + PATCH_WITNESS,
+    )
+    process = tiny_book.build()
+    assert process.returncode == 1, process.stdout
+    assert "claim c15-invariance-001" in process.stdout and "rms_shift_deviation" in process.stdout
+    recorded = json.loads(tiny_book.path("artifacts/claims/c15-invariance-001.json").read_text())
+    assert recorded["status"] == "failed"
+    assert recorded["result"]["rms_shift_deviation"] != 2.5
+
+
+@pytest.mark.book
+def test_a_claim_named_by_a_computed_id_is_refused_in_a_build(tiny_book):
+    tiny_book.edit(
+        "chapters/alpha.md",
+        'claim = verify_claim("c15-invariance-001", expected_harness=pin)',
+        'check = verify_claim\nclaim = check("c15-" + "invariance-001", expected_harness=pin)',
+    )
+    process = tiny_book.build()
+    assert process.returncode == 1, process.stdout
+    assert "chapters/alpha.md: FAILED" in process.stdout
+    assert "write the id as a literal" in process.stdout
+
+
+@pytest.mark.book
+def test_the_chapter_kernel_computes_no_claim(tiny_book):
+    """The chapter's record lists the functions its cells ran: none of the claim's witness."""
+    tiny_book.edit("chapters/alpha.md", 'print(f"claim', 'print("edited")\nprint(f"claim')
+    process = tiny_book.build()
+    assert process.returncode == 0, process.stdout
+    record = json.loads(tiny_book.path("_build/keys/alpha.json").read_text())
+    assert not [name for name in record["functions"] if "witnesses" in name[0]]
+    claim_record = read_claim_record(tiny_book.path("_build/claims.json"))
+    data = tiny_book.path("artifacts/claims/c15-invariance-001.json").read_bytes()
+    assert claim_record.artifacts["c15-invariance-001"] == bytes_digest(data)
+    assert claim_record.complete
