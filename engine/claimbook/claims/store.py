@@ -44,7 +44,8 @@ from claimbook.atomic import write_text_atomically
 from claimbook.claims.compare import comparisons, is_number
 from claimbook.claims.computations import flatten
 from claimbook.claims.intervals import mean_interval
-from claimbook.claims.registry import Claim, _field_name, claim_seed
+from claimbook.claims.registry import Claim, claim_seed
+from claimbook.claims.registry_schema import field_name as _field_name
 from claimbook.errors import TamperedArtifactError
 
 __all__ = [
