@@ -265,6 +265,26 @@ def _no_traceback(process: subprocess.CompletedProcess) -> None:
     assert process.stderr.count("\n") <= 1, process.stderr
 
 
+def test_a_cell_that_exits_fails_its_chapter_in_one_line_until_removed(tiny_book):
+    tiny_book.edit(
+        "chapters/beta.md",
+        "from trainable_harness import verify_claim\n",
+        "from trainable_harness import verify_claim\n\nraise SystemExit(0)\n",
+    )
+    for _ in range(2):
+        process = tiny_book.build()
+        assert process.returncode == 1, process.stdout + process.stderr
+        _no_traceback(process)
+        failed = [line for line in process.stdout.splitlines() if "FAILED" in line]
+        assert len(failed) == 1
+        assert failed[0].startswith("chapters/beta.md: FAILED after ")
+        assert failed[0].endswith(
+            ": code cell 2 raised SystemExit: 0 (a chapter runs to its last cell; remove the exit)"
+        )
+    tiny_book.edit("chapters/beta.md", "\nraise SystemExit(0)\n", "")
+    assert tiny_book.build().returncode == 0
+
+
 def test_a_claim_id_that_is_a_path_deletes_nothing_and_fails_in_one_line(tiny_book, tmp_path):
     tracked = tiny_book.path("package.json")
     tracked.write_text('{"name": "tracked"}')
