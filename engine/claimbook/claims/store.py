@@ -202,7 +202,7 @@ def parse_artifact(data: bytes, path: Path) -> dict:
     where = paths.shown(path)
     try:
         stored = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise TamperedArtifactError(f"{where} is not readable JSON ({exc})") from exc
     if not isinstance(stored, dict):
         raise TamperedArtifactError(f"{where} holds {type(stored).__name__}, not an artifact")
