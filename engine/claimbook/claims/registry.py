@@ -236,9 +236,9 @@ def list_claims(registry_dir: str | Path | None = None) -> list[str]:
     if unnamed:
         raise RegistryError(
             one_line(
-                f"{registry}: {excerpt(unnamed[0] + '.yaml')} is not named <id>.yaml with a claim "
-                "id (lower-case words and digits joined by hyphens, at most "
-                f"{paths.MAX_NAME_LENGTH} characters); rename it"
+                f"{paths.shown(registry)}: {excerpt(unnamed[0] + '.yaml')} is not named "
+                "<id>.yaml with a claim id (lower-case words and digits joined by hyphens, at "
+                f"most {paths.MAX_NAME_LENGTH} characters); rename it"
             )
         )
     return stems
