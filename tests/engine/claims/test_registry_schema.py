@@ -62,7 +62,7 @@ def test_a_file_over_64_kib_is_refused_before_it_is_parsed(registry):
 def test_deep_nesting_is_one_line_not_a_recursion_error(registry, text):
     start = time.perf_counter()
     problem = refused(registry, text)
-    assert time.perf_counter() - start < 2.0
+    assert time.perf_counter() - start < 5.0  # about 0.3 s: PyYAML scans 1 024 characters ahead
     assert problem.endswith("nested deeper than 20 levels; a registry file needs a handful")
     assert problem.startswith("line ")
 
