@@ -17,6 +17,10 @@
 
 Exit status: 0 success; 1 a chapter, a claim or the site failed; 2 a bad id, registry file
 or filesystem problem; 3 another build holds the lock.
+
+Every failure ends in one line on standard error, never a traceback (see
+:mod:`claimbook.failures`; ``CLAIMBOOK_TRACEBACK=1`` adds the traceback of an unexpected
+error).
 """
 
 from __future__ import annotations
@@ -45,9 +49,23 @@ def _command(argv: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Dispatch ``argv`` (default ``sys.argv[1:]``) to the module that owns the command."""
+    """Run ``argv`` (default ``sys.argv[1:]``); return the exit status, never raise.
+
+    An exception the command's own module does not handle is reported in one line
+    (:func:`claimbook.failures.report`), with the status it gives.
+    """
     argv = sys.argv[1:] if argv is None else list(argv)
     command = _command(argv)
+    try:
+        return _dispatch(command, argv)
+    except Exception as error:
+        from claimbook import failures
+
+        return failures.report(error, failures.DOING.get(command, f"running {command!r}"))
+
+
+def _dispatch(command: str, argv: list[str]) -> int:
+    """Hand ``argv`` to the module that owns ``command``."""
     if command in ("claims", "repin"):
         from claimbook.claims import cli
 
@@ -71,14 +89,13 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     status = main()
-    if _command(sys.argv[1:]) in _BUILD_COMMANDS:
-        from claimbook.build.execute import end_workers
-
+    execute = sys.modules.get("claimbook.build.execute")  # None: no chapter worker started
+    if _command(sys.argv[1:]) in _BUILD_COMMANDS and execute is not None:
         # Everything the build writes is written and closed by now. Tearing down the
         # interpreter (the Sphinx environment and the page trees of a render) takes up to
         # half a second and changes no output, so the process ends here, once the chapter
         # workers have ended.
-        end_workers()
+        execute.end_workers()
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(status)

@@ -27,6 +27,7 @@ class BookError(ValueError):
 __all__ += [
     "ClaimError",
     "ClaimFailedError",
+    "InvalidClaimIdError",
     "MissingArtifactError",
     "RegistryError",
     "SeedNameError",
@@ -44,6 +45,10 @@ class ClaimError(BookError):
 
 class UnknownClaimError(ClaimError):
     """No registry file ``claims/<id>.yaml`` exists; the message lists the nearest ids."""
+
+
+class InvalidClaimIdError(UnknownClaimError):
+    """A claim id that is not of the registry's id grammar; refused before any path is built."""
 
 
 class RegistryError(ClaimError):
@@ -91,11 +96,21 @@ class IntervalError(ClaimError):
 
 # --- sources.py and the build: chapter sources, keys, the build lock -----------------------
 
-__all__ += ["BuildError", "BuildLockError", "ChapterSourceError"]
+__all__ += [
+    "BuildError",
+    "BuildLockError",
+    "ChapterSourceError",
+    "InvalidChapterStemError",
+    "KeyRecordError",
+]
 
 
 class ChapterSourceError(BookError):
     """A chapter source cannot be read as the build needs it (missing, malformed, no pin)."""
+
+
+class InvalidChapterStemError(ChapterSourceError):
+    """A chapter name (the stem of ``chapters/<stem>.md``) that cannot name the build's files."""
 
 
 class BuildError(BookError):
@@ -106,13 +121,26 @@ class BuildLockError(BuildError):
     """Another build holds the build lock."""
 
 
+class KeyRecordError(BuildError):
+    """A chapter's record ``_build/keys/<stem>.json`` is unusable; the chapter executes again."""
+
+
 # --- paths.py and figures.py: the book's root, figure labels --------------------------------
 
-__all__ += ["InvalidFigureLabelError", "RepositoryRootError", "UnknownFigureError"]
+__all__ += [
+    "InvalidFigureLabelError",
+    "OutsideBuildProductsError",
+    "RepositoryRootError",
+    "UnknownFigureError",
+]
 
 
 class RepositoryRootError(BookError):
     """``TRAINABLE_ROOT`` names a directory that does not exist."""
+
+
+class OutsideBuildProductsError(BookError):
+    """A path the engine was to write or remove lies outside ``artifacts/`` and ``_build/``."""
 
 
 class UnknownFigureError(BookError):

@@ -33,7 +33,7 @@ from pathlib import Path
 import yaml
 
 from claimbook import paths
-from claimbook.errors import ChapterSourceError
+from claimbook.errors import ChapterSourceError, InvalidChapterStemError, InvalidClaimIdError
 
 __all__ = [
     "CHAPTER_HEADER",
@@ -181,8 +181,33 @@ class Chapter:
 
     @property
     def verified_claims(self) -> list[str]:
-        """Ids of the claims the chapter verifies (``verify_claim("<id>", ...)`` in code)."""
-        return self.literal_first_arguments("verify_claim")
+        """Ids of the claims the chapter verifies (``verify_claim("<id>", ...)`` in code).
+
+        Raises
+        ------
+        ChapterSourceError
+            If an id is not of the registry's id grammar
+            (:func:`claimbook.paths.check_claim_id`): the build names files by these ids, so
+            ``verify_claim("../../package")`` stops the build here, before any path is built
+            from it.
+        """
+        ids = self.literal_first_arguments("verify_claim")
+        for claim_id in ids:
+            try:
+                paths.check_claim_id(claim_id)
+            except InvalidClaimIdError as error:
+                cell = next(
+                    index
+                    for index, call in self.calls("verify_claim")
+                    if any(
+                        isinstance(node, ast.Constant) and node.value == claim_id
+                        for node in [*call.args[:1], *(k.value for k in call.keywords)]
+                    )
+                )
+                raise ChapterSourceError(
+                    f"{paths.shown(self.path)}: code cell {cell}: verify_claim: {error}"
+                ) from None
+        return ids
 
     @property
     def pin(self) -> str | None:
@@ -359,7 +384,14 @@ def rewrite_pin(path: str | Path, new_pin: str) -> bool:
 
 
 def chapter_sources(root: str | Path | None = None) -> list[Path]:
-    """Chapter sources (``chapters/<name>.md``) in the order of ``_toc.yml``."""
+    """Chapter sources (``chapters/<name>.md``) in the order of ``_toc.yml``.
+
+    Raises
+    ------
+    InvalidChapterStemError
+        If a chapter's name cannot name the build's files
+        (:func:`claimbook.paths.check_chapter_stem`).
+    """
     root = Path(root) if root is not None else paths.REPO_ROOT
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8")) or {}
     entries = list(toc.get("chapters") or [])
@@ -369,6 +401,12 @@ def chapter_sources(root: str | Path | None = None) -> list[Path]:
     for entry in entries:
         source = root / f"{entry['file']}.md"
         if source.parent.resolve() == (root / "chapters").resolve():
+            try:
+                paths.check_chapter_stem(source.stem)
+            except InvalidChapterStemError as error:
+                raise InvalidChapterStemError(
+                    f"_toc.yml: entry {entry['file']!r}: {error}"
+                ) from None
             sources.append(source)
     return sources
 

@@ -47,13 +47,15 @@ def test_importing_the_instruments_loads_only_the_engines_call_notes():
     loaded = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     ).stdout
-    # calls (the hook) and what it needs to name the package; no claims, no build, no Sphinx.
+    # calls (the hook) and what it needs to name the package (paths, which quotes a refused
+    # name with text); no claims, no build, no Sphinx.
     assert ast.literal_eval(loaded) == [
         "claimbook",
         "claimbook.calls",
         "claimbook.errors",
         "claimbook.instruments",
         "claimbook.paths",
+        "claimbook.text",
     ]
 
 

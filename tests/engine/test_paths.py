@@ -1,5 +1,6 @@
 """Tests of the one module that owns the book's paths."""
 
+import json
 import os
 import subprocess
 import sys
@@ -8,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from claimbook import paths
-from claimbook.errors import RepositoryRootError
+from claimbook.errors import (
+    InvalidChapterStemError,
+    InvalidClaimIdError,
+    OutsideBuildProductsError,
+    RepositoryRootError,
+    UnknownClaimError,
+)
 from claimbook.paths import find_repo_root
 
 
@@ -77,3 +84,132 @@ def test_messages_name_paths_inside_the_book_relative_to_it(tmp_path):
     outside = tmp_path / "c0-toy-001.json"
     assert paths.shown(outside) == outside.as_posix()
     assert paths.shown("relative/name.json") == "relative/name.json"
+
+
+NOT_CLAIM_IDS = [
+    "../../package",
+    "../../../outside",
+    "/etc/passwd",
+    "claims/c15-invariance-001",
+    "c15-invariance-001.json",
+    "C15-invariance-001",
+    "c15--invariance",
+    "-c15",
+    "",
+    "a" * 101,
+    "c15\x00",
+    "c15\u202e",
+    None,
+    15,
+]
+
+
+@pytest.mark.parametrize("claim_id", NOT_CLAIM_IDS)
+def test_a_path_is_never_built_from_a_claim_id_outside_the_grammar(claim_id, tmp_path):
+    for name_a_file in (paths.artifact_path, paths.registry_path):
+        with pytest.raises(InvalidClaimIdError) as caught:
+            name_a_file(claim_id)
+        message = str(caught.value)
+        assert "is not a claim id: an id is lower-case words and digits joined by hyphens" in (
+            message
+        )
+        assert message.endswith("no path is built from it")
+        with pytest.raises(InvalidClaimIdError):
+            name_a_file(claim_id, tmp_path)
+    # An unknown id to every caller that already refuses unknown ids.
+    assert issubclass(InvalidClaimIdError, UnknownClaimError)
+
+
+def test_the_id_grammar_is_the_registry_schemas():
+    schema_file = Path(paths.__file__).parent / "claims" / "claim_schema.json"
+    schema = json.loads(schema_file.read_text())["properties"]["id"]
+    assert schema["pattern"] == f"^{paths.CLAIM_ID_PATTERN}$"
+    assert schema["maxLength"] == paths.MAX_NAME_LENGTH
+    assert paths.check_claim_id("a" * 100) == "a" * 100
+
+
+@pytest.mark.parametrize(
+    "stem", ["..", ".", "", "-x", ".hidden", "a/b", "a b", "x\x1b", "a" * 101]
+)
+def test_a_chapter_stem_that_cannot_name_a_file_is_refused(stem):
+    with pytest.raises(InvalidChapterStemError, match="is not a chapter name"):
+        paths.check_chapter_stem(stem)
+
+
+@pytest.mark.parametrize("stem", ["alpha", "batch-normalization", "chapter-01", "v1.2_x"])
+def test_a_chapter_stem_of_letters_digits_and_dashes_is_accepted(stem):
+    assert paths.check_chapter_stem(stem) == stem
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    """A book root in ``tmp_path`` with the engine's paths pointed at it."""
+    root = tmp_path / "book"
+    for name, relative in (
+        ("REPO_ROOT", ""),
+        ("ARTIFACTS_DIR", "artifacts"),
+        ("BUILD_DIR", "_build"),
+        ("CHAPTERS_DIR", "chapters"),
+    ):
+        (root / relative).mkdir(parents=True, exist_ok=True)
+        monkeypatch.setattr(paths, name, root / relative if relative else root)
+    (tmp_path / "outside").mkdir()
+    return root
+
+
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "artifacts/claims/c15-invariance-001.json",
+        "artifacts/figures/fig.svg",
+        "_build/keys/alpha.json",
+        "_build/html/index.html",
+        "chapters/alpha.ipynb",
+    ],
+)
+def test_build_products_are_under_artifacts_and_build_or_executed_notebooks(tree, relative):
+    assert paths.build_product(relative) == tree / relative
+    assert paths.build_product(tree / relative) == tree / relative
+
+
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "package.json",
+        "chapters/alpha.md",
+        "claims/c15-invariance-001.yaml",
+        "artifacts",
+        "_build",
+        "artifacts/../package.json",
+        "artifacts/claims/../../package.json",
+        "./artifacts/x.json",
+        "artifacts//x.json",
+        "artifacts/./x.json",
+        "artifacts\\..\\package.json",
+        "artifacts/x\x00.json",
+        "chapters/sub/alpha.ipynb",
+        "chapters/..ipynb",
+        "",
+        "/etc/passwd",
+        "../outside/x.json",
+    ],
+)
+def test_anything_else_is_not_a_build_product(tree, relative):
+    with pytest.raises(OutsideBuildProductsError) as caught:
+        paths.build_product(relative)
+    assert str(caught.value).split(": ")[0].endswith("is not a build product")
+
+
+def test_a_link_among_the_folders_that_leads_elsewhere_is_refused(tree):
+    (tree / "artifacts" / "claims").symlink_to(tree.parent / "outside", target_is_directory=True)
+    with pytest.raises(OutsideBuildProductsError):
+        paths.build_product("artifacts/claims/c15-invariance-001.json")
+    # The link itself is a build product: it is removed, never followed.
+    assert paths.build_product("artifacts/claims") == tree / "artifacts" / "claims"
+
+
+def test_nothing_below_a_top_folder_that_is_a_link_is_a_build_product(tree):
+    (tree / "_build").rmdir()
+    (tree / "_build").symlink_to(tree.parent / "outside", target_is_directory=True)
+    with pytest.raises(OutsideBuildProductsError):
+        paths.build_product("_build/keys/alpha.json")

@@ -64,6 +64,38 @@ verify_claim(name, expected_harness=pin)
         _ = read_chapter(write_chapter(tmp_path, body)).verified_claims
 
 
+@pytest.mark.parametrize(
+    "claim_id", ["../../package", "/etc/passwd", "c15-Invariance-001", "", "a" * 101, "x\x1by"]
+)
+def test_a_claim_id_outside_the_id_grammar_is_refused_naming_chapter_and_cell(tmp_path, claim_id):
+    body = f"""
+```{{code-cell}} ipython3
+pin = "0.0.0"
+```
+
+```{{code-cell}} ipython3
+verify_claim("c15-invariance-001", expected_harness=pin)
+verify_claim({claim_id!r}, expected_harness=pin)
+```
+"""
+    chapter = read_chapter(write_chapter(tmp_path, body))
+    with pytest.raises(ChapterSourceError) as caught:
+        _ = chapter.verified_claims
+    message = str(caught.value)
+    assert message.startswith(f"{chapter.path}: code cell 1: verify_claim: ")
+    assert "is not a claim id: an id is lower-case words and digits joined by hyphens" in message
+    assert "\x1b" not in message and "\n" not in message
+
+
+def test_a_chapter_name_that_cannot_name_files_is_refused(tmp_path):
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "_toc.yml").write_text(
+        "format: jb-book\nroot: intro\nchapters:\n- file: chapters/ok\n- file: chapters/-x\n"
+    )
+    with pytest.raises(ChapterSourceError, match=r"^_toc\.yml: entry 'chapters/-x': '-x' is not"):
+        chapter_sources(tmp_path)
+
+
 def test_figure_examples_inside_code_fences_are_not_figures(tmp_path):
     body = """
 ````md

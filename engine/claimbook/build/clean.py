@@ -5,7 +5,9 @@ let a third build start beside the first), so it takes the build lock first and 
 naming the holder, if a build holds it. Removed: everything under ``_build/`` but the lock
 file itself (the lock is held on it), the executed notebooks ``chapters/*.ipynb``, and
 everything under ``artifacts/`` but its ``README.md`` and ``.gitignore``. A link is removed,
-never followed, so nothing outside the tree is touched.
+never followed, so nothing outside the tree is touched. Every path is checked to be a build
+product (:func:`claimbook.paths.build_product`) before anything is removed: when one is not
+(``_build`` or ``artifacts`` is a link to elsewhere), nothing is removed.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from pathlib import Path
 
 from claimbook import paths
 from claimbook.build.lock import build_lock
-from claimbook.errors import BuildLockError
+from claimbook.errors import BuildLockError, OutsideBuildProductsError
+from claimbook.text import one_line
 
 __all__ = ["KEPT_IN_ARTIFACTS", "clean", "lock_path", "main"]
 
@@ -29,7 +32,14 @@ def lock_path() -> Path:
 
 
 def _remove(path: Path) -> None:
-    """Remove ``path``: a link or file is unlinked, a real folder removed with its contents."""
+    """Remove ``path``: a link or file is unlinked, a real folder removed with its contents.
+
+    Raises
+    ------
+    OutsideBuildProductsError
+        If ``path`` is not a build product (:func:`claimbook.paths.build_product`).
+    """
+    paths.build_product(path)
     if path.is_symlink() or not path.is_dir():
         path.unlink(missing_ok=True)
     else:
@@ -43,6 +53,8 @@ def clean() -> list[Path]:
     ------
     BuildLockError
         If a build holds the lock; nothing is removed.
+    OutsideBuildProductsError
+        If a path to remove is not a build product; nothing is removed.
     """
     removed = []
     lock = lock_path()
@@ -53,6 +65,8 @@ def clean() -> list[Path]:
             candidates += [
                 p for p in sorted(paths.ARTIFACTS_DIR.iterdir()) if p.name not in KEPT_IN_ARTIFACTS
             ]
+        for path in candidates:  # all checked before the first is removed
+            paths.build_product(path)
         for path in candidates:
             _remove(path)
             removed.append(path)
@@ -60,14 +74,18 @@ def clean() -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m claimbook clean``: exit 0, or 3 (as a build does) if a build holds the lock."""
+    """``python -m claimbook clean``: exit 0; 3 (as a build does) if a build holds the lock; 2
+    if a path to remove is not a build product (nothing is removed then)."""
     if argv:
         print(f"clean: takes no arguments, got {' '.join(argv)}", file=sys.stderr)
         return 2
     try:
         removed = clean()
     except BuildLockError as error:
-        print(f"make clean: {error}; nothing was removed", file=sys.stderr)
+        print(f"make clean: {one_line(error)}; nothing was removed", file=sys.stderr)
         return 3
+    except OutsideBuildProductsError as error:
+        print(f"make clean: {one_line(error)}", file=sys.stderr)
+        return 2
     print(f"make clean: removed {len(removed)} build product(s)")
     return 0

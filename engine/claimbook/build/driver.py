@@ -18,8 +18,9 @@ and ``render`` there once every chapter's outputs are in place: a build spread o
 changed (that needs no kernel), as ``build`` does.
 
 Exit status: 0 built and every claim holds; 1 a chapter, a claim or the site build failed
-(the message says which, and the same inputs fail the same way every time); 3 another build
-holds the lock.
+(the message says which, and the same inputs fail the same way every time); 2 a bad claim
+id, registry file or path, or a filesystem problem; 3 another build holds the lock. Every
+failure is one line, never a traceback (:mod:`claimbook.failures`).
 """
 
 from __future__ import annotations
@@ -52,16 +53,23 @@ from claimbook.build.render import (
 )
 from claimbook.claims.keys import parse_package
 from claimbook.claims.record import CHAPTER_CLAIMS_VARIABLE, read_claim_record
-from claimbook.errors import BuildError, BuildLockError, ChapterSourceError, ClaimError
+from claimbook.errors import BuildError, ChapterSourceError, ClaimError
+from claimbook.failures import DOING, report
 from claimbook.settings import results_pasted_as_glue
 from claimbook.sources import chapter_sources
+from claimbook.text import one_line
 
 
 def _claim_problems() -> list[str]:
-    """One line per registered claim whose state fails the build, with its failed fields."""
+    """One line per registered claim whose state fails the build, with its failed fields, or
+    whose registry file is refused (the refusal, in one line)."""
     problems = []
     for claim_id in claims.list_claims():
-        judgement = claims.judge(claim_id)
+        try:
+            judgement = claims.judge(claim_id)
+        except ClaimError as error:  # a registry file that cannot be read: a problem, kept
+            problems.append(f"claim {claim_id}: {one_line(error)}")
+            continue
         if not judgement.fails_build:
             continue
         if judgement.state == "failed" and judgement.artifact is not None:
@@ -442,9 +450,5 @@ def main(argv: list[str] | None = None) -> int:
             if options.command == "render":
                 return build(out=_print, kernels=False)
             return build(options.jobs, options.question, out=_print)
-    except BuildLockError as error:
-        print(f"make: {error}", file=sys.stderr)
-        return 3
-    except (BuildError, ChapterSourceError) as error:
-        print(f"make: {error}", file=sys.stderr)
-        return 1
+    except Exception as error:  # one line and a status, never a traceback
+        return report(error, DOING[options.command])

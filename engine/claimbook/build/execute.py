@@ -31,6 +31,7 @@ from claimbook.build.keys import chapter_key, code_digest, read_record, write_re
 from claimbook.errors import InvalidFigureLabelError
 from claimbook.figures import figure_files, figure_labels
 from claimbook.sources import read_chapter
+from claimbook.text import one_line
 
 __all__ = ["ChapterRun", "end_workers", "execute_chapters", "reassemble_chapter"]
 
@@ -211,6 +212,8 @@ def _execute(source_path: Path, kernel, started: float) -> ChapterRun:
             claim_ids,
             f"{type(error).__name__}: {error}",
         )
+    if not functions_file.is_file():  # papermill takes SystemExit() or SystemExit(0) for a stop
+        return ChapterRun(stem, False, time.perf_counter() - started, claim_ids, _stop(executed))
     functions = [tuple(name) for name in json.loads(functions_file.read_text(encoding="utf-8"))]
     target = paths.CHAPTERS_DIR / f"{stem}.ipynb"
     write_text_atomically(target, nbformat.writes(_without_instrumentation(executed)) + "\n")
@@ -356,10 +359,23 @@ def end_workers() -> None:
         wait([_WORKERS.pop().sentinel])
 
 
+def _stop(notebook) -> str:
+    """Why an executed notebook ended before its last cell: the first cell that raised."""
+    for cell in notebook.cells:
+        error = next((o for o in cell.get("outputs", []) if o.output_type == "error"), None)
+        if error is not None:
+            cell_number = cell.execution_count - 1 if cell.execution_count else "?"
+            return (
+                f"code cell {cell_number} raised {error.ename}: {error.evalue} "
+                "(a chapter runs to its last cell; remove the exit)"
+            )
+    return "the notebook stopped before its last cell"
+
+
 def _progress_line(source: Path, run: ChapterRun) -> str:
     name = source.relative_to(paths.REPO_ROOT).as_posix()
     if not run.ok:
-        return f"{name}: FAILED after {run.seconds:.1f} s: {run.error}"
+        return one_line(f"{name}: FAILED after {run.seconds:.1f} s: {run.error}")
     from claimbook.claims import judge
 
     states = [judge(claim_id).state for claim_id in run.claims]

@@ -24,27 +24,44 @@ record is missing, or when an output is missing or differs from what was recorde
 deleted or hand-edited artifact is recomputed, never trusted). An edit of the prose alone
 leaves the key as it was: the executed notebook is then *reassembled* from the new source's
 cells and the stored outputs of its unchanged code cells, without running a kernel.
+
+A record is read as data that may have been edited, copied from elsewhere or cut short, and
+it is used only when every field has its type and form (:func:`load_record`): the stem its
+file is named for, digests of 64 hex digits, claim ids of the registry's grammar, functions
+as ``[module, qualname]`` pairs of dotted names, and outputs named relative to the root,
+written plainly (no ``..``, not absolute) and each a build product
+(:func:`claimbook.paths.build_product`: under ``artifacts/`` or ``_build/``, or the executed
+notebook ``chapters/<stem>.ipynb``; a link among its folders that leads elsewhere is
+refused), at most :data:`MAX_RECORD_BYTES` bytes in all. Anything else makes it no record:
+the chapter executes again and its plan says why, in one line; nothing outside the build
+products is ever hashed on a record's word.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from claimbook import paths
 from claimbook.atomic import write_text_atomically
 from claimbook.claims.keys import environment_digest, function_digests
+from claimbook.errors import InvalidClaimIdError, KeyRecordError, OutsideBuildProductsError
 from claimbook.sources import Chapter, read_chapter
+from claimbook.text import one_line
 
 __all__ = [
+    "MAX_RECORD_BYTES",
     "RECORD_FORMAT",
     "ChapterPlan",
     "chapter_key",
     "code_digest",
     "file_digest",
+    "load_record",
     "output_problems",
     "plan_chapter",
     "read_record",
@@ -55,6 +72,12 @@ __all__ = [
 # Bump when the record's meaning or the instrumentation changes: every chapter re-executes.
 RECORD_FORMAT = 3
 MISSING = "missing"
+MAX_RECORD_BYTES = 1 << 20  # a record of this book's largest chapter holds about 20 KB
+_HEX_DIGEST = re.compile("[0-9a-f]{64}")
+# A recorded function: module and qualified name, dotted identifiers (a nested function's
+# qualified name holds "<locals>").
+_DOTTED = re.compile(r"[A-Za-z_<][A-Za-z0-9_<>]*(\.[A-Za-z_<][A-Za-z0-9_<>]*)*")
+_MAX_DOTTED = 300
 
 
 def file_digest(path: str | Path) -> str:
@@ -96,26 +119,170 @@ def chapter_key(code: str, claim_ids: Iterable[str], functions: Iterable[tuple[s
 
 
 def record_path(stem: str, build_dir: str | Path | None = None) -> Path:
-    """``<build_dir>/keys/<stem>.json``; by default under ``_build/``."""
-    return Path(build_dir if build_dir is not None else paths.BUILD_DIR) / "keys" / f"{stem}.json"
+    """``<build_dir>/keys/<stem>.json``; by default under ``_build/``.
+
+    Raises
+    ------
+    InvalidChapterStemError
+        If ``stem`` cannot name a chapter's files (:func:`claimbook.paths.check_chapter_stem`).
+    """
+    directory = Path(build_dir if build_dir is not None else paths.BUILD_DIR)
+    return directory / "keys" / f"{paths.check_chapter_stem(stem)}.json"
+
+
+def load_record(stem: str) -> dict | None:
+    """The record of the chapter's last successful execution; None if there is none.
+
+    Raises
+    ------
+    KeyRecordError
+        If a record exists but cannot be used (unreadable, too large, not JSON, another
+        format, or a field of the wrong type or form; see the module doc). The message is one
+        line naming the record and the first problem.
+    """
+    path = record_path(stem)
+    where = paths.shown(path)
+    try:
+        with path.open("rb") as stream:
+            raw = stream.read(MAX_RECORD_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise KeyRecordError(one_line(f"{where} cannot be read ({error.strerror})")) from None
+    if len(raw) > MAX_RECORD_BYTES:
+        raise KeyRecordError(f"{where} is larger than {MAX_RECORD_BYTES} bytes")
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        problem = f"{type(error).__name__}: {error}"
+        raise KeyRecordError(one_line(f"{where} is not readable JSON ({problem})", 300)) from None
+    problem = _record_problem(record, stem)
+    if problem is not None:
+        raise KeyRecordError(one_line(f"{where}: {problem}", 300))
+    return record
 
 
 def read_record(stem: str) -> dict | None:
-    """The record of the chapter's last successful execution, or None (absent or unreadable)."""
+    """The record of the chapter's last successful execution, or None (absent or unusable,
+    see :func:`load_record`)."""
     try:
-        record = json.loads(record_path(stem).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return load_record(stem)
+    except KeyRecordError:
         return None
-    if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
-        return None
-    return record
+
+
+def _is_digest(value: object, missing_ok: bool = False) -> bool:
+    if missing_ok and value == MISSING:
+        return True
+    return isinstance(value, str) and _HEX_DIGEST.fullmatch(value) is not None
+
+
+def _is_dotted(value: object) -> bool:
+    return isinstance(value, str) and len(value) <= _MAX_DOTTED and bool(_DOTTED.fullmatch(value))
+
+
+def _digest_map_problem(name: str, value: object, key_ok) -> str | None:
+    if not isinstance(value, dict):
+        return f"field {name} is not a mapping"
+    for key, digest in value.items():
+        if not key_ok(key) or not _is_digest(digest, missing_ok=True):
+            return f"field {name} has an entry {key!r}: {digest!r} that is not a name and a digest"
+    return None
+
+
+def _claim_id_ok(value: object) -> bool:
+    try:
+        paths.check_claim_id(value)
+    except InvalidClaimIdError:
+        return False
+    return True
+
+
+def _function_name_ok(value: object) -> bool:
+    if not isinstance(value, str):
+        return False
+    module, colon, qualname = value.partition(":")
+    return colon == ":" and _is_dotted(module) and _is_dotted(qualname)
+
+
+def _output_problem(name: object, digest: object) -> str | None:
+    if not isinstance(name, str) or PurePosixPath(name).is_absolute():
+        return f"output {name!r} is not a path relative to the book"
+    try:
+        paths.build_product(name)
+    except OutsideBuildProductsError:
+        return (
+            f"output {name!r} is not a build product (under artifacts/ or _build/, or "
+            "chapters/<name>.ipynb)"
+        )
+    if not _is_digest(digest, missing_ok=True):
+        return f"output {name!r} has {digest!r}, not a digest"
+    return None
+
+
+def _record_problem(record: object, stem: str) -> str | None:
+    """The first reason the parsed ``record`` of chapter ``stem`` cannot be used, or None."""
+    if not isinstance(record, dict):
+        return f"holds {type(record).__name__}, not a record"
+    if record.get("format") != RECORD_FORMAT:
+        return f"has format {record.get('format')!r}; this engine reads format {RECORD_FORMAT}"
+    if record.get("stem") != stem:
+        return f"field stem is {record.get('stem')!r}, not {stem!r}"
+    for name in ("source", "key"):
+        if not _is_digest(record.get(name), missing_ok=name == "source"):
+            return f"field {name} is not a digest"
+    parts = record.get("parts")
+    if not isinstance(parts, dict) or parts.get("format") != RECORD_FORMAT:
+        return f"field parts is not a mapping of format {RECORD_FORMAT}"
+    for name in ("code", "environment"):
+        if not _is_digest(parts.get(name)):
+            return f"field parts.{name} is not a digest"
+    for name, key_ok in (("claims", _claim_id_ok), ("functions", _function_name_ok)):
+        problem = _digest_map_problem(f"parts.{name}", parts.get(name), key_ok)
+        if problem is not None:
+            return problem
+    claims = record.get("claims")
+    if not isinstance(claims, list) or not all(map(_claim_id_ok, claims)):
+        return "field claims is not a list of claim ids"
+    functions = record.get("functions")
+    if not isinstance(functions, list) or not all(
+        isinstance(entry, list) and len(entry) == 2 and all(map(_is_dotted, entry))
+        for entry in functions
+    ):
+        return "field functions is not a list of [module, qualname] pairs of dotted names"
+    outputs = record.get("outputs")
+    if not isinstance(outputs, dict):
+        return "field outputs is not a mapping of paths to digests"
+    for name, digest in outputs.items():
+        problem = _output_problem(name, digest)
+        if problem is not None:
+            return problem
+    seconds = record.get("seconds")
+    if (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, int | float)
+        or not math.isfinite(seconds)
+        or seconds < 0
+    ):
+        return "field seconds is not a duration"
+    return None
 
 
 def write_record(
     source: Path, key: Mapping, claim_ids, functions, outputs: Iterable[Path], seconds: float
 ) -> dict:
-    """Write the record of a successful execution; ``source`` and ``outputs`` are hashed now."""
+    """Write the record of a successful execution; ``source`` and ``outputs`` are hashed now.
+
+    Raises
+    ------
+    OutsideBuildProductsError
+        If an output is not a build product (:func:`claimbook.paths.build_product`): the
+        record could not be read back.
+    """
     stem = source.stem
+    outputs = list(outputs)
+    for output in outputs:
+        paths.build_product(output)
     record = {
         "format": RECORD_FORMAT,
         "stem": stem,
@@ -160,7 +327,10 @@ def plan_chapter(source: Path) -> ChapterPlan:
         If the source changed and cannot be read.
     """
     stem = source.stem
-    record = read_record(stem)
+    try:
+        record = load_record(stem)
+    except KeyRecordError as error:
+        return ChapterPlan(stem, source, "execute", f"record unusable, executing again: {error}")
     if record is None:
         relative = record_path(stem).relative_to(paths.REPO_ROOT).as_posix()
         return ChapterPlan(stem, source, "execute", f"never executed: no record {relative}")

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from claimbook import cache, claims
 from claimbook.errors import ClaimError, RegistryError, UnknownClaimError
+from claimbook.text import one_line
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -101,7 +102,7 @@ def _verify(options) -> int:
         except ClaimError as exc:
             failures += 1
             label = "failed" if not options.check_artifacts else type(exc).__name__
-            print(f"{claim_id}: {label}: {exc}")
+            print(f"{claim_id}: {label}: {one_line(exc)}")
     return 1 if failures else 0
 
 
@@ -179,9 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return handler(options)
     except (UnknownClaimError, RegistryError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
     except OSError as exc:  # read-only directory, a directory where a file should be, ...
         where = f": {exc.filename}" if exc.filename else ""
-        print(f"error: {exc.strerror or type(exc).__name__}{where}", file=sys.stderr)
+        print(one_line(f"error: {exc.strerror or type(exc).__name__}{where}"), file=sys.stderr)
         return 2

@@ -1,11 +1,26 @@
 """The claim registry: ``claims/<id>.yaml``, read, validated and refused when unusable.
 
-One file per claim, parsed with a PyYAML safe loader that also refuses repeated keys and
-anchors/aliases (so a small alias-expanding file cannot grow into a huge document), then
-validated against ``claim_schema.json`` and a few cross-field checks. A registry file is
-refused, with its path and the field named, when it holds a non-finite number (``.inf``,
-``.nan``), a control character in any text, or a ``compute`` that is not a registered
-claim computation. Messages quote at most :data:`EXCERPT` characters of an offending value.
+One file per claim, read by :mod:`claimbook.claims.registry_schema`: parsed with a PyYAML
+safe loader that also refuses repeated keys, anchors/aliases (so a small alias-expanding
+file cannot grow into a huge document) and nesting deeper than 20 levels, then validated
+against ``claim_schema.json`` and a few cross-field checks. A registry file is refused, in
+one line naming the file (relative to the book) and the field, when it is larger than
+64 KiB or is not YAML (``claims/<id>.yaml: line L, column C: <problem>``), holds a
+non-finite number (``.inf``, ``.nan``), a text of more than 2 000 characters, a control
+character (newline and tab too: every text field is one line), a bidirectional control
+(U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C) or a line or paragraph separator
+(U+2028, U+2029) in any text, a vacuous tolerance (an ``abs_tol`` at least ``|value|``
+for a non-zero value, or a ``rel_tol`` of 1 or more) without ``vacuous_ok: <reason>``, or a
+``compute`` that is not a registered claim computation. Messages quote at most
+80 characters of an offending value, escape unsafe characters as ``\\uXXXX``
+and are one line.
+
+Ids
+---
+A claim id is lower-case words and digits joined by hyphens, at most 100 characters
+(:func:`claimbook.paths.check_claim_id`, the schema's ``id`` pattern); :func:`load_claim`
+accepts only an id that is exactly one of :func:`list_claims`, before any path is built
+from it.
 
 Seeds
 -----
@@ -26,29 +41,28 @@ True
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import difflib
 import hashlib
-import json
-import math
 import os
-import re
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-import yaml
-
 from claimbook import cache, paths
+from claimbook.claims.registry_schema import (
+    MAX_FILE_BYTES,
+    excerpt,
+    refusal,
+    validated,
+)
 from claimbook.errors import (
     ComputationNotFoundError,
     RegistryError,
     SeedNameError,
     UnknownClaimError,
 )
+from claimbook.text import one_line
 
 __all__ = [
     "Claim",
@@ -59,30 +73,9 @@ __all__ = [
     "load_claim",
 ]
 
-EXCERPT = 80  # characters of an offending value a message may quote
-_MAX_PROBLEMS = 6
 # Validated entries by file name and bytes: a page build asks for the same claim once per
 # bound number, and parsing YAML in Python is slow.
 _ENTRIES = cache.ContentCache("registry entries")
-_CHAPTER_PREFIX = re.compile(r"c(\d+)-")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_STATISTICAL_KINDS = ("ci_within", "mean", "fraction")
-_SCHEMA = json.loads(resources.files("claimbook.claims").joinpath("claim_schema.json").read_text())
-_VALIDATOR = jsonschema.Draft202012Validator(_SCHEMA)
-
-
-def excerpt(value: Any, limit: int = EXCERPT) -> str:
-    """``repr(value)`` cut to ``limit`` characters, with an ellipsis and the full length.
-
-    Examples
-    --------
-    >>> excerpt("a" * 200).endswith("... (202 characters)")
-    True
-    """
-    text = repr(value)
-    if len(text) <= limit:
-        return text
-    return f"{text[: limit - 3]}... ({len(text)} characters)"
 
 
 # --- seeds ----------------------------------------------------------------------------------
@@ -202,32 +195,6 @@ class Claim:
         return None
 
 
-class _StrictSafeLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing repeated keys and anchors/aliases outright."""
-
-    def compose_node(self, parent, index):
-        event = self.peek_event()
-        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-            raise yaml.composer.ComposerError(
-                None,
-                None,
-                "anchors and aliases (&name, *name) are not allowed in a registry file",
-                event.start_mark,
-            )
-        return super().compose_node(parent, index)
-
-    def construct_mapping(self, node, deep=False):
-        seen = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {excerpt(key)}", key_node.start_mark
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
 def _registry_dir(registry_dir: str | Path | None) -> Path:
     return Path(registry_dir) if registry_dir is not None else paths.CLAIMS_DIR
 
@@ -258,13 +225,31 @@ def list_claims(registry_dir: str | Path | None = None) -> list[str]:
     misnamed = sorted(entry.name for entry in entries if entry.name.endswith(".yml"))
     if misnamed:
         raise RegistryError(
-            f"{registry}: registry files must end in .yaml; rename {', '.join(misnamed)}"
+            one_line(f"{registry}: registry files must end in .yaml; rename {', '.join(misnamed)}")
         )
-    return sorted(
+    stems = sorted(
         Path(entry.name).stem
         for entry in entries
         if entry.name.endswith(".yaml") and entry.is_file()
     )
+    unnamed = [stem for stem in stems if not _is_claim_id(stem)]
+    if unnamed:
+        raise RegistryError(
+            one_line(
+                f"{paths.shown(registry)}: {excerpt(unnamed[0] + '.yaml')} is not named "
+                "<id>.yaml with a claim id (lower-case words and digits joined by hyphens, at "
+                f"most {paths.MAX_NAME_LENGTH} characters); rename it"
+            )
+        )
+    return stems
+
+
+def _is_claim_id(name: str) -> bool:
+    try:
+        paths.check_claim_id(name)
+    except UnknownClaimError:
+        return False
+    return True
 
 
 def _unknown_claim(claim_id: Any, registry: Path, known: list[str]) -> UnknownClaimError:
@@ -281,155 +266,13 @@ def _unknown_claim(claim_id: Any, registry: Path, known: list[str]) -> UnknownCl
         else f"registered ids: {', '.join(known) or '(none)'}"
     )
     return UnknownClaimError(
-        f"unknown claim id {shown}: no registry file of that exact name in {registry}; {hint}"
+        one_line(
+            f"unknown claim id {shown}: no registry file of that exact name in {registry}; {hint}"
+        )
     )
 
 
 # --- reading and refusing -------------------------------------------------------------------
-
-
-def _field_name(path) -> str:
-    """Render a field path; keys holding dots (nested result fields) go in brackets."""
-    rendered = ""
-    for part in path:
-        if isinstance(part, int):
-            rendered += f"[{part}]"
-        elif len(str(part)) > 60:
-            rendered += f"[{str(part)[:57]}...]"
-        elif "." in str(part) or not str(part):
-            rendered += f"[{part}]"
-        else:
-            rendered += f".{part}" if rendered else str(part)
-    return rendered or "(top level)"
-
-
-def _innermost(error: jsonschema.ValidationError) -> list[jsonschema.ValidationError]:
-    """Descend into a failed ``oneOf`` along the branch the entry most likely meant.
-
-    That branch is the one with the fewest failed constants (a wrong ``policy``) and then the
-    fewest errors, so a missing ``reason`` is reported as such, not as "matches no schema".
-    """
-    if error.validator not in ("oneOf", "anyOf") or not error.context:
-        return [error]
-    branches: dict[int, list] = {}
-    for sub_error in error.context:
-        branches.setdefault(sub_error.relative_schema_path[0], []).append(sub_error)
-
-    def score(index: int) -> tuple[int, int, int]:
-        branch = branches[index]
-        return (sum(e.validator == "const" for e in branch), len(branch), index)
-
-    chosen = branches[min(branches, key=score)]
-    return [inner for sub_error in chosen for inner in _innermost(sub_error)]
-
-
-def _schema_problem(error: jsonschema.ValidationError) -> str:
-    field = _field_name(error.absolute_path)
-    message = error.message
-    instance = error.instance
-    if not isinstance(instance, dict | list):
-        # jsonschema quotes the whole value; quote a short excerpt instead.
-        message = message.replace(repr(instance), excerpt(instance))
-    if error.validator == "additionalProperties" and isinstance(instance, dict):
-        # Name the unexpected field itself, not its parent.
-        allowed = error.schema.get("properties", {})
-        unexpected = sorted(str(key) for key in instance if key not in allowed)
-        field = ", ".join(_field_name([*error.absolute_path, key]) for key in unexpected[:5])
-        message = "not allowed here (no such field in claim_schema.json)"
-    elif isinstance(instance, dict | list) and len(message) > 2 * EXCERPT:
-        message = f"{excerpt(instance)} fails {error.validator} {excerpt(error.validator_value)}"
-    if error.validator == "pattern":
-        message = (
-            f"{excerpt(instance)} has the wrong form; expected: {error.schema.get('description')}"
-        )
-    if error.validator == "type" and isinstance(instance, str):
-        with contextlib.suppress(ValueError):
-            float(instance)
-            # PyYAML follows YAML 1.1, where 5e-4 (no dot) is a string: write 5.0e-4.
-            message += (
-                " (YAML reads a number without a decimal point, like 5e-4, as text; write 5.0e-4)"
-            )
-    return f"field {field}: {message}"
-
-
-def _parse_registry_text(raw: bytes, path: Path) -> Any:
-    try:
-        return yaml.load(raw.decode("utf-8"), Loader=_StrictSafeLoader)  # a SafeLoader subclass
-    except UnicodeDecodeError as exc:
-        raise RegistryError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    except yaml.YAMLError as exc:
-        text = str(exc)
-        if len(text) > 6 * EXCERPT:
-            text = text[: 6 * EXCERPT] + " ..."
-        raise RegistryError(f"{path}: not valid YAML: {text}") from exc
-
-
-def _walk(value, path=()):
-    """Every (field path, leaf or key) of a parsed registry document."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield (*path, key), key
-            yield from _walk(item, (*path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _walk(item, (*path, index))
-    else:
-        yield path, value
-
-
-def _refuse_unusable_values(data: Any, path: Path) -> None:
-    """Non-finite numbers and control characters, anywhere in the file."""
-    for field, value in _walk(data):
-        if isinstance(value, float) and not math.isfinite(value):
-            raise RegistryError(
-                f"{path}: field {_field_name(field)}: {value!r} is not a finite number; "
-                "values and tolerances must be finite"
-            )
-        if isinstance(value, str) and _CONTROL.search(value):
-            character = _CONTROL.search(value).group()
-            raise RegistryError(
-                f"{path}: field {_field_name(field)}: control character {character!r} in "
-                f"{excerpt(value)}; text fields hold printable characters only"
-            )
-
-
-def _check_consistency(data: dict, path: Path) -> None:
-    """Checks across fields that a JSON schema cannot state."""
-    if data["id"] != path.stem:
-        raise RegistryError(
-            f"{path}: field id is {excerpt(data['id'])} but the file is named "
-            f"{excerpt(path.name)}; the id must equal the file stem"
-        )
-    prefix = _CHAPTER_PREFIX.match(data["id"])
-    if prefix and int(prefix.group(1)) != data["chapter"]:
-        raise RegistryError(
-            f"{path}: field chapter is {data['chapter']} but the id {data['id']!r} "
-            f"names chapter {int(prefix.group(1))}"
-        )
-    statistical = data["seed"]["policy"] == "derived-set"
-    if statistical and "statistics" not in data:
-        raise RegistryError(
-            f"{path}: field statistics is required with seed policy derived-set, e.g. "
-            "statistics: {level: 0.95, method: t}"
-        )
-    if not statistical and "statistics" in data:
-        raise RegistryError(
-            f"{path}: field statistics is only for seed policy derived-set (a statistical claim)"
-        )
-    for field, expectation in data["expect"].items():
-        for bounds_name in ("interval", "ci_within"):
-            bounds = expectation.get(bounds_name)
-            if bounds is not None and bounds[0] > bounds[1]:
-                raise RegistryError(
-                    f"{path}: field expect[{field}].{bounds_name} is {bounds}; "
-                    "write it as [lower, upper] with lower <= upper"
-                )
-        kind = next((k for k in _STATISTICAL_KINDS if k in expectation), None)
-        if kind is not None and not statistical:
-            raise RegistryError(
-                f"{path}: field expect[{field}].{kind} needs a statistical claim "
-                "(seed policy derived-set)"
-            )
 
 
 def _check_compute(data: dict, path: Path) -> None:
@@ -438,7 +281,7 @@ def _check_compute(data: dict, path: Path) -> None:
     try:
         resolve_computation(data["compute"])
     except ComputationNotFoundError as error:
-        raise RegistryError(f"{path}: field compute: {error}") from None
+        raise refusal(path, f"field compute: {error}") from None
 
 
 def load_claim(claim_id: str, *, registry_dir: str | Path | None = None) -> Claim:
@@ -457,8 +300,9 @@ def load_claim(claim_id: str, *, registry_dir: str | Path | None = None) -> Clai
     UnknownClaimError
         If no such claim is registered; the message lists the nearest other ids.
     RegistryError
-        If the file is not usable YAML, breaks the schema, or names an unregistered
-        computation; the message names file and field.
+        If the file is larger than 64 KiB, is not usable YAML, breaks the schema or a rule of
+        :mod:`claimbook.claims.registry_schema`, or names an unregistered computation; the
+        message is one line naming file and field.
 
     Examples
     --------
@@ -473,26 +317,12 @@ def load_claim(claim_id: str, *, registry_dir: str | Path | None = None) -> Clai
     if not isinstance(claim_id, str) or claim_id not in known:
         raise _unknown_claim(claim_id, registry, known)
     path = paths.registry_path(claim_id, registry)
-    raw = path.read_bytes()
-    data = _ENTRIES.get(cache.digest(path.name, raw), lambda: _validated(raw, path))
+    with path.open("rb") as stream:
+        raw = stream.read(MAX_FILE_BYTES + 1)  # a larger file is refused unread
+    data = _ENTRIES.get(cache.digest(path.name, raw), lambda: validated(raw, path))
     _check_compute(data, path)  # checked on every load: the witnesses may have changed since
     # A fresh copy each time: the cached entry is shared, and callers may mutate theirs.
     return _claim(copy.deepcopy(data), path, hashlib.sha256(raw).hexdigest())
-
-
-def _validated(raw: bytes, path: Path) -> dict:
-    """The registry file's data, refused unless it is usable (everything but ``compute``)."""
-    data = _parse_registry_text(raw, path)
-    _refuse_unusable_values(data, path)
-    errors = [inner for error in _VALIDATOR.iter_errors(data) for inner in _innermost(error)]
-    if errors:
-        errors.sort(key=lambda error: list(map(str, error.absolute_path)))
-        problems = [_schema_problem(error) for error in errors]
-        if len(problems) > _MAX_PROBLEMS:
-            problems = [*problems[:_MAX_PROBLEMS], f"... and {len(problems) - _MAX_PROBLEMS} more"]
-        raise RegistryError(f"{path}: {'; '.join(problems)}")
-    _check_consistency(data, path)
-    return data
 
 
 def _claim(data: dict, path: Path, digest: str) -> Claim:

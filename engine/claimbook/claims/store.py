@@ -44,7 +44,8 @@ from claimbook.atomic import write_text_atomically
 from claimbook.claims.compare import comparisons, is_number
 from claimbook.claims.computations import flatten
 from claimbook.claims.intervals import mean_interval
-from claimbook.claims.registry import Claim, _field_name, claim_seed
+from claimbook.claims.registry import Claim, claim_seed
+from claimbook.claims.registry_schema import field_name as _field_name
 from claimbook.errors import TamperedArtifactError
 
 __all__ = [
@@ -201,7 +202,7 @@ def parse_artifact(data: bytes, path: Path) -> dict:
     where = paths.shown(path)
     try:
         stored = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise TamperedArtifactError(f"{where} is not readable JSON ({exc})") from exc
     if not isinstance(stored, dict):
         raise TamperedArtifactError(f"{where} holds {type(stored).__name__}, not an artifact")

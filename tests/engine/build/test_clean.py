@@ -88,3 +88,34 @@ def test_clean_during_a_build_is_refused_and_removes_nothing(tree, capsys):
 def test_clean_takes_no_arguments(capsys):
     assert clean.main(["--all"]) == 2
     assert "takes no arguments" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("top", ["_build", "artifacts"])
+def test_a_top_folder_that_links_elsewhere_is_refused_and_nothing_is_removed(
+    tree, top, monkeypatch, capsys
+):
+    # _build/ or artifacts/ replaced by a link to a folder outside the book: removing what
+    # it holds would remove the other folder's files.
+    elsewhere = tree / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "precious.json").write_text("not a build product")
+    if top == "_build":
+        (elsewhere / ".build.lock").touch()
+    moved = tree / f"{top}.real"
+    (tree / top).rename(moved)
+    (tree / top).symlink_to(elsewhere, target_is_directory=True)
+    before = _listing(tree)
+    assert clean.main([]) == 2
+    message = capsys.readouterr().err
+    assert message.startswith("make clean: ") and message.count("\n") == 1
+    assert "is not a build product" in message
+    assert (elsewhere / "precious.json").read_text() == "not a build product"
+    assert _listing(tree) == before  # not even the executed notebook was removed
+
+
+def test_every_removal_goes_through_the_build_product_check(tree, monkeypatch):
+    checked = []
+    real = clean.paths.build_product
+    monkeypatch.setattr(clean.paths, "build_product", lambda p: checked.append(p) or real(p))
+    removed = clean.clean()
+    assert removed and set(removed) <= set(checked)

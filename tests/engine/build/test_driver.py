@@ -6,6 +6,7 @@ Which chapters executed is read from the driver's own progress lines ("<chapter>
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -257,3 +258,105 @@ def test_a_page_read_early_renders_as_if_read_late_and_a_later_edit_is_read(tiny
         assert (plain / relative).read_bytes() == (early / relative).read_bytes(), relative
     edited = tiny_book.path("_build/edited/chapters/alpha.html").read_text(encoding="utf-8")
     assert sentence in edited
+
+
+# --- faults: one line, no traceback, sticky; nothing outside the build products touched ---
+
+
+def _no_traceback(process: subprocess.CompletedProcess) -> None:
+    assert "Traceback" not in process.stdout + process.stderr, process.stdout + process.stderr
+    assert process.stderr.count("\n") <= 1, process.stderr
+
+
+def test_a_cell_that_exits_fails_its_chapter_in_one_line_until_removed(tiny_book):
+    tiny_book.edit(
+        "chapters/beta.md",
+        "from trainable_harness import verify_claim\n",
+        "from trainable_harness import verify_claim\n\nraise SystemExit(0)\n",
+    )
+    for _ in range(2):
+        process = tiny_book.build()
+        assert process.returncode == 1, process.stdout + process.stderr
+        _no_traceback(process)
+        failed = [line for line in process.stdout.splitlines() if "FAILED" in line]
+        assert len(failed) == 1
+        assert failed[0].startswith("chapters/beta.md: FAILED after ")
+        assert failed[0].endswith(
+            ": code cell 2 raised SystemExit: 0 (a chapter runs to its last cell; remove the exit)"
+        )
+    tiny_book.edit("chapters/beta.md", "\nraise SystemExit(0)\n", "")
+    assert tiny_book.build().returncode == 0
+
+
+def test_a_claim_id_that_is_a_path_deletes_nothing_and_fails_in_one_line(tiny_book, tmp_path):
+    tracked = tiny_book.path("package.json")
+    tracked.write_text('{"name": "tracked"}')
+    outside = tiny_book.root.parent / "outside.json"
+    outside.write_text('{"name": "outside the book"}')
+    tiny_book.edit(
+        "chapters/beta.md",
+        'verify_claim("c15-running-state-001"',
+        'verify_claim("../../package", expected_harness=pin)\nverify_claim("../../../outside"',
+    )
+    line = (
+        "make: chapters/beta.md: code cell 2: verify_claim: '../../package' is not a claim id: "
+        "an id is lower-case words and digits joined by hyphens, at most 100 characters (e.g. "
+        "c15-invariance-001); no path is built from it\n"
+    )
+    for keep_record in (True, False):  # refused while planning, then in the chapter's worker
+        if not keep_record:
+            tiny_book.path("_build/keys/beta.json").unlink()
+        process = tiny_book.build()
+        assert process.returncode == 1, process.stdout + process.stderr
+        _no_traceback(process)
+        assert process.stderr == line
+        assert tracked.read_text() == '{"name": "tracked"}'
+        assert outside.read_text() == '{"name": "outside the book"}'
+
+
+@contextlib.contextmanager
+def _read_only(folder):
+    """``folder`` refuses changes: chmod for a user, the immutable attribute for root."""
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        try:
+            yield
+        finally:
+            folder.chmod(0o755)
+        return
+    if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available here")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+
+
+def test_read_only_artifacts_fail_every_build_in_one_line_naming_the_file(tiny_book):
+    tiny_book.edit("chapters/beta.md", "print(f", "print('edited')\nprint(f")
+    with _read_only(tiny_book.path("artifacts/claims")):
+        for _ in range(2):
+            process = tiny_book.build()
+            assert process.returncode == 2, process.stdout + process.stderr
+            _no_traceback(process)
+            assert process.stderr.startswith(
+                "make: building the book: artifacts/claims/c15-running-state-001.json: "
+            )
+            assert "writable" in process.stderr or "immutable" in process.stderr
+    assert tiny_book.build().returncode == 0
+
+
+def test_an_invalid_new_claim_file_fails_every_build_in_one_line_until_fixed(tiny_book):
+    bad = tiny_book.path("claims/c15-bad-001.yaml")
+    bad.write_text("id: c15-bad-001\nchapter: 15\nstatement: [unclosed\n")
+    problem = (
+        "claim c15-bad-001: claims/c15-bad-001.yaml: line 4, column 1: expected ',' or ']', "
+        "but got '<stream end>' (while parsing a flow sequence that starts at line 3, column 12)"
+    )
+    for _ in range(2):
+        process = tiny_book.build()
+        assert process.returncode == 1, process.stdout + process.stderr
+        _no_traceback(process)
+        assert problem in process.stdout.splitlines()
+    bad.unlink()
+    assert tiny_book.build().returncode == 0

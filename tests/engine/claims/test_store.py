@@ -156,6 +156,7 @@ def test_artifact_text_is_sorted_indented_and_refuses_nan():
     [
         (b'{"status": "verified"', "is not readable JSON"),
         (b"\xff\xfe", "is not readable JSON"),
+        (b"[" * 100_000 + b"]" * 100_000, r"is not readable JSON \(maximum recursion depth"),
         (b"[1, 2]", "holds list, not an artifact"),
         (b'{"status": "verified", "result": {}}', "field provenance is missing"),
         (

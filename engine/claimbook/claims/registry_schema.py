@@ -1,0 +1,405 @@
+"""Reading and refusing a registry file: the rules a ``claims/<id>.yaml`` must meet.
+
+:func:`validated` turns a registry file's bytes into its data, or raises
+:class:`~claimbook.errors.RegistryError` with one line (escaped and cut by
+:func:`claimbook.text.one_line`) that names the file, relative to the book, and the field.
+It refuses, in this order:
+
+- a file over :data:`MAX_FILE_BYTES` (64 KiB; a claim file is about 1 KiB), or not UTF-8;
+- YAML that does not parse, reported as ``claims/<id>.yaml: line L, column C: <problem>``;
+  anchors and aliases (``&a``, ``*a``: a small file could expand into a huge document);
+  repeated keys; collections nested deeper than :data:`MAX_DEPTH` levels (the check runs
+  while PyYAML composes the document, so a file 10 000 levels deep stops at level 21);
+- in any key or text value: more than :data:`MAX_TEXT` characters (2 000), or an unsafe
+  character (:data:`claimbook.text.UNSAFE`: C0 and C1 controls, newline and tab included,
+  since every text field is one line; bidirectional controls such as U+202E; the line and
+  paragraph separators U+2028 and U+2029); in any number: a value that is not finite;
+- what breaks ``claim_schema.json`` (at most :data:`MAX_PROBLEMS` problems are listed);
+- what a schema cannot state: the id differs from the file name, the chapter differs from
+  the id's ``c<N>-`` prefix, statistics without a seed set or the reverse, a reversed
+  interval, a statistical expectation on a deterministic claim, and a *vacuous tolerance*.
+
+A tolerance is vacuous when it cannot tell the expected value from zero, so a result of 0
+(or of the wrong sign) passes: ``abs_tol`` at least ``|value|`` for a non-zero ``value``,
+or ``rel_tol`` of 1 or more. Such an expectation needs ``vacuous_ok: <why>`` beside its
+``reason`` (one line of text); ``vacuous_ok`` on a tolerance that is not vacuous is refused
+too, so the excuse cannot outlive the width it excused. An expected value of 0 with an
+``abs_tol`` says how close to zero the result must be, and is not vacuous by this rule.
+
+Messages quote at most :data:`EXCERPT` characters of an offending value.
+
+Examples
+--------
+>>> from pathlib import Path
+>>> try:
+...     validated(b"statement: [unclosed\\n", Path("claims/c0-toy-001.yaml"))
+... except RegistryError as error:
+...     print(error)  # doctest: +NORMALIZE_WHITESPACE
+claims/c0-toy-001.yaml: line 2, column 1: expected ',' or ']', but got '<stream end>'
+(while parsing a flow sequence that starts at line 1, column 12)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from claimbook.errors import RegistryError
+from claimbook.paths import shown
+from claimbook.text import UNSAFE, escape_unsafe, one_line
+
+__all__ = [
+    "EXCERPT",
+    "MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "MAX_PROBLEMS",
+    "MAX_TEXT",
+    "excerpt",
+    "field_name",
+    "refusal",
+    "validated",
+]
+
+EXCERPT = 80  # characters of an offending value a message may quote
+MAX_FILE_BYTES = 64 * 1024
+MAX_DEPTH = 20  # nested mappings and sequences
+MAX_TEXT = 2000  # characters of one key or text value
+MAX_PROBLEMS = 6
+_CHAPTER_PREFIX = re.compile(r"c(\d+)-")
+_STATISTICAL_KINDS = ("ci_within", "mean", "fraction")
+_SCHEMA = json.loads(resources.files("claimbook.claims").joinpath("claim_schema.json").read_text())
+_VALIDATOR = jsonschema.Draft202012Validator(_SCHEMA)
+
+
+def excerpt(value: Any, limit: int = EXCERPT) -> str:
+    """``repr(value)`` cut to ``limit`` characters, with an ellipsis and the full length.
+
+    Examples
+    --------
+    >>> excerpt("a" * 200).endswith("... (202 characters)")
+    True
+    """
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 3]}... ({len(text)} characters)"
+
+
+def refusal(path: Path, problem: str) -> RegistryError:
+    """The error refusing registry file ``path``: ``<path>: <problem>`` on one line."""
+    return RegistryError(one_line(f"{shown(path)}: {problem}"))
+
+
+# --- YAML ---------------------------------------------------------------------------------------
+
+
+class _StrictSafeLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing repeated keys, anchors/aliases and deep nesting."""
+
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise yaml.composer.ComposerError(
+                None,
+                None,
+                "anchors and aliases (&name, *name) are not allowed in a registry file",
+                event.start_mark,
+            )
+        collection = isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent)
+        if collection and self._depth >= MAX_DEPTH:
+            raise yaml.composer.ComposerError(
+                None,
+                None,
+                f"nested deeper than {MAX_DEPTH} levels; a registry file needs a handful",
+                event.start_mark,
+            )
+        self._depth += collection
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= collection
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {excerpt(key)}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _at(mark) -> str:
+    return f"line {mark.line + 1}, column {mark.column + 1}"
+
+
+def _yaml_problem(error: yaml.YAMLError, text: str) -> str:
+    """One line for a PyYAML error: where, what, and what it was parsing."""
+    if isinstance(error, yaml.reader.ReaderError):
+        before = text[: error.position]
+        line, column = before.count("\n") + 1, len(before) - before.rfind("\n")
+        character = escape_unsafe(chr(error.character)) if error.character else "?"
+        return f"line {line}, column {column}: character {character} is not allowed in YAML"
+    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
+        problem = f"{_at(error.problem_mark)}: {error.problem}"
+        if error.context:
+            started = error.context_mark
+            where = f" that starts at {_at(started)}" if started is not None else ""
+            problem += f" ({error.context}{where})"
+        return problem
+    return f"not valid YAML: {error}"
+
+
+def _parse(raw: bytes, path: Path) -> Any:
+    if len(raw) > MAX_FILE_BYTES:
+        raise refusal(
+            path,
+            f"larger than {MAX_FILE_BYTES} bytes, the most a registry file may hold (one "
+            "claim is about 1 000)",
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise refusal(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        return yaml.load(text, Loader=_StrictSafeLoader)  # a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise refusal(path, _yaml_problem(exc, text)) from None
+    except (RecursionError, MemoryError) as exc:  # kept out by MAX_DEPTH; never a traceback
+        raise refusal(path, f"too deeply nested to read ({type(exc).__name__})") from None
+
+
+# --- field names and values -------------------------------------------------------------------
+
+
+def field_name(path) -> str:
+    """Render a field path; keys holding dots (nested result fields) go in brackets."""
+    rendered = ""
+    for part in path:
+        if isinstance(part, int):
+            rendered += f"[{part}]"
+        elif len(str(part)) > 60:
+            rendered += f"[{str(part)[:57]}...]"
+        elif "." in str(part) or not str(part):
+            rendered += f"[{part}]"
+        else:
+            rendered += f".{part}" if rendered else str(part)
+    return rendered or "(top level)"
+
+
+def _walk(value, path=()):
+    """Every (field path, leaf or key) of a parsed registry document."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield (*path, key), key
+            yield from _walk(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _walk(item, (*path, index))
+    else:
+        yield path, value
+
+
+def _character_kind(character: str) -> str:
+    code = ord(character)
+    if code in (0x2028, 0x2029):
+        return "line or paragraph separator"
+    if code > 0x9F:
+        return "bidirectional control"
+    return "control character"
+
+
+def _refuse_unusable_values(data: Any, path: Path) -> None:
+    """Non-finite numbers, over-long text and unsafe characters, anywhere in the file."""
+    for field, value in _walk(data):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise refusal(
+                path,
+                f"field {field_name(field)}: {value!r} is not a finite number; "
+                "values and tolerances must be finite",
+            )
+        if not isinstance(value, str):
+            continue
+        if len(value) > MAX_TEXT:
+            raise refusal(
+                path,
+                f"field {field_name(field)}: text of {len(value)} characters; a text field "
+                f"holds at most {MAX_TEXT}",
+            )
+        found = UNSAFE.search(value)
+        if found is not None:
+            character = found.group()
+            raise refusal(
+                path,
+                f"field {field_name(field)}: {_character_kind(character)} "
+                f"{escape_unsafe(character)} at character {found.start() + 1}; a text field "
+                "is one line of printable text",
+            )
+
+
+# --- the schema ---------------------------------------------------------------------------------
+
+
+def _innermost(error: jsonschema.ValidationError) -> list[jsonschema.ValidationError]:
+    """Descend into a failed ``oneOf`` along the branch the entry most likely meant.
+
+    That branch is the one with the fewest failed constants (a wrong ``policy``) and then the
+    fewest errors, so a missing ``reason`` is reported as such, not as "matches no schema".
+    """
+    if error.validator not in ("oneOf", "anyOf") or not error.context:
+        return [error]
+    branches: dict[int, list] = {}
+    for sub_error in error.context:
+        branches.setdefault(sub_error.relative_schema_path[0], []).append(sub_error)
+
+    def score(index: int) -> tuple[int, int, int]:
+        branch = branches[index]
+        return (sum(e.validator == "const" for e in branch), len(branch), index)
+
+    chosen = branches[min(branches, key=score)]
+    return [inner for sub_error in chosen for inner in _innermost(sub_error)]
+
+
+def _schema_problem(error: jsonschema.ValidationError) -> str:
+    field = field_name(error.absolute_path)
+    message = error.message
+    instance = error.instance
+    if not isinstance(instance, dict | list):
+        # jsonschema quotes the whole value; quote a short excerpt instead.
+        message = message.replace(repr(instance), excerpt(instance))
+    if error.validator == "additionalProperties" and isinstance(instance, dict):
+        # Name the unexpected field itself, not its parent.
+        allowed = error.schema.get("properties", {})
+        unexpected = sorted(str(key) for key in instance if key not in allowed)
+        field = ", ".join(field_name([*error.absolute_path, key]) for key in unexpected[:5])
+        message = "not allowed here (no such field in claim_schema.json)"
+    elif isinstance(instance, dict | list) and len(message) > 2 * EXCERPT:
+        message = f"{excerpt(instance)} fails {error.validator} {excerpt(error.validator_value)}"
+    if error.validator == "pattern":
+        message = (
+            f"{excerpt(instance)} has the wrong form; expected: {error.schema.get('description')}"
+        )
+    if error.validator == "type" and isinstance(instance, str):
+        with contextlib.suppress(ValueError):
+            float(instance)
+            # PyYAML follows YAML 1.1, where 5e-4 (no dot) is a string: write 5.0e-4.
+            message += (
+                " (YAML reads a number without a decimal point, like 5e-4, as text; write 5.0e-4)"
+            )
+    return f"field {field}: {message}"
+
+
+# --- checks across fields -------------------------------------------------------------------
+
+
+def _vacuity(bound: dict) -> str | None:
+    """Why a ``{value, abs_tol | rel_tol}`` bound cannot tell its value from zero, or None."""
+    value = bound.get("value")
+    if value is None:
+        return None
+    if "abs_tol" in bound and value != 0 and bound["abs_tol"] >= abs(value):
+        return f"abs_tol {bound['abs_tol']!r} is at least |value| = {abs(value)!r}"
+    if "rel_tol" in bound and bound["rel_tol"] >= 1:
+        return f"rel_tol {bound['rel_tol']!r} is at least 1"
+    return None
+
+
+def _check_tolerances(data: dict, path: Path) -> None:
+    for field, expectation in data["expect"].items():
+        bound = expectation.get("mean", expectation)
+        vacuous = _vacuity(bound) if isinstance(bound, dict) else None
+        name = field_name(["expect", field])
+        if vacuous is not None and "vacuous_ok" not in expectation:
+            raise refusal(
+                path,
+                f"field {name}: {vacuous}, so a result of 0 passes and the check says "
+                "nothing; tighten the tolerance, or state why it is meant with "
+                "vacuous_ok: <reason>",
+            )
+        if vacuous is None and "vacuous_ok" in expectation:
+            raise refusal(
+                path,
+                f"field {name}.vacuous_ok: the tolerance is narrower than the value, so there "
+                "is nothing to excuse; remove vacuous_ok",
+            )
+
+
+def _check_consistency(data: dict, path: Path) -> None:
+    """Checks across fields that a JSON schema cannot state."""
+    if data["id"] != path.stem:
+        raise refusal(
+            path,
+            f"field id is {excerpt(data['id'])} but the file is named "
+            f"{excerpt(path.name)}; the id must equal the file stem",
+        )
+    prefix = _CHAPTER_PREFIX.match(data["id"])
+    if prefix and int(prefix.group(1)) != data["chapter"]:
+        raise refusal(
+            path,
+            f"field chapter is {data['chapter']} but the id {data['id']!r} "
+            f"names chapter {int(prefix.group(1))}",
+        )
+    statistical = data["seed"]["policy"] == "derived-set"
+    if statistical and "statistics" not in data:
+        raise refusal(
+            path,
+            "field statistics is required with seed policy derived-set, e.g. "
+            "statistics: {level: 0.95, method: t}",
+        )
+    if not statistical and "statistics" in data:
+        raise refusal(
+            path, "field statistics is only for seed policy derived-set (a statistical claim)"
+        )
+    for field, expectation in data["expect"].items():
+        for bounds_name in ("interval", "ci_within"):
+            bounds = expectation.get(bounds_name)
+            if bounds is not None and bounds[0] > bounds[1]:
+                raise refusal(
+                    path,
+                    f"field expect[{field}].{bounds_name} is {bounds}; "
+                    "write it as [lower, upper] with lower <= upper",
+                )
+        kind = next((k for k in _STATISTICAL_KINDS if k in expectation), None)
+        if kind is not None and not statistical:
+            raise refusal(
+                path,
+                f"field expect[{field}].{kind} needs a statistical claim "
+                "(seed policy derived-set)",
+            )
+    _check_tolerances(data, path)
+
+
+def validated(raw: bytes, path: Path) -> dict:
+    """The data of registry file ``path`` (bytes ``raw``), refused unless usable.
+
+    Everything but ``compute`` is checked here (see the module doc); whether ``compute``
+    names a registered computation is checked on every load, by the registry.
+
+    Raises
+    ------
+    RegistryError
+        One line naming the file, the field and the problem.
+    """
+    data = _parse(raw, path)
+    _refuse_unusable_values(data, path)
+    errors = [inner for error in _VALIDATOR.iter_errors(data) for inner in _innermost(error)]
+    if errors:
+        errors.sort(key=lambda error: list(map(str, error.absolute_path)))
+        problems = [_schema_problem(error) for error in errors]
+        if len(problems) > MAX_PROBLEMS:
+            problems = [*problems[:MAX_PROBLEMS], f"... and {len(problems) - MAX_PROBLEMS} more"]
+        raise refusal(path, "; ".join(problems))
+    _check_consistency(data, path)
+    return data

@@ -1,0 +1,141 @@
+"""How the command line ends on a failure: one line, no traceback, a non-zero exit status.
+
+:func:`report` turns any exception that reaches a command's entry point into one line on
+standard error (escaped and cut by :func:`claimbook.text.one_line`) and an exit status:
+
+- an engine error (:class:`~claimbook.errors.BookError`): ``make: <its message>``; status 3
+  when another build holds the lock, 1 for a chapter or build failure
+  (:class:`~claimbook.errors.BuildError`, :class:`~claimbook.errors.ChapterSourceError`),
+  2 for the rest (a bad id, registry file or path);
+- a filesystem error (:class:`OSError`): ``make: <what was being done>: <file>:
+  <strerror>``, with a hint for a read-only file system, a full disk, a permission refused
+  (an immutable file), or a file where a folder should be; status 2;
+- :class:`RecursionError` or :class:`MemoryError`: ``make: <what was being done>: <file>:
+  too deeply nested or too large to read``, naming the file being read when a frame of the
+  traceback holds one (a local ``path``, ``source`` or ``filename``); status 2;
+- anything else: ``make: internal error: <Type>: <message> (set CLAIMBOOK_TRACEBACK=1 to
+  see the traceback)``; status 1.
+
+With the environment variable ``CLAIMBOOK_TRACEBACK`` set to a non-empty value other than
+``0``, the traceback is printed too, after the line.
+
+Examples
+--------
+>>> import errno
+>>> full = OSError(errno.ENOSPC, "No space left on device", "/x/site.json")
+>>> print(failure_line(full, "building"))  # doctest: +ELLIPSIS
+make: building: /x/site.json: No space left on device (the disk is full: free some space ...
+>>> failure_line(KeyError("k"), "building")
+"make: internal error: KeyError: 'k' (set CLAIMBOOK_TRACEBACK=1 to see the traceback)"
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+import traceback
+from pathlib import Path
+
+from claimbook.errors import BookError, BuildError, BuildLockError, ChapterSourceError
+from claimbook.text import one_line
+
+__all__ = ["DOING", "TRACEBACK_VARIABLE", "failure_line", "failure_status", "report"]
+
+TRACEBACK_VARIABLE = "CLAIMBOOK_TRACEBACK"
+# What each command of ``python -m claimbook`` is doing, as a failure line says it.
+DOING = {
+    "build": "building the book",
+    "execute": "executing chapters",
+    "render": "rendering the site",
+    "outputs": "listing a chapter's outputs",
+    "chapters": "listing the chapters",
+    "matrix-check": "running the CI jobs locally",
+    "bench": "timing the build",
+    "claims": "checking claims",
+    "repin": "re-pinning the chapters",
+    "clean": "removing build products",
+    "pdf": "printing the book to PDF",
+    "binder-check": "checking what Binder does",
+}
+_HINTS = {
+    errno.EROFS: "the file system is read-only: remount it writable or build in a writable copy",
+    errno.ENOSPC: "the disk is full: free some space and run make again",
+    errno.EDQUOT: "the disk quota is used up: free some space and run make again",
+    errno.EACCES: "permission denied: make the file and its folder writable (chmod)",
+    errno.EPERM: "the file or its folder may be immutable (lsattr; chattr -i) or another's",
+    errno.ENOTDIR: "a file stands where a folder should be: remove it and run make again",
+    errno.EISDIR: "a folder stands where a file should be: remove it and run make again",
+}
+# Frame locals that name the file a parser was reading, innermost frame first.
+_FILE_LOCALS = ("path", "source", "filename")
+
+
+def _shown(filename: object) -> str:
+    if isinstance(filename, bytes):
+        filename = filename.decode("utf-8", "backslashreplace")
+    if not isinstance(filename, str | Path):
+        return str(filename)
+    try:  # not at import: the failure reported may be that paths cannot be imported
+        from claimbook import paths
+    except BookError:  # TRAINABLE_ROOT names no folder: nothing to be relative to
+        return Path(filename).as_posix()
+    return paths.shown(filename)
+
+
+def _file_being_read(error: BaseException) -> str | None:
+    """The file a frame of ``error``'s traceback was reading, innermost first, or None."""
+    frames = [frame for frame, _line in traceback.walk_tb(error.__traceback__)]
+    for frame in reversed(frames):
+        for name in _FILE_LOCALS:
+            value = frame.f_locals.get(name)
+            if isinstance(value, Path) or (isinstance(value, str) and "/" in value):
+                return _shown(value)
+    return None
+
+
+def failure_line(error: BaseException, doing: str) -> str:
+    """The one line that reports ``error``, raised while ``doing`` (e.g. "building the book")."""
+    if isinstance(error, BookError):
+        return f"make: {one_line(error)}"
+    if isinstance(error, OSError):
+        where = f"{_shown(error.filename)}: " if error.filename is not None else ""
+        if error.filename2 is not None:
+            where = f"{_shown(error.filename)} -> {_shown(error.filename2)}: "
+        reason = error.strerror or str(error) or type(error).__name__
+        hint = _HINTS.get(error.errno)
+        return one_line(f"make: {doing}: {where}{reason}" + (f" ({hint})" if hint else ""))
+    if isinstance(error, RecursionError | MemoryError):
+        where = _file_being_read(error)
+        if where is not None:
+            return one_line(
+                f"make: {doing}: {where}: too deeply nested or too large to read "
+                f"({type(error).__name__}); simplify the file"
+            )
+    return one_line(
+        f"make: internal error: {type(error).__name__}: {error} "
+        f"(set {TRACEBACK_VARIABLE}=1 to see the traceback)"
+    )
+
+
+def failure_status(error: BaseException) -> int:
+    """The exit status of a command that ended with ``error`` (see the module doc)."""
+    if isinstance(error, BuildLockError):
+        return 3
+    if isinstance(error, BuildError | ChapterSourceError):
+        return 1
+    if isinstance(error, BookError | OSError | RecursionError | MemoryError):
+        return 2
+    return 1
+
+
+def report(error: BaseException, doing: str, stream=None) -> int:
+    """Print :func:`failure_line` of ``error`` to ``stream`` (standard error); return the status.
+
+    The traceback follows the line only when ``CLAIMBOOK_TRACEBACK`` is set (not ``0``).
+    """
+    stream = sys.stderr if stream is None else stream
+    print(failure_line(error, doing), file=stream, flush=True)
+    if os.environ.get(TRACEBACK_VARIABLE, "") not in ("", "0"):
+        traceback.print_exception(error, file=stream)
+    return failure_status(error)
