@@ -47,7 +47,12 @@ def atomic_output(path: str | Path, mode: str = "w") -> Iterator[IO]:
         raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        handle, temporary = tempfile.mkstemp(
+            dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
+        )
+    except OSError as error:  # name the file being written, not the temporary one
+        raise OSError(error.errno, error.strerror, str(path)) from None
     try:
         text = {"encoding": "utf-8", "newline": "\n"} if mode == "w" else {}
         with os.fdopen(handle, mode, **text) as stream:
@@ -55,7 +60,10 @@ def atomic_output(path: str | Path, mode: str = "w") -> Iterator[IO]:
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(temporary, 0o644)  # mkstemp creates 0600; the site serves these files
-        os.replace(temporary, path)
+        try:
+            os.replace(temporary, path)
+        except OSError as error:
+            raise OSError(error.errno, error.strerror, str(path)) from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)

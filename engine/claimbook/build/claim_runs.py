@@ -276,6 +276,7 @@ class ClaimComputation:
             missing = [claim_id for claim_id in batch if claim_id not in finished]
             if process.returncode != 0 or missing:
                 last = (err.strip().splitlines() or ["no error output"])[-1]
+                last = last.removeprefix("make: ").removeprefix("error: ")
                 raise BuildError(
                     f"claims: the process computing {', '.join(missing or batch)} ended "
                     f"with status {process.returncode}: {last[:300]}"

@@ -181,11 +181,21 @@ def _is_dotted(value: object) -> bool:
     return isinstance(value, str) and len(value) <= _MAX_DOTTED and bool(_DOTTED.fullmatch(value))
 
 
-def _digest_map_problem(name: str, value: object, key_ok) -> str | None:
+def _claim_digests_ok(value: object) -> bool:
+    """A claim's entry: ``{"registry": digest, "artifact": digest}`` (either may be missing)."""
+    return (
+        isinstance(value, dict)
+        and set(value) == {"registry", "artifact"}
+        and all(_is_digest(digest, missing_ok=True) for digest in value.values())
+    )
+
+
+def _digest_map_problem(name: str, value: object, key_ok, value_ok=None) -> str | None:
     if not isinstance(value, dict):
         return f"field {name} is not a mapping"
+    value_ok = value_ok or (lambda digest: _is_digest(digest, missing_ok=True))
     for key, digest in value.items():
-        if not key_ok(key) or not _is_digest(digest, missing_ok=True):
+        if not key_ok(key) or not value_ok(digest):
             return f"field {name} has an entry {key!r}: {digest!r} that is not a name and a digest"
     return None
 
@@ -237,8 +247,11 @@ def _record_problem(record: object, stem: str) -> str | None:
     for name in ("code", "environment"):
         if not _is_digest(parts.get(name)):
             return f"field parts.{name} is not a digest"
-    for name, key_ok in (("claims", _claim_id_ok), ("functions", _function_name_ok)):
-        problem = _digest_map_problem(f"parts.{name}", parts.get(name), key_ok)
+    for name, key_ok, value_ok in (
+        ("claims", _claim_id_ok, _claim_digests_ok),
+        ("functions", _function_name_ok, None),
+    ):
+        problem = _digest_map_problem(f"parts.{name}", parts.get(name), key_ok, value_ok)
         if problem is not None:
             return problem
     claims = record.get("claims")

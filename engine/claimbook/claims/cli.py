@@ -183,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
     except OSError as exc:  # read-only directory, a directory where a file should be, ...
-        where = f": {exc.filename}" if exc.filename else ""
-        print(one_line(f"error: {exc.strerror or type(exc).__name__}{where}"), file=sys.stderr)
+        from claimbook.failures import failure_line
+
+        doing = "computing claims" if options.command == "claims" else "re-pinning"
+        print(failure_line(exc, doing).removeprefix("make: "), file=sys.stderr)
         return 2

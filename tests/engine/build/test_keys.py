@@ -45,7 +45,7 @@ def valid_record() -> dict:
         "parts": {
             "format": keys.RECORD_FORMAT,
             "code": DIGEST,
-            "claims": {"c15-invariance-001": DIGEST},
+            "claims": {"c15-invariance-001": {"registry": DIGEST, "artifact": DIGEST}},
             "functions": {"trainable_harness.normalization:ScaledMoments.normalized": DIGEST},
             "environment": DIGEST,
         },
@@ -120,6 +120,10 @@ MALFORMED = {
     "claim id that is a path": (
         _with("claims", ["../../package"]),
         "field claims is not a list of claim ids",
+    ),
+    "parts.claims entry without its artifact's digest": (
+        _with("parts/claims", {"c15-invariance-001": {"registry": DIGEST}}),
+        "field parts.claims has an entry 'c15-invariance-001'",
     ),
     "parts.claims keyed by a path": (
         _with("parts/claims", {"../../package": DIGEST}),
