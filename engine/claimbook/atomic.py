@@ -52,6 +52,8 @@ def atomic_output(path: str | Path, mode: str = "w") -> Iterator[IO]:
             dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
         )
     except OSError as error:  # name the file being written, not the temporary one
+        if error.errno is None:
+            raise
         raise OSError(error.errno, error.strerror, str(path)) from None
     try:
         text = {"encoding": "utf-8", "newline": "\n"} if mode == "w" else {}
@@ -63,6 +65,8 @@ def atomic_output(path: str | Path, mode: str = "w") -> Iterator[IO]:
         try:
             os.replace(temporary, path)
         except OSError as error:
+            if error.errno is None:
+                raise
             raise OSError(error.errno, error.strerror, str(path)) from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -186,5 +186,5 @@ def main(argv: list[str] | None = None) -> int:
         from claimbook.failures import failure_line
 
         doing = "computing claims" if options.command == "claims" else "re-pinning"
-        print(failure_line(exc, doing).removeprefix("make: "), file=sys.stderr)
+        print("error: " + failure_line(exc, doing).removeprefix("make: "), file=sys.stderr)
         return 2

@@ -125,4 +125,9 @@ def test_cli_permission_denied_is_one_line(toy, registry, artifacts, capsys, mon
 
     monkeypatch.setattr(atomic.tempfile, "mkstemp", denied)
     status, _out, err = run_cli(capsys, registry, artifacts, "claims", "verify")
-    assert (status, err) == (2, f"error: Permission denied: {artifacts}\n")
+    # The file being written is named, not the temporary file beside it, with what to do.
+    assert (status, err) == (
+        2,
+        f"error: computing claims: {artifacts}/{TOY_ID}.json: Permission denied "
+        "(permission denied: make the file and its folder writable (chmod))\n",
+    )
