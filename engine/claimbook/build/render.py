@@ -15,10 +15,14 @@ previous complete site or the new complete one, never a mixture. While a build i
 the previous site carries a file ``_build/html/OUTDATED.txt`` saying so.
 
 The outcome (no warnings, or the warnings) is stored in ``_build/site.json`` with the site
-key. A build whose site key equals the stored one does not render again, and repeats the
-stored outcome: a warning fails every ``make`` until its cause is fixed, not only the first.
-After any outcome with warnings the next render re-reads every page (``freshenv``), because
-Sphinx only warns about the pages it reads.
+key and the record of the published files (:mod:`claimbook.build.site_record`), under a
+SHA-256 of all of them: an outcome that does not match its digest (edited
+by hand) is ignored, and the next build renders every page again. A build whose site key
+equals the stored one, and whose published site still matches its record, does not render
+again, and repeats the stored warnings: a warning fails every ``make`` until its cause is
+fixed, not only the first. After any outcome with warnings the next render re-reads every
+page (``freshenv``), because Sphinx only warns about the pages it reads. (The claim problems
+are judged again by every build from the artifacts; the stored ones are only a record.)
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from pathlib import Path
 
 from claimbook import cache, paths
 from claimbook.atomic import write_text_atomically
+from claimbook.build import site_record
 from claimbook.build.keys import file_digest
 from claimbook.claims.keys import environment_digest, function_digests
 from claimbook.errors import BuildError
@@ -48,12 +53,14 @@ __all__ = [
     "read_outcome",
     "regular_files",
     "render",
+    "site_differences",
     "site_dir",
     "site_key",
     "write_outcome",
 ]
 
 OUTDATED_NOTE = "OUTDATED.txt"
+OUTCOME_FORMAT = 2  # bump when the outcome's fields or their meaning change
 _BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib")
 _BOOK_DIRS = ("_static", "_templates", "claims", "artifacts")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -129,25 +136,74 @@ def _outcome_path() -> Path:
     return paths.BUILD_DIR / "site.json"
 
 
-def read_outcome() -> dict | None:
-    """The stored outcome of the last render (``key``, ``warnings``), or None."""
-    try:
-        outcome = json.loads(_outcome_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return outcome if isinstance(outcome, dict) else None
+def _outcome_digest(outcome: dict) -> str:
+    """SHA-256 over every field of an outcome but its own digest."""
+    fields = {name: value for name, value in outcome.items() if name != "digest"}
+    return hashlib.sha256(
+        json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()
+    ).hexdigest()
 
 
-def write_outcome(key: str, warnings: list[str], problems: list[str] | None = None) -> None:
-    """Store the render's outcome under the site key: its warnings and the claim problems.
+def read_outcome(note=None) -> dict | None:
+    """The stored outcome of the last render, or None if there is none to trust.
 
-    Every claim's state is a function of what the site key covers (registry, artifacts,
-    function digests, lock), so an unchanged key repeats the stored problems too.
+    An outcome is trusted only if it has this engine's format and matches its digest; a
+    present one that does not is reported through ``note`` (one line) and ignored, so the
+    next build renders every page again.
     """
-    record = {"key": key, "warnings": warnings, "pages": pages_digest()}
-    if problems is not None:
-        record["claim_problems"] = problems
+    path = _outcome_path()
+    try:
+        outcome = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        outcome = None
+    if not isinstance(outcome, dict) or outcome.get("format") != OUTCOME_FORMAT:
+        problem = "is unreadable or from another version of the engine"
+    elif outcome.get("digest") != _outcome_digest(outcome) or not all(
+        isinstance(outcome.get(name), kind)
+        for name, kind in (("key", str), ("warnings", list), ("files", dict))
+    ):
+        problem = "does not match its digest (edited by hand?)"
+    else:
+        return outcome
+    if note is not None:
+        note(f"{paths.shown(path)} {problem}: it is ignored and every page is rendered again")
+    return None
+
+
+def write_outcome(
+    key: str,
+    warnings: list[str],
+    problems: list[str],
+    files: dict[str, str],
+) -> None:
+    """Store the render's outcome under the site key, with a digest of all it holds.
+
+    ``warnings`` are the render's, ``problems`` the claim problems judged after it (a
+    record: every build judges the claims again) and ``files`` the published site's record
+    (:func:`publish`).
+    """
+    record = {
+        "format": OUTCOME_FORMAT,
+        "key": key,
+        "warnings": warnings,
+        "claim_problems": problems,
+        "pages": pages_digest(),
+        "files": files,
+    }
+    record["digest"] = _outcome_digest(record)
     write_text_atomically(_outcome_path(), json.dumps(record, indent=2) + "\n")
+
+
+def site_differences(outcome: dict) -> str | None:
+    """How the published site differs from the outcome's record of it (one line), or None.
+
+    ``OUTDATED.txt``, the note a build leaves in the published site, is not in the record:
+    a site that carries it is published again.
+    """
+    found = site_record.differences(site_dir(), outcome["files"])
+    return None if found is None else f"{paths.shown(site_dir())}: {found}"
 
 
 def mark_outdated(reason: str) -> None:
@@ -212,14 +268,16 @@ class SiteRender:
     once they are done. With ``reuse_pages`` (the same pages exist as in the published site,
     and the last render was clean), the new directory starts as a copy of the published site,
     times kept, so Sphinx writes only the pages whose sources changed; otherwise it starts
-    empty and every page is written. ``fresh`` re-reads every page.
+    empty and every page is written. ``fresh`` re-reads every page. ``published`` is the
+    stored outcome (:func:`read_outcome`): the copy is made only if the published site is
+    exactly its record.
 
     This mirrors :func:`jupyter_book.sphinx.build_sphinx` (the ``jupyter-book build``
     command), split at the point where the application exists. Warnings go to standard error
     and are kept. An exception while constructing is kept and raised by :meth:`run`.
     """
 
-    def __init__(self, fresh: bool, reuse_pages: bool = False):
+    def __init__(self, fresh: bool, reuse_pages: bool = False, published: dict | None = None):
         from contextlib import ExitStack
 
         self.fresh = fresh
@@ -230,9 +288,12 @@ class SiteRender:
         self._early: dict[str, str] = {}  # docname -> the digest of its source when read
         self._contexts = ExitStack()
         shutil.rmtree(self.target, ignore_errors=True)
-        if reuse_pages and not fresh and site_dir().is_dir():
-            shutil.copytree(site_dir(), self.target, symlinks=True)
-            (self.target / OUTDATED_NOTE).unlink(missing_ok=True)
+        if reuse_pages and not fresh and published is not None:
+            # Only a site exactly as published is carried over (regular files, each matching
+            # its record); otherwise the render starts empty and writes every page.
+            site_record.copy_verified(
+                site_dir(), self.target, published["files"], skip={OUTDATED_NOTE}
+            )
         try:
             self._construct()
         except Exception as error:  # reported by run(), after the chapters
@@ -383,8 +444,14 @@ def render(fresh: bool, reuse_pages: bool = False) -> tuple[Path, list[str]]:
     return SiteRender(fresh, reuse_pages).run()
 
 
-def publish(rendered: Path) -> Path:
-    """Replace ``_build/html`` by ``rendered`` with renames; return the published path."""
+def publish(rendered: Path) -> dict[str, str]:
+    """Replace ``_build/html`` by ``rendered`` with renames; return the record of its files.
+
+    Only regular files and directories are published: any other entry of ``rendered`` (a
+    link, a FIFO, ...) is removed first. The record maps each file's path in the site to its
+    SHA-256 (see :mod:`claimbook.build.site_record`).
+    """
+    files, _removed = site_record.keep_regular(rendered)
     site = site_dir()
     previous = paths.BUILD_DIR / "html.old"
     shutil.rmtree(previous, ignore_errors=True)
@@ -392,4 +459,4 @@ def publish(rendered: Path) -> Path:
         site.rename(previous)
     rendered.rename(site)
     shutil.rmtree(previous, ignore_errors=True)
-    return site
+    return files
