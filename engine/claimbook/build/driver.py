@@ -232,7 +232,7 @@ def build(
                 else SiteRender(fresh, reuse_pages=same_pages, published=outcome)
             )
             rendered, warnings = site.run()
-            published = publish(rendered)
+            published = (publish(rendered), site.sources)
             out(f"site: rendered and published in {time.perf_counter() - rendering:.1f} s")
     finally:
         for unused in prepared:
@@ -241,7 +241,7 @@ def build(
     # is never read back as the claims' state.
     problems = _claim_problems()
     if published is not None:
-        write_outcome(key, warnings, problems, published)
+        write_outcome(key, warnings, problems, *published)
     seconds = time.perf_counter() - started
     if warnings or problems:
         for line in warnings:

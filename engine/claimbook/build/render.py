@@ -14,9 +14,15 @@ are written), and that directory replaces ``_build/html`` by rename: the site on
 previous complete site or the new complete one, never a mixture. While a build is under way
 the previous site carries a file ``_build/html/OUTDATED.txt`` saying so.
 
+Which pages Sphinx reads again is decided by content, not by modification times: every
+render records the SHA-256 of each page's source and of the files Sphinx noted it depends on
+(registry entries, artifacts, images, the bibliography) as it reads the page, and a page
+whose digest differs from that record, or from the one stored with the published site, is
+read again (the ``env-get-outdated`` event), whatever its modification time says.
+
 The outcome (no warnings, or the warnings) is stored in ``_build/site.json`` with the site
-key and the record of the published files (:mod:`claimbook.build.site_record`), under a
-SHA-256 of all of them: an outcome that does not match its digest (edited
+key, the record of the published files (:mod:`claimbook.build.site_record`) and the page
+digests, under a SHA-256 of all of them: an outcome that does not match its digest (edited
 by hand) is ignored, and the next build renders every page again. A build whose site key
 equals the stored one, and whose published site still matches its record, does not render
 again, and repeats the stored warnings: a warning fails every ``make`` until its cause is
@@ -61,6 +67,8 @@ __all__ = [
 
 OUTDATED_NOTE = "OUTDATED.txt"
 OUTCOME_FORMAT = 2  # bump when the outcome's fields or their meaning change
+# The environment's record of the page digests it read (pickled with it in .doctrees).
+_READ_DIGESTS = "trainable_page_digests"
 _BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib")
 _BOOK_DIRS = ("_static", "_templates", "claims", "artifacts")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -162,7 +170,7 @@ def read_outcome(note=None) -> dict | None:
         problem = "is unreadable or from another version of the engine"
     elif outcome.get("digest") != _outcome_digest(outcome) or not all(
         isinstance(outcome.get(name), kind)
-        for name, kind in (("key", str), ("warnings", list), ("files", dict))
+        for name, kind in (("key", str), ("warnings", list), ("files", dict), ("sources", dict))
     ):
         problem = "does not match its digest (edited by hand?)"
     else:
@@ -177,12 +185,14 @@ def write_outcome(
     warnings: list[str],
     problems: list[str],
     files: dict[str, str],
+    sources: dict[str, str],
 ) -> None:
     """Store the render's outcome under the site key, with a digest of all it holds.
 
     ``warnings`` are the render's, ``problems`` the claim problems judged after it (a
-    record: every build judges the claims again) and ``files`` the published site's record
-    (:func:`publish`).
+    record: every build judges the claims again), ``files`` the published site's record
+    (:func:`publish`) and ``sources`` the page digests the render read
+    (:attr:`SiteRender.sources`).
     """
     record = {
         "format": OUTCOME_FORMAT,
@@ -190,6 +200,7 @@ def write_outcome(
         "warnings": warnings,
         "claim_problems": problems,
         "pages": pages_digest(),
+        "sources": sources,
         "files": files,
     }
     record["digest"] = _outcome_digest(record)
@@ -258,6 +269,18 @@ def _source_digest(path) -> str:
     return cache.digest(cache.file_bytes(path))
 
 
+def _page_digest(env, docname: str, source: str | None = None) -> str:
+    """The digest of a page's source (``source``, if known) and of each file it depends on.
+
+    The dependencies are the ones Sphinx noted when it last read the page (absolute, or
+    relative to the source directory), as its own modification-time check uses them.
+    """
+    parts = [source if source is not None else _source_digest(env.doc2path(docname))]
+    for dependency in sorted(map(str, env.dependencies.get(docname, ()))):
+        parts += [dependency, _source_digest(os.path.join(env.srcdir, dependency))]
+    return cache.digest(*parts)
+
+
 class SiteRender:
     """A Sphinx application for the whole book, made ready before the chapters finish.
 
@@ -270,7 +293,7 @@ class SiteRender:
     times kept, so Sphinx writes only the pages whose sources changed; otherwise it starts
     empty and every page is written. ``fresh`` re-reads every page. ``published`` is the
     stored outcome (:func:`read_outcome`): the copy is made only if the published site is
-    exactly its record.
+    exactly its record, and a page whose digest differs from the one it stores is read again.
 
     This mirrors :func:`jupyter_book.sphinx.build_sphinx` (the ``jupyter-book build``
     command), split at the point where the application exists. Warnings go to standard error
@@ -285,7 +308,10 @@ class SiteRender:
         self.tee = _Tee(sys.stderr)
         self.app = None
         self.error: BaseException | None = None
+        self.sources: dict[str, str] = {}  # after run(): docname -> page digest, as read
         self._early: dict[str, str] = {}  # docname -> the digest of its source when read
+        self._reading: dict[str, str] = {}  # docname -> its source's digest, before reading
+        self._published_sources = dict(published["sources"]) if published else None
         self._contexts = ExitStack()
         shutil.rmtree(self.target, ignore_errors=True)
         if reuse_pages and not fresh and published is not None:
@@ -347,8 +373,47 @@ class SiteRender:
                 app.setup_extension("sphinx_multitoc_numbering")
         # After every other handler (the claims extension notes which pages a build reads).
         app.connect("env-before-read-docs", self._skip_read_early, priority=900)
+        app.connect("env-before-read-docs", self._note_reading, priority=950)
+        app.connect("env-get-outdated", self._outdated_by_content)
+        app.connect("doctree-read", self._note_read, priority=900)
         app.connect("env-updated", self._report_read_early)
         self.app = app
+
+    def _outdated_by_content(self, app, env, added, changed, removed) -> list[str]:
+        """The pages whose source or dependencies differ from what was read or published.
+
+        Sphinx compares modification times only; a page edited with its old time restored
+        (``touch -r``), or whose dependency was, is found here and read again.
+        """
+        read = getattr(env, _READ_DIGESTS, None)
+        if not isinstance(read, dict):
+            read = {}
+            setattr(env, _READ_DIGESTS, read)
+        for gone in set(read) - set(env.found_docs):
+            del read[gone]
+        published = self._published_sources
+        outdated = []
+        for docname in sorted(set(env.found_docs) - set(added) - set(changed)):
+            now = _page_digest(env, docname)
+            if read.get(docname) != now or (
+                published is not None and published.get(docname) != now
+            ):
+                outdated.append(docname)
+        return outdated
+
+    def _note_reading(self, app, env, docnames: list[str]) -> None:
+        for docname in docnames:
+            self._reading[docname] = _source_digest(env.doc2path(docname))
+
+    def _note_read(self, app, doctree) -> None:
+        """Record the digest of the page just read (its source as it was before reading)."""
+        env = app.env
+        docname = env.docname
+        read = getattr(env, _READ_DIGESTS, None)
+        if not isinstance(read, dict):
+            read = {}
+            setattr(env, _READ_DIGESTS, read)
+        read[docname] = _page_digest(env, docname, self._reading.pop(docname, None))
 
     def read_early(self, docnames) -> list[str]:
         """Read these pages now, while chapters still execute; return the ones read.
@@ -373,7 +438,7 @@ class SiteRender:
             for docname in docnames:
                 if docname not in env.found_docs:
                     continue
-                stamp = _source_digest(env.doc2path(docname))
+                stamp = self._reading[docname] = _source_digest(env.doc2path(docname))
                 app.events.emit("env-purge-doc", env, docname)
                 env.clear_doc(docname)
                 try:
@@ -419,6 +484,9 @@ class SiteRender:
             shutil.rmtree(self.target, ignore_errors=True)
             error = self.error
             raise BuildError(f"the site build stopped: {type(error).__name__}: {error}")
+        env = self.app.env
+        read = getattr(env, _READ_DIGESTS, {})
+        self.sources = {name: read[name] for name in sorted(env.found_docs) if name in read}
         warnings = _warnings(self.tee.copy.getvalue())
         status = self.app.statuscode
         if status and not warnings:

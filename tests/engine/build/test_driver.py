@@ -382,3 +382,19 @@ def test_a_re_signed_outcome_cannot_hide_a_failing_claim(tiny_book):
     assert process.returncode == 1, process.stdout
     assert "site: unchanged" in process.stdout
     assert "rms_shift_deviation" in process.stdout
+
+
+def test_a_page_edited_with_its_old_mtime_is_read_again_and_published(tiny_book):
+    _render_once_here(tiny_book)
+    intro = tiny_book.path("intro.md")
+    before = intro.stat()
+    intro.write_text(intro.read_text().replace("Two chapters", "Two chapters, edited quietly"))
+    os.utime(intro, ns=(before.st_atime_ns, before.st_mtime_ns))  # as `touch -r` does
+    question = tiny_book.build("--question")
+    assert question.returncode == 1
+    assert "the site would be rendered again" in question.stdout
+    process = tiny_book.build()
+    assert process.returncode == 0, process.stdout
+    page = tiny_book.path("_build/html/intro.html").read_text(encoding="utf-8")
+    assert "edited quietly" in page
+    assert tiny_book.build("--question").returncode == 0

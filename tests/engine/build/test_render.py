@@ -23,6 +23,7 @@ def _write() -> None:
         ["intro.md:3: WARNING: unknown claim"],
         ["claim c15-invariance-001 is stale: edited"],
         {"index.html": "0" * 64},
+        {"intro": "1" * 64},
     )
 
 
@@ -33,6 +34,7 @@ def test_an_outcome_reads_back_as_it_was_written(outcome_path):
     assert outcome["warnings"] == ["intro.md:3: WARNING: unknown claim"]
     assert outcome["claim_problems"] == ["claim c15-invariance-001 is stale: edited"]
     assert outcome["files"] == {"index.html": "0" * 64}
+    assert outcome["sources"] == {"intro": "1" * 64}
 
 
 def test_no_outcome_is_none_without_a_note(outcome_path):
@@ -47,6 +49,7 @@ def test_no_outcome_is_none_without_a_note(outcome_path):
         ("warnings", []),
         ("claim_problems", []),
         ("files", {}),
+        ("sources", {}),
         ("key", "another key"),
     ],
 )
