@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 from claimbook import cache, claims, paths
+from claimbook.build.checkout import check_checkout
 from claimbook.build.execute import execute_chapters, reassemble_chapter
 from claimbook.build.keys import ChapterPlan, plan_chapter, read_record, record_path
 from claimbook.build.lock import build_lock
@@ -331,6 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(options, "jobs", None) is not None and options.jobs < 1:
         parser.error(f"--jobs must be a positive integer, got {options.jobs}")
     try:
+        check_checkout()  # a copy whose .venv names another checkout would build that one
         if options.command == "chapters":
             stems = [source.stem for source in chapter_sources()]
             print(json.dumps(stems) if options.json else "\n".join(stems))
