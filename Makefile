@@ -46,7 +46,8 @@ venv: $(STAMP)
 # engine/ and its scripts' #! lines name that directory. A copy of a checkout (cp -a) carries
 # the original's .venv, so the copy would build the original; the directory is recorded in
 # .venv/.checkout when the environment is made (an older one names it in bin/activate), and
-# an environment made elsewhere is made again here. The engine refuses too (claimbook.build.checkout).
+# an environment made elsewhere is made again here. The engine refuses such a build too
+# (claimbook.build.checkout).
 VENV_RECORD := $(VENV)/.checkout
 VENV_MADE_IN := $(shell cat $(VENV_RECORD) 2>/dev/null || \
     sed -n 's|^VIRTUAL_ENV="\(.*\)/$(VENV)"$$|\1|p' $(BIN)/activate 2>/dev/null)
