@@ -273,11 +273,14 @@ def _page_digest(env, docname: str, source: str | None = None) -> str:
     """The digest of a page's source (``source``, if known) and of each file it depends on.
 
     The dependencies are the ones Sphinx noted when it last read the page (absolute, or
-    relative to the source directory), as its own modification-time check uses them.
+    relative to the source directory), as its own modification-time check uses them; each
+    is named relative to the source directory, so a digest does not depend on where the
+    book lies.
     """
     parts = [source if source is not None else _source_digest(env.doc2path(docname))]
-    for dependency in sorted(map(str, env.dependencies.get(docname, ()))):
-        parts += [dependency, _source_digest(os.path.join(env.srcdir, dependency))]
+    found = {os.path.join(env.srcdir, str(name)) for name in env.dependencies.get(docname, ())}
+    for dependency in sorted(found):
+        parts += [os.path.relpath(dependency, env.srcdir), _source_digest(dependency)]
     return cache.digest(*parts)
 
 

@@ -88,3 +88,27 @@ def test_publish_keeps_only_regular_files_and_records_them(outcome_path, tmp_pat
     assert sorted(files) == ["chapters/alpha.html", "index.html"]
     assert site_record.scan(site) == (files, [])
     assert not rendered.exists()
+
+
+def _page_env(root):
+    from types import SimpleNamespace
+
+    (root / "claims").mkdir(parents=True)
+    (root / "intro.md").write_text("# Intro\n")
+    (root / "claims" / "c.yaml").write_text("id: c\n")
+    return SimpleNamespace(
+        srcdir=root,
+        doc2path=lambda docname: root / f"{docname}.md",
+        dependencies={"intro": {str(root / "claims" / "c.yaml"), "claims/missing.json"}},
+    )
+
+
+def test_a_page_digest_covers_its_dependencies_by_content_not_by_place(tmp_path):
+    here, there = _page_env(tmp_path / "here"), _page_env(tmp_path / "there")
+    digest = render._page_digest(here, "intro")
+    assert digest == render._page_digest(there, "intro")
+    dependency = tmp_path / "here" / "claims" / "c.yaml"
+    before = dependency.stat()
+    dependency.write_text("id: d\n")
+    os.utime(dependency, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert render._page_digest(here, "intro") != digest
