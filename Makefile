@@ -87,7 +87,7 @@ $(STAMP): requirements.txt harness/pyproject.toml engine/pyproject.toml
 # The build itself is the driver's: it keys each chapter on its source, the harness functions
 # it runs, its claims' registry entries and the lock, executes what changed (in parallel),
 # renders, and publishes the site whole. Make cannot see those keys, so `all` always asks it;
-# an unchanged tree costs the driver well under a second.
+# an unchanged tree costs the driver under a second.
 all: $(MATHJAX) | $(STAMP)
 	@$(BIN)/python -m claimbook build
 
