@@ -42,6 +42,23 @@ MATHJAX := _build/site-extra/_vendor/mathjax/tex-chtml.js
 
 venv: $(STAMP)
 
+# An environment belongs to the checkout it was made in: its editable installs of harness/ and
+# engine/ and its scripts' #! lines name that directory. A copy of a checkout (cp -a) carries
+# the original's .venv, so the copy would build the original; the directory is recorded in
+# .venv/.checkout when the environment is made (an older one names it in bin/activate), and
+# an environment made elsewhere is made again here. The engine refuses such a build too
+# (claimbook.build.checkout).
+VENV_RECORD := $(VENV)/.checkout
+VENV_MADE_IN := $(shell cat $(VENV_RECORD) 2>/dev/null || \
+    sed -n 's|^VIRTUAL_ENV="\(.*\)/$(VENV)"$$|\1|p' $(BIN)/activate 2>/dev/null)
+ifneq ($(wildcard $(BIN)/python),)
+ifneq ($(VENV_MADE_IN),$(CURDIR))
+FOREIGN_VENV := yes
+.PHONY: venv-made-elsewhere
+$(STAMP): venv-made-elsewhere
+endif
+endif
+
 # The lock is installed by uv (pinned, itself installed by pip from the registry): the same
 # exact versions pip would install, without a resolver, in a third of the time. uv compiles
 # the installed modules' bytecode once (half a minute of CPU): under PYTHONDONTWRITEBYTECODE
@@ -57,16 +74,20 @@ $(STAMP): requirements.txt harness/pyproject.toml engine/pyproject.toml
 	@$(PYTHON) -c '$(PYTHON_CHECK)' 2>/dev/null || { echo "make: the book needs Python 3.11.5 or \
 	    later 3.11 (the locked soupsieve requires it); $(PYTHON) is $$($(PYTHON) --version \
 	    2>&1 || echo missing). Set PYTHON=/path/to/python3.11 or install one." >&2; exit 2; }
+	@if [ -n "$(FOREIGN_VENV)" ]; then echo "make: .venv was made for $(or $(VENV_MADE_IN),another \
+	    directory), not for $(CURDIR) (a copied checkout?); making it again here" >&2; \
+	    $(SETUP_LOCK) rm -rf $(VENV); fi
 	test -x $(BIN)/python || $(SETUP_LOCK) $(PYTHON) -m venv $(VENV)
 	$(SETUP_LOCK) $(PIP) install $(UV) 2> >(grep -v "is ignored: it is neither" >&2)
 	$(SETUP_LOCK) $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -r requirements.txt
 	$(SETUP_LOCK) $(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e harness -e engine
+	echo '$(CURDIR)' > $(VENV_RECORD)
 	touch $@
 
 # The build itself is the driver's: it keys each chapter on its source, the harness functions
 # it runs, its claims' registry entries and the lock, executes what changed (in parallel),
 # renders, and publishes the site whole. Make cannot see those keys, so `all` always asks it;
-# an unchanged tree costs the driver well under a second.
+# an unchanged tree costs the driver under a second.
 all: $(MATHJAX) | $(STAMP)
 	@$(BIN)/python -m claimbook build
 
@@ -164,7 +185,7 @@ lock: | $(STAMP)
 # Everything under artifacts/ but its README and .gitignore goes, links included (a link is
 # removed, never followed).
 clean:
-	@if [ -x $(BIN)/python ]; then $(BIN)/python -m claimbook clean; else \
+	@if [ -x $(BIN)/python ] && [ -z "$(FOREIGN_VENV)" ]; then $(BIN)/python -m claimbook clean; else \
 	    rm -rf _build $(EXECUTED); \
 	    find artifacts -mindepth 1 -maxdepth 1 ! -name .gitignore ! -name README.md -exec rm -rf {} +; fi
 

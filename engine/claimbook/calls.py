@@ -20,7 +20,9 @@ lambdas and comprehensions are parts of the function that holds them.
 Compiled modules are cached beside the ordinary bytecode under their own tag
 (``*.trainable-calls-3.pyc``), keyed by the SHA-256 of the source bytes: an edit is never
 served the old code, whatever its modification time or size (a same-size edit with the old
-mtime restored compiles afresh), and an unchanged source costs one hash and one read.
+mtime restored compiles afresh), and an unchanged source costs one hash and one read. The
+file name compiled into a cached module is replaced, as Python's own loader does, by where
+the source is now, so a copied checkout never names the original's files.
 
 Examples
 --------
@@ -36,6 +38,7 @@ True
 
 from __future__ import annotations
 
+import _imp
 import ast
 import collections
 import functools
@@ -197,7 +200,12 @@ class _Loader(importlib.machinery.SourceFileLoader):
             with open(cache, "rb") as stream:
                 data = stream.read()
             if data[: len(header)] == header:
-                return marshal.loads(data[len(header) :])
+                code = marshal.loads(data[len(header) :])
+                # The file names baked in at compile time are where the source was then; a
+                # copied checkout (cp -a) would name the original's files in tracebacks and
+                # to inspect.getsource. Python's own loader renames them the same way.
+                _imp._fix_co_filename(code, source_path)
+                return code
         except (OSError, ValueError, EOFError):
             pass
         code = instrument(source, fullname, source_path)

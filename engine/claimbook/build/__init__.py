@@ -13,6 +13,12 @@
    and its claims run. A failed expectation does not stop a chapter (the claim records it).
 4. **Render and publish** (:mod:`.render`): Sphinx (through Jupyter Book) renders into a new
    directory that replaces ``_build/html`` in one rename, so the site on disk is always a
-   complete one. The outcome (clean, or the warnings) is stored with the *site key*; an
-   unchanged tree repeats the outcome, so a failure stays a failure until its cause is fixed.
+   complete one; Sphinx re-reads a page whose content changed, whatever its modification
+   time. The outcome (clean, or the warnings) is stored with the *site key* and the SHA-256
+   of every published file (:mod:`.site_record`), signed with a digest of all of it; an
+   unchanged tree whose site still matches that record repeats the warnings, so a failure
+   stays a failure until its cause is fixed, and the claims are judged again every time.
+
+Every command refuses to build a checkout other than the one the engine belongs to (a copy
+made with ``cp -a`` carries the original's ``.venv``): :mod:`.checkout`.
 """

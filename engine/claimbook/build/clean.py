@@ -17,8 +17,9 @@ import sys
 from pathlib import Path
 
 from claimbook import paths
+from claimbook.build.checkout import check_checkout
 from claimbook.build.lock import build_lock
-from claimbook.errors import BuildLockError, OutsideBuildProductsError
+from claimbook.errors import BuildError, BuildLockError, OutsideBuildProductsError
 from claimbook.text import one_line
 
 __all__ = ["KEPT_IN_ARTIFACTS", "clean", "lock_path", "main"]
@@ -80,6 +81,7 @@ def main(argv: list[str]) -> int:
         print(f"clean: takes no arguments, got {' '.join(argv)}", file=sys.stderr)
         return 2
     try:
+        check_checkout()  # never the build products of the checkout a copied .venv names
         removed = clean()
     except BuildLockError as error:
         print(f"make clean: {one_line(error)}; nothing was removed", file=sys.stderr)
@@ -87,5 +89,8 @@ def main(argv: list[str]) -> int:
     except OutsideBuildProductsError as error:
         print(f"make clean: {one_line(error)}", file=sys.stderr)
         return 2
+    except BuildError as error:
+        print(f"make clean: {one_line(error)}; nothing was removed", file=sys.stderr)
+        return 1
     print(f"make clean: removed {len(removed)} build product(s)")
     return 0

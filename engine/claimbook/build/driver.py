@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 from claimbook import cache, claims, paths
+from claimbook.build.checkout import check_checkout
 from claimbook.build.claim_runs import (
     ArtifactGuard,
     ClaimComputation,
@@ -47,6 +48,7 @@ from claimbook.build.render import (
     pages_digest,
     publish,
     read_outcome,
+    site_differences,
     site_dir,
     site_key,
     write_outcome,
@@ -151,7 +153,7 @@ def build(
         for claim_id, reason in due.items():
             out(f"claim {claim_id}: would be computed ({reason})")
         plans = [plan_chapter(source) for source in selected]
-        outcome = read_outcome()
+        outcome = read_outcome(note=out)
         changed = [plan for plan in plans if plan.action != "none"]
         for plan in changed:
             out(f"{_relative(plan.source)}: would {plan.action} ({plan.reason})")
@@ -162,7 +164,12 @@ def build(
         if outcome is None or outcome.get("key") != site_key() or not site_dir().is_dir():
             out("the site would be rendered again")
             return 1
-        if outcome.get("warnings") or outcome.get("claim_problems"):
+        differences = site_differences(outcome)
+        if differences:
+            out(f"the site would be published again ({differences})")
+            return 1
+        # The stored warnings are covered by the outcome's digest; the claims are judged anew.
+        if outcome["warnings"] or _claim_problems():
             out("the tree is current, but its last build failed (run `make` to see why)")
             return 1
         out("up to date")
@@ -198,7 +205,7 @@ def _build_with(computation, selected, jobs, out, render_site, kernels, started)
         out(f"{_relative(plan.source)}: executing ({plan.reason})")
     # How the site will be rendered is known now (the last outcome, the pages that exist), so
     # the Sphinx application is made ready while the chapters execute in other processes.
-    outcome = read_outcome()
+    outcome = read_outcome(note=out)
     fresh = outcome is None or bool(outcome.get("warnings"))
     same_pages = outcome is not None and outcome.get("pages") == pages_digest()
     prepared: list[SiteRender] = []
@@ -206,7 +213,7 @@ def _build_with(computation, selected, jobs, out, render_site, kernels, started)
     def prepare(running: list) -> None:
         if computation is not None:  # pages judge claims: only once they are computed
             computation.finish()
-        site = SiteRender(fresh, reuse_pages=same_pages)
+        site = SiteRender(fresh, reuse_pages=same_pages, published=outcome)
         prepared.append(site)
         # Judging the claims after the chapters needs every harness module parsed and every
         # registry entry validated; both are cached, so that work is done here, on a free core.
@@ -252,25 +259,34 @@ def _build_with(computation, selected, jobs, out, render_site, kernels, started)
             out(f"executed {len(pending)} chapter(s) in {time.perf_counter() - started:.1f} s")
             return 0
         key = site_key()
-        if outcome is not None and outcome.get("key") == key and site_dir().is_dir():
-            warnings = list(outcome.get("warnings", []))
-            problems = outcome.get("claim_problems")
+        current = outcome is not None and outcome["key"] == key
+        differences = site_differences(outcome) if current else None
+        published = None
+        if current and differences is None:
+            warnings = list(outcome["warnings"])
             out("site: unchanged since the last render")
         else:
+            if differences is not None:
+                out(f"site: {differences}; it is published again")
             mark_outdated("the site is being rendered")
             out("site: rendering" + (" (every page re-read)" if fresh else ""))
             rendering = time.perf_counter()
-            site = prepared.pop() if prepared else SiteRender(fresh, reuse_pages=same_pages)
+            site = (
+                prepared.pop()
+                if prepared
+                else SiteRender(fresh, reuse_pages=same_pages, published=outcome)
+            )
             rendered, warnings = site.run()
-            publish(rendered)
-            problems = None
+            published = (publish(rendered), site.sources)
             out(f"site: rendered and published in {time.perf_counter() - rendering:.1f} s")
     finally:
         for unused in prepared:
             unused.discard()
-    if problems is None:
-        problems = _claim_problems()
-        write_outcome(key, warnings, problems)
+    # Judged again by every build, from the registry and the artifacts: the stored outcome
+    # is never read back as the claims' state.
+    problems = _claim_problems()
+    if published is not None:
+        write_outcome(key, warnings, problems, *published)
     seconds = time.perf_counter() - started
     if warnings or problems:
         for line in warnings:
@@ -436,6 +452,7 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(options, "jobs", None) is not None and options.jobs < 1:
         parser.error(f"--jobs must be a positive integer, got {options.jobs}")
     try:
+        check_checkout()  # a copy whose .venv names another checkout would build that one
         if options.command == "chapters":
             stems = [source.stem for source in chapter_sources()]
             print(json.dumps(stems) if options.json else "\n".join(stems))

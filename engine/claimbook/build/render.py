@@ -14,11 +14,21 @@ are written), and that directory replaces ``_build/html`` by rename: the site on
 previous complete site or the new complete one, never a mixture. While a build is under way
 the previous site carries a file ``_build/html/OUTDATED.txt`` saying so.
 
+Which pages Sphinx reads again is decided by content, not by modification times: every
+render records the SHA-256 of each page's source and of the files Sphinx noted it depends on
+(registry entries, artifacts, images, the bibliography) as it reads the page, and a page
+whose digest differs from that record, or from the one stored with the published site, is
+read again (the ``env-get-outdated`` event), whatever its modification time says.
+
 The outcome (no warnings, or the warnings) is stored in ``_build/site.json`` with the site
-key. A build whose site key equals the stored one does not render again, and repeats the
-stored outcome: a warning fails every ``make`` until its cause is fixed, not only the first.
-After any outcome with warnings the next render re-reads every page (``freshenv``), because
-Sphinx only warns about the pages it reads.
+key, the record of the published files (:mod:`claimbook.build.site_record`) and the page
+digests, under a SHA-256 of all of them: an outcome that does not match its digest (edited
+by hand) is ignored, and the next build renders every page again. A build whose site key
+equals the stored one, and whose published site still matches its record, does not render
+again, and repeats the stored warnings: a warning fails every ``make`` until its cause is
+fixed, not only the first. After any outcome with warnings the next render re-reads every
+page (``freshenv``), because Sphinx only warns about the pages it reads. (The claim problems
+are judged again by every build from the artifacts; the stored ones are only a record.)
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ from pathlib import Path
 
 from claimbook import cache, paths
 from claimbook.atomic import write_text_atomically
+from claimbook.build import site_record
 from claimbook.build.keys import file_digest
 from claimbook.claims.keys import environment_digest, function_digests
 from claimbook.errors import BuildError
@@ -48,12 +59,16 @@ __all__ = [
     "read_outcome",
     "regular_files",
     "render",
+    "site_differences",
     "site_dir",
     "site_key",
     "write_outcome",
 ]
 
 OUTDATED_NOTE = "OUTDATED.txt"
+OUTCOME_FORMAT = 2  # bump when the outcome's fields or their meaning change
+# The environment's record of the page digests it read (pickled with it in .doctrees).
+_READ_DIGESTS = "trainable_page_digests"
 _BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib")
 _BOOK_DIRS = ("_static", "_templates", "claims", "artifacts")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -129,25 +144,77 @@ def _outcome_path() -> Path:
     return paths.BUILD_DIR / "site.json"
 
 
-def read_outcome() -> dict | None:
-    """The stored outcome of the last render (``key``, ``warnings``), or None."""
-    try:
-        outcome = json.loads(_outcome_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return outcome if isinstance(outcome, dict) else None
+def _outcome_digest(outcome: dict) -> str:
+    """SHA-256 over every field of an outcome but its own digest."""
+    fields = {name: value for name, value in outcome.items() if name != "digest"}
+    return hashlib.sha256(
+        json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()
+    ).hexdigest()
 
 
-def write_outcome(key: str, warnings: list[str], problems: list[str] | None = None) -> None:
-    """Store the render's outcome under the site key: its warnings and the claim problems.
+def read_outcome(note=None) -> dict | None:
+    """The stored outcome of the last render, or None if there is none to trust.
 
-    Every claim's state is a function of what the site key covers (registry, artifacts,
-    function digests, lock), so an unchanged key repeats the stored problems too.
+    An outcome is trusted only if it has this engine's format and matches its digest; a
+    present one that does not is reported through ``note`` (one line) and ignored, so the
+    next build renders every page again.
     """
-    record = {"key": key, "warnings": warnings, "pages": pages_digest()}
-    if problems is not None:
-        record["claim_problems"] = problems
+    path = _outcome_path()
+    try:
+        outcome = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        outcome = None
+    if not isinstance(outcome, dict) or outcome.get("format") != OUTCOME_FORMAT:
+        problem = "is unreadable or from another version of the engine"
+    elif outcome.get("digest") != _outcome_digest(outcome) or not all(
+        isinstance(outcome.get(name), kind)
+        for name, kind in (("key", str), ("warnings", list), ("files", dict), ("sources", dict))
+    ):
+        problem = "does not match its digest (edited by hand?)"
+    else:
+        return outcome
+    if note is not None:
+        note(f"{paths.shown(path)} {problem}: it is ignored and every page is rendered again")
+    return None
+
+
+def write_outcome(
+    key: str,
+    warnings: list[str],
+    problems: list[str],
+    files: dict[str, str],
+    sources: dict[str, str],
+) -> None:
+    """Store the render's outcome under the site key, with a digest of all it holds.
+
+    ``warnings`` are the render's, ``problems`` the claim problems judged after it (a
+    record: every build judges the claims again), ``files`` the published site's record
+    (:func:`publish`) and ``sources`` the page digests the render read
+    (:attr:`SiteRender.sources`).
+    """
+    record = {
+        "format": OUTCOME_FORMAT,
+        "key": key,
+        "warnings": warnings,
+        "claim_problems": problems,
+        "pages": pages_digest(),
+        "sources": sources,
+        "files": files,
+    }
+    record["digest"] = _outcome_digest(record)
     write_text_atomically(_outcome_path(), json.dumps(record, indent=2) + "\n")
+
+
+def site_differences(outcome: dict) -> str | None:
+    """How the published site differs from the outcome's record of it (one line), or None.
+
+    ``OUTDATED.txt``, the note a build leaves in the published site, is not in the record:
+    a site that carries it is published again.
+    """
+    found = site_record.differences(site_dir(), outcome["files"])
+    return None if found is None else f"{paths.shown(site_dir())}: {found}"
 
 
 def mark_outdated(reason: str) -> None:
@@ -202,6 +269,21 @@ def _source_digest(path) -> str:
     return cache.digest(cache.file_bytes(path))
 
 
+def _page_digest(env, docname: str, source: str | None = None) -> str:
+    """The digest of a page's source (``source``, if known) and of each file it depends on.
+
+    The dependencies are the ones Sphinx noted when it last read the page (absolute, or
+    relative to the source directory), as its own modification-time check uses them; each
+    is named relative to the source directory, so a digest does not depend on where the
+    book lies.
+    """
+    parts = [source if source is not None else _source_digest(env.doc2path(docname))]
+    found = {os.path.join(env.srcdir, str(name)) for name in env.dependencies.get(docname, ())}
+    for dependency in sorted(found):
+        parts += [os.path.relpath(dependency, env.srcdir), _source_digest(dependency)]
+    return cache.digest(*parts)
+
+
 class SiteRender:
     """A Sphinx application for the whole book, made ready before the chapters finish.
 
@@ -212,14 +294,16 @@ class SiteRender:
     once they are done. With ``reuse_pages`` (the same pages exist as in the published site,
     and the last render was clean), the new directory starts as a copy of the published site,
     times kept, so Sphinx writes only the pages whose sources changed; otherwise it starts
-    empty and every page is written. ``fresh`` re-reads every page.
+    empty and every page is written. ``fresh`` re-reads every page. ``published`` is the
+    stored outcome (:func:`read_outcome`): the copy is made only if the published site is
+    exactly its record, and a page whose digest differs from the one it stores is read again.
 
     This mirrors :func:`jupyter_book.sphinx.build_sphinx` (the ``jupyter-book build``
     command), split at the point where the application exists. Warnings go to standard error
     and are kept. An exception while constructing is kept and raised by :meth:`run`.
     """
 
-    def __init__(self, fresh: bool, reuse_pages: bool = False):
+    def __init__(self, fresh: bool, reuse_pages: bool = False, published: dict | None = None):
         from contextlib import ExitStack
 
         self.fresh = fresh
@@ -227,12 +311,18 @@ class SiteRender:
         self.tee = _Tee(sys.stderr)
         self.app = None
         self.error: BaseException | None = None
+        self.sources: dict[str, str] = {}  # after run(): docname -> page digest, as read
         self._early: dict[str, str] = {}  # docname -> the digest of its source when read
+        self._reading: dict[str, str] = {}  # docname -> its source's digest, before reading
+        self._published_sources = dict(published["sources"]) if published else None
         self._contexts = ExitStack()
         shutil.rmtree(self.target, ignore_errors=True)
-        if reuse_pages and not fresh and site_dir().is_dir():
-            shutil.copytree(site_dir(), self.target, symlinks=True)
-            (self.target / OUTDATED_NOTE).unlink(missing_ok=True)
+        if reuse_pages and not fresh and published is not None:
+            # Only a site exactly as published is carried over (regular files, each matching
+            # its record); otherwise the render starts empty and writes every page.
+            site_record.copy_verified(
+                site_dir(), self.target, published["files"], skip={OUTDATED_NOTE}
+            )
         try:
             self._construct()
         except Exception as error:  # reported by run(), after the chapters
@@ -286,8 +376,47 @@ class SiteRender:
                 app.setup_extension("sphinx_multitoc_numbering")
         # After every other handler (the claims extension notes which pages a build reads).
         app.connect("env-before-read-docs", self._skip_read_early, priority=900)
+        app.connect("env-before-read-docs", self._note_reading, priority=950)
+        app.connect("env-get-outdated", self._outdated_by_content)
+        app.connect("doctree-read", self._note_read, priority=900)
         app.connect("env-updated", self._report_read_early)
         self.app = app
+
+    def _outdated_by_content(self, app, env, added, changed, removed) -> list[str]:
+        """The pages whose source or dependencies differ from what was read or published.
+
+        Sphinx compares modification times only; a page edited with its old time restored
+        (``touch -r``), or whose dependency was, is found here and read again.
+        """
+        read = getattr(env, _READ_DIGESTS, None)
+        if not isinstance(read, dict):
+            read = {}
+            setattr(env, _READ_DIGESTS, read)
+        for gone in set(read) - set(env.found_docs):
+            del read[gone]
+        published = self._published_sources
+        outdated = []
+        for docname in sorted(set(env.found_docs) - set(added) - set(changed)):
+            now = _page_digest(env, docname)
+            if read.get(docname) != now or (
+                published is not None and published.get(docname) != now
+            ):
+                outdated.append(docname)
+        return outdated
+
+    def _note_reading(self, app, env, docnames: list[str]) -> None:
+        for docname in docnames:
+            self._reading[docname] = _source_digest(env.doc2path(docname))
+
+    def _note_read(self, app, doctree) -> None:
+        """Record the digest of the page just read (its source as it was before reading)."""
+        env = app.env
+        docname = env.docname
+        read = getattr(env, _READ_DIGESTS, None)
+        if not isinstance(read, dict):
+            read = {}
+            setattr(env, _READ_DIGESTS, read)
+        read[docname] = _page_digest(env, docname, self._reading.pop(docname, None))
 
     def read_early(self, docnames) -> list[str]:
         """Read these pages now, while chapters still execute; return the ones read.
@@ -312,7 +441,7 @@ class SiteRender:
             for docname in docnames:
                 if docname not in env.found_docs:
                     continue
-                stamp = _source_digest(env.doc2path(docname))
+                stamp = self._reading[docname] = _source_digest(env.doc2path(docname))
                 app.events.emit("env-purge-doc", env, docname)
                 env.clear_doc(docname)
                 try:
@@ -358,6 +487,9 @@ class SiteRender:
             shutil.rmtree(self.target, ignore_errors=True)
             error = self.error
             raise BuildError(f"the site build stopped: {type(error).__name__}: {error}")
+        env = self.app.env
+        read = getattr(env, _READ_DIGESTS, {})
+        self.sources = {name: read[name] for name in sorted(env.found_docs) if name in read}
         warnings = _warnings(self.tee.copy.getvalue())
         status = self.app.statuscode
         if status and not warnings:
@@ -383,8 +515,14 @@ def render(fresh: bool, reuse_pages: bool = False) -> tuple[Path, list[str]]:
     return SiteRender(fresh, reuse_pages).run()
 
 
-def publish(rendered: Path) -> Path:
-    """Replace ``_build/html`` by ``rendered`` with renames; return the published path."""
+def publish(rendered: Path) -> dict[str, str]:
+    """Replace ``_build/html`` by ``rendered`` with renames; return the record of its files.
+
+    Only regular files and directories are published: any other entry of ``rendered`` (a
+    link, a FIFO, ...) is removed first. The record maps each file's path in the site to its
+    SHA-256 (see :mod:`claimbook.build.site_record`).
+    """
+    files, _removed = site_record.keep_regular(rendered)
     site = site_dir()
     previous = paths.BUILD_DIR / "html.old"
     shutil.rmtree(previous, ignore_errors=True)
@@ -392,4 +530,4 @@ def publish(rendered: Path) -> Path:
         site.rename(previous)
     rendered.rename(site)
     shutil.rmtree(previous, ignore_errors=True)
-    return site
+    return files

@@ -362,3 +362,147 @@ def test_an_invalid_new_claim_file_fails_every_build_in_one_line_until_fixed(tin
         assert problem in process.stdout.splitlines()
     bad.unlink()
     assert tiny_book.build().returncode == 0
+
+
+# --- the published site and the stored outcome are checked, never trusted ---------------------
+
+
+def _render_once_here(book) -> None:
+    """Render the copy once, so its pages are read and written here: the copy lives in another
+    folder than the book it was copied from, and its first render re-reads every page."""
+    book.edit("chapters/beta.md", "The claim:", "A new sentence. The claim:")
+    process = book.build()
+    assert process.returncode == 0, process.stdout
+    assert "site: rendering" in process.stdout
+
+
+def _tamper_with_numbers(site) -> list:
+    """The attack: a number and its state edited into published pages by hand."""
+    pages = [site / "claims/c15-invariance-001.html", site / "chapters/alpha.html"]
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert "2.055" in text
+        page.write_text(text.replace("2.055", "7.777 ✓ verified"), encoding="utf-8")
+    return pages
+
+
+def test_a_hand_edited_page_is_published_again_and_not_kept_by_a_later_render(tiny_book):
+    _render_once_here(tiny_book)
+    site = tiny_book.path("_build/html")
+    pages = _tamper_with_numbers(site)
+    question = tiny_book.build("--question")
+    assert question.returncode == 1
+    assert "would be published again" in question.stdout
+    assert "edited" in question.stdout and "claims/c15-invariance-001.html" in question.stdout
+    process = tiny_book.build()
+    assert process.returncode == 0, process.stdout
+    assert "it is published again" in process.stdout
+    for page in pages:
+        assert "7.777" not in page.read_text(encoding="utf-8"), page
+    assert tiny_book.build("--question").returncode == 0
+    # A later render that starts from the published pages (a prose edit elsewhere) does not
+    # carry an edit over either.
+    _tamper_with_numbers(site)
+    tiny_book.edit("chapters/beta.md", "A new sentence.", "Another sentence.")
+    assert tiny_book.build("--question").returncode == 1
+    process = tiny_book.build()
+    assert process.returncode == 0, process.stdout
+    for page in pages:
+        assert "7.777" not in page.read_text(encoding="utf-8"), page
+    assert "Another sentence." in (site / "chapters/beta.html").read_text(encoding="utf-8")
+    assert tiny_book.build("--question").returncode == 0
+
+
+def _entries(site) -> list:
+    """The entries under ``site`` that are neither regular files nor real folders."""
+    odd = []
+    for folder, subfolders, names in os.walk(site):
+        for name in subfolders + names:
+            path = os.path.join(folder, name)
+            if os.path.islink(path) or not (os.path.isfile(path) or os.path.isdir(path)):
+                odd.append(os.path.relpath(path, site))
+    return sorted(odd)
+
+
+def test_a_planted_link_or_fifo_in_the_site_is_never_carried_into_a_new_site(tiny_book, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("not for the site")
+    site = tiny_book.path("_build/html")
+
+    def plant():
+        os.symlink(outside / "secret.txt", site / "planted.html")
+        os.symlink(outside, site / "_static" / "planted")
+        os.mkfifo(site / "planted-fifo")
+        assert _entries(site) == ["_static/planted", "planted-fifo", "planted.html"]
+
+    plant()
+    question = tiny_book.build("--question")
+    assert question.returncode == 1
+    assert "not a regular file" in question.stdout
+    process = tiny_book.build()  # the site key is unchanged: the site is published again
+    assert process.returncode == 0, process.stdout
+    assert _entries(site) == []
+    assert tiny_book.build("--question").returncode == 0
+    plant()
+    _render_once_here(tiny_book)  # a render that starts from the published pages
+    assert _entries(site) == []
+    published = [path for path in site.rglob("*") if path.is_file()]
+    assert not any("not for the site" in path.read_text(errors="ignore") for path in published)
+    assert tiny_book.build("--question").returncode == 0
+
+
+def test_clearing_the_stored_warnings_of_a_failing_build_does_not_make_it_pass(tiny_book):
+    tiny_book.edit("chapters/alpha.md", "{claim}`c15-invariance-001`", "{claim}`c15-nope-001`")
+    assert tiny_book.build().returncode == 1
+    path = tiny_book.path("_build/site.json")
+    outcome = json.loads(path.read_text())
+    assert outcome["warnings"]
+    outcome["warnings"], outcome["claim_problems"] = [], []
+    path.write_text(json.dumps(outcome))
+    question = tiny_book.build("--question")
+    assert question.returncode == 1
+    assert "does not match its digest" in question.stdout
+    process = tiny_book.build()
+    assert process.returncode == 1, process.stdout
+    assert "does not match its digest" in process.stdout
+    assert "c15-nope-001" in process.stdout
+    assert tiny_book.build("--question").returncode == 1
+
+
+def test_a_re_signed_outcome_cannot_hide_a_failing_claim(tiny_book):
+    from claimbook.build.render import _outcome_digest
+
+    tiny_book.edit("claims/c15-invariance-001.yaml", "value: 2.055", "value: 2.5")
+    assert tiny_book.build().returncode == 1
+    # Someone who knows how the outcome is signed clears it and signs it again: the claims
+    # are judged again from the artifacts, so the build still fails on the failed claim.
+    path = tiny_book.path("_build/site.json")
+    outcome = json.loads(path.read_text())
+    assert outcome["claim_problems"]
+    outcome["warnings"], outcome["claim_problems"] = [], []
+    outcome["digest"] = _outcome_digest(outcome)
+    path.write_text(json.dumps(outcome))
+    question = tiny_book.build("--question")
+    assert question.returncode == 1
+    assert "last build failed" in question.stdout
+    process = tiny_book.build()
+    assert process.returncode == 1, process.stdout
+    assert "site: unchanged" in process.stdout
+    assert "rms_shift_deviation" in process.stdout
+
+
+def test_a_page_edited_with_its_old_mtime_is_read_again_and_published(tiny_book):
+    _render_once_here(tiny_book)
+    intro = tiny_book.path("intro.md")
+    before = intro.stat()
+    intro.write_text(intro.read_text().replace("Two chapters", "Two chapters, edited quietly"))
+    os.utime(intro, ns=(before.st_atime_ns, before.st_mtime_ns))  # as `touch -r` does
+    question = tiny_book.build("--question")
+    assert question.returncode == 1
+    assert "the site would be rendered again" in question.stdout
+    process = tiny_book.build()
+    assert process.returncode == 0, process.stdout
+    page = tiny_book.path("_build/html/intro.html").read_text(encoding="utf-8")
+    assert "edited quietly" in page
+    assert tiny_book.build("--question").returncode == 0

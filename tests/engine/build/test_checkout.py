@@ -1,0 +1,85 @@
+"""The engine builds the checkout it belongs to, or refuses in one line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from claimbook import paths
+from claimbook.build import checkout, clean
+from claimbook.build.checkout import book_holding, check_checkout
+from claimbook.errors import BuildError
+
+
+def _book(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("_config.yml", "_toc.yml"):
+        (folder / name).write_text("")
+    return folder.resolve()
+
+
+def test_the_book_holding_a_folder_is_the_nearest_with_configuration_and_contents(tmp_path):
+    outer = _book(tmp_path / "outer")
+    inner = _book(outer / "copies" / "inner")
+    (inner / "chapters").mkdir()
+    (outer / "notes").mkdir()
+    assert book_holding(inner / "chapters") == inner
+    assert book_holding(outer / "notes") == outer
+    assert book_holding(tmp_path) is None
+
+
+def test_the_checkout_the_engine_belongs_to_builds():
+    check_checkout({}, paths.REPO_ROOT / "chapters")
+
+
+def test_a_folder_in_no_book_builds_the_engines_checkout(tmp_path):
+    check_checkout({}, tmp_path)
+
+
+def test_another_checkout_is_refused_in_one_line_naming_both(tmp_path):
+    copy = _book(tmp_path / "copy")
+    with pytest.raises(BuildError) as refused:
+        check_checkout({}, copy)
+    message = str(refused.value)
+    assert "\n" not in message
+    assert str(copy) in message and str(paths.REPO_ROOT) in message
+
+
+def test_a_book_named_by_trainable_root_is_not_checked(tmp_path):
+    copy = _book(tmp_path / "copy")
+    check_checkout({paths.ROOT_ENVIRONMENT_VARIABLE: str(copy)}, copy)
+
+
+def _without_root() -> dict:
+    return {k: v for k, v in os.environ.items() if k != paths.ROOT_ENVIRONMENT_VARIABLE}
+
+
+def test_the_command_line_refuses_to_build_a_copy_with_the_originals_engine(tmp_path):
+    copy = _book(tmp_path / "copy")
+    process = subprocess.run(
+        [sys.executable, "-m", "claimbook", "build", "--question"],
+        cwd=copy,
+        env=_without_root(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert process.returncode == 1
+    assert process.stdout == ""
+    (line,) = process.stderr.splitlines()
+    assert str(copy) in line and str(paths.REPO_ROOT) in line
+
+
+def test_clean_refuses_to_remove_the_build_products_of_another_checkout(tmp_path, monkeypatch):
+    copy = _book(tmp_path / "copy")
+    monkeypatch.delenv(paths.ROOT_ENVIRONMENT_VARIABLE, raising=False)
+    monkeypatch.chdir(copy)
+    removed = []
+    monkeypatch.setattr(clean, "clean", lambda: removed.append("everything") or [])
+    assert clean.main([]) == 1
+    assert removed == []
+    assert checkout.book_holding(Path.cwd()) == copy
