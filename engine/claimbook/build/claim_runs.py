@@ -178,10 +178,10 @@ class ClaimComputation:
             if path.stem not in self.claim_ids and path.is_file() and not path.is_symlink():
                 self.others[path] = path.read_bytes()
         self._write(complete=not self.due)
-        for claim_id, reason in self.due.items():
-            report(f"claim {claim_id}: computing ({reason})")
         if self.due:
             self._start(jobs)
+        for claim_id, reason in self.due.items():  # said once their processes run
+            report(f"claim {claim_id}: computing ({reason})")
         self._thread = threading.Thread(target=self._wait, name="claims", daemon=True)
         self._thread.start()
 

@@ -20,6 +20,7 @@ pytestmark = pytest.mark.book
 
 # The driver's own progress lines that mark each phase (see claimbook.build.driver).
 PHASES = {
+    "claims": "claim c15-invariance-001: computing (",
     "execution": ": executing (",
     "render": "site: rendering",
 }
@@ -51,9 +52,11 @@ def _kill_at(tiny_book, marker: str) -> None:
     a core to spare, the driver makes the Sphinx application (and ``_build/html.new``) ready
     meanwhile, so a kill at ``site: rendering`` lands inside the render, the new site half
     written. (A prose edit alone would render without executing, but its kill lands before
-    ``html.new`` exists.)
+    ``html.new`` exists.) The chapter's claim is computed again too (its artifact is gone),
+    in a process of the build's own that must end with the driver as well.
     """
     tiny_book.edit("chapters/alpha.md", "print(f", "print('edited')\nprint(f")
+    tiny_book.path("artifacts/claims/c15-invariance-001.json").unlink()
     driver = subprocess.Popen(
         [sys.executable, "-m", "claimbook", "build"],
         cwd=tiny_book.root,
@@ -75,16 +78,29 @@ def _kill_at(tiny_book, marker: str) -> None:
     driver.stdout.close()
 
 
+SLOW = "    import time\n\n    time.sleep(120)  # a claim still computing when the driver dies\n"
+WITNESS = "harness/trainable_harness/witnesses/chapter15/invariance.py"
+WITNESS_BODY = '    """Claim ``c15-invariance-001``: invariances'
+
+
 @pytest.mark.parametrize("phase", PHASES)
 def test_a_build_killed_in_any_phase_leaves_nothing_running_and_the_next_build_passes(
     tiny_book, phase
 ):
+    if phase == "claims":  # the claim's process is still at work when the driver dies
+        source = tiny_book.path(WITNESS)
+        original = source.read_text(encoding="utf-8")
+        head, tail = original.split(WITNESS_BODY, 1)
+        docstring, rest = tail.split('"""\n', 1)
+        source.write_text(f'{head}{WITNESS_BODY}{docstring}"""\n{SLOW}{rest}', encoding="utf-8")
     _kill_at(tiny_book, PHASES[phase])
     root = str(tiny_book.root)
     deadline = time.monotonic() + 10
     while _processes_under(root) and time.monotonic() < deadline:
         time.sleep(0.2)  # SIGTERM reaches the workers, which then stop their kernels
     assert _processes_under(root) == []
+    if phase == "claims":  # only now: the claim's process may still be importing it
+        source.write_text(original, encoding="utf-8")
     process = tiny_book.build()
     assert process.returncode == 0, process.stdout + process.stderr
     assert "another build holds" not in process.stderr
