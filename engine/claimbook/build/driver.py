@@ -157,7 +157,10 @@ def build(
         changed = [plan for plan in plans if plan.action != "none"]
         for plan in changed:
             out(f"{_relative(plan.source)}: would {plan.action} ({plan.reason})")
-        if changed or due:
+        unregistered = _unregistered_claims(plans)
+        for line in unregistered:
+            out(line)
+        if changed or due or unregistered:
             return 1
         if only:
             return 0
@@ -186,6 +189,12 @@ def build(
 def _build_with(computation, selected, jobs, out, render_site, kernels, started) -> int:
     """The part of :func:`build` after the claims due started computing."""
     plans = [_with_due_claims(plan_chapter(source), computation) for source in selected]
+    unregistered = _unregistered_claims(plans)
+    if unregistered:  # checked on every build: a cell that caught the error changes nothing
+        for line in unregistered:
+            out(line)
+        out(f"make: FAILED: {len(unregistered)} chapter(s) verify a claim the registry lacks")
+        return 1
     pending = [plan for plan in plans if plan.execute]
     if not kernels and pending:
         return _refuse_to_execute(pending, out)
@@ -311,6 +320,31 @@ def _claims_of(sources: list[Path]) -> list[str]:
     for source in sources:
         found.update(dict.fromkeys(read_chapter(source).verified_claims))
     return list(found)
+
+
+def _unregistered_claims(plans: list[ChapterPlan]) -> list[str]:
+    """One line per chapter whose code verifies a claim id that ``claims/`` does not hold.
+
+    The ids come from the chapter's record when its source is unchanged, else from the
+    source, so an unchanged book is checked without parsing a chapter.
+    """
+    from claimbook.sources import read_chapter
+
+    registered = set(claims.list_claims())
+    lines = []
+    for plan in plans:
+        record = read_record(plan.stem) if plan.action == "none" else None
+        try:
+            ids = record["claims"] if record else read_chapter(plan.source).verified_claims
+        except ChapterSourceError:  # reported where the chapter is planned or rendered
+            continue
+        missing = [claim_id for claim_id in ids if claim_id not in registered]
+        if missing:
+            lines.append(
+                f"{_relative(plan.source)}: verifies {', '.join(missing)}, which claims/ does "
+                "not hold: add the registry file or correct the id"
+            )
+    return lines
 
 
 def _with_due_claims(plan: ChapterPlan, computation) -> ChapterPlan:

@@ -220,3 +220,23 @@ def test_the_chapter_kernel_computes_no_claim(tiny_book):
     data = tiny_book.path("artifacts/claims/c15-invariance-001.json").read_bytes()
     assert claim_record.artifacts["c15-invariance-001"] == bytes_digest(data)
     assert claim_record.complete
+
+
+CAUGHT = (
+    'try:\n    verify_claim("c15-nope-001", expected_harness=pin)\nexcept Exception:\n    pass\n'
+)
+
+
+@pytest.mark.book
+def test_an_unregistered_claim_caught_in_a_cell_fails_every_build_until_fixed(tiny_book):
+    verified = 'claim = verify_claim("c15-running-state-001", expected_harness=pin)'
+    tiny_book.edit("chapters/beta.md", verified, CAUGHT + verified)
+    for _attempt in range(2):
+        process = tiny_book.build()
+        assert process.returncode == 1, process.stdout
+        assert "chapters/beta.md: verifies c15-nope-001, which claims/ does not hold" in (
+            process.stdout
+        )
+    assert tiny_book.build("--question").returncode == 1
+    tiny_book.edit("chapters/beta.md", CAUGHT, "")
+    assert tiny_book.build().returncode == 0
