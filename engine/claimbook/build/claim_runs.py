@@ -324,8 +324,9 @@ class ArtifactGuard:
     """After each chapter: are the artifacts still the ones the build computed?
 
     ``artifacts`` maps claim ids to the bytes the build holds (:attr:`ClaimRuns.artifacts`),
-    ``others`` the paths of the other files found there before the chapters started to
-    their bytes. :meth:`check` compares every file of ``artifacts/claims/`` and the record
+    ``others`` the paths of other files to keep as they were before the chapters started
+    (other artifacts found there, the records and outputs of chapters not running) to their
+    bytes. :meth:`check` compares every file of ``artifacts/claims/`` and the record
     file with them, puts back what differs (removing files nobody expected there), and
     returns one line per difference; :attr:`seconds` sums the time the checks took.
     """
@@ -371,11 +372,10 @@ class ArtifactGuard:
 
 
 def _remove(path: Path) -> None:
-    """Remove a file, link or directory the build did not write (inside artifacts/claims)."""
+    """Remove a file, link or directory the build did not write (a build product only)."""
     import shutil
 
-    if path.parent != paths.CLAIM_ARTIFACTS_DIR and path != claim_record_path():
-        raise BuildError(f"refusing to remove {path}: not in {paths.CLAIM_ARTIFACTS_DIR}")
+    paths.build_product(path)  # raises for anything outside artifacts/, _build/, notebooks
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path)
     else:

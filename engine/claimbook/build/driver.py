@@ -240,7 +240,8 @@ def _build_with(computation, selected, jobs, out, render_site, kernels, started)
         if fresh:  # only a render that reads every page reads some early
             site.read_early(_pages_to_read_early(plans, running))
 
-    guard = _Guarded(computation)
+    running_stems = {plan.stem for plan in pending}
+    guard = _Guarded(computation, [plan for plan in plans if plan.stem not in running_stems])
     try:
         runs = execute_chapters(
             [plan.source for plan in pending],
@@ -361,17 +362,31 @@ def _with_due_claims(plan: ChapterPlan, computation) -> ChapterPlan:
 
 
 class _Guarded:
-    """The kernels' environment and, as each chapter ends, the check of the claim artifacts.
+    """The kernels' environment and, as each chapter ends, the check of the claim artifacts
+    and of the records and outputs of the chapters that are not running.
 
     Which chapter wrote an artifact is not known when two ran side by side, so the one that
     ended and every one still running fail; each executes again on the next build (its
     record is removed), and fails again while it still writes there.
     """
 
-    def __init__(self, computation):
+    def __init__(self, computation, settled: list[ChapterPlan]):
         self.computation = computation
         self.guard: ArtifactGuard | None = None
         self.tainted: dict[str, str] = {}
+        # The chapters that do not run keep their record and every output it lists (notebook,
+        # figures) as they are now: a running chapter must not rewrite another's page.
+        self.kept: dict[Path, bytes] = {}
+        for plan in settled:
+            record = read_record(plan.stem)
+            if record is None:
+                continue
+            for path in (
+                record_path(plan.stem),
+                *map(paths.REPO_ROOT.joinpath, record["outputs"]),
+            ):
+                if path.is_file() and not path.is_symlink():
+                    self.kept[path] = path.read_bytes()
 
     @property
     def seconds(self) -> float:
@@ -390,7 +405,7 @@ class _Guarded:
             return run
         if self.guard is None:
             computed = self.computation.finish()
-            self.guard = ArtifactGuard(computed.artifacts, computed.others)
+            self.guard = ArtifactGuard(computed.artifacts, {**self.kept, **computed.others})
         changed = self.guard.check()
         if changed:
             what = "; ".join(changed[:5])
@@ -408,7 +423,7 @@ class _Guarded:
             False,
             run.seconds,
             run.claims,
-            "claim artifacts changed while it ran, which only the build writes: "
+            "files only the build writes changed while it ran: "
             f"{self.tainted[run.stem]}; put back as the build computed them",
         )
 

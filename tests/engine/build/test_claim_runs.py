@@ -240,3 +240,28 @@ def test_an_unregistered_claim_caught_in_a_cell_fails_every_build_until_fixed(ti
     assert tiny_book.build("--question").returncode == 1
     tiny_book.edit("chapters/beta.md", CAUGHT, "")
     assert tiny_book.build().returncode == 0
+
+
+REWRITE_OTHER = """
+```{code-cell} ipython3
+:tags: [remove-cell]
+
+from pathlib import Path as _Path
+
+_other = _Path("beta.ipynb")
+_other.write_text(_other.read_text().replace("verified", "VERIFIED BY ALPHA"))
+```
+"""
+
+
+@pytest.mark.book
+def test_a_cell_that_rewrites_another_chapters_page_fails_and_the_page_is_put_back(tiny_book):
+    other = tiny_book.path("chapters/beta.ipynb")
+    before = other.read_bytes()
+    _append_cell(tiny_book, "alpha.md", REWRITE_OTHER)
+    process = tiny_book.build()
+    assert process.returncode == 1, process.stdout
+    assert "chapters/alpha.md: FAILED" in process.stdout
+    assert "chapters/beta.ipynb changed" in process.stdout
+    assert tiny_book.executed(process) == ["alpha.md"]
+    assert other.read_bytes() == before
