@@ -44,6 +44,7 @@ def test_spread_refuses_fewer_than_one_process():
 def artifacts(tmp_path, monkeypatch):
     """An artifacts directory and a build directory of a scratch book, with two artifacts."""
     monkeypatch.setattr(paths, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(paths, "ARTIFACTS_DIR", tmp_path / "artifacts")
     monkeypatch.setattr(paths, "CLAIM_ARTIFACTS_DIR", tmp_path / "artifacts" / "claims")
     monkeypatch.setattr(paths, "BUILD_DIR", tmp_path / "_build")
     paths.CLAIM_ARTIFACTS_DIR.mkdir(parents=True)
