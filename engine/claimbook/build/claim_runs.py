@@ -1,4 +1,4 @@
-"""Claims computed by the engine, in fresh processes, and guarded while the chapters run.
+"""Claims computed by the engine, in fresh processes, beside the chapters.
 
 A chapter never computes a claim (see :mod:`claimbook.claims.record`). Before any chapter
 executes, :func:`compute_claims` decides which claims are *due*: those whose artifact is
@@ -9,11 +9,7 @@ processes (fresh interpreters importing the engine, the harness and the registry
 core, the claims spread by the time each took last), and the build then holds in memory
 the bytes of every claim's artifact.
 
-While the chapters run, :class:`ArtifactGuard` compares the artifacts directory with those
-bytes after each chapter ends: a changed, removed or added artifact (or an edited record)
-is put back as the build computed it, and the chapter that ended and every chapter still
-running beside it fail, naming the file. Their records are removed, so each executes again
-on the next build and fails again while it still writes there.
+While the chapters run, :mod:`claimbook.build.guard` keeps the artifacts as computed.
 
 Examples
 --------
@@ -36,7 +32,6 @@ from pathlib import Path
 
 from claimbook import claims, paths
 from claimbook.build.execute import BLAS_THREAD_VARIABLES, die_with_parent
-from claimbook.build.keys import record_path
 from claimbook.claims.record import (
     BUILD_VARIABLE,
     CHAPTER_CLAIMS_VARIABLE,
@@ -51,15 +46,7 @@ from claimbook.claims.record import (
 )
 from claimbook.errors import BuildError, ClaimError
 
-__all__ = [
-    "ArtifactGuard",
-    "ClaimComputation",
-    "ClaimRuns",
-    "compute_claims",
-    "due_claims",
-    "forget_chapter",
-    "spread",
-]
+__all__ = ["ClaimComputation", "ClaimRuns", "compute_claims", "due_claims", "spread"]
 
 _UNKNOWN_SECONDS = 1.0  # a claim never timed counts as this, so new claims spread evenly
 
@@ -318,70 +305,3 @@ def compute_claims(
         return computation.finish()
     finally:
         computation.stop()
-
-
-class ArtifactGuard:
-    """After each chapter: are the artifacts still the ones the build computed?
-
-    ``artifacts`` maps claim ids to the bytes the build holds (:attr:`ClaimRuns.artifacts`),
-    ``others`` the paths of other files to keep as they were before the chapters started
-    (other artifacts found there, the records and outputs of chapters not running) to their
-    bytes. :meth:`check` compares every file of ``artifacts/claims/`` and the record
-    file with them, puts back what differs (removing files nobody expected there), and
-    returns one line per difference; :attr:`seconds` sums the time the checks took.
-    """
-
-    def __init__(self, artifacts: Mapping[str, bytes], others: Mapping[Path, bytes] | None = None):
-        self.artifacts = dict(artifacts)
-        self.others = dict(others or {})
-        self.record = claim_record_path().read_bytes() if claim_record_path().is_file() else b""
-        self.seconds = 0.0
-
-    def _expected_files(self) -> dict[Path, bytes]:
-        return {paths.artifact_path(claim_id): data for claim_id, data in self.artifacts.items()}
-
-    def check(self) -> list[str]:
-        """Put back every artifact that differs from the build's; one line per difference."""
-        from claimbook.atomic import write_bytes_atomically
-
-        started = time.perf_counter()
-        expected = {**self.others, **self._expected_files()}
-        expected[claim_record_path()] = self.record
-        changed = []
-        directory = paths.CLAIM_ARTIFACTS_DIR
-        present = sorted(directory.iterdir()) if directory.is_dir() else []
-        for path in present:
-            if path not in expected:
-                changed.append(f"{paths.shown(path)} added")
-                _remove(path)
-        for path, data in sorted(expected.items()):
-            try:
-                regular = path.is_file() and not path.is_symlink()
-                found = path.read_bytes() if regular else None
-            except OSError:
-                found = None
-            if found == data:
-                continue
-            there = path.is_symlink() or path.exists()
-            changed.append(f"{paths.shown(path)} {'changed' if there else 'removed'}")
-            if path.is_symlink() or path.is_dir():
-                _remove(path)
-            write_bytes_atomically(path, data)
-        self.seconds += time.perf_counter() - started
-        return changed
-
-
-def _remove(path: Path) -> None:
-    """Remove a file, link or directory the build did not write (a build product only)."""
-    import shutil
-
-    paths.build_product(path)  # raises for anything outside artifacts/, _build/, notebooks
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    else:
-        path.unlink(missing_ok=True)
-
-
-def forget_chapter(stem: str) -> None:
-    """Remove a chapter's record, so that it executes again on the next build."""
-    record_path(stem).unlink(missing_ok=True)

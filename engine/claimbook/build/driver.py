@@ -33,13 +33,9 @@ from pathlib import Path
 
 from claimbook import cache, claims, paths
 from claimbook.build.checkout import check_checkout
-from claimbook.build.claim_runs import (
-    ArtifactGuard,
-    ClaimComputation,
-    due_claims,
-    forget_chapter,
-)
-from claimbook.build.execute import ChapterRun, execute_chapters, reassemble_chapter
+from claimbook.build.claim_runs import ClaimComputation, due_claims
+from claimbook.build.execute import execute_chapters, reassemble_chapter
+from claimbook.build.guard import ChapterGuard
 from claimbook.build.keys import ChapterPlan, plan_chapter, read_record, record_path
 from claimbook.build.lock import build_lock
 from claimbook.build.render import (
@@ -54,7 +50,7 @@ from claimbook.build.render import (
     write_outcome,
 )
 from claimbook.claims.keys import parse_package
-from claimbook.claims.record import CHAPTER_CLAIMS_VARIABLE, read_claim_record
+from claimbook.claims.record import read_claim_record
 from claimbook.errors import BuildError, ChapterSourceError, ClaimError
 from claimbook.failures import DOING, report
 from claimbook.settings import results_pasted_as_glue
@@ -241,7 +237,7 @@ def _build_with(computation, selected, jobs, out, render_site, kernels, started)
             site.read_early(_pages_to_read_early(plans, running))
 
     running_stems = {plan.stem for plan in pending}
-    guard = _Guarded(computation, [plan for plan in plans if plan.stem not in running_stems])
+    guard = ChapterGuard(computation, [plan for plan in plans if plan.stem not in running_stems])
     try:
         runs = execute_chapters(
             [plan.source for plan in pending],
@@ -359,73 +355,6 @@ def _with_due_claims(plan: ChapterPlan, computation) -> ChapterPlan:
         return plan
     listed = ", ".join(again[:3]) + (f" and {len(again) - 3} more" if len(again) > 3 else "")
     return ChapterPlan(plan.stem, plan.source, "execute", f"claims computed again: {listed}")
-
-
-class _Guarded:
-    """The kernels' environment and, as each chapter ends, the check of the claim artifacts
-    and of the records and outputs of the chapters that are not running.
-
-    Which chapter wrote an artifact is not known when two ran side by side, so the one that
-    ended and every one still running fail; each executes again on the next build (its
-    record is removed), and fails again while it still writes there.
-    """
-
-    def __init__(self, computation, settled: list[ChapterPlan]):
-        self.computation = computation
-        self.guard: ArtifactGuard | None = None
-        self.tainted: dict[str, str] = {}
-        # The chapters that do not run keep their record and every output it lists (notebook,
-        # figures) as they are now: a running chapter must not rewrite another's page.
-        self.kept: dict[Path, bytes] = {}
-        for plan in settled:
-            record = read_record(plan.stem)
-            if record is None:
-                continue
-            for path in (
-                record_path(plan.stem),
-                *map(paths.REPO_ROOT.joinpath, record["outputs"]),
-            ):
-                if path.is_file() and not path.is_symlink():
-                    self.kept[path] = path.read_bytes()
-
-    @property
-    def seconds(self) -> float:
-        return self.guard.seconds if self.guard is not None else 0.0
-
-    def environment(self, source: Path) -> dict[str, str]:
-        """What a chapter's kernel starts with: the build's claim record, the chapter's ids."""
-        from claimbook.sources import read_chapter
-
-        found = self.computation.kernel_environment() if self.computation else {}
-        ids = " ".join(read_chapter(source).verified_claims)
-        return {**found, CHAPTER_CLAIMS_VARIABLE: ids}
-
-    def inspect(self, run: ChapterRun, running: list[str]) -> ChapterRun:
-        if self.computation is None:
-            return run
-        if self.guard is None:
-            computed = self.computation.finish()
-            self.guard = ArtifactGuard(computed.artifacts, {**self.kept, **computed.others})
-        changed = self.guard.check()
-        if changed:
-            what = "; ".join(changed[:5])
-            if len(changed) > 5:
-                what += f" and {len(changed) - 5} more"
-            if running:
-                what += f" (or a chapter running beside it: {', '.join(running)})"
-            for stem in (run.stem, *running):
-                self.tainted.setdefault(stem, what)
-        if run.stem not in self.tainted:
-            return run
-        forget_chapter(run.stem)
-        return ChapterRun(
-            run.stem,
-            False,
-            run.seconds,
-            run.claims,
-            "files only the build writes changed while it ran: "
-            f"{self.tainted[run.stem]}; put back as the build computed them",
-        )
 
 
 def _refuse_to_execute(plans: list[ChapterPlan], out) -> int:

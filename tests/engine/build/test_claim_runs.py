@@ -1,8 +1,8 @@
-"""Tests of claimbook.build.claim_runs: claims computed by the engine, guarded while chapters run.
+"""Tests of claimbook.build.claim_runs: claims computed by the engine, never by a chapter.
 
 The unit tests cover the bookkeeping (which claims are due, how they are spread over
-processes, the guard that puts artifacts back). The book tests are the attacks a chapter
-could make on its own claims, each on the tiny fixture book: none may change an outcome.
+processes). The book tests are attacks a chapter could make on its own claims, each on the
+tiny fixture book: none may change an outcome (the guard's are in ``test_guard.py``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from claimbook import paths
 from claimbook.build import claim_runs
-from claimbook.build.claim_runs import ArtifactGuard, spread
+from claimbook.build.claim_runs import spread
 from claimbook.claims.record import bytes_digest, read_claim_record
 
 # --- spreading claims over processes ---------------------------------------------------------
@@ -35,61 +35,6 @@ def test_spread_never_makes_more_batches_than_claims_and_breaks_ties_by_id():
 def test_spread_refuses_fewer_than_one_process():
     with pytest.raises(ValueError, match="parameter processes"):
         spread({"a": 1.0}, 0)
-
-
-# --- the guard -----------------------------------------------------------------------------
-
-
-@pytest.fixture
-def artifacts(tmp_path, monkeypatch):
-    """An artifacts directory and a build directory of a scratch book, with two artifacts."""
-    monkeypatch.setattr(paths, "REPO_ROOT", tmp_path)
-    monkeypatch.setattr(paths, "ARTIFACTS_DIR", tmp_path / "artifacts")
-    monkeypatch.setattr(paths, "CLAIM_ARTIFACTS_DIR", tmp_path / "artifacts" / "claims")
-    monkeypatch.setattr(paths, "BUILD_DIR", tmp_path / "_build")
-    paths.CLAIM_ARTIFACTS_DIR.mkdir(parents=True)
-    paths.BUILD_DIR.mkdir()
-    held = {"c1-a-001": b'{"status": "verified"}\n', "c1-b-001": b'{"status": "refuted"}\n'}
-    for claim_id, data in held.items():
-        paths.artifact_path(claim_id).write_bytes(data)
-    (paths.BUILD_DIR / "claims.json").write_text('{"format": 1}\n')
-    return held
-
-
-def test_the_guard_finds_nothing_when_nothing_changed(artifacts):
-    guard = ArtifactGuard(artifacts)
-    assert guard.check() == []
-    assert guard.seconds >= 0
-
-
-def test_the_guard_puts_back_a_changed_a_removed_and_removes_an_added_artifact(artifacts):
-    guard = ArtifactGuard(artifacts)
-    paths.artifact_path("c1-a-001").write_bytes(b'{"status": "forged"}\n')
-    paths.artifact_path("c1-b-001").unlink()
-    paths.artifact_path("c1-c-001").write_bytes(b"{}")
-    (paths.BUILD_DIR / "claims.json").write_text("{}")
-    assert sorted(guard.check()) == [
-        "_build/claims.json changed",
-        "artifacts/claims/c1-a-001.json changed",
-        "artifacts/claims/c1-b-001.json removed",
-        "artifacts/claims/c1-c-001.json added",
-    ]
-    for claim_id, data in artifacts.items():
-        assert paths.artifact_path(claim_id).read_bytes() == data
-    assert not paths.artifact_path("c1-c-001").exists()
-    assert (paths.BUILD_DIR / "claims.json").read_text() == '{"format": 1}\n'
-    assert guard.check() == []  # put back: the next check finds nothing
-
-
-def test_the_guard_replaces_a_link_even_to_identical_bytes(artifacts, tmp_path):
-    guard = ArtifactGuard(artifacts)
-    elsewhere = tmp_path / "elsewhere.json"
-    elsewhere.write_bytes(artifacts["c1-a-001"])
-    paths.artifact_path("c1-a-001").unlink()
-    paths.artifact_path("c1-a-001").symlink_to(elsewhere)
-    assert guard.check() == ["artifacts/claims/c1-a-001.json changed"]
-    assert not paths.artifact_path("c1-a-001").is_symlink()
-    assert paths.artifact_path("c1-a-001").read_bytes() == artifacts["c1-a-001"]
 
 
 # --- which claims are due ----------------------------------------------------------------------
@@ -121,44 +66,6 @@ def test_a_stale_or_missing_claim_is_due_with_the_judges_reason(monkeypatch):
 
 
 # --- attacks from a chapter, on the fixture book ------------------------------------------------
-
-FORGE = """
-```{code-cell} ipython3
-:tags: [remove-cell]
-
-import json as _json
-from claimbook import paths as _paths
-
-_path = _paths.artifact_path("c15-invariance-001")
-_forged = _json.loads(_path.read_text())
-_forged["result"]["rms_shift_deviation"] = 7.777
-_path.write_text(_json.dumps(_forged))
-```
-"""
-
-
-def _append_cell(book, chapter: str, cell: str) -> None:
-    path = book.path(f"chapters/{chapter}")
-    path.write_text(path.read_text(encoding="utf-8") + cell, encoding="utf-8")
-
-
-@pytest.mark.book
-def test_a_cell_that_forges_an_artifact_fails_its_chapter_on_every_build(tiny_book):
-    artifact = tiny_book.path("artifacts/claims/c15-invariance-001.json")
-    computed = artifact.read_bytes()
-    _append_cell(tiny_book, "alpha.md", FORGE)
-    for _attempt in range(2):  # sticky: the chapter executes again, and fails again
-        process = tiny_book.build()
-        assert process.returncode == 1, process.stdout
-        assert "chapters/alpha.md: FAILED" in process.stdout
-        assert "artifacts/claims/c15-invariance-001.json changed" in process.stdout
-        assert "put back as the build computed them" in process.stdout
-        assert tiny_book.executed(process) == ["alpha.md"]
-        assert artifact.read_bytes() == computed
-    assert tiny_book.build("--question").returncode == 1
-    tiny_book.edit("chapters/alpha.md", FORGE, "")
-    assert tiny_book.build().returncode == 0
-
 
 PATCH_WITNESS = """\
 import functools
@@ -241,28 +148,3 @@ def test_an_unregistered_claim_caught_in_a_cell_fails_every_build_until_fixed(ti
     assert tiny_book.build("--question").returncode == 1
     tiny_book.edit("chapters/beta.md", CAUGHT, "")
     assert tiny_book.build().returncode == 0
-
-
-REWRITE_OTHER = """
-```{code-cell} ipython3
-:tags: [remove-cell]
-
-from pathlib import Path as _Path
-
-_other = _Path("beta.ipynb")
-_other.write_text(_other.read_text().replace("verified", "VERIFIED BY ALPHA"))
-```
-"""
-
-
-@pytest.mark.book
-def test_a_cell_that_rewrites_another_chapters_page_fails_and_the_page_is_put_back(tiny_book):
-    other = tiny_book.path("chapters/beta.ipynb")
-    before = other.read_bytes()
-    _append_cell(tiny_book, "alpha.md", REWRITE_OTHER)
-    process = tiny_book.build()
-    assert process.returncode == 1, process.stdout
-    assert "chapters/alpha.md: FAILED" in process.stdout
-    assert "chapters/beta.ipynb changed" in process.stdout
-    assert tiny_book.executed(process) == ["alpha.md"]
-    assert other.read_bytes() == before
