@@ -400,6 +400,33 @@ def _shown(page, sidebar, expected):
     return expected
 
 
+# Running CSS transitions and animations of the page (finite ones: a spinner loops forever).
+ANIMATING = """() => document.getAnimations().some(a => a.playState === "running"
+  && a.effect && a.effect.getComputedTiming().endTime !== Infinity)"""
+
+
+def _settled(page):
+    """Wait (at most 3 s) until no transition or animation of the page is running."""
+    try:
+        page.wait_for_function(f"!({ANIMATING})()", timeout=3000)
+    except Exception:  # playwright's TimeoutError: still animating; the checks say what fails
+        pass
+
+
+# What the browser checks read, once the page's load event has fired (the page, its styles,
+# scripts and images): MathJax's first typesetting and the fonts the page and MathJax use.
+READY = """async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  await document.fonts.ready;
+}"""
+
+
+def _open(page, url):
+    """Go to ``url`` and wait until it is ready to be checked (:data:`READY`)."""
+    page.goto(url, wait_until="load")
+    page.evaluate(READY)
+
+
 def _check_navigation(page, width):
     """Each sidebar toggle opens its sidebar and a second action closes it again."""
     failures = []
@@ -435,7 +462,7 @@ def _check_navigation(page, width):
         toggle.first.click(timeout=5000)
         if not _shown(page, sidebar, True):
             failures.append(f"{side} toggle does not open the sidebar at {width} px")
-        page.wait_for_timeout(400)  # let the opening transition end before closing
+        _settled(page)  # let the opening transition end before closing
         page.keyboard.press("Escape")
         if _shown(page, sidebar, False):
             failures.append(f"{side} sidebar does not close at {width} px")
@@ -459,17 +486,24 @@ def _page_name(page):
     return str(page.relative_to(SITE)).replace("/", "__").removesuffix(".html")
 
 
+# The pages at each width are checked in PAGE_GROUPS tests (every PAGE_GROUPS-th page of the
+# sorted list from the group's index on), so pytest-xdist shares them between its workers;
+# together the groups cover every page at every width.
+PAGE_GROUPS = 4
+
+
+@pytest.mark.parametrize("group", range(PAGE_GROUPS))
 @pytest.mark.parametrize("width", WIDTHS)
-def test_every_page_at_every_width(width, served_site, browser):
+def test_every_page_at_every_width(width, group, served_site, browser):
     """Navigation, console, hosts, search, figures and a screenshot, for every page."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     failures = []
     context = browser.new_context(viewport={"width": width, "height": 900})
-    for path in site_pages():
+    for path in site_pages()[group::PAGE_GROUPS]:
         name = str(path.relative_to(SITE))
         page = context.new_page()
         log = PageLog(page, served_site)
-        page.goto(f"{served_site}/{name}", wait_until="networkidle")
+        _open(page, f"{served_site}/{name}")
         if page.locator(".math").count():
             page.wait_for_selector("mjx-container", timeout=20_000)
             if page.locator("mjx-merror").count():
@@ -496,7 +530,7 @@ def test_every_page_at_every_width(width, served_site, browser):
 @pytest.mark.parametrize("stem", chapter_stems())
 def test_chapters_show_badges_figures_and_equations(stem, served_site, browser):
     page = browser.new_page(viewport={"width": 1366, "height": 900})
-    page.goto(f"{served_site}/chapters/{stem}.html", wait_until="networkidle")
+    _open(page, f"{served_site}/chapters/{stem}.html")
     page.wait_for_selector("mjx-container", timeout=20_000)
     badges = page.locator("a.claim-verified")
     assert badges.count() >= len(cited_claims(stem))
@@ -518,7 +552,7 @@ def test_every_header_control_shows_a_focus_ring(served_site, browser):
     failures = []
     for width in WIDTHS:
         page = browser.new_page(viewport={"width": width, "height": 900})
-        page.goto(f"{served_site}/chapters/{chapter_stems()[0]}.html", wait_until="networkidle")
+        _open(page, f"{served_site}/chapters/{chapter_stems()[0]}.html")
         controls = page.locator(FOCUSABLE_HEADER)
         assert controls.count() >= 2, f"no header controls at {width} px"
         for index in range(controls.count()):
@@ -585,9 +619,13 @@ def test_badge_and_claim_line_contrast(mode, served_site, browser):
     page = browser.new_page(viewport={"width": 1366, "height": 900})
     pages = [p for p in site_pages() if soup_of(p).select_one(".claim-badge, .claim-line")]
     for name in [str(p.relative_to(SITE)) for p in pages]:
-        page.goto(f"{served_site}/{name}", wait_until="networkidle")
-        page.evaluate(f"document.documentElement.dataset.theme = '{mode}'")
-        page.wait_for_timeout(100)
+        _open(page, f"{served_site}/{name}")
+        # Setting the theme and reading a style starts any colour transition; wait for its end.
+        page.evaluate(
+            f"document.documentElement.dataset.theme = '{mode}';"
+            " getComputedStyle(document.body).color"
+        )
+        _settled(page)
         for element in page.evaluate(COLOURS):
             for text in element["texts"]:
                 ratio = contrast(text["color"], text["background"])
