@@ -195,6 +195,7 @@ pdf: all browser
 	$(BIN)/python -m claimbook pdf _build/html _build/pdf/book.pdf
 
 # What Binder does (runtime.txt, requirements.txt, postBuild, notebooks run in their folder,
-# claims re-verified), in a fresh environment in a temporary directory.
+# side by side; every claim's artifact they wrote judged verified or refuted), in a fresh
+# environment in a temporary directory.
 binder-check: | $(STAMP)
 	@TIMEFORMAT="make: binder check took %1R s"; time $(BIN)/python -m claimbook binder-check
