@@ -541,7 +541,11 @@ def test_chapters_show_badges_figures_and_equations(stem, served_site, browser):
     for index in range(images.count()):
         images.nth(index).scroll_into_view_if_needed()
         assert images.nth(index).evaluate("img => img.complete && img.naturalWidth > 0")
-    page.screenshot(path=str(SCREENSHOTS / f"chapters__{stem}-full.png"), full_page=True)
+    # A whole chapter is a tall image (chapter 16 is over 40 000 px): on a loaded machine its
+    # capture outlasts playwright's default 30 s, which is a time limit, not a check.
+    page.screenshot(
+        path=str(SCREENSHOTS / f"chapters__{stem}-full.png"), full_page=True, timeout=180_000
+    )
     page.close()
 
 
