@@ -151,6 +151,13 @@ def _quoted(value: object) -> str:
     return one_line(repr(value), 80)
 
 
+def _is_name(value: object, pattern) -> bool:
+    """Whether ``value`` is a string of at most :data:`MAX_NAME_LENGTH` matching ``pattern``."""
+    return (
+        isinstance(value, str) and len(value) <= MAX_NAME_LENGTH and bool(pattern.fullmatch(value))
+    )
+
+
 def check_claim_id(claim_id: object) -> str:
     """Return ``claim_id`` if it is of the registry's id grammar; refuse it otherwise.
 
@@ -160,11 +167,7 @@ def check_claim_id(claim_id: object) -> str:
         If ``claim_id`` is not a string matching :data:`CLAIM_ID_PATTERN` with at most
         :data:`MAX_NAME_LENGTH` characters (so it holds no ``/``, ``.`` or ``..``).
     """
-    if (
-        not isinstance(claim_id, str)
-        or len(claim_id) > MAX_NAME_LENGTH
-        or not _CLAIM_ID.fullmatch(claim_id)
-    ):
+    if not _is_name(claim_id, _CLAIM_ID):
         raise InvalidClaimIdError(
             f"{_quoted(claim_id)} is not a claim id: an id is lower-case words and digits "
             f"joined by hyphens, at most {MAX_NAME_LENGTH} characters (e.g. "
@@ -183,11 +186,7 @@ def check_chapter_stem(stem: object) -> str:
         ``_``, ``.``, ``-``, starting with a letter or digit) with at most
         :data:`MAX_NAME_LENGTH` characters.
     """
-    if (
-        not isinstance(stem, str)
-        or len(stem) > MAX_NAME_LENGTH
-        or not _CHAPTER_STEM.fullmatch(stem)
-    ):
+    if not _is_name(stem, _CHAPTER_STEM):
         raise InvalidChapterStemError(
             f"{_quoted(stem)} is not a chapter name: chapters/<name>.md needs a name of "
             f"letters, digits, '_', '.' and '-', starting with a letter or digit, at most "

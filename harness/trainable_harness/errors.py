@@ -40,6 +40,7 @@ __all__ = [
     "check_nonempty",
     "check_real",
     "check_seed",
+    "first_nonfinite",
 ]
 
 
@@ -125,6 +126,22 @@ def check_eps(eps: float) -> float:
     return eps
 
 
+def first_nonfinite(values: np.ndarray) -> tuple[int, ...] | None:
+    """The index of the first entry of ``values`` (C order) that is NaN or +-inf, or None.
+
+    Examples
+    --------
+    >>> first_nonfinite(np.array([[1.0, 2.0], [np.inf, np.nan]]))
+    (1, 0)
+    >>> first_nonfinite(np.array([1.0])) is None
+    True
+    """
+    finite = np.isfinite(values)
+    if finite.all():
+        return None
+    return tuple(int(i) for i in np.argwhere(~finite)[0])
+
+
 def check_finite(x: np.ndarray, name: str = "x") -> None:
     """Raise :class:`NonFiniteInputError` naming the first NaN/inf index of ``x``.
 
@@ -135,9 +152,8 @@ def check_finite(x: np.ndarray, name: str = "x") -> None:
     ...
     trainable_harness.errors.NonFiniteInputError: x holds nan at index (1,); ...
     """
-    finite = np.isfinite(x)
-    if not finite.all():
-        index = tuple(int(i) for i in np.argwhere(~finite)[0])
+    index = first_nonfinite(x)
+    if index is not None:
         raise NonFiniteInputError(
             f"{name} holds {x[index]} at index {index}; all values must be finite (no NaN or inf)"
         )

@@ -49,6 +49,7 @@ from trainable_harness.errors import (
     check_eps,
     check_finite,
     check_nonempty,
+    first_nonfinite,
 )
 
 __all__ = [
@@ -161,9 +162,8 @@ class ScaledMoments(NamedTuple):
         """
         with np.errstate(over="ignore"):
             variance = np.ldexp(self.mean_square, 2 * self.exponent)
-        finite = np.isfinite(variance)
-        if not finite.all():
-            index = tuple(int(i) for i in np.argwhere(~finite)[0])
+        index = first_nonfinite(variance)
+        if index is not None:
             raise MomentOverflowError(
                 f"the population variance of {name} over the reduction set of statistic "
                 f"{index} is about 2**{2 * int(self.exponent[index])} times "

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from scratch_book import point_paths_at
 
 from claimbook import paths
 from claimbook.errors import (
@@ -144,17 +145,7 @@ def test_a_chapter_stem_of_letters_digits_and_dashes_is_accepted(stem):
 @pytest.fixture
 def tree(tmp_path, monkeypatch):
     """A book root in ``tmp_path`` with the engine's paths pointed at it."""
-    root = tmp_path / "book"
-    for name, relative in (
-        ("REPO_ROOT", ""),
-        ("ARTIFACTS_DIR", "artifacts"),
-        ("BUILD_DIR", "_build"),
-        ("CHAPTERS_DIR", "chapters"),
-    ):
-        (root / relative).mkdir(parents=True, exist_ok=True)
-        monkeypatch.setattr(paths, name, root / relative if relative else root)
-    (tmp_path / "outside").mkdir()
-    return root
+    return point_paths_at(tmp_path / "book", monkeypatch)
 
 
 @pytest.mark.parametrize(

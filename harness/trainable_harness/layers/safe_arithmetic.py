@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from trainable_harness.errors import ResultOverflowError
+from trainable_harness.errors import ResultOverflowError, first_nonfinite
 
 
 def _root_of_sum(variance: np.ndarray, eps: float) -> np.ndarray:
@@ -108,9 +108,8 @@ def _check_representable(result: np.ndarray, what: str, describe) -> None:
     one whose exact value is beyond the dtype's range. ``describe(index)`` returns the
     operands at that index, named, and what to rescale.
     """
-    finite = np.isfinite(result)
-    if not finite.all():
-        index = tuple(int(i) for i in np.argwhere(~finite)[0])
+    index = first_nonfinite(result)
+    if index is not None:
         raise ResultOverflowError(
             f"{what} at index {index} is beyond the largest {result.dtype} "
             f"({np.finfo(result.dtype).max:.4g}), so it has no finite value: {describe(index)}"

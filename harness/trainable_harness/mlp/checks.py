@@ -16,6 +16,7 @@ from trainable_harness.errors import (
     UnknownChoiceError,
     UnsupportedDtypeError,
     check_finite,
+    first_nonfinite,
 )
 
 __all__: list[str] = []
@@ -35,9 +36,8 @@ def _real_array(values, name: str, *, min_ndim: int = 1) -> np.ndarray:
 
 
 def _check_result(result: np.ndarray, what: str, rescale: str) -> np.ndarray:
-    finite = np.isfinite(result)
-    if not finite.all():
-        index = tuple(int(i) for i in np.argwhere(~finite)[0])
+    index = first_nonfinite(result)
+    if index is not None:
         raise ResultOverflowError(
             f"{what} at index {index} is beyond float64's range, so it has no finite value; "
             f"rescale {rescale}"

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from scratch_book import point_paths_at
 
 from claimbook import paths
 from claimbook.sources import rewrite_pin
@@ -131,12 +132,8 @@ def tiny_book(built_tiny_book, tmp_path) -> Book:
 def artifacts(tmp_path, monkeypatch) -> dict[str, bytes]:
     """A scratch book's artifacts and build folders (the engine's paths point there), with
     two claim artifacts and a claim record; returns the artifacts' bytes by claim id."""
-    monkeypatch.setattr(paths, "REPO_ROOT", tmp_path)
-    monkeypatch.setattr(paths, "ARTIFACTS_DIR", tmp_path / "artifacts")
-    monkeypatch.setattr(paths, "CLAIM_ARTIFACTS_DIR", tmp_path / "artifacts" / "claims")
-    monkeypatch.setattr(paths, "BUILD_DIR", tmp_path / "_build")
-    paths.CLAIM_ARTIFACTS_DIR.mkdir(parents=True)
-    paths.BUILD_DIR.mkdir()
+    point_paths_at(tmp_path / "book", monkeypatch)
+    paths.CLAIM_ARTIFACTS_DIR.mkdir()
     held = {"c1-a-001": b'{"status": "verified"}\n', "c1-b-001": b'{"status": "refuted"}\n'}
     for claim_id, data in held.items():
         paths.artifact_path(claim_id).write_bytes(data)

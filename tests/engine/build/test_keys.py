@@ -11,8 +11,8 @@ import hashlib
 import json
 
 import pytest
+from scratch_book import point_paths_at
 
-from claimbook import paths
 from claimbook.build import keys
 from claimbook.errors import KeyRecordError
 
@@ -22,17 +22,8 @@ DIGEST = "a" * 64
 @pytest.fixture
 def book(tmp_path, monkeypatch):
     """A book root in ``tmp_path``, the engine's paths pointed at it, and one valid record."""
-    root = tmp_path / "book"
-    for name, relative in (
-        ("REPO_ROOT", ""),
-        ("ARTIFACTS_DIR", "artifacts"),
-        ("BUILD_DIR", "_build"),
-        ("CHAPTERS_DIR", "chapters"),
-    ):
-        (root / relative).mkdir(parents=True, exist_ok=True)
-        monkeypatch.setattr(paths, name, root / relative if relative else root)
+    root = point_paths_at(tmp_path / "book", monkeypatch)
     (root / "_build" / "keys").mkdir()
-    (tmp_path / "outside").mkdir()
     return root
 
 
