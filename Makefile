@@ -38,7 +38,7 @@ export MKL_NUM_THREADS := 1
 EXECUTED := $(patsubst %.md,%.ipynb,$(wildcard chapters/*.md))
 MATHJAX := _build/site-extra/_vendor/mathjax/tex-chtml.js
 
-.PHONY: all venv site mathjax test lint unit book-check site-check check-artifacts rebuild clean verify repin serve browser lock uptodate bench matrix-check
+.PHONY: all venv site mathjax test lint unit book-check site-check check-artifacts rebuild clean verify repin serve browser lock uptodate bench matrix-check screenshots
 
 venv: $(STAMP)
 
@@ -133,18 +133,25 @@ browser:
 site-check: browser
 	@$(call TIER,site) $(BIN)/pytest -m site -n auto -q
 
+# Every page's screenshots, whole chapters included, in _build/screenshots/ (for people; the
+# site tier takes viewport-sized ones and skips the whole-chapter captures, which check nothing).
+screenshots: browser
+	SITE_FULL_PAGE=1 $(BIN)/pytest -m site -q -k "every_page_at_every_width or chapters_show"
+
 rebuild: clean
 	$(MAKE) all
 
 # lint and the unit tier first (fast, and they catch most mistakes); then the book tier beside
 # the rebuild from clean (the fixture books live in temporary folders, and chapter 16 keeps
 # one core busy alone for most of the rebuild); then, on the built tree, the site as a reader
-# sees it, the artifacts on disk equal to a fresh recomputation (the build is deterministic)
-# and what Binder does, side by side (each prints when it ends); last, an unchanged tree with
+# sees it beside what Binder does, whose notebooks recompute every claim in a fresh environment
+# and must write the rebuild's artifacts byte for byte (the build is deterministic: what
+# `check-artifacts` checks, without a third computation); last, an unchanged tree with
 # nothing left to do.
 test: lint unit
 	@$(MAKE) --no-print-directory -j2 --output-sync=target book-check rebuild
-	@$(MAKE) --no-print-directory -j3 --output-sync=target site-check check-artifacts binder-check
+	@$(MAKE) --no-print-directory -j2 --output-sync=target site-check binder-check \
+	    BINDER_CHECK_FLAGS=--against=artifacts/claims
 	@$(MAKE) --no-print-directory uptodate || { echo "make test: an unchanged tree would rebuild" >&2; exit 1; }
 
 check-artifacts: | $(STAMP)
@@ -196,6 +203,9 @@ pdf: all browser
 
 # What Binder does (runtime.txt, requirements.txt, postBuild, notebooks run in their folder,
 # side by side; every claim's artifact they wrote judged verified or refuted), in a fresh
-# environment in a temporary directory.
+# environment in a temporary directory. BINDER_CHECK_FLAGS: `--pip` installs with pip, as
+# repo2docker does (slower; uv installs the same pinned lock); `--against DIR` also requires
+# every artifact to equal DIR's byte for byte (make test: the rebuild's).
 binder-check: | $(STAMP)
-	@TIMEFORMAT="make: binder check took %1R s"; time $(BIN)/python -m claimbook binder-check
+	@TIMEFORMAT="make: binder check took %1R s"; time \
+	    $(BIN)/python -m claimbook binder-check $(BINDER_CHECK_FLAGS)

@@ -13,7 +13,8 @@
     repin                           re-verify every claim, then re-pin every chapter
     clean                           remove the build products, under the build lock
     pdf [SITE [OUTPUT]]             print the built site to one PDF
-    binder-check                    what Binder does, in a fresh environment
+    binder-check [--pip] [--against DIR]
+                                    what Binder does, in a fresh environment
 
 Exit status: 0 success; 1 a chapter, a claim or the site failed; 2 a bad id, registry file
 or filesystem problem; 3 another build holds the lock.
@@ -81,7 +82,7 @@ def _dispatch(command: str, argv: list[str]) -> int:
     if command == "binder-check":
         from claimbook import binder
 
-        return binder.main()
+        return binder.main(argv[1:])
     from claimbook.build import driver
 
     return driver.main(argv)
