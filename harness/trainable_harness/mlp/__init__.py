@@ -40,9 +40,11 @@ Modules, one job each (every name of the former module ``mlp.py`` is re-exported
 - :mod:`~trainable_harness.mlp.network` -- :func:`init_mlp`, :func:`loss_and_gradients`,
   :func:`train_full_batch` (``WIDTH``, ``DIVERGED_LOSS``);
 - :mod:`~trainable_harness.mlp.sweeps` -- :func:`learning_rate_sweep`,
-  :func:`label_entropy` and the grid ``LEARNING_RATES``, ``BUDGET``, ``TASK_SIZE``;
+  :func:`label_entropy` and the grid ``LEARNING_RATES``, ``BUDGET``, ``TASK_SIZE``,
+  ``LEARNING_MARGIN``;
 - :mod:`~trainable_harness.mlp.probes` -- :func:`probe_gradient_direction`,
-  :func:`probe_along_training` (``PROBE_LR``, ``PROBE_MULTIPLIERS``, ``PROBE_EVERY``);
+  :func:`probe_along_training`, :func:`scale_invariance_residual` (``PROBE_LR``,
+  ``PROBE_MULTIPLIERS``, ``PROBE_EVERY``);
 - :mod:`~trainable_harness.mlp.checks` -- the argument checks the others share.
 
 Examples
@@ -83,9 +85,11 @@ from trainable_harness.mlp.probes import (  # noqa: F401
     LineProbe,
     probe_along_training,
     probe_gradient_direction,
+    scale_invariance_residual,
 )
 from trainable_harness.mlp.sweeps import (  # noqa: F401
     BUDGET,
+    LEARNING_MARGIN,
     LEARNING_RATES,
     TASK_SIZE,
     Sweep,
@@ -114,6 +118,7 @@ __all__ = [
     "probe_gradient_direction",
     "relu_backward",
     "relu_forward",
+    "scale_invariance_residual",
     "softmax_cross_entropy",
     "softmax_cross_entropy_backward",
     "train_full_batch",

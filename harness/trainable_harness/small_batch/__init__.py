@@ -31,13 +31,16 @@ Modules, one job each (every public name is re-exported here):
 
 - :mod:`~trainable_harness.small_batch.model` -- the activation model:
   :func:`draw_activations`, :func:`batch_population_variances`,
-  :func:`expected_batch_variance`, :func:`mean_error_theory` and its constants;
+  :func:`expected_batch_variance`, :func:`mean_error_theory`,
+  :func:`single_sample_gap_theory`, :func:`two_sample_gap_theory` and its constants;
 - :mod:`~trainable_harness.small_batch.train_eval` -- :func:`train_mode`,
   :func:`population_eval`, :func:`statistic_errors`, :func:`train_eval_gap`;
 - :mod:`~trainable_harness.small_batch.fixes` -- :func:`batch_renorm_train`,
-  :func:`ghost_batch_norm_train`, :func:`synchronized_statistics`;
+  :func:`clipped_renorm_gap_theory`, :func:`ghost_batch_norm_train`,
+  :func:`synchronized_statistics`;
 - :mod:`~trainable_harness.small_batch.groups` -- :func:`group_norm_train`,
-  :func:`group_population_eval`, :func:`group_norm_batch_gaps`;
+  :func:`group_population_eval`, :func:`group_norm_batch_gaps`,
+  :func:`group_distance_theory`;
 - :mod:`~trainable_harness.small_batch.sweep` -- :func:`small_batch_sweep` over
   ``BATCH_SIZES``;
 - :mod:`~trainable_harness.small_batch.checks` -- the checks and helpers they share.
@@ -57,11 +60,13 @@ import numpy as np  # noqa: F401 (the doctest uses it)
 from trainable_harness.errors import SmallBatchError  # noqa: F401 (read from here by the tests)
 from trainable_harness.small_batch.fixes import (
     batch_renorm_train,
+    clipped_renorm_gap_theory,
     ghost_batch_norm_train,
     synchronized_statistics,
 )
 from trainable_harness.small_batch.groups import (
     GROUPS,
+    group_distance_theory,
     group_norm_batch_gaps,
     group_norm_train,
     group_population_eval,
@@ -80,6 +85,8 @@ from trainable_harness.small_batch.model import (  # noqa: F401
     draw_activations,
     expected_batch_variance,
     mean_error_theory,
+    single_sample_gap_theory,
+    two_sample_gap_theory,
 )
 from trainable_harness.small_batch.sweep import (  # noqa: F401
     BATCH_SIZES,
@@ -105,17 +112,21 @@ __all__ = [
     "SIDE",
     "batch_population_variances",
     "batch_renorm_train",
+    "clipped_renorm_gap_theory",
     "draw_activations",
     "expected_batch_variance",
     "ghost_batch_norm_train",
+    "group_distance_theory",
     "group_norm_batch_gaps",
     "group_norm_train",
     "group_population_eval",
     "mean_error_theory",
     "population_eval",
+    "single_sample_gap_theory",
     "small_batch_sweep",
     "statistic_errors",
     "synchronized_statistics",
     "train_eval_gap",
     "train_mode",
+    "two_sample_gap_theory",
 ]

@@ -7,6 +7,8 @@ independently; synchronized batch norm merges per-device moment states exactly.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from trainable_harness.errors import (
@@ -26,16 +28,24 @@ from trainable_harness.small_batch.checks import (
 )
 from trainable_harness.small_batch.model import (
     EPS,
+    INDEPENDENT_VARIANCE,
+    SHARED_VARIANCE,
     _check_5d,
     _population,
     draw_activations,  # noqa: F401 (the doctests use it)
+    mean_error_theory,
 )
 from trainable_harness.small_batch.train_eval import (
     population_eval,  # noqa: F401 (the doctests use it)
     train_mode,
 )
 
-__all__ = ["batch_renorm_train", "ghost_batch_norm_train", "synchronized_statistics"]
+__all__ = [
+    "batch_renorm_train",
+    "clipped_renorm_gap_theory",
+    "ghost_batch_norm_train",
+    "synchronized_statistics",
+]
 
 
 _LARGEST = float(np.finfo(np.float64).max)
@@ -84,6 +94,42 @@ def batch_renorm_train(X, r_max: float, d_max: float, eps: float = EPS) -> np.nd
         d = np.clip((mean - _per_channel(population_mean)) / population_std, -d_max, d_max)
         Y = r * (X - mean) / batch_std + d
     return _finite_output(Y, eps, variance, "batch_renorm_train")
+
+
+def clipped_renorm_gap_theory(batch: int, d_max: float) -> float:
+    """RMS train/eval gap of batch renormalization whose ``r`` is not clipped but ``d`` is.
+
+    With ``r = std_B / std`` unclipped, ``r (x - mean_B) / std_B = (x - mean_B) / std``, so
+    the train-mode output minus the evaluation output is ``clip(delta) - delta`` with
+    ``delta = (mean_B - mu) / std``, the same for every value of a channel in a batch.
+    Under the model ``delta ~ N(0, s^2)`` with ``s = mean_error_theory(batch) / std``, and
+    for ``c = d_max`` the expected square is
+    ``E[(|delta| - c)_+^2] = 2 ((s^2 + c^2) Q(c / s) - c s phi(c / s))`` (``Q`` the normal
+    tail, ``phi`` its density). ``eps`` is left out (it moves ``std`` by ``1e-6``). The
+    measurement holds only while ``r`` stays inside ``[1 / r_max, r_max]``.
+
+    Raises
+    ------
+    SmallBatchError
+        If ``batch`` is not a positive integer or ``d_max`` is not a finite number ``> 0``.
+
+    Examples
+    --------
+    >>> round(clipped_renorm_gap_theory(2, 0.5), 4)
+    0.106
+    """
+    batch = _positive_integer(batch, "batch")
+    if (
+        isinstance(d_max, bool | np.bool_)
+        or not isinstance(d_max, int | float | np.integer | np.floating)
+        or not 0 < d_max < np.inf
+    ):
+        raise SmallBatchError(f"d_max must be a finite number > 0, got {d_max!r}")
+    s = mean_error_theory(batch) / math.sqrt(SHARED_VARIANCE + INDEPENDENT_VARIANCE)
+    c = float(d_max)
+    tail = 0.5 * math.erfc(c / s / math.sqrt(2.0))
+    density = math.exp(-0.5 * (c / s) ** 2) / math.sqrt(2.0 * math.pi)
+    return math.sqrt(2.0 * ((s * s + c * c) * tail - c * s * density))
 
 
 def ghost_batch_norm_train(X, ghost_size: int, eps: float = EPS) -> np.ndarray:

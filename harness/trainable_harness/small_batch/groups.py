@@ -8,6 +8,8 @@ the batch.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from trainable_harness.errors import (
@@ -24,10 +26,17 @@ from trainable_harness.small_batch.model import (
     INDEPENDENT_VARIANCE,
     SHARED_VARIANCE,
     _check_5d,
+    _two_offset_expected_std,
     draw_activations,  # noqa: F401 (the doctests use it)
 )
 
-__all__ = ["GROUPS", "group_norm_batch_gaps", "group_norm_train", "group_population_eval"]
+__all__ = [
+    "GROUPS",
+    "group_distance_theory",
+    "group_norm_batch_gaps",
+    "group_norm_train",
+    "group_population_eval",
+]
 
 
 GROUPS = 4  # group norm of the section: 4 groups of 2 consecutive channels
@@ -174,3 +183,34 @@ def group_norm_batch_gaps(X, num_groups: int = GROUPS, eps: float = EPS) -> dict
         "gap": float(np.sqrt(np.mean((in_batch - alone) ** 2))),
         "batch_dependence": float(np.sqrt(np.mean((in_batch - in_larger) ** 2))),
     }
+
+
+def group_distance_theory() -> float:
+    """RMS distance of group norm's output (2 channels a group) from its population output.
+
+    Per group of one sample, ``y = (x - m_g) / s_g`` and ``z = (x - mu_g) / std_g``, so, as
+    for batch norm's gap (:func:`~trainable_harness.small_batch.model.single_sample_gap_theory`),
+    the expected squared distance is ``2 - 2 E[s_g] / std_g``. A group of two channels
+    holds ``2 H W`` values carrying the two channels' offsets, its channel means
+    ``mean_difference`` apart, and ``std_g^2 = tau^2 + sigma^2 + (mean_difference / 2)^2``.
+    It does not depend on ``B``.
+
+    Raises
+    ------
+    SmallBatchError
+        If the groups of ``GROUPS`` do not hold two channels each (the derivation is
+        written for two).
+
+    Examples
+    --------
+    >>> round(group_distance_theory(), 4)
+    0.4189
+    """
+    if CHANNELS // GROUPS != 2:
+        raise SmallBatchError(
+            f"group_distance_theory is derived for groups of 2 channels; GROUPS = {GROUPS} "
+            f"gives {CHANNELS // GROUPS}"
+        )
+    step = float(CHANNEL_MEANS[1] - CHANNEL_MEANS[0])
+    std = math.sqrt(SHARED_VARIANCE + INDEPENDENT_VARIANCE + (step / 2) ** 2)
+    return math.sqrt(2.0 - 2.0 * _two_offset_expected_std(step) / std)

@@ -11,6 +11,8 @@ the ``SIDE**2`` positions of a sample and ``e ~ N(0, INDEPENDENT_VARIANCE)``:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from trainable_harness.errors import (
@@ -33,6 +35,8 @@ __all__ = [
     "draw_activations",
     "expected_batch_variance",
     "mean_error_theory",
+    "single_sample_gap_theory",
+    "two_sample_gap_theory",
 ]
 
 
@@ -141,3 +145,75 @@ def mean_error_theory(batch: int) -> float:
     """
     _positive_integer(batch, "batch")
     return float(np.sqrt((SHARED_VARIANCE + INDEPENDENT_VARIANCE / SIDE**2) / batch))
+
+
+def single_sample_gap_theory() -> float:
+    """RMS train/eval gap of batch norm at ``B = 1`` under the model: ``sqrt(2 - 2 E[s] / std)``.
+
+    With one sample, train mode gives ``y = (x - m) / s`` (``m``, ``s`` the sample's mean
+    and population standard deviation over its ``H W`` positions) and evaluation mode
+    ``z = (x - mu) / std`` with ``std = sqrt(tau^2 + sigma^2)``. Over the positions
+    ``mean(y^2) = 1``, ``mean(z^2)`` has expectation 1 and ``mean(y z) = s / std``, so the
+    expected squared gap is ``2 - 2 E[s] / std``. The shared offset cancels in ``x - m``,
+    so ``H W s^2 / sigma^2`` is chi-square with ``H W - 1`` degrees of freedom and
+    ``E[s] = sqrt(2 sigma^2 / (H W)) Gamma(H W / 2) / Gamma((H W - 1) / 2)``. Here
+    ``std = 2``, so the gap is ``sqrt(2 - E[s])``. ``eps`` is left out: it changes the
+    squared gap by about ``eps E[1 / s^2]``, below ``1e-5``. Dividing ``s^2`` by
+    ``H W - 1`` instead gives ``sqrt(2 - 1/HW - 2 sqrt(1 - 1/HW) E[s] / std)``, 0.5835.
+
+    Examples
+    --------
+    >>> round(single_sample_gap_theory(), 4)
+    0.5922
+    """
+    values = SIDE**2
+    log_ratio = math.lgamma(values / 2) - math.lgamma((values - 1) / 2)
+    expected_std = math.sqrt(2 * INDEPENDENT_VARIANCE / values) * math.exp(log_ratio)
+    std = math.sqrt(SHARED_VARIANCE + INDEPENDENT_VARIANCE)
+    return math.sqrt(2.0 - 2.0 * expected_std / std)
+
+
+def _two_offset_expected_std(mean_difference: float) -> float:
+    """``E[s]`` for ``2 H W`` values of the model that carry two independent offsets.
+
+    The values are two blocks of ``H W`` positions (two samples of one channel, or two
+    channels of one sample) whose means differ by ``mean_difference``. Their population
+    variance is ``s^2 = (sigma^2 chi2_{2 H W - 2} + (H W / 2) d^2) / (2 H W)``: the spread
+    inside each block, plus the blocks' means ``d`` apart, with
+    ``d ~ N(mean_difference, 2 (tau^2 + sigma^2 / (H W)))`` independent of the first part.
+    ``E[s]`` by quadrature: Gauss-Hermite over ``d`` (80 nodes), the trapezoid rule over
+    the chi-square density (20 001 points on ``[0, 250]``, 200 001 points give the same
+    value to 1e-15); both are exact to far below
+    ``1e-8``, the precision the claims need being ``1e-4``.
+    """
+    values = SIDE**2
+    dof = 2 * values - 2
+    nodes, weights = np.polynomial.hermite_e.hermegauss(80)
+    weights = weights / weights.sum()
+    d = mean_difference + np.sqrt(2 * (SHARED_VARIANCE + INDEPENDENT_VARIANCE / values)) * nodes
+    chi2 = np.linspace(0.0, 250.0, 20_001)[1:]
+    log_density = (
+        (dof / 2 - 1) * np.log(chi2) - chi2 / 2 - dof / 2 * math.log(2) - math.lgamma(dof / 2)
+    )
+    density = np.exp(log_density)
+    total = 0.0
+    for node, weight in zip(d, weights, strict=True):
+        s = np.sqrt((INDEPENDENT_VARIANCE * chi2 + values / 2 * node**2) / (2 * values))
+        total += weight * np.trapezoid(density * s, chi2)
+    return float(total)
+
+
+def two_sample_gap_theory() -> float:
+    """RMS train/eval gap of batch norm at ``B = 2`` under the model.
+
+    As for :func:`single_sample_gap_theory`, the expected squared gap is
+    ``2 - 2 E[s] / std``; a channel of a batch of two holds ``2 H W`` values carrying the
+    two samples' offsets, so ``E[s]`` comes from ``_two_offset_expected_std(0)``.
+
+    Examples
+    --------
+    >>> round(two_sample_gap_theory(), 4)
+    0.4204
+    """
+    std = math.sqrt(SHARED_VARIANCE + INDEPENDENT_VARIANCE)
+    return math.sqrt(2.0 - 2.0 * _two_offset_expected_std(0.0) / std)

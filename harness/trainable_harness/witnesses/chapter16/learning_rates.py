@@ -9,7 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from trainable_harness.claimable import claim_computation
-from trainable_harness.mlp import learning_rate_sweep, probe_along_training
+from trainable_harness.mlp import (
+    learning_rate_sweep,
+    probe_along_training,
+    scale_invariance_residual,
+)
 
 __all__ = ["larger_learning_rates_witness"]
 
@@ -24,7 +28,10 @@ def larger_learning_rates_witness(seed: int) -> dict:
     of the largest learning rates, batch norm over plain), ``log2_largest_learning_plain``,
     ``log2_largest_learning_bn``, ``best_loss_plain``, ``best_loss_bn``, and the ratios
     plain over batch norm of the mean loss variation, gradient change and effective
-    smoothness along the gradient.
+    smoothness along the gradient; ``scale_invariance_residual``
+    (:func:`trainable_harness.mlp.scale_invariance_residual`), how far the batch-normalized
+    network's weight gradients are from the orthogonality to their weights that scale
+    invariance gives, the mechanism the chapter names.
 
     Examples
     --------
@@ -47,4 +54,5 @@ def larger_learning_rates_witness(seed: int) -> dict:
         "smoothness_ratio": (
             probes[False].effective_smoothness / probes[True].effective_smoothness
         ),
+        "scale_invariance_residual": scale_invariance_residual(seed),
     }

@@ -1,9 +1,109 @@
-"""Tests of trainable_harness.witnesses.chapter16.learning_rates."""
+"""Tests of trainable_harness.witnesses.chapter16.learning_rates: the claim verifies, its
+learning criterion has a margin no rounding crosses, and a backward pass without batch
+norm's variance term turns the claim red."""
 
+import numpy as np
+import pytest
 from witness_checks import check_returns_finite_floats
 
+from claimbook.claims import harness_pin, load_claim, verify_claim
+from trainable_harness import mlp
+from trainable_harness.mlp import network, sweeps
 from trainable_harness.witnesses.chapter16.learning_rates import larger_learning_rates_witness
+
+CLAIM = "c16-larger-learning-rates-001"
 
 
 def test_larger_learning_rates_witness_returns_per_seed_scalars():
     check_returns_finite_floats(larger_learning_rates_witness, seed=2)
+
+
+@pytest.fixture
+def fresh_sweeps():
+    """The sweeps are cached: clear them around a run of a patched harness."""
+    sweeps._cached_sweep.cache_clear()
+    yield
+    sweeps._cached_sweep.cache_clear()
+
+
+def judged(tmp_path):
+    artifact = verify_claim(CLAIM, harness_pin(), artifacts_dir=tmp_path)
+    return artifact, {
+        field: comparison["passed"] for field, comparison in artifact["comparisons"].items()
+    }
+
+
+def test_the_claim_verifies(tmp_path, fresh_sweeps):
+    artifact, passed = judged(tmp_path)
+    assert artifact["status"] == "verified" and all(passed.values())
+
+
+def _backward_without_the_variance_term(dY, cache, gamma):
+    """Batch norm's backward pass with the centering but without -Z_hat mean(dY Z_hat)."""
+    Z_hat, inv_std = cache
+    dgamma = np.einsum("...nk,...nk->...k", dY, Z_hat)
+    dbeta = dY.sum(axis=-2)
+    dZ = dY * gamma[..., None, :] - (dbeta * gamma)[..., None, :] / Z_hat.shape[-2]
+    return dZ * inv_std, dgamma, dbeta
+
+
+def test_the_claim_fails_without_the_variance_term_of_the_backward_pass(
+    tmp_path, monkeypatch, fresh_sweeps
+):
+    monkeypatch.setattr(network, "_batch_norm_backward", _backward_without_the_variance_term)
+    artifact, passed = judged(tmp_path)
+    assert artifact["status"] == "failed"
+    assert not passed["scale_invariance_residual"]
+    # The gains alone would not have noticed: they still verify.
+    assert passed["log2_gain_learning"] and passed["log2_gain_finite"]
+
+
+def _dead_runs(seed, batch_norm):
+    """Rates whose run ends at the label entropy to within 1e-14: a network whose output no
+    longer depends on its input (its hidden units dead)."""
+    task = mlp.make_teacher_task(seed, mlp.TASK_SIZE)
+    sweep = mlp.learning_rate_sweep(seed, batch_norm)
+    entropy = mlp.label_entropy(task.labels)
+    return sweep, np.abs(sweep.final_losses - entropy) <= 1e-14
+
+
+def test_a_network_at_the_label_entropy_does_not_learn():
+    """Runs that end at the label entropy to rounding exist on the claim's seeds (dead
+    networks), and none of them lies at or below the largest rate that learns."""
+    dead_seen = 0
+    for seed in load_claim(CLAIM).seeds:
+        for batch_norm in (False, True):
+            sweep, dead = _dead_runs(seed, batch_norm)
+            dead_seen += int(dead.sum())
+            assert not np.any(dead & (sweep.learning_rates <= sweep.largest_learning))
+    assert dead_seen >= 2
+
+
+def _reversed_task(seed, n):
+    """The same task with its examples in reverse order: the full-batch loss and gradient
+    are equal in exact arithmetic, and every sum over examples runs in another order."""
+    task = mlp.make_teacher_task(seed, n)
+    return mlp.TeacherTask(X=task.X[::-1].copy(), labels=task.labels[::-1].copy())
+
+
+def test_per_seed_outcomes_do_not_depend_on_the_summation_order(monkeypatch, fresh_sweeps):
+    seeds = load_claim(CLAIM).seeds
+    before = [
+        (
+            mlp.learning_rate_sweep(s, bn).largest_learning,
+            mlp.learning_rate_sweep(s, bn).largest_finite,
+        )
+        for s in seeds
+        for bn in (False, True)
+    ]
+    sweeps._cached_sweep.cache_clear()
+    monkeypatch.setattr(sweeps, "make_teacher_task", _reversed_task)
+    after = [
+        (
+            mlp.learning_rate_sweep(s, bn).largest_learning,
+            mlp.learning_rate_sweep(s, bn).largest_finite,
+        )
+        for s in seeds
+        for bn in (False, True)
+    ]
+    assert after == before
