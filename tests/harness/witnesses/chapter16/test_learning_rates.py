@@ -20,8 +20,16 @@ def test_larger_learning_rates_witness_returns_per_seed_scalars():
 
 @pytest.fixture
 def fresh_sweeps():
-    """The sweeps are cached: clear them around a run of a patched harness."""
+    """The sweeps are cached: clear them around a run of a patched harness (the tests of the
+    unpatched harness share the cached sweeps, computed once per process)."""
     sweeps._cached_sweep.cache_clear()
+    yield
+    sweeps._cached_sweep.cache_clear()
+
+
+@pytest.fixture
+def sweeps_cleared_after():
+    """The cached (unpatched) sweeps are used first; whatever a patch computed is dropped."""
     yield
     sweeps._cached_sweep.cache_clear()
 
@@ -33,29 +41,9 @@ def judged(tmp_path):
     }
 
 
-def test_the_claim_verifies(tmp_path, fresh_sweeps):
+def test_the_claim_verifies(tmp_path):
     artifact, passed = judged(tmp_path)
     assert artifact["status"] == "verified" and all(passed.values())
-
-
-def _backward_without_the_variance_term(dY, cache, gamma):
-    """Batch norm's backward pass with the centering but without -Z_hat mean(dY Z_hat)."""
-    Z_hat, inv_std = cache
-    dgamma = np.einsum("...nk,...nk->...k", dY, Z_hat)
-    dbeta = dY.sum(axis=-2)
-    dZ = dY * gamma[..., None, :] - (dbeta * gamma)[..., None, :] / Z_hat.shape[-2]
-    return dZ * inv_std, dgamma, dbeta
-
-
-def test_the_claim_fails_without_the_variance_term_of_the_backward_pass(
-    tmp_path, monkeypatch, fresh_sweeps
-):
-    monkeypatch.setattr(network, "_batch_norm_backward", _backward_without_the_variance_term)
-    artifact, passed = judged(tmp_path)
-    assert artifact["status"] == "failed"
-    assert not passed["scale_invariance_residual"]
-    # The gains alone would not have noticed: they still verify.
-    assert passed["log2_gain_learning"] and passed["log2_gain_finite"]
 
 
 def _dead_runs(seed, batch_norm):
@@ -86,7 +74,7 @@ def _reversed_task(seed, n):
     return mlp.TeacherTask(X=task.X[::-1].copy(), labels=task.labels[::-1].copy())
 
 
-def test_per_seed_outcomes_do_not_depend_on_the_summation_order(monkeypatch, fresh_sweeps):
+def test_per_seed_outcomes_do_not_depend_on_the_summation_order(monkeypatch, sweeps_cleared_after):
     seeds = load_claim(CLAIM).seeds
     before = [
         (
@@ -107,3 +95,24 @@ def test_per_seed_outcomes_do_not_depend_on_the_summation_order(monkeypatch, fre
         for bn in (False, True)
     ]
     assert after == before
+
+
+# Last in the file: it clears the cached sweeps the tests above share.
+def _backward_without_the_variance_term(dY, cache, gamma):
+    """Batch norm's backward pass with the centering but without -Z_hat mean(dY Z_hat)."""
+    Z_hat, inv_std = cache
+    dgamma = np.einsum("...nk,...nk->...k", dY, Z_hat)
+    dbeta = dY.sum(axis=-2)
+    dZ = dY * gamma[..., None, :] - (dbeta * gamma)[..., None, :] / Z_hat.shape[-2]
+    return dZ * inv_std, dgamma, dbeta
+
+
+def test_the_claim_fails_without_the_variance_term_of_the_backward_pass(
+    tmp_path, monkeypatch, fresh_sweeps
+):
+    monkeypatch.setattr(network, "_batch_norm_backward", _backward_without_the_variance_term)
+    artifact, passed = judged(tmp_path)
+    assert artifact["status"] == "failed"
+    assert not passed["scale_invariance_residual"]
+    # The gains alone would not have noticed: they still verify.
+    assert passed["log2_gain_learning"] and passed["log2_gain_finite"]
