@@ -21,7 +21,7 @@ STATISTICAL = {
     "c16-residual-depth-001",
     "c16-activation-drift-001",
 }
-REFUTING = {"c16-train-mode-output-001", "c16-residual-depth-001", "c16-activation-drift-001"}
+REFUTING = {"c16-activation-drift-001"}
 
 
 def registry(claim_id):
@@ -85,6 +85,20 @@ def check_statistical_bounds_quote_other_seed_sets(claim_id):
             or "every seed" in reason
             or ("eps" in reason)
         ), (claim_id, field)
+
+
+def failing_fields(claim_id, results):
+    """The registered fields a claim's result (or, for a statistical claim, its results
+    per seed) fails: what a perturbed computation turns red."""
+    from claimbook.claims.compare import comparisons
+    from claimbook.claims.store import statistical_result
+
+    claim = load_claim(claim_id)
+    if claim_id in STATISTICAL:
+        records = comparisons(claim.expect, statistical_result(claim, results), statistical=True)
+    else:
+        records = comparisons(claim.expect, results, statistical=False)
+    return sorted(field for field, record in records.items() if not record["passed"])
 
 
 def check_fields_match_the_registry(claim_id, witness, **arguments):

@@ -1,8 +1,12 @@
 """Section 16.7: what the stories about training dynamics show.
 
-A random ReLU network and a copy with every weight moved by a small step, with and without
-batch norm on every pre-activation: the scale of each layer, and how far each layer's
-inputs move in their moments and in their values.
+Internal covariate shift measured as its authors define it, as the change of the
+*distribution* of each layer's inputs during training, and its causal role tested as
+Santurkar et al. (2018, section 2.1) test it: a network with batch norm, one without, and
+one with batch norm followed by noise that moves each feature's distribution at every step
+("noisy batch norm"), trained on the same task from the same draw. The shift is the
+per-feature 1-Wasserstein distance between a layer's inputs at consecutive steps, in units
+of the feature's standard deviation; the speed is the number of steps to a target loss.
 """
 
 from __future__ import annotations
@@ -10,172 +14,248 @@ from __future__ import annotations
 import numpy as np
 
 from trainable_harness.claimable import claim_computation
-from trainable_harness.layers import batch_norm, linear
+from trainable_harness.errors import MLPError, check_integer, check_seed
+from trainable_harness.mlp.layers import (
+    _batch_norm_backward,
+    _batch_norm_forward,
+    _softmax_cross_entropy,
+    _softmax_cross_entropy_backward,
+)
+from trainable_harness.mlp.sweeps import label_entropy
+from trainable_harness.mlp.task import CLASSES, INPUTS, make_teacher_task
 
 __all__ = [
     "ACTIVATION_DRIFT",
-    "activation_drift_profiles",
+    "VARIANTS",
     "activation_drift_witness",
-    "per_feature_moment_shift",
-    "per_feature_moment_shifts",
-    "random_relu_network_activations",
+    "covariate_shift_run",
+    "per_feature_wasserstein",
 ]
 
-# The network of the section: layers, width, batch, the gain over He initialization, and
-# the step along a random direction that stands in for one update of all layers.
-ACTIVATION_DRIFT = {"depth": 20, "width": 64, "batch_size": 256, "gain": 1.2, "step": 0.02}
+# The experiment of the section: hidden layers, width, training examples, the learning rate
+# of full-batch gradient descent, the step budget, the first steps over which the shift is
+# averaged, the noise of noisy batch norm (per step, layer and feature a mean drawn from
+# U(-noise_mean, noise_mean) and a scale from U(1, noise_scale)), and the target loss as a
+# fraction of the label entropy (the loss of the best constant predictor).
+ACTIVATION_DRIFT = {
+    "depth": 8,
+    "width": 32,
+    "examples": 128,
+    "learning_rate": 0.01,
+    "budget": 600,
+    "window": 50,
+    "noise_mean": 0.1,
+    "noise_scale": 1.1,
+    "target_fraction": 0.5,
+}
+
+# The three networks, in the order the results list them.
+VARIANTS = ("plain", "batch_norm", "noisy_batch_norm")
 
 
-def random_relu_network_activations(
-    X: np.ndarray, weights: list[np.ndarray], *, normalize: bool, eps: float = 1e-5
-) -> list[np.ndarray]:
-    """Pre-activations of a ReLU network, each optionally batch-normalized (no affine).
+def per_feature_wasserstein(before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """Per feature, the 1-Wasserstein distance between two samples of equal size.
 
-    Layer ``l`` computes ``z_l = linear(h_{l-1}, W_l)``, replaces it by
-    ``batch_norm(z_l, 1, 0, eps)`` when ``normalize``, and passes ``h_l = max(z_l, 0)`` on.
-    Returns the (normalized) ``z_l`` of every layer, each of shape ``(B, width)``.
-
-    Examples
-    --------
-    >>> Z = random_relu_network_activations(np.eye(2), [np.eye(2)] * 2, normalize=False)
-    >>> [z.tolist() for z in Z]
-    [[[1.0, 0.0], [0.0, 1.0]], [[1.0, 0.0], [0.0, 1.0]]]
-    """
-    h, activations = X, []
-    for W in weights:
-        z = linear(h, W)
-        if normalize:
-            width = z.shape[1]
-            z = batch_norm(z, np.ones(width), np.zeros(width), eps=eps)
-        activations.append(z)
-        h = np.maximum(z, 0.0)
-    return activations
-
-
-def per_feature_moment_shifts(before: np.ndarray, after: np.ndarray) -> np.ndarray:
-    """Per feature, ``(|change of mean| + |change of std|) / std before``.
-
-    ``before`` and ``after`` of shape ``(B, width)``; means and population standard
-    deviations over axis 0. Invariant to a common affine map ``a x + b`` (``a != 0``)
-    applied to both.
+    ``before`` and ``after`` of shape ``(n, width)``; each column is one feature's sample.
+    For two empirical distributions of ``n`` values each the optimal coupling pairs the
+    sorted values, so the distance is ``mean_i |sort(before)_i - sort(after)_i|``. It is a
+    distance between distributions: it ignores which example produced which value, and it
+    is 0 exactly when the two samples hold the same values.
 
     Examples
     --------
-    >>> per_feature_moment_shifts(np.array([[0.0], [2.0]]), np.array([[1.0], [3.0]]))
+    >>> per_feature_wasserstein(np.array([[0.0], [2.0]]), np.array([[3.0], [1.0]]))
     array([1.])
     """
-    std_before = before.std(axis=0)
-    mean_change = np.abs(after.mean(axis=0) - before.mean(axis=0))
-    std_change = np.abs(after.std(axis=0) - std_before)
-    return (mean_change + std_change) / std_before
+    return np.mean(np.abs(np.sort(before, axis=0) - np.sort(after, axis=0)), axis=0)
 
 
-def per_feature_moment_shift(before: np.ndarray, after: np.ndarray) -> float:
-    """Mean over features of :func:`per_feature_moment_shifts`.
-
-    Examples
-    --------
-    >>> per_feature_moment_shift(np.array([[0.0], [2.0]]), np.array([[1.0], [3.0]]))
-    1.0
-    """
-    return float(np.mean(per_feature_moment_shifts(before, after)))
+def _shift_in_stds(before: np.ndarray, after: np.ndarray) -> float:
+    """Mean over live features of the Wasserstein shift divided by the std ``before``."""
+    std = before.std(axis=0)
+    live = std > 0.0  # a dead ReLU feature has no distribution to move
+    if not live.any():
+        return float("nan")
+    return float(np.mean(per_feature_wasserstein(before, after)[live] / std[live]))
 
 
-def activation_drift_profiles(
+def covariate_shift_run(
     seed: int,
+    variant: str,
     *,
     depth: int = ACTIVATION_DRIFT["depth"],
     width: int = ACTIVATION_DRIFT["width"],
-    batch_size: int = ACTIVATION_DRIFT["batch_size"],
-    gain: float = ACTIVATION_DRIFT["gain"],
-    step: float = ACTIVATION_DRIFT["step"],
-    eps: float = 1e-5,
+    examples: int = ACTIVATION_DRIFT["examples"],
+    learning_rate: float = ACTIVATION_DRIFT["learning_rate"],
+    budget: int = ACTIVATION_DRIFT["budget"],
+    window: int = ACTIVATION_DRIFT["window"],
+    noise_mean: float = ACTIVATION_DRIFT["noise_mean"],
+    noise_scale: float = ACTIVATION_DRIFT["noise_scale"],
+    target_fraction: float = ACTIVATION_DRIFT["target_fraction"],
 ) -> dict:
-    """Per-layer scale and drift of a random ReLU network and its perturbed copy.
+    """Train one network by full-batch gradient descent and record its inputs' shift.
 
-    Section 16.7, with ``rng = numpy.random.default_rng(seed)``: an input batch
-    ``(batch_size, width)`` of N(0, 1) values; ``depth`` weight matrices with N(0,
-    2 gain^2 / width) entries (He initialization scaled by ``gain``); ``depth`` direction
-    matrices with N(0, 2 / width) entries. The *perturbed* network adds ``step`` times the
-    direction to every weight matrix, a stand-in for one small update of all layers. Both
-    networks run without and with batch norm on every pre-activation
-    (:func:`random_relu_network_activations`).
+    Section 16.7. The task is :func:`~trainable_harness.mlp.make_teacher_task` ``(seed,
+    examples)``; the network is ``depth`` hidden layers ``linear -> [batch norm] -> [noise]
+    -> ReLU`` of ``width`` units and a linear output with softmax cross-entropy, He
+    initialized from ``default_rng(seed + 1)`` (the same draw for every variant):
+
+    - ``"plain"``: a bias instead of batch norm;
+    - ``"batch_norm"``: train-mode batch norm over the examples (no bias before it);
+    - ``"noisy_batch_norm"``: batch norm, then ``s * y + m`` per feature, with ``m`` from
+      ``U(-noise_mean, noise_mean)`` and ``s`` from ``U(1, noise_scale)`` drawn afresh at
+      every step, layer and feature (``default_rng(seed + 2)``): the distribution each
+      later layer receives changes at every step whatever the weights do. The backward pass
+      treats the noise as constants; the loss that measures progress is that of the
+      network without the noise (the network being trained), as for dropout.
+
+    The *shift* of a step is, averaged over the hidden layers' outputs (the inputs of the
+    layers after them) and over their live features, the 1-Wasserstein distance
+    (:func:`per_feature_wasserstein`) between the values the layer received at this step and
+    at the next, in units of the feature's standard deviation at this step, for the first
+    ``window`` steps (every variant is compared over the same steps). Training stops at
+    the first step whose loss is at most ``target_fraction`` times the label entropy, but not
+    before ``window`` steps, or after ``budget`` steps.
 
     Returns
     -------
     dict
-        For ``unnormalized`` and ``normalized``, arrays over layers: ``rms`` (RMS of the
-        pre-activations), ``moment_shift`` (mean over features of
-        :func:`per_feature_moment_shifts`), ``max_feature_moment_shift`` (its largest
-        feature) and ``value_change`` (``||Z' - Z|| / ||Z||``).
+        ``losses`` (one per step, from step 0), ``shifts`` (one per step of the first
+        ``window``),
+        ``steps_to_target`` (the first step at or below the target, or ``None``),
+        ``target`` and ``label_entropy``.
+
+    Raises
+    ------
+    MLPError
+        An unknown ``variant``, or a ``window`` larger than ``budget``.
 
     Examples
     --------
-    >>> profiles = activation_drift_profiles(0, depth=3, width=8, batch_size=16)
-    >>> profiles["normalized"]["rms"].shape
-    (3,)
+    >>> run = covariate_shift_run(0, "batch_norm", depth=2, budget=5, window=5)
+    >>> len(run["losses"]), len(run["shifts"])
+    (6, 5)
     """
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((batch_size, width))
-    weights = [rng.normal(0.0, gain * np.sqrt(2.0 / width), (width, width)) for _ in range(depth)]
-    directions = [rng.normal(0.0, np.sqrt(2.0 / width), (width, width)) for _ in range(depth)]
-    perturbed = [W + step * P for W, P in zip(weights, directions, strict=True)]
-    profiles = {}
-    for name, normalize in (("unnormalized", False), ("normalized", True)):
-        before = random_relu_network_activations(X, weights, normalize=normalize, eps=eps)
-        after = random_relu_network_activations(X, perturbed, normalize=normalize, eps=eps)
-        shifts = [per_feature_moment_shifts(a, b) for a, b in zip(before, after, strict=True)]
-        profiles[name] = {
-            "rms": np.array([np.sqrt(np.mean(z * z)) for z in before]),
-            "moment_shift": np.array([np.mean(shift) for shift in shifts]),
-            "max_feature_moment_shift": np.array([np.max(shift) for shift in shifts]),
-            "value_change": np.array(
-                [
-                    np.linalg.norm(b - a) / np.linalg.norm(a)
-                    for a, b in zip(before, after, strict=True)
-                ]
-            ),
-        }
-    return profiles
+    if variant not in VARIANTS:
+        raise MLPError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    seed = check_seed(seed)
+    depth = check_integer(depth, "depth", minimum=1, error=MLPError)
+    budget = check_integer(budget, "budget", minimum=1, error=MLPError)
+    window = check_integer(window, "window", minimum=1, error=MLPError)
+    if window > budget:
+        raise MLPError(f"window ({window}) must not exceed budget ({budget})")
+    task = make_teacher_task(seed, n=examples)
+    entropy = label_entropy(task.labels)
+    target = target_fraction * entropy
+    rng = np.random.default_rng(seed + 1)
+    sizes = [INPUTS] + [width] * depth
+    weights = [rng.normal(0.0, np.sqrt(2.0 / sizes[k]), (sizes[k], width)) for k in range(depth)]
+    w_out = rng.normal(0.0, np.sqrt(2.0 / width), (width, CLASSES))
+    b_out = np.zeros(CLASSES)
+    normalize = variant != "plain"
+    shifts_b = [np.zeros(width) for _ in range(depth)]  # bias, or batch norm's beta
+    gammas = [np.ones(width) for _ in range(depth)]
+    noise_rng = np.random.default_rng(seed + 2)
+
+    def forward(noise):
+        H, caches, inputs = task.X, [], []
+        for k in range(depth):
+            Z = H @ weights[k]
+            cache = None
+            if normalize:
+                Y, cache = _batch_norm_forward(Z, gammas[k], shifts_b[k])
+                if noise is not None:
+                    Y = noise[0][k] * Y + noise[1][k]
+            else:
+                Y = Z + shifts_b[k]
+            caches.append((H, Y, cache))
+            H = np.maximum(Y, 0.0)
+            inputs.append(H)
+        return H @ w_out + b_out, caches, inputs
+
+    losses, shifts, previous, hit = [], [], None, None
+    for t in range(budget + 1):
+        noise = None
+        if variant == "noisy_batch_norm":
+            scale = noise_rng.uniform(1.0, noise_scale, (depth, width))
+            offset = noise_rng.uniform(-noise_mean, noise_mean, (depth, width))
+            noise = (scale, offset)
+        logits, caches, inputs = forward(noise)
+        loss = _softmax_cross_entropy(logits, task.labels)
+        clean = loss if noise is None else _softmax_cross_entropy(forward(None)[0], task.labels)
+        losses.append(float(clean))
+        if previous is not None and t <= window:
+            layers = zip(previous, inputs, strict=True)
+            shifts.append(float(np.mean([_shift_in_stds(a, b) for a, b in layers])))
+        previous = inputs
+        if hit is None and clean <= target:
+            hit = t
+        if t == budget or (hit is not None and t >= window):
+            break
+        d_logits = _softmax_cross_entropy_backward(logits, task.labels)
+        H_last = inputs[-1]
+        grad_w_out, grad_b_out = H_last.T @ d_logits, d_logits.sum(axis=0)
+        dH = d_logits @ w_out.T
+        for k in reversed(range(depth)):
+            H_in, Y, cache = caches[k]
+            dY = dH * (Y > 0.0)
+            if noise is not None:
+                dY = dY * noise[0][k]
+            if normalize:
+                dZ, d_gamma, d_shift = _batch_norm_backward(dY, cache, gammas[k])
+                gammas[k] = gammas[k] - learning_rate * d_gamma
+            else:
+                dZ, d_shift = dY, dY.sum(axis=0)
+            dH = dZ @ weights[k].T
+            weights[k] = weights[k] - learning_rate * (H_in.T @ dZ)
+            shifts_b[k] = shifts_b[k] - learning_rate * d_shift
+        w_out = w_out - learning_rate * grad_w_out
+        b_out = b_out - learning_rate * grad_b_out
+    return {
+        "losses": np.array(losses),
+        "shifts": np.array(shifts),
+        "steps_to_target": hit,
+        "target": float(target),
+        "label_entropy": float(entropy),
+    }
 
 
 @claim_computation
 def activation_drift_witness(seed: int, **settings) -> dict:
-    """Claim ``c16-activation-drift-001`` (one seed of a set): what standardization pins.
+    """Claim ``c16-activation-drift-001`` (one seed of a set): shift against speed.
 
-    Section 16.7: the profiles of :func:`activation_drift_profiles` (``settings`` are
-    passed on), reduced over layers.
+    Section 16.7: :func:`covariate_shift_run` for each variant (``settings`` are passed
+    on). A run that misses the target within the budget counts as taking ``budget + 1``
+    steps, which can only make the slower network look faster.
 
     Returns
     -------
     dict
-        For ``unnormalized`` and ``normalized``: ``scale_growth`` (RMS of the last layer's
-        pre-activations over the first's), ``moment_shift`` (the largest over layers of the
-        per-feature shift averaged over features), ``max_feature_moment_shift`` (the
-        largest over layers and features), and ``value_change`` (at the last layer).
-        ``value_change_ratio``: normalized over unnormalized value change at the last layer.
+        Per variant: ``shift`` (the mean per-step shift over the first ``window`` steps)
+        and ``steps`` (steps to the target). Ratios: ``shift_ratio.batch_norm`` and
+        ``shift_ratio.noisy_batch_norm`` (each over the plain network's shift),
+        ``speedup.batch_norm`` and ``speedup.noisy_batch_norm`` (the plain network's steps
+        over theirs) and ``noisy_steps_over_batch_norm``.
 
     Examples
     --------
-    >>> from claimbook.claims import claim_seed
-    >>> result = activation_drift_witness(claim_seed("c16-activation-drift/0"))
-    >>> result["normalized"]["moment_shift"] < 1e-5 < result["unnormalized"]["moment_shift"]
-    True
+    >>> result = activation_drift_witness(0, depth=2, budget=20, window=5)
+    >>> sorted(result)[:2]
+    ['batch_norm', 'noisy_batch_norm']
     """
-    profiles = activation_drift_profiles(seed, **settings)
+    budget = settings.get("budget", ACTIVATION_DRIFT["budget"])
     result = {}
-    for name, profile in profiles.items():
-        result[name] = {
-            "scale_growth": float(profile["rms"][-1] / profile["rms"][0]),
-            "moment_shift": float(np.max(profile["moment_shift"])),
-            "max_feature_moment_shift": float(np.max(profile["max_feature_moment_shift"])),
-            "value_change": float(profile["value_change"][-1]),
+    for variant in VARIANTS:
+        run = covariate_shift_run(seed, variant, **settings)
+        steps = run["steps_to_target"]
+        result[variant] = {
+            "shift": float(np.mean(run["shifts"])),
+            "steps": float(budget + 1 if steps is None else steps),
         }
-    unnormalized_change = result["unnormalized"]["value_change"]
-    # A zero step moves nothing, and the ratio is then undefined (NaN), not infinite.
-    result["value_change_ratio"] = (
-        result["normalized"]["value_change"] / unnormalized_change
-        if unnormalized_change > 0
-        else float("nan")
+    plain = result["plain"]
+    result["shift_ratio"] = {name: result[name]["shift"] / plain["shift"] for name in VARIANTS[1:]}
+    result["speedup"] = {name: plain["steps"] / result[name]["steps"] for name in VARIANTS[1:]}
+    result["noisy_steps_over_batch_norm"] = (
+        result["noisy_batch_norm"]["steps"] / result["batch_norm"]["steps"]
     )
     return result

@@ -1,7 +1,8 @@
 """Section 16.3, second part: one value per channel in train mode.
 
-The value is its own mean, so eq. 16.4 outputs beta: exactly in the layers' order of
-operations, to within two roundings in a fused kernel's order.
+The value is its own mean, so eq. 16.4 outputs beta: zeros for a fresh layer (beta 0), the
+trained beta otherwise, exactly in the layers' order of operations and to within two
+roundings in a fused kernel's order.
 """
 
 from __future__ import annotations
@@ -68,8 +69,9 @@ def single_value_outputs(seed: int, *, eps: float = 1e-5) -> dict:
     dict
         ``single``, ``pair``, ``gamma``, ``beta``; the outputs ``harness``
         (:func:`batch_norm` of ``single``), ``fused_kernel``
-        (:func:`fused_kernel_batch_norm` of ``single``), ``zero_beta`` (:func:`batch_norm`
-        of ``single`` with beta = 0) and ``two_values`` (:func:`batch_norm` of ``pair``).
+        (:func:`fused_kernel_batch_norm` of ``single``), ``fresh_layer`` (:func:`batch_norm`
+        of ``single`` with a fresh layer's gamma = 1 and beta = 0) and ``two_values``
+        (:func:`batch_norm` of ``pair``).
 
     Examples
     --------
@@ -89,7 +91,7 @@ def single_value_outputs(seed: int, *, eps: float = 1e-5) -> dict:
         "beta": beta,
         "harness": batch_norm(single, gamma, beta, eps=eps),
         "fused_kernel": fused_kernel_batch_norm(single, gamma, beta, eps=eps),
-        "zero_beta": batch_norm(single, gamma, np.zeros(channels), eps=eps),
+        "fresh_layer": batch_norm(single, np.ones(channels), np.zeros(channels), eps=eps),
         "two_values": batch_norm(pair, gamma, beta, eps=eps),
     }
 
@@ -97,6 +99,9 @@ def single_value_outputs(seed: int, *, eps: float = 1e-5) -> dict:
 @claim_computation
 def single_value_witness(seed: int, *, eps: float = 1e-5) -> dict:
     """Claim ``c16-train-mode-output-001``: one value per channel in train mode gives beta.
+
+    Zeros in the case the common account was reported for (a fresh layer, beta = 0), the
+    trained beta otherwise.
 
     Section 16.3, the outputs of :func:`single_value_outputs`, summarized by
     :func:`single_value_summary`:
@@ -107,22 +112,22 @@ def single_value_witness(seed: int, *, eps: float = 1e-5) -> dict:
       off from beta by the rounding of ``mean s`` and of ``beta - mean s``: the result is
       compared with the first-order bound ``2 u (|x| |s| + |beta|)`` per element
       (u = 2^-53).
-    - ``zero_beta``: with beta = 0 the harness output is exactly zero (the only case in
-      which "all zeros" holds); ``two_values``: with two samples per channel the outputs
-      are ``beta +- |gamma| sqrt(v / (v + eps))``, not beta.
+    - ``fresh_layer``: with a fresh layer's gamma = 1 and beta = 0 the harness output is
+      exactly zero, the account's "all zeros" in its own case; ``two_values``: with two
+      samples per channel the outputs are ``beta +- |gamma| sqrt(v / (v + eps))``, not beta.
 
     Returns
     -------
     dict
         ``harness.max_abs_output_minus_beta``, ``harness.min_abs_output``,
         ``fused_kernel.max_abs_output_minus_beta``, ``fused_kernel.max_ratio_to_bound``,
-        ``zero_beta.max_abs_output``, ``two_values.min_abs_output_minus_beta``.
+        ``fresh_layer.max_abs_output``, ``two_values.min_abs_output_minus_beta``.
 
     Examples
     --------
     >>> from claimbook.claims import claim_seed
     >>> result = single_value_witness(claim_seed("c16-train-mode-output"))
-    >>> result["harness"]["max_abs_output_minus_beta"], result["zero_beta"]["max_abs_output"]
+    >>> result["harness"]["max_abs_output_minus_beta"], result["fresh_layer"]["max_abs_output"]
     (0.0, 0.0)
     >>> result["fused_kernel"]["max_ratio_to_bound"] <= 1.0
     True
@@ -138,7 +143,7 @@ def single_value_summary(outputs: dict, *, eps: float = 1e-5) -> dict:
 
     Examples
     --------
-    >>> single_value_summary(single_value_outputs(0))["zero_beta"]
+    >>> single_value_summary(single_value_outputs(0))["fresh_layer"]
     {'max_abs_output': 0.0}
     """
     single, gamma, beta = outputs["single"], outputs["gamma"], outputs["beta"]
@@ -155,7 +160,7 @@ def single_value_summary(outputs: dict, *, eps: float = 1e-5) -> dict:
             "max_abs_output_minus_beta": float(np.max(kernel_error)),
             "max_ratio_to_bound": float(np.max(kernel_error / bound)),
         },
-        "zero_beta": {"max_abs_output": float(np.max(np.abs(outputs["zero_beta"])))},
+        "fresh_layer": {"max_abs_output": float(np.max(np.abs(outputs["fresh_layer"])))},
         "two_values": {
             "min_abs_output_minus_beta": float(np.min(np.abs(outputs["two_values"] - beta)))
         },

@@ -11,10 +11,12 @@ from witness_checks import (
     UNIT_ROUNDOFF,
     check_claim_verifies_or_refutes_its_account,
     check_registered_expectations_cover_exactly_the_witness_fields,
+    failing_fields,
     registry,
     seed_of,
 )
 
+from trainable_harness.witnesses.chapter16 import single_value
 from trainable_harness.witnesses.chapter16.single_value import (
     fused_kernel_batch_norm,
     single_value_witness,
@@ -27,20 +29,48 @@ def test_registered_expectations_cover_exactly_the_witness_fields():
     check_registered_expectations_cover_exactly_the_witness_fields(CLAIM, single_value_witness)
 
 
-def test_the_claim_refutes_its_account(tmp_path):
+def test_the_claim_verifies(tmp_path):
+    """The account is right in its own case (a fresh layer) and the claim says so: it
+    verifies, it refutes nothing."""
     check_claim_verifies_or_refutes_its_account(CLAIM, tmp_path)
+    assert "refutes" not in registry(CLAIM)
 
 
-def test_the_refuted_account_lies_outside_the_registered_expectations():
-    """The refutation can fail: "all zeros" would give 0."""
-    outputs = registry(CLAIM)["expect"]["harness.min_abs_output"]
-    assert outputs["equals"] > 0.0
+def test_the_measured_case_of_the_account_is_the_cited_one():
+    """A fresh layer (gamma 1, beta 0) gives the account's zeros; a trained beta does not."""
+    assert registry(CLAIM)["expect"]["fresh_layer.max_abs_output"]["equals"] == 0.0
+    assert registry(CLAIM)["expect"]["harness.min_abs_output"]["equals"] > 0.0
 
 
-def test_single_value_outputs_beta_in_the_harness_order_and_zero_only_for_zero_beta():
+def test_the_claim_turns_red_when_the_mean_is_not_subtracted_first(monkeypatch):
+    """The mistake the claim exists to catch: an order of operations that does not form
+    x - mean first (a fused kernel's) gives neither exact zeros nor exact beta."""
+    assert failing_fields(CLAIM, single_value_witness(seed_of(CLAIM))) == []
+    monkeypatch.setattr(single_value, "batch_norm", fused_kernel_batch_norm)
+    assert {"fresh_layer.max_abs_output", "harness.max_abs_output_minus_beta"} <= set(
+        failing_fields(CLAIM, single_value_witness(seed_of(CLAIM)))
+    )
+
+
+def test_the_claim_turns_red_with_the_sample_variance(monkeypatch):
+    """Dividing one value's squared deviation by m - 1 = 0 gives no output at all."""
+
+    def sample_variance_batch_norm(X, gamma, beta, *, eps=1e-5):
+        X = np.asarray(X, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            variance = ((X - X.mean(axis=0)) ** 2).sum(axis=0) / (X.shape[0] - 1)
+            return gamma * (X - X.mean(axis=0)) / np.sqrt(variance + eps) + beta
+
+    monkeypatch.setattr(single_value, "batch_norm", sample_variance_batch_norm)
+    assert "fresh_layer.max_abs_output" in failing_fields(
+        CLAIM, single_value_witness(seed_of(CLAIM))
+    )
+
+
+def test_single_value_outputs_beta_in_the_harness_order_and_zero_for_a_fresh_layer():
     result = single_value_witness(seed_of(CLAIM))
     assert result["harness"] == {"max_abs_output_minus_beta": 0.0, "min_abs_output": 0.5}
-    assert result["zero_beta"]["max_abs_output"] == 0.0
+    assert result["fresh_layer"]["max_abs_output"] == 0.0
     # Two values per channel: outputs beta +- gamma sqrt(v / (v + eps)), v of order 1e6.
     assert result["two_values"]["min_abs_output_minus_beta"] == pytest.approx(2.0, rel=1e-9)
     assert 0.0 < result["fused_kernel"]["max_abs_output_minus_beta"] < 1e-9
