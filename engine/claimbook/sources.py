@@ -241,6 +241,14 @@ class Chapter:
         """Every directive in the prose (fenced with backticks or colons)."""
         return [item for item in self._prose_items() if isinstance(item, Directive)]
 
+    def prose_text(self) -> list[tuple[int, str]]:
+        """``(cell index, text)`` of each markdown cell: the words a reader sees.
+
+        Text is kept, including the bodies of prose directives (captions, admonitions,
+        dropdowns); inline code, roles, math, code blocks and directive options are dropped.
+        """
+        return [(index, _prose_text(source)) for index, source in self.markdown_cells()]
+
     def _prose_items(self) -> list[Role | Directive]:
         items: list[Role | Directive] = []
         for index, source in self.markdown_cells():
@@ -301,6 +309,25 @@ def _parse_prose(source: str, cell: int) -> list[Role | Directive]:
             if child.type == "myst_role":
                 items.append(Role(child.meta["name"], child.content, cell))
     return items
+
+
+def _prose_text(source: str) -> str:
+    """The plain text of ``source`` (see :meth:`Chapter.prose_text`).
+
+    Examples
+    --------
+    >>> _prose_text("The `harness` and {claim}`x-001` aside, **words** stay.")
+    'The   and   aside,  words  stay.'
+    """
+    parts = []
+    for token in _markdown_parser().parse(source):
+        if token.type in ("fence", "colon_fence"):
+            directive = _split_directive(token)
+            if directive is not None and directive[0] not in _LITERAL_DIRECTIVES:
+                parts.append(_prose_text(directive[3]))
+            continue
+        parts.extend(child.content for child in token.children or () if child.type == "text")
+    return " ".join(parts)
 
 
 def read_chapter(path: str | Path) -> Chapter:

@@ -10,8 +10,8 @@ MyST syntax this extension adds:
 
 For every such figure, the extension also
 
-- sets the image's alt text from the caption (its first sentence; myst-nb leaves the alt text
-  as the image's file path), and
+- sets the image's alt text from the caption (its first sentence) when the figure has none
+  of its own (a ``:alt:`` option, written for the figure: what it shows), and
 - wraps the image in a link to the SVG, so a tap on a phone opens the figure at full size
   with labels a reader can zoom.
 
@@ -115,7 +115,7 @@ def _resolve_figure_artifacts(app, doctree, docname):
             caption = next(iter(figure.findall(nodes.caption)), None)
             alt = _alt_text(caption) if caption is not None else ""
             for image in list(figure.findall(nodes.image)):
-                if alt:
+                if alt and not image.get("alt"):
                     image["alt"] = alt
                 if not isinstance(image.parent, nodes.reference):
                     link = nodes.reference(
