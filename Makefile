@@ -1,8 +1,8 @@
 # Trainable: build the book from its sources.
 #
 #   make           environment, executed chapters, claim artifacts, figures, site
-#   make test      lint, the unit and book test tiers, a full rebuild from clean, checks of the
-#                  built site (site tier), the artifacts and Binder; each step prints its time
+#   make test      lint, the unit, claims and book test tiers, a full rebuild from clean, checks
+#                  of the built site (site tier) and Binder; each step prints its time
 #   make unit      the unit tier alone (about a minute; run it before every commit)
 #   make rebuild   the full re-execution from clean that CI runs
 #   make verify    recompute every claim without running notebooks
@@ -38,7 +38,7 @@ export MKL_NUM_THREADS := 1
 EXECUTED := $(patsubst %.md,%.ipynb,$(wildcard chapters/*.md))
 MATHJAX := _build/site-extra/_vendor/mathjax/tex-chtml.js
 
-.PHONY: all venv site mathjax test lint unit book-check site-check check-artifacts rebuild clean verify repin serve browser lock uptodate bench matrix-check screenshots
+.PHONY: all venv site mathjax test lint unit claims-check book-check site-check check-artifacts rebuild clean verify repin serve browser lock uptodate bench matrix-check screenshots
 
 venv: $(STAMP)
 
@@ -120,6 +120,11 @@ unit: | $(STAMP)
 book-check: | $(STAMP)
 	@$(call TIER,book) $(BIN)/pytest -m book -n auto -q
 
+# Whole claims recomputed, each as it is and under the mistake it exists to catch (a claim
+# earns its badge only if it turns red then): seconds to tens of seconds each.
+claims-check: | $(STAMP)
+	@$(call TIER,claims) $(BIN)/pytest -m claims -n auto -q
+
 # The built-site checks, including a real browser: Debian's chromium, installed here if absent.
 browser:
 	@command -v chromium >/dev/null || { \
@@ -141,15 +146,15 @@ screenshots: browser
 rebuild: clean
 	$(MAKE) all
 
-# lint and the unit tier first (fast, and they catch most mistakes); then the book tier beside
-# the rebuild from clean (the fixture books live in temporary folders, and chapter 16 keeps
-# one core busy alone for most of the rebuild); then, on the built tree, the site as a reader
+# lint and the unit tier first (fast, and they catch most mistakes); then the book and claims
+# tiers beside the rebuild from clean (the fixture books live in temporary folders, and
+# chapter 16 keeps one core busy alone for most of the rebuild); then, on the built tree, the site as a reader
 # sees it beside what Binder does, whose notebooks recompute every claim in a fresh environment
 # and must write the rebuild's artifacts byte for byte (the build is deterministic: what
 # `check-artifacts` checks, without a third computation); last, an unchanged tree with
 # nothing left to do.
 test: lint unit
-	@$(MAKE) --no-print-directory -j2 --output-sync=target book-check rebuild
+	@$(MAKE) --no-print-directory -j3 --output-sync=target book-check claims-check rebuild
 	@$(MAKE) --no-print-directory -j2 --output-sync=target site-check binder-check \
 	    BINDER_CHECK_FLAGS=--against=artifacts/claims
 	@$(MAKE) --no-print-directory uptodate || { echo "make test: an unchanged tree would rebuild" >&2; exit 1; }

@@ -23,7 +23,7 @@ import pytest
 
 from claimbook import paths
 
-TIERS = ("unit", "book", "site")
+TIERS = ("unit", "claims", "book", "site")
 
 
 def pytest_collection_modifyitems(items):

@@ -28,6 +28,7 @@ def test_registered_expectations_cover_exactly_the_witness_fields():
     check_registered_expectations_cover_exactly_the_witness_fields(CLAIM, activation_drift_witness)
 
 
+@pytest.mark.claims
 def test_the_claim_refutes_its_account(tmp_path):
     check_claim_verifies_or_refutes_its_account(CLAIM, tmp_path)
 

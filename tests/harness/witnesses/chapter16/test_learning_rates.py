@@ -41,6 +41,7 @@ def judged(tmp_path):
     }
 
 
+@pytest.mark.claims
 def test_the_claim_verifies(tmp_path):
     artifact, passed = judged(tmp_path)
     assert artifact["status"] == "verified" and all(passed.values())
@@ -55,6 +56,7 @@ def _dead_runs(seed, batch_norm):
     return sweep, np.abs(sweep.final_losses - entropy) <= 1e-14
 
 
+@pytest.mark.claims
 def test_a_network_at_the_label_entropy_does_not_learn():
     """Runs that end at the label entropy to rounding exist on the claim's seeds (dead
     networks), and none of them lies at or below the largest rate that learns."""
@@ -74,6 +76,7 @@ def _reversed_task(seed, n):
     return mlp.TeacherTask(X=task.X[::-1].copy(), labels=task.labels[::-1].copy())
 
 
+@pytest.mark.claims
 def test_per_seed_outcomes_do_not_depend_on_the_summation_order(monkeypatch, sweeps_cleared_after):
     seeds = load_claim(CLAIM).seeds
     before = [
@@ -107,6 +110,7 @@ def _backward_without_the_variance_term(dY, cache, gamma):
     return dZ * inv_std, dgamma, dbeta
 
 
+@pytest.mark.claims
 def test_the_claim_fails_without_the_variance_term_of_the_backward_pass(
     tmp_path, monkeypatch, fresh_sweeps
 ):

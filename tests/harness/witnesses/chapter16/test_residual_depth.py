@@ -30,6 +30,7 @@ def test_registered_expectations_cover_exactly_the_witness_fields():
     check_registered_expectations_cover_exactly_the_witness_fields(CLAIM, residual_depth_witness)
 
 
+@pytest.mark.claims
 def test_the_claim_verifies(tmp_path):
     """Xiong et al.'s initialization statements, measured: no account is refuted."""
     check_claim_verifies_or_refutes_its_account(CLAIM, tmp_path)
@@ -40,6 +41,7 @@ def test_statistical_bounds_quote_other_seed_sets_not_the_registered_one():
     check_statistical_bounds_quote_other_seed_sets(CLAIM)
 
 
+@pytest.mark.claims
 def test_the_claim_turns_red_without_the_final_normalization(monkeypatch):
     """The pre-norm decay is the final normalization dividing by a growing stream, not a
     property that holds by construction: drop that normalization and the claim fails."""

@@ -36,6 +36,7 @@ def judged(tmp_path):
     }
 
 
+@pytest.mark.claims
 def test_the_claim_verifies(tmp_path, fresh_sweeps):
     status, passed = judged(tmp_path)
     assert status == "verified" and all(passed.values())
@@ -156,6 +157,7 @@ PERTURBATIONS = {
 }
 
 
+@pytest.mark.claims
 @pytest.mark.parametrize("mistake", sorted(PERTURBATIONS))
 def test_the_claim_fails_under_the_mistake_it_catches(
     mistake, tmp_path, monkeypatch, fresh_sweeps
