@@ -89,7 +89,7 @@ def staleness(claim: Claim, stored: Mapping) -> str | None:
     if key.get("digest") == current["digest"]:
         return None
     if key.get("environment_digest") != current["environment_digest"]:
-        return "artifact computed under another lock (requirements.txt) or Python"
+        return "artifact computed under another lock (requirements.txt), Python or engine"
     changed = sorted(
         name
         for name, digest in current["functions"].items()
