@@ -566,6 +566,11 @@ PHONE_LAYOUT = """() => {
     }
     return null;
   };
+  const outermost = element => {  // the widest box that scrolls it (a table's, say)
+    let found = null;
+    for (let n = scroller(element); n; n = scroller(n.parentElement)) found = n;
+    return found;
+  };
   const label = e => (e.closest('[id]') || e).id || e.className;
   for (const math of document.querySelectorAll('mjx-container[display="true"]')) {
     const box = math.getBoundingClientRect(), name = `equation ${label(math)}`;
@@ -582,7 +587,7 @@ PHONE_LAYOUT = """() => {
     if (edge.left < -1 || edge.right > vw + 1) problems.push(`${name}: box leaves the viewport`);
   }
   for (const math of document.querySelectorAll('mjx-container:not([display="true"])')) {
-    const box = (scroller(math) || math).getBoundingClientRect();  // a long one scrolls
+    const box = (outermost(math) || math).getBoundingClientRect();  // a long one scrolls
     if (box.width && (box.right > vw + 1 || box.left < -1))
       problems.push(`inline formula in ${label(math)} ends at ${Math.round(box.right)} px`);
   }
