@@ -50,7 +50,9 @@ def failure_summary(artifact: Mapping) -> list[str]:
 def badge_summary(artifact: Mapping) -> str:
     """Hover text: the statement and, per statistical field, its mean and interval.
 
-    ``"<statement> <field>: mean m, 95% CI [lo, hi] over n seeds (t)."``
+    ``"<statement> <field>: mean m, 95% CI [lo, hi] over n seeds (t)."``, then for a claim
+    that registers an account ``"Account refuted: <account> (<source>)"`` when it is refuted,
+    and ``"Account it tests (not refuted): ..."`` in any other state.
 
     Examples
     --------
@@ -73,6 +75,11 @@ def badge_summary(artifact: Mapping) -> str:
                 f"[{low:.4g}, {high:.4g}] over {len(entry['per_seed'])} seeds "
                 f"({entry['method']})."
             )
-    if artifact.get("refutes"):
-        parts.append(f"Refutes: {artifact['refutes'].get('account')}")
+    refutes = artifact.get("refutes")
+    if refutes:
+        # A summary of a judgement carries its state; a stored record, its status.
+        state = artifact.get("state", artifact.get("status"))
+        said = "Account refuted" if state == "refuted" else "Account it tests (not refuted)"
+        source = f" ({refutes['source']})" if refutes.get("source") else ""
+        parts.append(f"{said}: {refutes.get('account')}{source}")
     return " ".join(parts)

@@ -2,10 +2,11 @@
 
 Used in ``claims.md``. The directive leaves a placeholder; once every page has been read the
 placeholder becomes the ledger (:func:`claimbook.extensions.claim_pages_model.ledger`): a
-line counting the claims by state, then per chapter a table of each claim's badge, the
-sections that state it and its statement. The page is read again on every build, since it
-shows what every other page states and what every artifact says now. Set up by
-``claim_pages``.
+line counting the claims by state, then the claims in groups (failing, verified results,
+refuted accounts), per chapter a table of each claim's badge, the sections that state it and
+its statement, with the account beside the statement of a claim that registers one. The page
+is read again on every build, since it shows what every other page states and what every
+artifact says now. Set up by ``claim_pages``.
 """
 
 from __future__ import annotations
@@ -63,6 +64,20 @@ def _ledger_outdated(app, env, added, changed, removed):
     return sorted(env.domaindata.get("trainable_claims", {}).get("ledgers", set()))
 
 
+def _statement_cell(info) -> nodes.Node:
+    """The statement, and for a claim that registers an account, the account beside it."""
+    account = model.account_line(info.get("refutes"))
+    if account is None:
+        return nodes.paragraph("", info["statement"])
+    said = "Account refuted: " if info["state"] == "refuted" else "Account it tests: "
+    cell = nodes.container(classes=["claim-ledger-statement"])
+    cell += nodes.paragraph("", info["statement"])
+    cell += nodes.paragraph(
+        "", "", nodes.strong("", said), nodes.Text(account), classes=["claim-ledger-account"]
+    )
+    return cell
+
+
 def _fill_ledger(app, doctree, docname) -> None:
     placeholders = list(doctree.findall(claim_ledger))
     if not placeholders:
@@ -70,17 +85,21 @@ def _fill_ledger(app, doctree, docname) -> None:
     shown = model.ledger(describe_all(app.env))
     ledger = nodes.container(classes=["claim-ledger"])
     ledger += nodes.paragraph("", shown["summary"], classes=["claim-ledger-summary"])
-    for chapter in shown["chapters"]:
-        ledger += nodes.rubric("", chapter["title"], classes=["claim-ledger-chapter"])
-        rows = [
-            [
-                badge_node(docname, model.badge(info)),
-                place_links(docname, info, inline=True),
-                info["statement"],
+    for group in shown["groups"]:
+        ledger += nodes.rubric(
+            "", group["title"], classes=["claim-ledger-group", f"claim-ledger-{group['id']}"]
+        )
+        for chapter in group["chapters"]:
+            ledger += nodes.rubric("", chapter["title"], classes=["claim-ledger-chapter"])
+            rows = [
+                [
+                    badge_node(docname, model.badge(info)),
+                    place_links(docname, info, inline=True),
+                    _statement_cell(info),
+                ]
+                for info in chapter["claims"]
             ]
-            for info in chapter["claims"]
-        ]
-        ledger += table(["claim", "stated in", "statement"], rows, ["claim-ledger-table"])
+            ledger += table(["claim", "stated in", "statement"], rows, ["claim-ledger-table"])
     for placeholder in placeholders:
         placeholder.replace_self(ledger.deepcopy())
 

@@ -18,12 +18,16 @@ __all__ = ["badge_node", "place_links", "section", "shown", "table"]
 
 
 def badge_node(docname: str, badge: Badge) -> nodes.reference:
-    """The badge as page ``docname`` shows it: id and state word, linking to the claim page."""
+    """The badge as page ``docname`` shows it: id and state word, linking to the claim page.
+
+    The word is :attr:`Badge.word` ("account refuted" for a refuted claim); the judged state
+    stays in the node's ``claim-state`` attribute and its state class.
+    """
     node = nodes.reference(
         "",
         "",
         nodes.inline("", badge.claim, classes=["claim-id"]),
-        nodes.inline("", badge.state, classes=["claim-state"]),
+        nodes.inline("", badge.word, classes=["claim-state"]),
         refuri=badge.uri(docname),
         reftitle=badge.hover,
         classes=badge.classes,

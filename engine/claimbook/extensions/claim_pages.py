@@ -78,11 +78,28 @@ def claim_page(info: Mapping) -> nodes.section:
     line += badge_node(docname, model.badge(info))
     line += nodes.Text(f" {info['kind']} claim of chapter {info['chapter']}")
     page += line
+    refutes = info["refutes"]
+    if refutes:
+        # The headline of a claim that registers an account is the account, with who holds it.
+        account = nodes.container(classes=["claim-account"])
+        account += nodes.paragraph("", "A common account says:", classes=["claim-account-lead"])
+        account += nodes.block_quote(
+            "",
+            nodes.paragraph("", shown(refutes.get("account"))),
+            nodes.attribution("", shown(refutes.get("source"))),
+        )
+        page += account
+        lead = (
+            "The book's measurement, verified, refutes it:"
+            if info["state"] == "refuted"
+            else f"The book's measurement that tests it is {info['state']}:"
+        )
+        page += nodes.paragraph("", lead, classes=["claim-measurement-lead"])
     page += nodes.block_quote(
         "", nodes.paragraph("", info["statement"]), classes=["claim-statement"]
     )
     meaning = nodes.paragraph(classes=["claim-meaning"])
-    meaning += nodes.strong("", f"{info['state'].capitalize()}: ")
+    meaning += nodes.strong("", f"{model.STATE_WORDS[info['state']].capitalize()}: ")
     meaning += nodes.Text(model.STATE_MEANINGS[info["state"]])
     if info["state"] not in ("verified", "refuted"):
         meaning += nodes.Text(f" Why: {info['reason']}")
@@ -90,18 +107,13 @@ def claim_page(info: Mapping) -> nodes.section:
     if info["error"]:
         page += nodes.paragraph("", f"The computation reported: {shown(info['error'])}")
 
-    if info["refutes"]:
-        refuted = section("refuted", "What this claim contradicts")
-        refutes = info["refutes"]
-        refuted += nodes.paragraph(
-            "", "", nodes.strong("", "The account: "), nodes.Text(shown(refutes.get("account")))
+    if refutes:
+        title = (
+            "How the measurement refutes the account"
+            if info["state"] == "refuted"
+            else "What the measurement is to show"
         )
-        refuted += nodes.paragraph(
-            "",
-            "",
-            nodes.strong("", "Where it is found: "),
-            nodes.Text(shown(refutes.get("source"))),
-        )
+        refuted = section("refuted", title)
         shows = nodes.bullet_list()
         for field in info["fields"]:
             shows += nodes.list_item(
@@ -112,7 +124,6 @@ def claim_page(info: Mapping) -> nodes.section:
                     f"{shown(field['expected'])} ({shown(field['tolerance'])})",
                 ),
             )
-        refuted += nodes.paragraph("", "What the measurement shows:")
         refuted += shows
         page += refuted
 

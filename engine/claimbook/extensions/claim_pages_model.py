@@ -42,11 +42,16 @@ from claimbook.paths import artifact_path
 
 __all__ = [
     "CLAIM_PAGES",
+    "LEDGER_GROUPS",
     "LEDGER_JSON",
+    "NUMBER_CLASSES",
+    "NUMBER_WORDS",
     "STATE_CLASSES",
     "STATE_MARKS",
     "STATE_MEANINGS",
+    "STATE_WORDS",
     "Badge",
+    "account_line",
     "badge",
     "describe",
     "field_value",
@@ -67,24 +72,57 @@ CLAIM_PAGES = "claims"
 LEDGER_JSON = "claims.json"
 STATE_CLASSES = {state: "claim-" + state.replace(" ", "-") for state in STATES}
 # The mark a bound number carries, so that its state is visible without hovering or colour.
+# A refuted claim is the book's own measurement, verified, that contradicts a common account:
+# its numbers carry the verified mark, and its badge says the account is refuted.
 STATE_MARKS = {
     "verified": "\u2713",  # check mark
-    "refuted": "\u2260",  # not equal: the measurement contradicts the registered account
+    "refuted": "\u2713",  # the measurement that refutes the account is verified
     "failed": "\u2717",  # ballot x
     "stale": "~",
     "not run": "?",
 }
+# The word a badge shows for a state (the state itself, but for a refuted claim).
+STATE_WORDS = {state: state for state in STATES} | {"refuted": "account refuted"}
+# What a bound number says it is (its mark's name), for screen readers and the page legend.
+NUMBER_WORDS = {
+    "verified": "verified measurement",
+    "refuted": "verified measurement",
+    "failed": "failed",
+    "stale": "stale",
+    "not run": "not run",
+}
+# The class a bound number is coloured by: a refuted claim's numbers are verified measurements.
+NUMBER_CLASSES = STATE_CLASSES | {"refuted": STATE_CLASSES["verified"]}
 STATE_MEANINGS = {
     "verified": "the build recomputed this claim with the book's instruments, and every "
     "field met its registered expectation.",
-    "refuted": "the claim registers an account the book argues against; the build "
-    "measured it, and the measurement contradicts the account as registered.",
+    "refuted": "the claim quotes a common account the book argues against; the build "
+    "recomputed the book's own measurement, every field met its registered expectation, and "
+    "the measurement contradicts the account. The measurement is verified; the account is "
+    "refuted.",
     "failed": "the latest recomputation did not meet its registered expectation (or the "
     "record disagrees with itself); the strict build fails.",
     "stale": "the stored record was computed by other instruments or for another version "
     "of the registration; the strict build fails until it is recomputed.",
     "not run": "no record of a computation is on file; the strict build fails until one is made.",
 }
+
+
+def account_line(refutes: Mapping | None) -> str | None:
+    """``"<account> (<source>)"`` of a claim that registers an account, else None.
+
+    Examples
+    --------
+    >>> account_line({"account": "BN fixes shift.", "source": "Paper 2015"})
+    'BN fixes shift. (Paper 2015)'
+    >>> account_line(None) is None
+    True
+    """
+    if not refutes:
+        return None
+    account = str(refutes.get("account") or "").strip()
+    source = str(refutes.get("source") or "").strip()
+    return f"{account} ({source})" if source else account
 
 
 # --- site paths -----------------------------------------------------------------------------
@@ -162,6 +200,11 @@ class Badge:
     def classes(self) -> list[str]:
         return ["claim-badge", STATE_CLASSES[self.state]]
 
+    @property
+    def word(self) -> str:
+        """What the badge says: the state, or "account refuted" for a refuted claim."""
+        return STATE_WORDS[self.state]
+
     def uri(self, docname: str) -> str:
         """The claim page's URI from page ``docname``."""
         return relative_uri(docname, page_path(self.claim))
@@ -171,10 +214,10 @@ def badge(summary: Mapping) -> Badge:
     """The badge of a claim summarized by :func:`summary_of` (or described by :func:`describe`).
 
     Its hover text is the statement with a statistical claim's intervals and a refuted
-    account, and, unless the claim is verified, its state and the reason.
+    account, and, unless the claim is verified or refuted, its state and the reason.
     """
     hover = badge_summary(summary)
-    if summary["state"] != "verified":
+    if summary["state"] not in ("verified", "refuted"):
         hover += f" ({summary['state']}: {summary['reason']})"
     return Badge(summary["id"], summary["state"], hover)
 
@@ -356,21 +399,55 @@ def _ledger_order(info: Mapping):
     return (0, first["page"], int(first["anchor"].rsplit("-", 1)[1]), info["id"])
 
 
-def ledger(described: list[dict]) -> dict:
-    """The ledger: ``{"summary": "<n> claims: ...", "chapters": [{"title", "claims"}]}``.
+# The ledger's groups, in the order it shows them: what fails the build first, then the
+# book's verified results, then the accounts its measurements refute.
+LEDGER_GROUPS = (
+    ("failing", "Failing: the build fails until these are fixed", ("failed", "stale", "not run")),
+    ("verified", "Verified results", ("verified",)),
+    (
+        "refuted",
+        "Refuted accounts: verified measurements that contradict a common account",
+        ("refuted",),
+    ),
+)
+_SUMMARY_WORDS = {"verified": "verified results", "refuted": "refuted accounts"}
 
-    Chapters in number order, each titled as the book labels it where one of its claims is
-    stated; its claims in the order the book first states them.
+
+def _chapter_title(chapter, described: list[dict]) -> str:
+    """ "Chapter <label>" as the book labels it where one of its claims is stated."""
+    group = [info for info in described if info["chapter"] == chapter]
+    stated = next((info["stated_in"][0] for info in group if info["stated_in"]), None)
+    return f"Chapter {stated['chapter'] if stated else chapter}"
+
+
+def ledger(described: list[dict]) -> dict:
+    """The ledger: ``{"summary", "groups": [{"id", "title", "chapters": [{"title",
+    "claims"}]}]}``.
+
+    Claims are grouped by state (:data:`LEDGER_GROUPS`: failing, verified results, refuted
+    accounts; an empty group is left out), then by chapter in number order, each titled as
+    the book labels it where one of its claims is stated; a chapter's claims in the order the
+    book first states them.
     """
-    chapters = []
-    for chapter in sorted({info["chapter"] for info in described}):
-        group = [info for info in described if info["chapter"] == chapter]
-        stated = next((info["stated_in"][0] for info in group if info["stated_in"]), None)
-        title = f"Chapter {stated['chapter'] if stated else chapter}"
-        chapters.append({"title": title, "claims": sorted(group, key=_ledger_order)})
+    groups = []
+    for key, title, states in LEDGER_GROUPS:
+        members = [info for info in described if info["state"] in states]
+        chapters = [
+            {
+                "title": _chapter_title(chapter, described),
+                "claims": sorted(
+                    (info for info in members if info["chapter"] == chapter), key=_ledger_order
+                ),
+            }
+            for chapter in sorted({info["chapter"] for info in members})
+        ]
+        if chapters:
+            groups.append({"id": key, "title": title, "chapters": chapters})
     counts = {state: sum(info["state"] == state for info in described) for state in STATES}
-    shown = ", ".join(f"{counts[state]} {state}" for state in STATES if counts[state])
-    return {"summary": f"{len(described)} claims: {shown}.", "chapters": chapters}
+    shown = ", ".join(
+        f"{counts[state]} {_SUMMARY_WORDS.get(state, state)}" for state in STATES if counts[state]
+    )
+    return {"summary": f"{len(described)} claims: {shown}.", "groups": groups}
 
 
 def ledger_json(described: list[dict]) -> str:

@@ -3,20 +3,27 @@
 MyST syntax this extension adds:
 
 - ``{claim}`c15-invariance-001``` -- an inline badge whose colour and word are the claim's
-  state (verified, refuted, failed, stale, not run), linking to the claim's page
+  state (verified, failed, stale, not run; "account refuted" for a refuted claim, whose
+  measurement is verified and contradicts the account it quotes), linking to the claim's page
   ``claims/<id>.html``; hovering shows the statement (and a statistical claim's intervals);
 - ``{claim-value}`c15-invariance-001.rms_shift_deviation:.3f``` -- a number the prose states
   as a result, read from the claim's artifact field (dotted for nested fields) and formatted
   with the Python format spec after the colon. For a statistical field,
   ``<field>.mean:.3f`` is the mean, ``<field>.ci:.2f`` the interval ``[lo, hi]`` and a bare
   ``<field>:.2f`` reads "m (95% CI lo to hi)". The number links to the claim's page and
-  carries a mark for its state that a reader sees without hovering, a state word for screen
-  readers, and the statement on hover and on keyboard focus;
+  carries a mark for its state that a reader sees without hovering (a refuted claim's numbers
+  are verified measurements: the verified mark), a state word for screen readers, and the
+  statement on hover and on keyboard focus;
 - a ``claim-line`` directive -- "Claim <badge> · seed · dtype · device · estimator · record"
-  with the contract read from the registry and a link to the published JSON record;
+  with the contract read from the registry and a link to the published JSON record; for a
+  refuted claim, "Account refuted: <account> (<source>)" under it;
 - ``{claim-state}`stale``` -- a sample badge of one state, for the legend on the landing page;
 - ``{book-chapter}`2``` -- a reference to a chapter of the full book that this edition does
   not contain, rendered as text (never a link to a missing page).
+
+A page that binds numbers to claims begins (after its title, subtitle and chips) with a
+one-line legend of the marks its numbers carry, linking to the full explanation on the
+landing page (:func:`mark_legend`).
 
 Figure artifacts (``{figure-artifact}``) are ``figure_artifacts.py``'s.
 
@@ -102,8 +109,11 @@ def visit_claim_value_html(self, node) -> None:
     self.body.append(
         f'<span class="claim-mark" aria-hidden="true">{model.STATE_MARKS[state]}</span>'
     )
+    said = model.NUMBER_WORDS[state]
+    if state == "refuted":
+        said += ", refuting a common account"
     self.body.append(
-        f'<span class="claim-sr"> (claim {self.encode(node["claim"])}: {state})</span>'
+        f'<span class="claim-sr"> (claim {self.encode(node["claim"])}: {said})</span>'
     )
     self.body.append(f"</{tag}>")
     raise nodes.SkipNode
@@ -111,8 +121,61 @@ def visit_claim_value_html(self, node) -> None:
 
 def _claim_value_node(claim_id: str, state: str, display: str, tooltip: str, **extra):
     node = claim_value("", claim=claim_id, state=state, display=display, tooltip=tooltip, **extra)
-    node["classes"] += ["claim-value", model.STATE_CLASSES[state]]
+    node["classes"] += ["claim-value", model.NUMBER_CLASSES[state]]
     return node
+
+
+# The legend of a chapter page sits after its title and the short lines under it (subtitle,
+# topic and lens chips): at most this many paragraphs of at most this many characters.
+_LEADING_LINES, _SHORT_LINE = 4, 240
+
+
+def mark_legend(docname: str, states: list[str]) -> nodes.paragraph:
+    """A one-line legend of the marks of ``states`` (those a page's numbers carry).
+
+    One entry per mark, in the order of :data:`~claimbook.claims.STATES`, each a sample mark
+    in its state's colour and its name, then a link to the full explanation on the landing
+    page (``intro.html#claim-marks``).
+    """
+    legend = nodes.paragraph(classes=["claim-legend"])
+    legend += nodes.Text("Marks on this page: ")
+    seen = []
+    for state in claim_registry.STATES:
+        mark = model.STATE_MARKS[state]
+        if state not in states or mark in seen:
+            continue
+        if seen:
+            legend += nodes.Text("; ")
+        seen.append(mark)
+        legend += nodes.inline(
+            "", mark, classes=["claim-legend-mark", model.NUMBER_CLASSES[state]]
+        )
+        legend += nodes.Text(f" {model.NUMBER_WORDS[state]}")
+    legend += nodes.Text(". Each marked number links to its claim. ")
+    legend += nodes.reference(
+        "",
+        "What the marks mean",
+        refuri=model.relative_uri(docname, "intro.html") + "#claim-marks",
+    )
+    return legend
+
+
+def _add_mark_legend(app, doctree, docname) -> None:
+    """Put the legend of its marks near the top of a page that binds numbers to claims."""
+    if app.builder.format != "html":
+        return
+    states = [node["state"] for node in doctree.findall(claim_value) if node["claim"] != "sample"]
+    top = next(iter(doctree.findall(nodes.section)), None)
+    if not states or top is None or not isinstance(top[0], nodes.title):
+        return
+    index = 1
+    while (
+        index < min(len(top), 1 + _LEADING_LINES)
+        and isinstance(top[index], nodes.paragraph)
+        and len(top[index].astext()) <= _SHORT_LINE
+    ):
+        index += 1
+    top.insert(index, mark_legend(docname, states))
 
 
 def _plain_claim_values(app, doctree, _docname) -> None:
@@ -120,7 +183,8 @@ def _plain_claim_values(app, doctree, _docname) -> None:
     if app.builder.format == "html":
         return
     for node in list(doctree.findall(claim_value)):
-        node.replace_self(nodes.Text(f"{node['display']} [{node['state']}]"))
+        said = model.NUMBER_WORDS[node["state"]]
+        node.replace_self(nodes.Text(f"{node['display']} [{said}]"))
 
 
 # --- roles and directives --------------------------------------------------------------------
@@ -201,7 +265,9 @@ class ClaimValueRole(SphinxRole):
             else:
                 if claim_registry.state_fails_build(state):
                     warn(env, location, f"claim {claim_id} is {state}: {reason}")
-        if state != "verified":
+        if state == "refuted":
+            tooltip += f" Account refuted: {model.account_line(claim.refutes)}"
+        elif state != "verified":
             tooltip += f" ({state}: {reason})"
         node = _claim_value_node(
             claim_id,
@@ -226,7 +292,8 @@ class ClaimLineDirective(SphinxDirective):
         badge = _badge(self.env, claim_id, location, kind="line")
         if badge is None:
             return []
-        contract = claim_registry.load_claim(claim_id).shown_contract
+        claim = claim_registry.load_claim(claim_id)
+        contract = claim.shown_contract
         line = nodes.paragraph(classes=["claim-line"])
         line += nodes.strong("", "Claim ")
         line += badge
@@ -245,6 +312,15 @@ class ClaimLineDirective(SphinxDirective):
             )
         else:
             line += nodes.inline("", "no record", classes=["claim-record"])
+        if badge["claim-state"] == "refuted":
+            # The account the verified measurement refutes, beside it (its own line).
+            line += nodes.inline(
+                "",
+                "",
+                nodes.strong("", "Account refuted: "),
+                nodes.Text(model.account_line(claim.refutes)),
+                classes=["claim-account-refuted"],
+            )
         return [line]
 
 
@@ -272,7 +348,7 @@ class ClaimStateRole(SphinxRole):
         badge = nodes.inline(
             "",
             "",
-            nodes.inline("", state, classes=["claim-state"]),
+            nodes.inline("", model.STATE_WORDS[state], classes=["claim-state"]),
             classes=["claim-badge", model.STATE_CLASSES[state]],
         )
         return [badge], []
@@ -347,5 +423,6 @@ def setup(app):
     setup_places(app)
     app.connect("source-read", _check_glue)
     app.connect("doctree-resolved", _plain_claim_values)
+    app.connect("doctree-resolved", _add_mark_legend)
     app.setup_extension("claimbook.extensions.claim_pages")
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "3"}

@@ -44,6 +44,12 @@ def test_badge_summary_names_a_refuted_account(fixture_registry, artifacts):
     artifact = verify_claim(
         "t01-shift-001", harness_pin(), registry_dir=registry, artifacts_dir=artifacts
     )
+    refutes = artifact["refutes"]
+    assert artifact["status"] == "refuted"
     assert badge_summary(artifact) == (
-        f"{artifact['statement']} Refutes: {artifact['refutes']['account']}"
+        f"{artifact['statement']} Account refuted: {refutes['account']} ({refutes['source']})"
     )
+    # A claim that registers an account but failed does not call the account refuted.
+    failed = {**artifact, "status": "failed"}
+    assert "Account refuted" not in badge_summary(failed)
+    assert f"Account it tests (not refuted): {refutes['account']}" in badge_summary(failed)

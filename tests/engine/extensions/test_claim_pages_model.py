@@ -196,9 +196,37 @@ def test_a_refuted_claim_names_the_account_it_contradicts(fixture_registry, arti
     assert info["state"] == "refuted"
     assert info["refutes"]["source"] == "a toy account written for this test fixture"
     badge = model.badge(info)
+    # Its badge says the account is refuted, in its own colour, never the failed one.
     assert badge.classes == ["claim-badge", "claim-refuted"]
-    assert "Refutes: A common account says" in badge.hover
-    assert badge.hover.endswith(f"(refuted: {info['reason']})")
+    assert badge.word == "account refuted"
+    assert "Account refuted: A common account says" in badge.hover
+    assert "a toy account written for this test fixture" in badge.hover
+    assert info["reason"] not in badge.hover  # no build talk for a claim that holds
+    # Its numbers are verified measurements: the verified mark and colour.
+    assert model.STATE_MARKS["refuted"] == model.STATE_MARKS["verified"] == "\u2713"
+    assert model.NUMBER_CLASSES["refuted"] == "claim-verified"
+    assert model.NUMBER_WORDS["refuted"] == "verified measurement"
+
+
+@pytest.mark.parametrize("state", ["failed", "stale", "not run"])
+def test_a_claim_registering_an_account_that_fails_shows_its_failure(state):
+    # A refuted claim whose recomputation failed, went stale or did not run never reads as
+    # refuted or verified: its badge word, mark and colour are the failing state's.
+    info = {
+        "id": "t01-shift-001",
+        "state": state,
+        "reason": "why",
+        "statement": "A statement.",
+        "kind": "deterministic",
+        "refutes": {"account": "An account.", "source": "a source"},
+        "result": None,
+    }
+    badge = model.badge(info)
+    assert badge.word == state and badge.classes[1] == model.STATE_CLASSES[state]
+    assert "Account refuted" not in badge.hover and badge.hover.endswith(f"({state}: why)")
+    assert model.STATE_MARKS[state] not in ("\u2713", "\u2260")
+    assert model.NUMBER_CLASSES[state] == model.STATE_CLASSES[state]
+    assert model.NUMBER_WORDS[state] == state
 
 
 # --- the ledger and claims.json ---------------------------------------------------------------
@@ -221,23 +249,30 @@ def test_the_ledger_groups_by_chapter_in_the_order_the_book_states_claims():
         _info("c15-x-001", 15, "verified", [_place("chapters/a.html", 4, "15. A")]),
     ]
     shown = model.ledger(described_claims)
-    assert shown["summary"] == "5 claims: 2 verified, 1 refuted, 1 failed, 1 not run."
-    assert [chapter["title"] for chapter in shown["chapters"]] == [
-        "Chapter 15. A",
+    assert shown["summary"] == (
+        "5 claims: 2 verified results, 1 refuted accounts, 1 failed, 1 not run."
+    )
+    # Failing first, then the verified results, then the refuted accounts.
+    groups = {group["id"]: group["chapters"] for group in shown["groups"]}
+    assert list(groups) == ["failing", "verified", "refuted"]
+    assert [chapter["title"] for chapter in groups["failing"]] == [
+        "Chapter 15. A",  # titled from a claim of the chapter stated elsewhere
         "Chapter 16. B",
     ]
-    assert [info["id"] for info in shown["chapters"][0]["claims"]] == [
-        "c15-x-001",  # anchor serial 4 before 9 and 10 (numerically, not as text)
+    assert [info["id"] for info in groups["failing"][0]["claims"]] == ["c15-a-001"]
+    assert [info["id"] for info in groups["failing"][1]["claims"]] == ["c16-b-001"]
+    assert [info["id"] for info in groups["verified"][0]["claims"]] == [
+        "c15-x-001",  # anchor serial 4 before 9 (numerically, not as text)
         "c15-z-001",
-        "c15-y-001",
-        "c15-a-001",
     ]
+    assert [info["id"] for info in groups["refuted"][0]["claims"]] == ["c15-y-001"]
 
 
 def test_a_chapter_whose_claims_are_stated_nowhere_is_titled_by_its_number():
     shown = model.ledger([_info("c17-a-001", 17, "verified")])
-    assert shown["chapters"][0]["title"] == "Chapter 17"
-    assert shown["summary"] == "1 claims: 1 verified."
+    assert [group["id"] for group in shown["groups"]] == ["verified"]  # empty groups left out
+    assert shown["groups"][0]["chapters"][0]["title"] == "Chapter 17"
+    assert shown["summary"] == "1 claims: 1 verified results."
 
 
 def test_claims_json_is_sorted_and_names_every_state(toy, registry, artifacts):

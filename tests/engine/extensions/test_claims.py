@@ -243,13 +243,23 @@ def test_a_refuted_and_a_statistical_claim_render_their_kind_and_pass(kinds_book
     assert process.returncode == 0, process.log[-4000:]
     html = kinds_book.page(PAGE)
 
-    # Refuted: its own colour, word and mark, never the verified green.
+    # Refuted: the badge says the account is refuted, in its own colour; the numbers that
+    # measure it are verified measurements, with the verified mark and colour.
     assert '<a class="claim-badge claim-refuted' in html
-    assert '<span class="claim-state">refuted</span>' in html
-    assert bound_values(html, "refuted") == 1
-    assert '<span class="claim-mark" aria-hidden="true">\u2260</span>' in html
+    assert '<span class="claim-state">account refuted</span>' in html
+    refuted_numbers = re.findall(r'<a class="([^"]*)"[^>]*data-claim-state="refuted"', html)
+    assert refuted_numbers == ["claim-value claim-verified"]
+    assert "\u2260" not in html and "(claim t01-shift-001: verified measurement, refuting" in html
+    assert "Account refuted: " in text_of(html)  # under its claim line and on hover
+    # The page explains its marks once, near the top, linking to the landing page's legend.
+    assert text_of(html).count("Marks on this page: \u2713 verified measurement.") == 1
+    assert 'href="../intro.html#claim-marks"' in html
     refuted_page = text_of(kinds_book.page("claims/t01-shift-001.html"))
-    assert "What this claim contradicts" in refuted_page
+    # Its page leads with the account and who holds it, then the measurement that refutes it.
+    assert refuted_page.index("A common account says:") < refuted_page.index(
+        "The book's measurement, verified, refutes it:"
+    )
+    assert "How the measurement refutes the account" in refuted_page
     assert "shifting every input coordinate changes what a centered normalization" in (
         refuted_page
     )
@@ -270,4 +280,7 @@ def test_a_refuted_and_a_statistical_claim_render_their_kind_and_pass(kinds_book
     machine = json.loads((kinds_book.site / "claims.json").read_text())
     states = {entry["id"]: entry["state"] for entry in machine["claims"]}
     assert states == {"t01-noise-001": "verified", "t01-shift-001": "refuted"}
-    assert "2 claims: 1 verified, 1 refuted." in kinds_book.page("claims.html")
+    ledger = text_of(kinds_book.page("claims.html"))
+    assert "2 claims: 1 verified results, 1 refuted accounts." in ledger
+    assert ledger.index("Verified results") < ledger.index("Refuted accounts")
+    assert "Account refuted: " in ledger
