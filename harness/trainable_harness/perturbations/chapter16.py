@@ -1,0 +1,117 @@
+"""Perturbations of the chapter 16 harness (see :mod:`trainable_harness.perturbations`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from trainable_harness.moments import MomentState
+from trainable_harness.small_batch import checks, fixes, groups, model, sweep, train_eval
+
+__all__ = [
+    "backward_without_the_variance_term",
+    "device_merge_without_the_between_device_term",
+    "ghost_batches_not_split",
+    "group_norm_statistics_over_the_batch",
+    "no_final_normalization",
+    "renorm_without_the_clip_of_d",
+    "sample_variance_batch_moments",
+]
+
+
+# --- small batches (c16-small-batch-001) ---------------------------------------------------
+
+
+def _sample_variance_moments(X):
+    """Batch statistics divided by m - 1 instead of m (the sample variance)."""
+    mean, variance = checks._batch_moments(X)
+    m = X.shape[1] * X.shape[3] * X.shape[4]
+    return mean, variance * m / (m - 1)
+
+
+def sample_variance_batch_moments(patch=setattr) -> None:
+    """Batch norm's statistics divided by m - 1 (``small_batch.checks._batch_moments``)."""
+    for module in (train_eval, fixes):
+        patch(module, "_batch_moments", _sample_variance_moments)
+
+
+def _ghosts_ignored(X, ghost_size, eps=model.EPS):
+    """Ghost batch norm that normalizes the whole batch at once."""
+    return train_eval.train_mode(X, eps)
+
+
+def ghost_batches_not_split(patch=setattr) -> None:
+    """Ghost batch norm that never splits the batch (``ghost_batch_norm_train``)."""
+    patch(sweep, "ghost_batch_norm_train", _ghosts_ignored)
+
+
+def _renorm_without_clipping_d(X, r_max, d_max, eps=model.EPS):
+    return fixes.batch_renorm_train(X, r_max, np.inf, eps)
+
+
+def renorm_without_the_clip_of_d(patch=setattr) -> None:
+    """Batch renormalization whose correction d is never clipped (``batch_renorm_train``)."""
+    patch(sweep, "batch_renorm_train", _renorm_without_clipping_d)
+
+
+def _merge_without_between_term(a, b):
+    """A merge that adds the m2 of the devices and forgets the spread of their means."""
+    n = a.count + b.count
+    return MomentState(n, a.mean + (b.mean - a.mean) * b.count / n, a.m2 + b.m2)
+
+
+def device_merge_without_the_between_device_term(patch=setattr) -> None:
+    """Per-device moment states merged without the spread of their means (``merge_moments``)."""
+    patch(fixes, "merge_moments", _merge_without_between_term)
+
+
+def _group_norm_over_the_batch(X, gamma, beta, *, num_groups, eps=1e-5):
+    """Group norm whose statistics pool the samples of the batch too."""
+    batch, channels = X.shape[:2]
+    grouped = X.reshape(batch, num_groups, channels // num_groups, *X.shape[2:])
+    axes = (0, 2, 3, 4)
+    centered = grouped - grouped.mean(axis=axes, keepdims=True)
+    variance = np.mean(centered**2, axis=axes, keepdims=True)
+    Y = (centered / np.sqrt(variance + eps)).reshape(X.shape)
+    return Y * gamma[None, :, None, None] + beta[None, :, None, None]
+
+
+def group_norm_statistics_over_the_batch(patch=setattr) -> None:
+    """Group norm whose statistics pool the batch's samples too (``groups.group_norm``)."""
+    patch(groups, "group_norm", _group_norm_over_the_batch)
+
+
+# --- larger learning rates (c16-larger-learning-rates-001) ---------------------------------
+
+
+def _backward_without_the_variance_term(dY, cache, gamma):
+    """Batch norm's backward pass with the centering but without -Z_hat mean(dY Z_hat)."""
+    Z_hat, inv_std = cache
+    dgamma = np.einsum("...nk,...nk->...k", dY, Z_hat)
+    dbeta = dY.sum(axis=-2)
+    dZ = dY * gamma[..., None, :] - (dbeta * gamma)[..., None, :] / Z_hat.shape[-2]
+    return dZ * inv_std, dgamma, dbeta
+
+
+def backward_without_the_variance_term(patch=setattr) -> None:
+    """Batch norm's backward pass without its variance term
+    (``mlp.network._batch_norm_backward``)."""
+    from trainable_harness.mlp import network
+
+    patch(network, "_batch_norm_backward", _backward_without_the_variance_term)
+
+
+# --- residual depth (c16-residual-depth-001) -----------------------------------------------
+
+
+def no_final_normalization(patch=setattr) -> None:
+    """A residual stack without its final normalization: the last Jacobian is the identity
+    (``witnesses.chapter16.residual_depth.residual_block_jacobians``)."""
+    from trainable_harness.witnesses.chapter16 import residual_depth
+
+    original = residual_depth.residual_block_jacobians
+
+    def without_final_normalization(rng, depth, placement, **kwargs):
+        jacobians = original(rng, depth, placement, **kwargs)
+        return [*jacobians[:-1], np.eye(jacobians[-1].shape[0])]
+
+    patch(residual_depth, "residual_block_jacobians", without_final_normalization)
