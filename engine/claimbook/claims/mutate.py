@@ -54,6 +54,7 @@ __all__ = [
     "harness_digest",
     "main",
     "mutation_states",
+    "record_path",
     "resolve_perturbation",
     "run_mutations",
 ]
