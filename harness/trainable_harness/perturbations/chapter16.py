@@ -12,9 +12,12 @@ __all__ = [
     "device_merge_without_the_between_device_term",
     "ghost_batches_not_split",
     "group_norm_statistics_over_the_batch",
+    "mean_not_subtracted_first",
     "no_final_normalization",
+    "noise_that_does_not_shift",
     "renorm_without_the_clip_of_d",
     "sample_variance_batch_moments",
+    "sample_variance_batch_norm",
 ]
 
 
@@ -115,3 +118,45 @@ def no_final_normalization(patch=setattr) -> None:
         return [*jacobians[:-1], np.eye(jacobians[-1].shape[0])]
 
     patch(residual_depth, "residual_block_jacobians", without_final_normalization)
+
+
+# --- one value per channel (c16-train-mode-output-001) -------------------------------------
+
+
+def mean_not_subtracted_first(patch=setattr) -> None:
+    """Batch norm in a fused kernel's order, which never forms x - mean
+    (``witnesses.chapter16.single_value.batch_norm``)."""
+    from trainable_harness.witnesses.chapter16 import single_value
+
+    patch(single_value, "batch_norm", single_value.fused_kernel_batch_norm)
+
+
+def _sample_variance_batch_norm(X, gamma, beta, *, eps=1e-5):
+    X = np.asarray(X, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        variance = ((X - X.mean(axis=0)) ** 2).sum(axis=0) / (X.shape[0] - 1)
+        return gamma * (X - X.mean(axis=0)) / np.sqrt(variance + eps) + beta
+
+
+def sample_variance_batch_norm(patch=setattr) -> None:
+    """Batch norm dividing the squared deviations by m - 1
+    (``witnesses.chapter16.single_value.batch_norm``)."""
+    from trainable_harness.witnesses.chapter16 import single_value
+
+    patch(single_value, "batch_norm", _sample_variance_batch_norm)
+
+
+# --- internal covariate shift (c16-activation-drift-001) -----------------------------------
+
+
+def noise_that_does_not_shift(patch=setattr) -> None:
+    """The noisy network's injected noise with mean 0 and scale 1, which moves no
+    distribution (``witnesses.chapter16.activation_drift.covariate_shift_run``)."""
+    from trainable_harness.witnesses.chapter16 import activation_drift
+
+    original = activation_drift.covariate_shift_run
+
+    def without_shifting_noise(seed, variant, **settings):
+        return original(seed, variant, **{**settings, "noise_mean": 0.0, "noise_scale": 1.0})
+
+    patch(activation_drift, "covariate_shift_run", without_shifting_noise)

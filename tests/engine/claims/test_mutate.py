@@ -139,3 +139,5 @@ def test_the_claims_with_a_perturbation_test_name_their_mistakes():
         "chapter16.backward_without_the_variance_term"
     )
     assert named["c16-residual-depth-001"][0]["perturbation"] == "chapter16.no_final_normalization"
+    assert len(named["c16-train-mode-output-001"]) == 2
+    assert named["c16-activation-drift-001"] and named["c15-cancellation-matrix-001"]
