@@ -6,7 +6,7 @@ import numpy as np
 
 from trainable_harness import precision
 
-__all__ = ["bf16_not_rounded"]
+__all__ = ["bf16_not_rounded", "eps_outside_the_root"]
 
 
 def _float32_kept(x) -> np.ndarray:
@@ -16,3 +16,16 @@ def _float32_kept(x) -> np.ndarray:
 def bf16_not_rounded(patch=setattr) -> None:
     """A BF16 emulation that keeps FP32's bits (``precision.round_to_bfloat16``)."""
     patch(precision, "round_to_bfloat16", _float32_kept)
+
+
+def _eps_outside_the_root(x, eps: float = 0.0) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    return x / (np.sqrt(np.mean(x * x, axis=-1, keepdims=True)) + eps)
+
+
+def eps_outside_the_root(patch=setattr) -> None:
+    """RMS normalization that adds eps to the root instead of under it
+    (``normalization.rms_normalize``, where the epsilon witness binds it)."""
+    from trainable_harness.witnesses.chapter15 import epsilon
+
+    patch(epsilon, "rms_normalize", _eps_outside_the_root)

@@ -13,6 +13,7 @@ __all__ = [
     "ghost_batches_not_split",
     "group_norm_statistics_over_the_batch",
     "mean_not_subtracted_first",
+    "momentum_as_the_old_value_weight",
     "no_final_normalization",
     "noise_that_does_not_shift",
     "renorm_without_the_clip_of_d",
@@ -160,3 +161,25 @@ def noise_that_does_not_shift(patch=setattr) -> None:
         return original(seed, variant, **{**settings, "noise_mean": 0.0, "noise_scale": 1.0})
 
     patch(activation_drift, "covariate_shift_run", without_shifting_noise)
+
+
+# --- running estimates (c16-drift-momentum-001, c16-train-eval-001) -----------------------
+
+
+def momentum_as_the_old_value_weight(patch=setattr) -> None:
+    """Running statistics updated with ``momentum`` weighting the old estimate and
+    ``1 - momentum`` the new batch (Keras's convention read as PyTorch's)
+    (``layers.update_running_statistics``, where the running-estimate witnesses bind it)."""
+    import dataclasses
+
+    from trainable_harness import layers, running_drift
+    from trainable_harness.witnesses.chapter16 import running_estimates
+
+    original = layers.update_running_statistics
+
+    def swapped(state, X):
+        updated = original(dataclasses.replace(state, momentum=1.0 - state.momentum), X)
+        return dataclasses.replace(updated, momentum=state.momentum)
+
+    for module in (running_drift, running_estimates):
+        patch(module, "update_running_statistics", swapped)
