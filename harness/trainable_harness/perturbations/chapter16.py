@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from trainable_harness.moments import MomentState
+from trainable_harness.perturbations.chapter15 import _merge_without_between_term
 from trainable_harness.small_batch import checks, fixes, groups, model, sweep, train_eval
 
 __all__ = [
@@ -12,6 +12,7 @@ __all__ = [
     "device_merge_without_the_between_device_term",
     "ghost_batches_not_split",
     "group_norm_statistics_over_the_batch",
+    "instance_norm_statistics_over_the_batch",
     "mean_not_subtracted_first",
     "momentum_as_the_old_value_weight",
     "no_final_normalization",
@@ -57,12 +58,6 @@ def renorm_without_the_clip_of_d(patch=setattr) -> None:
     patch(sweep, "batch_renorm_train", _renorm_without_clipping_d)
 
 
-def _merge_without_between_term(a, b):
-    """A merge that adds the m2 of the devices and forgets the spread of their means."""
-    n = a.count + b.count
-    return MomentState(n, a.mean + (b.mean - a.mean) * b.count / n, a.m2 + b.m2)
-
-
 def device_merge_without_the_between_device_term(patch=setattr) -> None:
     """Per-device moment states merged without the spread of their means (``merge_moments``)."""
     patch(fixes, "merge_moments", _merge_without_between_term)
@@ -97,11 +92,13 @@ def _backward_without_the_variance_term(dY, cache, gamma):
 
 
 def backward_without_the_variance_term(patch=setattr) -> None:
-    """Batch norm's backward pass without its variance term
-    (``mlp.network._batch_norm_backward``)."""
+    """Batch norm's backward pass without its variance term (``mlp.layers``'s backward
+    pass, where the training network and the backward-pass witness bind it)."""
     from trainable_harness.mlp import network
+    from trainable_harness.witnesses.chapter16 import backward_pass
 
     patch(network, "_batch_norm_backward", _backward_without_the_variance_term)
+    patch(backward_pass, "batch_norm_backward", _backward_without_the_variance_term)
 
 
 # --- residual depth (c16-residual-depth-001) -----------------------------------------------
@@ -183,3 +180,20 @@ def momentum_as_the_old_value_weight(patch=setattr) -> None:
 
     for module in (running_drift, running_estimates):
         patch(module, "update_running_statistics", swapped)
+
+
+# --- batch dependence (c16-batch-dependence-001) -------------------------------------------
+
+
+def instance_norm_statistics_over_the_batch(patch=setattr) -> None:
+    """Instance norm whose statistics take the batch axis too, as batch norm's do
+    (``layers.apply_normalization``, where the batch-dependence witness binds it)."""
+    from trainable_harness import layers
+    from trainable_harness.witnesses.chapter16 import batch_dependence
+
+    original = layers.apply_normalization
+
+    def wrong_axes(kind, X, gamma, beta, **options):
+        return original("batch" if kind == "instance" else kind, X, gamma, beta, **options)
+
+    patch(batch_dependence, "apply_normalization", wrong_axes)
