@@ -141,3 +141,28 @@ def test_the_claims_with_a_perturbation_test_name_their_mistakes():
     assert named["c16-residual-depth-001"][0]["perturbation"] == "chapter16.no_final_normalization"
     assert len(named["c16-train-mode-output-001"]) == 2
     assert named["c16-activation-drift-001"] and named["c15-cancellation-matrix-001"]
+
+
+def test_the_claim_page_lists_what_the_claim_catches_with_the_last_run(
+    fixture_registry, tmp_path, monkeypatch
+):
+    from claimbook.claims import judge, mutate
+    from claimbook.extensions import claim_pages
+    from claimbook.extensions import claim_pages_model as model
+
+    record = tmp_path / "mutations.json"
+    monkeypatch.setattr(mutate, "record_path", lambda: record)
+
+    def page_text(claim_id):
+        claim = load_claim(claim_id, registry_dir=fixture_registry)
+        judgement = judge(claim_id, registry_dir=fixture_registry, artifacts_dir=tmp_path / "a")
+        info = model.describe(claim, judgement, [], publishable=False)
+        return info["catches"], claim_pages.claim_page(info).astext()
+
+    says = "This claim fails if the normalization does not subtract the mean"
+    catches, text = page_text(CATCHES)
+    assert [c["state"] for c in catches] == ["not yet run"]
+    assert f"{says}: not yet run." in text
+    run_mutations(registry_dir=fixture_registry, imports=["mutation_fixtures"])
+    assert f"{says}: the last mutate run turned it red." in page_text(CATCHES)[1]
+    assert f"{says}: the last mutate run left it green." in page_text(BLIND)[1]
