@@ -247,32 +247,56 @@ def run_mutations(
     claims = [load_claim(claim_id, registry_dir=registry_dir) for claim_id in ids]
     tasks = []
     for claim in claims:
+        named = [catch["perturbation"] for catch in claim.catches or []]
+        twice = sorted({name for name in named if named.count(name) > 1})
+        if twice:
+            raise RegistryError(
+                f"{paths.shown(claim.path)}: field catches: perturbation {twice[0]!r} is "
+                "named twice"
+            )
         for catch in claim.catches or []:
             resolve_perturbation(catch["perturbation"], claim)  # refused before anything runs
             tasks.append((claim, catch["perturbation"], catch["says"]))
     jobs = max(1, min(jobs or os.cpu_count() or 1, os.cpu_count() or 1, len(tasks) or 1))
     start = time.perf_counter()
+    # The longest first (by the last record's times), so no long one starts last.
+    seconds = _recorded_seconds(record)
+    started = sorted(tasks, key=lambda task: -seconds.get((task[0].id, task[1]), 0.0))
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        futures = [
-            pool.submit(_run_one, claim, name, says, registry_dir, imports)
-            for claim, name, says in tasks
-        ]
-        mutations = [future.result() for future in futures]
+        futures = {
+            (claim.id, name): pool.submit(_run_one, claim, name, says, registry_dir, imports)
+            for claim, name, says in started
+        }
+        mutations = [futures[(claim.id, name)].result() for claim, name, _ in tasks]
     elapsed = time.perf_counter() - start
     _write_record(claims, mutations, record)
     return _report(claims, mutations, elapsed, stream)
 
 
+def _read_record(record) -> dict:
+    """The claims of the record at ``record`` (default ``_build/mutations.json``), or {}."""
+    path = Path(record) if record is not None else record_path()
+    try:
+        claims = json.loads(path.read_text()).get("claims", {})
+    except (OSError, json.JSONDecodeError, AttributeError):
+        return {}
+    return claims if isinstance(claims, dict) else {}
+
+
+def _recorded_seconds(record) -> dict:
+    return {
+        (claim_id, catch.get("perturbation")): float(catch.get("seconds") or 0.0)
+        for claim_id, entry in _read_record(record).items()
+        if isinstance(entry, dict)
+        for catch in entry.get("catches", [])
+        if isinstance(catch, dict)
+    }
+
+
 def _write_record(claims: Sequence[Claim], mutations: Sequence[Mutation], record) -> None:
     path = Path(record) if record is not None else record_path()
-    previous: dict = {}
-    if path.is_file():
-        try:
-            previous = json.loads(path.read_text()).get("claims", {})
-        except (json.JSONDecodeError, AttributeError):
-            previous = {}
     digest = harness_digest()
-    entries = dict(previous)
+    entries = _read_record(record)
     for claim in claims:
         entries[claim.id] = {
             "registry_digest": claim.registry_digest,
@@ -325,12 +349,10 @@ def mutation_states(claim: Claim, record: str | Path | None = None) -> list[dict
     ``state`` is ``"caught"``, ``"not caught"``, or ``"not yet run"`` (no record of it, or
     a record made before the claim's registry entry or the harness changed).
     """
-    path = Path(record) if record is not None else record_path()
     entry: Mapping = {}
-    if claim.catches and path.is_file():
-        try:
-            entry = json.loads(path.read_text()).get("claims", {}).get(claim.id) or {}
-        except (json.JSONDecodeError, AttributeError, OSError):
+    if claim.catches:
+        entry = _read_record(record).get(claim.id) or {}
+        if not isinstance(entry, dict):
             entry = {}
         current = (
             entry.get("registry_digest") == claim.registry_digest
@@ -338,7 +360,7 @@ def mutation_states(claim: Claim, record: str | Path | None = None) -> list[dict
         )
         if not current:
             entry = {}
-    recorded = {c.get("perturbation"): c for c in entry.get("catches", [])}
+    recorded = {c.get("perturbation"): c for c in entry.get("catches", []) if isinstance(c, dict)}
     states = []
     for catch in claim.catches or []:
         seen = recorded.get(catch["perturbation"])
