@@ -10,6 +10,7 @@ from trainable_harness.small_batch import checks, fixes, groups, model, sweep, t
 __all__ = [
     "backward_without_the_variance_term",
     "device_merge_without_the_between_device_term",
+    "eps_outside_the_root",
     "ghost_batches_not_split",
     "group_norm_statistics_over_the_batch",
     "instance_norm_statistics_over_the_batch",
@@ -34,8 +35,9 @@ def _sample_variance_moments(X):
 
 
 def sample_variance_batch_moments(patch=setattr) -> None:
-    """Batch norm's statistics divided by m - 1 (``small_batch.checks._batch_moments``)."""
-    for module in (train_eval, fixes):
+    """Batch norm's statistics divided by m - 1 (``small_batch.checks._batch_moments``, in
+    each module of ``small_batch`` that binds it)."""
+    for module in (train_eval, fixes, model):
         patch(module, "_batch_moments", _sample_variance_moments)
 
 
@@ -197,3 +199,24 @@ def instance_norm_statistics_over_the_batch(patch=setattr) -> None:
         return original("batch" if kind == "instance" else kind, X, gamma, beta, **options)
 
     patch(batch_dependence, "apply_normalization", wrong_axes)
+
+
+# --- identity recovery (c16-identity-recovery-001) -----------------------------------------
+
+
+def eps_outside_the_root(patch=setattr) -> None:
+    """Train-mode batch norm dividing by sqrt(variance) + eps instead of
+    sqrt(variance + eps) (``layers.batch_norm``, where the identity-recovery witness binds
+    it)."""
+    from trainable_harness.layers import batch_statistics
+    from trainable_harness.witnesses.chapter16 import identity_recovery
+    from trainable_harness.witnesses.chapter16.batch_dependence import channel_shaped
+
+    def eps_added_to_the_root(X, gamma, beta, *, eps=1e-5):
+        X = np.asarray(X, dtype=np.float64)
+        stats = batch_statistics(X)
+        mean = channel_shaped(stats.mean, X.ndim)
+        scale = channel_shaped(np.sqrt(stats.population_variance) + eps, X.ndim)
+        return channel_shaped(gamma, X.ndim) * (X - mean) / scale + channel_shaped(beta, X.ndim)
+
+    patch(identity_recovery, "batch_norm", eps_added_to_the_root)

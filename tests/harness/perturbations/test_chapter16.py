@@ -8,7 +8,7 @@ import pytest
 from trainable_harness import small_batch
 from trainable_harness.moments import MomentState
 from trainable_harness.perturbations import chapter16
-from trainable_harness.small_batch import checks, fixes, groups, sweep, train_eval
+from trainable_harness.small_batch import checks, fixes, groups, model, sweep, train_eval
 from trainable_harness.witnesses.chapter16 import residual_depth
 
 X = small_batch.draw_activations(np.random.default_rng(3), repeats=2, batch=8)
@@ -18,7 +18,7 @@ def test_sample_variance_divides_by_m_minus_one(monkeypatch):
     mean, variance = checks._batch_moments(X)
     chapter16.sample_variance_batch_moments(monkeypatch.setattr)
     m = X.shape[1] * X.shape[3] * X.shape[4]
-    for module in (train_eval, fixes):
+    for module in (train_eval, fixes, model):
         patched_mean, patched_variance = module._batch_moments(X)
         np.testing.assert_array_equal(patched_mean, mean)
         np.testing.assert_allclose(patched_variance, variance * m / (m - 1), rtol=1e-15)
