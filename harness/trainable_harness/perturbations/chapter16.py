@@ -9,6 +9,7 @@ from trainable_harness.small_batch import checks, fixes, groups, model, sweep, t
 
 __all__ = [
     "backward_without_the_variance_term",
+    "batch_statistics_over_the_batch_axis_only",
     "device_merge_without_the_between_device_term",
     "eps_outside_the_root",
     "ghost_batches_not_split",
@@ -220,3 +221,20 @@ def eps_outside_the_root(patch=setattr) -> None:
         return channel_shaped(gamma, X.ndim) * (X - mean) / scale + channel_shaped(beta, X.ndim)
 
     patch(identity_recovery, "batch_norm", eps_added_to_the_root)
+
+
+# --- the spread of a batch statistic (c16-statistic-spread-001) ----------------------------
+
+
+def batch_statistics_over_the_batch_axis_only(patch=setattr) -> None:
+    """Batch norm's channel statistics taken over the batch axis at one position instead of
+    over the batch and every position (``layers.batch_statistics``, where the
+    statistic-spread witness binds it)."""
+    from trainable_harness.layers import batch_statistics
+    from trainable_harness.witnesses.chapter16 import statistic_spread
+
+    def first_position_only(X):
+        X = np.asarray(X, dtype=np.float64)
+        return batch_statistics(X[..., :1, :1])
+
+    patch(statistic_spread, "batch_statistics", first_position_only)
