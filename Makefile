@@ -7,6 +7,7 @@
 #   make rebuild   the full re-execution from clean that CI runs
 #   make verify    recompute every claim without running notebooks
 #   make repin     re-pin every chapter to the current harness and report changed claims
+#   make mutate    each claim under the mistakes it names; records what each catches
 #   make bench     time a cold build against Jupyter Book's own execution (_build/bench.json)
 #   make uptodate  exit 0 only if `make` would do nothing and the last build was clean
 #   make serve     preview the built site on http://127.0.0.1:8000
@@ -38,7 +39,7 @@ export MKL_NUM_THREADS := 1
 EXECUTED := $(patsubst %.md,%.ipynb,$(wildcard chapters/*.md))
 MATHJAX := _build/site-extra/_vendor/mathjax/tex-chtml.js
 
-.PHONY: all venv site mathjax test lint unit claims-check book-check site-check check-artifacts rebuild clean verify repin serve browser lock uptodate bench matrix-check screenshots
+.PHONY: all venv site mathjax test lint unit claims-check mutate mutate-check book-check site-check check-artifacts rebuild clean verify repin serve browser lock uptodate bench matrix-check screenshots
 
 venv: $(STAMP)
 
@@ -120,10 +121,23 @@ unit: | $(STAMP)
 book-check: | $(STAMP)
 	@$(call TIER,book) $(BIN)/pytest -m book -n auto -q
 
-# Whole claims recomputed, each as it is and under the mistake it exists to catch (a claim
-# earns its badge only if it turns red then): seconds to tens of seconds each.
+# Whole claims recomputed as they are, and the checks beside them (summation order, dead
+# runs); the mistakes each claim catches are `mutate`'s: seconds to tens of seconds each.
 claims-check: | $(STAMP)
 	@$(call TIER,claims) $(BIN)/pytest -m claims -n auto -q
+
+# Every claim under each mistake it names (its registry's catches), each perturbation of the
+# harness alone in a fresh interpreter, one per core; records _build/mutations.json, which the
+# claim pages show. Exits 1 naming a claim that catches none of its perturbations.
+mutate: | $(STAMP)
+	@TIMEFORMAT="make: mutate took %1R s"; time $(BIN)/python -m claimbook mutate
+
+# The same run as a check, beside the rebuild from clean (which removes _build/): its record
+# goes to a temporary folder, so the pages of that build say "not yet run".
+mutate-check: | $(STAMP)
+	@record="$$(mktemp -d)"; trap 'rm -rf "$$record"' EXIT; \
+	    TIMEFORMAT="make: mutate-check took %1R s"; \
+	    time $(BIN)/python -m claimbook mutate --record "$$record/mutations.json"
 
 # The built-site checks, including a real browser: Debian's chromium, installed here if absent.
 browser:
@@ -154,7 +168,8 @@ rebuild: clean
 # `check-artifacts` checks, without a third computation); last, an unchanged tree with
 # nothing left to do.
 test: lint unit
-	@$(MAKE) --no-print-directory -j3 --output-sync=target book-check claims-check rebuild
+	@$(MAKE) --no-print-directory -j4 --output-sync=target book-check claims-check mutate-check \
+	    rebuild
 	@$(MAKE) --no-print-directory -j2 --output-sync=target site-check binder-check \
 	    BINDER_CHECK_FLAGS=--against=artifacts/claims
 	@$(MAKE) --no-print-directory uptodate || { echo "make test: an unchanged tree would rebuild" >&2; exit 1; }

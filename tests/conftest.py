@@ -34,8 +34,9 @@ def pytest_collection_modifyitems(items):
 
 
 # This file holds no doctests; collected as a doctest module it would be imported a second
-# time under the name "conftest", which tests/engine/claims/conftest.py also has.
-collect_ignore = ["conftest.py"]
+# time under the name "conftest", which tests/engine/claims/conftest.py also has. The mutate
+# fixture module puts modules in sys.modules when imported: only its tests import it.
+collect_ignore = ["conftest.py", "fixtures/mutations/mutation_fixtures.py"]
 
 BOOKS = Path(__file__).resolve().parent / "books"
 FIXTURE_REGISTRY = Path(__file__).resolve().parent / "fixtures" / "registry"

@@ -11,6 +11,7 @@
     bench [--rounds N]              time a cold build against Jupyter Book's own execution
     claims list|verify|show         the claims (see :mod:`claimbook.claims.cli`)
     repin                           re-verify every claim, then re-pin every chapter
+    mutate [ID ...]                 each claim under the mistakes it names (perturbations)
     clean                           remove the build products, under the build lock
     pdf [SITE [OUTPUT]]             print the built site to one PDF
     binder-check [--pip] [--against DIR]
@@ -71,6 +72,10 @@ def _dispatch(command: str, argv: list[str]) -> int:
         from claimbook.claims import cli
 
         return cli.main(argv)
+    if command == "mutate":
+        from claimbook.claims import mutate
+
+        return mutate.main(argv)
     if command == "pdf":
         from claimbook import pdf
 

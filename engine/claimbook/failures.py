@@ -54,6 +54,7 @@ DOING = {
     "bench": "timing the build",
     "claims": "checking claims",
     "repin": "re-pinning the chapters",
+    "mutate": "running the claims' perturbations",
     "clean": "removing build products",
     "pdf": "printing the book to PDF",
     "binder-check": "checking what Binder does",

@@ -113,6 +113,14 @@ def _claim_function_digests() -> dict:
     return function_digests(sorted(recorded))
 
 
+def mutation_record_digest() -> str:
+    """The last mutate run's record and the harness it is judged current against, or ""."""
+    from claimbook.claims.mutate import harness_digest, record_path
+
+    record = record_path()
+    return f"{file_digest(record)}:{harness_digest()}" if record.is_file() else ""
+
+
 def site_key() -> str:
     """The SHA-256 over everything a page can show (see the module doc)."""
     digest = hashlib.sha256()
@@ -124,6 +132,7 @@ def site_key() -> str:
         )
         digest.update(f"{name}\0{file_digest(path)}\n".encode())
     digest.update(json.dumps(_claim_function_digests(), sort_keys=True).encode())
+    digest.update(mutation_record_digest().encode())  # what the claim pages say each catches
     digest.update(environment_digest().encode())
     digest.update(json.dumps(_build_stamp(), sort_keys=True).encode())
     return digest.hexdigest()

@@ -148,6 +148,10 @@ class Claim:
         ``{"level": ..., "method": "t" | "bootstrap"}`` for a statistical claim.
     refutes : dict or None
         ``{"account": ..., "source": ...}`` for a claim that refutes a common account.
+    catches : list of dict or None
+        ``[{"perturbation": ..., "says": ...}, ...]``: the mistakes the claim exists to catch,
+        each a function of ``trainable_harness.perturbations`` (see
+        :mod:`claimbook.claims.mutate`).
     """
 
     id: str
@@ -161,6 +165,7 @@ class Claim:
     registry_digest: str
     statistics: dict | None = None
     refutes: dict | None = None
+    catches: list | None = None
 
     @property
     def kind(self) -> str:
@@ -338,6 +343,7 @@ def _claim(data: dict, path: Path, digest: str) -> Claim:
         registry_digest=digest,
         statistics=data.get("statistics"),
         refutes=data.get("refutes"),
+        catches=data.get("catches"),
     )
 
 

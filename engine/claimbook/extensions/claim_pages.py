@@ -69,6 +69,13 @@ def describe_all(env) -> list[dict]:
 # --- a claim's page --------------------------------------------------------------------------
 
 
+_CATCH_STATES = {
+    "caught": "the last mutate run turned it red",
+    "not caught": "the last mutate run left it green",
+    "not yet run": "not yet run",
+}
+
+
 def claim_page(info: Mapping) -> nodes.section:
     """The body of ``claims/<id>.html``."""
     docname = info["page"].removesuffix(".html")
@@ -126,6 +133,24 @@ def claim_page(info: Mapping) -> nodes.section:
             )
         refuted += shows
         page += refuted
+
+    if info.get("catches"):
+        catches = section("catches", "The mistakes it catches")
+        listed = nodes.bullet_list()
+        for catch in info["catches"]:
+            listed += nodes.list_item(
+                "",
+                nodes.paragraph(
+                    "", f"This claim fails if {catch['says']}: {_CATCH_STATES[catch['state']]}."
+                ),
+            )
+        catches += listed
+        catches += nodes.paragraph(
+            "",
+            "Each is a perturbation of the harness (trainable_harness.perturbations), applied "
+            "alone by python -m claimbook mutate; the state is that of its last run.",
+        )
+        page += catches
 
     places = section("stated-in", "Where the book states it")
     places += place_links(docname, info)

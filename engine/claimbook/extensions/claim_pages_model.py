@@ -36,6 +36,7 @@ from pathlib import Path
 
 from claimbook.claims.compare import shown_expectation
 from claimbook.claims.judgement import STATES, Judgement
+from claimbook.claims.mutate import mutation_states
 from claimbook.claims.registry import Claim
 from claimbook.claims.summary import badge_summary
 from claimbook.paths import artifact_path
@@ -374,6 +375,8 @@ def describe(claim: Claim, judgement: Judgement, stated_in: list[dict], publisha
         "page": page_path(claim.id),
         "record": record_path(claim.id) if publishable else None,
         "stated_in": list(stated_in),
+        # The mistakes it exists to catch, with the state of the last mutate run.
+        "catches": mutation_states(claim),
     }
 
 

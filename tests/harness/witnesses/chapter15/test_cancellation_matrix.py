@@ -33,7 +33,10 @@ def test_the_claim_turns_red_when_bf16_is_not_rounded(monkeypatch):
     claim = load_claim("c15-cancellation-matrix-001")
     records = comparisons(claim.expect, cancellation_matrix_witness(), statistical=False)
     assert all(record["passed"] for record in records.values())
-    monkeypatch.setattr(precision, "round_to_bfloat16", lambda x: np.asarray(x, np.float32))
+    from trainable_harness.perturbations import chapter15
+
+    chapter15.bf16_not_rounded(monkeypatch.setattr)
+    assert precision.round_to_bfloat16(np.float32(1 + 2**-10)) == np.float32(1 + 2**-10)
     records = comparisons(claim.expect, cancellation_matrix_witness(), statistical=False)
     failing = {field for field, record in records.items() if not record["passed"]}
     assert {"bf16.raw_fails", "bf16.values_collapse"} <= failing

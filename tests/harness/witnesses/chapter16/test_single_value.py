@@ -16,6 +16,7 @@ from witness_checks import (
     seed_of,
 )
 
+from trainable_harness.perturbations import chapter16
 from trainable_harness.witnesses.chapter16 import single_value
 from trainable_harness.witnesses.chapter16.single_value import (
     fused_kernel_batch_norm,
@@ -44,9 +45,11 @@ def test_the_measured_case_of_the_account_is_the_cited_one():
 
 def test_the_claim_turns_red_when_the_mean_is_not_subtracted_first(monkeypatch):
     """The mistake the claim exists to catch: an order of operations that does not form
-    x - mean first (a fused kernel's) gives neither exact zeros nor exact beta."""
+    x - mean first (a fused kernel's) gives neither exact zeros nor exact beta (the same
+    perturbation `python -m claimbook mutate` runs on the whole claim)."""
     assert failing_fields(CLAIM, single_value_witness(seed_of(CLAIM))) == []
-    monkeypatch.setattr(single_value, "batch_norm", fused_kernel_batch_norm)
+    chapter16.mean_not_subtracted_first(monkeypatch.setattr)
+    assert single_value.batch_norm is fused_kernel_batch_norm
     assert {"fresh_layer.max_abs_output", "harness.max_abs_output_minus_beta"} <= set(
         failing_fields(CLAIM, single_value_witness(seed_of(CLAIM)))
     )
@@ -54,14 +57,7 @@ def test_the_claim_turns_red_when_the_mean_is_not_subtracted_first(monkeypatch):
 
 def test_the_claim_turns_red_with_the_sample_variance(monkeypatch):
     """Dividing one value's squared deviation by m - 1 = 0 gives no output at all."""
-
-    def sample_variance_batch_norm(X, gamma, beta, *, eps=1e-5):
-        X = np.asarray(X, dtype=np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            variance = ((X - X.mean(axis=0)) ** 2).sum(axis=0) / (X.shape[0] - 1)
-            return gamma * (X - X.mean(axis=0)) / np.sqrt(variance + eps) + beta
-
-    monkeypatch.setattr(single_value, "batch_norm", sample_variance_batch_norm)
+    chapter16.sample_variance_batch_norm(monkeypatch.setattr)
     assert "fresh_layer.max_abs_output" in failing_fields(
         CLAIM, single_value_witness(seed_of(CLAIM))
     )

@@ -1,0 +1,406 @@
+"""``python -m claimbook mutate [ID ...]``: every claim shown to be able to fail.
+
+A registry entry's ``catches`` names the mistakes the claim exists to catch, each a
+perturbation of the harness: a function of ``trainable_harness.perturbations`` that replaces
+one harness function with a mistaken version (see that package), and a line saying what it
+gets wrong::
+
+    catches:
+      - perturbation: chapter16.sample_variance_batch_moments
+        says: batch norm divides its statistics by m - 1
+
+For each claim and each of its perturbations, the runner starts a fresh interpreter (one
+BLAS thread, at most ``os.cpu_count()`` at once), applies the perturbation there (never
+editing a file), recomputes the claim with the engine's computation and judge
+(:func:`~claimbook.claims.computations.run_computation`,
+:func:`~claimbook.claims.store.build_artifact`) and reports its status and the fields that
+failed. Nothing is written into ``artifacts/``. A perturbation *is caught* when the claim
+is judged ``failed`` without the computation raising (an exception is recorded as an
+error, not as a catch: a perturbation that breaks the computation shows nothing about the
+claim's criteria).
+
+The outcomes go to ``_build/mutations.json`` (atomically), per claim with the digests of its
+registry entry and of the harness's sources, so a record made before either changed is
+recognised as stale (:func:`mutation_states`, which the claim pages show). The command
+exits 1 when a claim catches none of its named perturbations, naming the claim; a claim
+without ``catches`` is listed as "no mistake named yet", which is not a failure; a
+perturbation name that does not exist is refused (exit 2) before anything runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import hashlib
+import importlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from claimbook import instruments, paths
+from claimbook.atomic import write_text_atomically
+from claimbook.claims.registry import Claim, list_claims, load_claim
+from claimbook.errors import RegistryError
+
+__all__ = [
+    "PERTURBATIONS",
+    "RECORD_NAME",
+    "Mutation",
+    "harness_digest",
+    "main",
+    "mutation_states",
+    "record_path",
+    "resolve_perturbation",
+    "run_mutations",
+]
+
+PERTURBATIONS = f"{instruments.PACKAGE}.perturbations"
+RECORD_NAME = "mutations.json"
+_ERROR_LIMIT = 400
+
+
+def record_path() -> Path:
+    """``_build/mutations.json`` of the repository."""
+    return paths.BUILD_DIR / RECORD_NAME
+
+
+def resolve_perturbation(name: str, claim: Claim | None = None):
+    """The function ``trainable_harness.perturbations.<name>``.
+
+    Raises
+    ------
+    RegistryError
+        If the module cannot be imported or has no such function; the message names the
+        perturbation (and the claim's registry file when given).
+    """
+    where = f"{paths.shown(claim.path)}: field catches: " if claim is not None else ""
+    module_name, _, function_name = f"{PERTURBATIONS}.{name}".rpartition(".")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise RegistryError(
+            f"{where}perturbation {name!r} names module {module_name}, which cannot be "
+            f"imported ({error})"
+        ) from None
+    function = getattr(module, function_name, None)
+    if not callable(function):
+        known = sorted(
+            n
+            for n in getattr(module, "__all__", dir(module))
+            if callable(getattr(module, n, None))
+        )
+        raise RegistryError(
+            f"{where}perturbation {name!r}: {module_name} has no function {function_name!r}"
+            + (f"; it has {', '.join(known)}" if known else "")
+        )
+    return function
+
+
+def harness_digest() -> str:
+    """SHA-256 of the harness package's Python sources (their paths and bytes)."""
+    root = instruments.package_dir()
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """One perturbation of one claim, and what the claim said under it."""
+
+    claim_id: str
+    perturbation: str
+    says: str
+    status: str | None = None
+    failed_fields: tuple[str, ...] = ()
+    error: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def caught(self) -> bool:
+        return self.status == "failed" and self.error is None
+
+    def as_record(self) -> dict:
+        return {
+            "perturbation": self.perturbation,
+            "says": self.says,
+            "caught": self.caught,
+            "status": self.status,
+            "failed_fields": list(self.failed_fields),
+            "error": self.error,
+            "seconds": round(self.seconds, 2),
+        }
+
+
+# --- the child: one perturbation, one claim, in this process -------------------------------
+
+
+def judge_perturbed(claim_id: str, perturbation: str, registry_dir: str | None) -> dict:
+    """Apply ``perturbation`` here, recompute ``claim_id`` and judge it; write nothing."""
+    from claimbook.claims.computations import run_computation
+    from claimbook.claims.keys import claim_key
+    from claimbook.claims.store import build_artifact, provenance
+
+    claim = load_claim(claim_id, registry_dir=registry_dir)
+    resolve_perturbation(perturbation, claim)()
+    outcome = run_computation(claim)
+    artifact = build_artifact(
+        claim,
+        outcome.results,
+        error=outcome.error,
+        key=claim_key(claim, outcome.functions),
+        provenance=provenance(),
+    )
+    failed = sorted(f for f, c in artifact["comparisons"].items() if not c["passed"])
+    error = artifact.get("error")
+    return {
+        "status": artifact["status"],
+        "failed_fields": failed,
+        "error": None if error is None else str(error)[:_ERROR_LIMIT],
+    }
+
+
+def _child(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m claimbook.claims.mutate")
+    parser.add_argument("claim_id")
+    parser.add_argument("perturbation")
+    parser.add_argument("--registry")
+    parser.add_argument("--import", dest="imports", action="append", default=[])
+    options = parser.parse_args(argv)
+    for module in options.imports:
+        importlib.import_module(module)
+    try:
+        outcome = judge_perturbed(options.claim_id, options.perturbation, options.registry)
+    except Exception as error:  # recorded by the parent as this perturbation's error
+        outcome = {
+            "status": None,
+            "failed_fields": [],
+            "error": f"{type(error).__name__}: {error}",
+        }
+    print(json.dumps(outcome), flush=True)
+    return 0
+
+
+# --- the parent ----------------------------------------------------------------------------
+
+
+def _environment() -> dict[str, str]:
+    from claimbook.build.claim_runs import _claim_environment
+
+    return _claim_environment(1)  # one BLAS thread, one process per perturbation
+
+
+def _run_one(
+    claim: Claim, perturbation: str, says: str, registry_dir, imports: Sequence[str]
+) -> Mutation:
+    command = [sys.executable, "-m", "claimbook.claims.mutate", claim.id, perturbation]
+    if registry_dir is not None:
+        command += ["--registry", str(registry_dir)]
+    for module in imports:
+        command += ["--import", module]
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, env=_environment())
+    seconds = time.perf_counter() - start
+    lines = done.stdout.strip().splitlines()
+    try:
+        outcome = json.loads(lines[-1])
+    except (IndexError, json.JSONDecodeError):
+        tail = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        outcome = {"status": None, "failed_fields": [], "error": tail[:_ERROR_LIMIT]}
+    return Mutation(
+        claim.id,
+        perturbation,
+        says,
+        status=outcome["status"],
+        failed_fields=tuple(outcome["failed_fields"]),
+        error=outcome["error"],
+        seconds=seconds,
+    )
+
+
+def run_mutations(
+    claim_ids: Sequence[str] | None = None,
+    *,
+    registry_dir: str | Path | None = None,
+    record: str | Path | None = None,
+    jobs: int | None = None,
+    imports: Sequence[str] = (),
+    stream=None,
+) -> int:
+    """Run every named perturbation of ``claim_ids`` (default all); record; return the status.
+
+    Returns 0, or 1 when a claim catches none of its perturbations (each such claim is named
+    on ``stream``). Raises :class:`RegistryError` for an unknown perturbation before any
+    runs.
+    """
+    stream = sys.stdout if stream is None else stream
+    for module in imports:
+        importlib.import_module(module)
+    ids = list(claim_ids) if claim_ids else list_claims(registry_dir)
+    claims = [load_claim(claim_id, registry_dir=registry_dir) for claim_id in ids]
+    tasks = []
+    for claim in claims:
+        named = [catch["perturbation"] for catch in claim.catches or []]
+        twice = sorted({name for name in named if named.count(name) > 1})
+        if twice:
+            raise RegistryError(
+                f"{paths.shown(claim.path)}: field catches: perturbation {twice[0]!r} is "
+                "named twice"
+            )
+        for catch in claim.catches or []:
+            resolve_perturbation(catch["perturbation"], claim)  # refused before anything runs
+            tasks.append((claim, catch["perturbation"], catch["says"]))
+    jobs = max(1, min(jobs or os.cpu_count() or 1, os.cpu_count() or 1, len(tasks) or 1))
+    start = time.perf_counter()
+    # The longest first (by the last record's times), so no long one starts last.
+    seconds = _recorded_seconds(record)
+    started = sorted(tasks, key=lambda task: -seconds.get((task[0].id, task[1]), 0.0))
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        futures = {
+            (claim.id, name): pool.submit(_run_one, claim, name, says, registry_dir, imports)
+            for claim, name, says in started
+        }
+        mutations = [futures[(claim.id, name)].result() for claim, name, _ in tasks]
+    elapsed = time.perf_counter() - start
+    _write_record(claims, mutations, record)
+    return _report(claims, mutations, elapsed, stream)
+
+
+def _read_record(record) -> dict:
+    """The claims of the record at ``record`` (default ``_build/mutations.json``), or {}."""
+    path = Path(record) if record is not None else record_path()
+    try:
+        claims = json.loads(path.read_text()).get("claims", {})
+    except (OSError, json.JSONDecodeError, AttributeError):
+        return {}
+    return claims if isinstance(claims, dict) else {}
+
+
+def _recorded_seconds(record) -> dict:
+    return {
+        (claim_id, catch.get("perturbation")): float(catch.get("seconds") or 0.0)
+        for claim_id, entry in _read_record(record).items()
+        if isinstance(entry, dict)
+        for catch in entry.get("catches", [])
+        if isinstance(catch, dict)
+    }
+
+
+def _write_record(claims: Sequence[Claim], mutations: Sequence[Mutation], record) -> None:
+    path = Path(record) if record is not None else record_path()
+    digest = harness_digest()
+    entries = _read_record(record)
+    for claim in claims:
+        entries[claim.id] = {
+            "registry_digest": claim.registry_digest,
+            "harness_digest": digest,
+            "catches": [m.as_record() for m in mutations if m.claim_id == claim.id],
+        }
+    document = {"version": 1, "claims": dict(sorted(entries.items()))}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomically(path, json.dumps(document, indent=2, sort_keys=True) + "\n")
+
+
+def _report(claims, mutations, elapsed: float, stream) -> int:
+    catching_none = []
+    unnamed = []
+    for claim in claims:
+        own = [m for m in mutations if m.claim_id == claim.id]
+        if not own:
+            unnamed.append(claim.id)
+            continue
+        caught = [m for m in own if m.caught]
+        print(f"{claim.id}: catches {len(caught)} of {len(own)}", file=stream)
+        for m in own:
+            if m.caught:
+                state = "caught (failed: " + ", ".join(m.failed_fields) + ")"
+            elif m.error is not None:
+                state = f"NOT caught: the computation raised: {m.error}"
+            else:
+                state = f"NOT caught: the claim stays {m.status}"
+            print(f"  {m.perturbation} [{m.seconds:.1f} s]: {state}", file=stream)
+        if not caught:
+            catching_none.append(claim.id)
+    if unnamed:
+        print(f"no mistake named yet: {', '.join(unnamed)}", file=stream)
+    print(f"{len(mutations)} perturbations in {elapsed:.1f} s", file=stream)
+    if catching_none:
+        print(
+            "claims that catch none of their named perturbations: " + ", ".join(catching_none),
+            file=stream,
+        )
+        return 1
+    return 0
+
+
+# --- what the pages show -------------------------------------------------------------------
+
+
+def mutation_states(claim: Claim, record: str | Path | None = None) -> list[dict]:
+    """Each named perturbation of ``claim`` with its state from the last mutate run.
+
+    ``state`` is ``"caught"``, ``"not caught"``, or ``"not yet run"`` (no record of it, or
+    a record made before the claim's registry entry or the harness changed).
+    """
+    entry: Mapping = {}
+    if claim.catches:
+        entry = _read_record(record).get(claim.id) or {}
+        if not isinstance(entry, dict):
+            entry = {}
+        current = (
+            entry.get("registry_digest") == claim.registry_digest
+            and entry.get("harness_digest") == harness_digest()
+        )
+        if not current:
+            entry = {}
+    recorded = {c.get("perturbation"): c for c in entry.get("catches", []) if isinstance(c, dict)}
+    states = []
+    for catch in claim.catches or []:
+        seen = recorded.get(catch["perturbation"])
+        if seen is None:
+            state = "not yet run"
+        else:
+            state = "caught" if seen.get("caught") else "not caught"
+        states.append({**catch, "state": state})
+    return states
+
+
+def main(argv: Sequence[str]) -> int:
+    """``mutate [--registry DIR] [--record PATH] [--jobs N] [--import MODULE] [ID ...]``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m claimbook mutate",
+        description="apply each claim's named perturbations of the harness and record which "
+        "turn it red",
+    )
+    parser.add_argument("claim_ids", nargs="*", metavar="ID")
+    parser.add_argument("--registry", help="the registry directory (default claims/)")
+    parser.add_argument("--record", help="where to record (default _build/mutations.json)")
+    parser.add_argument("--jobs", type=int, help="processes at once (default: the cores)")
+    parser.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        help="a module to import first, in every process (fixture computations)",
+    )
+    options = parser.parse_args([word for word in argv if word != "mutate"])
+    if options.jobs is not None and options.jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {options.jobs}")
+    return run_mutations(
+        options.claim_ids,
+        registry_dir=options.registry,
+        record=options.record,
+        jobs=options.jobs,
+        imports=options.imports,
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(_child(sys.argv[1:]))

@@ -1,0 +1,240 @@
+"""Perturbations of the chapter 16 harness (see :mod:`trainable_harness.perturbations`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from trainable_harness.perturbations.chapter15 import _merge_without_between_term
+from trainable_harness.small_batch import checks, fixes, groups, model, sweep, train_eval
+
+__all__ = [
+    "backward_without_the_variance_term",
+    "batch_statistics_over_the_batch_axis_only",
+    "device_merge_without_the_between_device_term",
+    "eps_outside_the_root",
+    "ghost_batches_not_split",
+    "group_norm_statistics_over_the_batch",
+    "instance_norm_statistics_over_the_batch",
+    "mean_not_subtracted_first",
+    "momentum_as_the_old_value_weight",
+    "no_final_normalization",
+    "noise_that_does_not_shift",
+    "renorm_without_the_clip_of_d",
+    "sample_variance_batch_moments",
+    "sample_variance_batch_norm",
+]
+
+
+# --- small batches (c16-small-batch-001) ---------------------------------------------------
+
+
+def _sample_variance_moments(X):
+    """Batch statistics divided by m - 1 instead of m (the sample variance)."""
+    mean, variance = checks._batch_moments(X)
+    m = X.shape[1] * X.shape[3] * X.shape[4]
+    return mean, variance * m / (m - 1)
+
+
+def sample_variance_batch_moments(patch=setattr) -> None:
+    """Batch norm's statistics divided by m - 1 (``small_batch.checks._batch_moments``, in
+    each module of ``small_batch`` that binds it)."""
+    for module in (train_eval, fixes, model):
+        patch(module, "_batch_moments", _sample_variance_moments)
+
+
+def _ghosts_ignored(X, ghost_size, eps=model.EPS):
+    """Ghost batch norm that normalizes the whole batch at once."""
+    return train_eval.train_mode(X, eps)
+
+
+def ghost_batches_not_split(patch=setattr) -> None:
+    """Ghost batch norm that never splits the batch (``ghost_batch_norm_train``)."""
+    patch(sweep, "ghost_batch_norm_train", _ghosts_ignored)
+
+
+def _renorm_without_clipping_d(X, r_max, d_max, eps=model.EPS):
+    return fixes.batch_renorm_train(X, r_max, np.inf, eps)
+
+
+def renorm_without_the_clip_of_d(patch=setattr) -> None:
+    """Batch renormalization whose correction d is never clipped (``batch_renorm_train``)."""
+    patch(sweep, "batch_renorm_train", _renorm_without_clipping_d)
+
+
+def device_merge_without_the_between_device_term(patch=setattr) -> None:
+    """Per-device moment states merged without the spread of their means (``merge_moments``)."""
+    patch(fixes, "merge_moments", _merge_without_between_term)
+
+
+def _group_norm_over_the_batch(X, gamma, beta, *, num_groups, eps=1e-5):
+    """Group norm whose statistics pool the samples of the batch too."""
+    batch, channels = X.shape[:2]
+    grouped = X.reshape(batch, num_groups, channels // num_groups, *X.shape[2:])
+    axes = (0, 2, 3, 4)
+    centered = grouped - grouped.mean(axis=axes, keepdims=True)
+    variance = np.mean(centered**2, axis=axes, keepdims=True)
+    Y = (centered / np.sqrt(variance + eps)).reshape(X.shape)
+    return Y * gamma[None, :, None, None] + beta[None, :, None, None]
+
+
+def group_norm_statistics_over_the_batch(patch=setattr) -> None:
+    """Group norm whose statistics pool the batch's samples too (``groups.group_norm``)."""
+    patch(groups, "group_norm", _group_norm_over_the_batch)
+
+
+# --- larger learning rates (c16-larger-learning-rates-001) ---------------------------------
+
+
+def _backward_without_the_variance_term(dY, cache, gamma):
+    """Batch norm's backward pass with the centering but without -Z_hat mean(dY Z_hat)."""
+    Z_hat, inv_std = cache
+    dgamma = np.einsum("...nk,...nk->...k", dY, Z_hat)
+    dbeta = dY.sum(axis=-2)
+    dZ = dY * gamma[..., None, :] - (dbeta * gamma)[..., None, :] / Z_hat.shape[-2]
+    return dZ * inv_std, dgamma, dbeta
+
+
+def backward_without_the_variance_term(patch=setattr) -> None:
+    """Batch norm's backward pass without its variance term (``mlp.layers``'s backward
+    pass, where the training network and the backward-pass witness bind it)."""
+    from trainable_harness.mlp import network
+    from trainable_harness.witnesses.chapter16 import backward_pass
+
+    patch(network, "_batch_norm_backward", _backward_without_the_variance_term)
+    patch(backward_pass, "batch_norm_backward", _backward_without_the_variance_term)
+
+
+# --- residual depth (c16-residual-depth-001) -----------------------------------------------
+
+
+def no_final_normalization(patch=setattr) -> None:
+    """A residual stack without its final normalization: the last Jacobian is the identity
+    (``witnesses.chapter16.residual_depth.residual_block_jacobians``)."""
+    from trainable_harness.witnesses.chapter16 import residual_depth
+
+    original = residual_depth.residual_block_jacobians
+
+    def without_final_normalization(rng, depth, placement, **kwargs):
+        jacobians = original(rng, depth, placement, **kwargs)
+        return [*jacobians[:-1], np.eye(jacobians[-1].shape[0])]
+
+    patch(residual_depth, "residual_block_jacobians", without_final_normalization)
+
+
+# --- one value per channel (c16-train-mode-output-001) -------------------------------------
+
+
+def mean_not_subtracted_first(patch=setattr) -> None:
+    """Batch norm in a fused kernel's order, which never forms x - mean
+    (``witnesses.chapter16.single_value.batch_norm``)."""
+    from trainable_harness.witnesses.chapter16 import single_value
+
+    patch(single_value, "batch_norm", single_value.fused_kernel_batch_norm)
+
+
+def _sample_variance_batch_norm(X, gamma, beta, *, eps=1e-5):
+    X = np.asarray(X, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        variance = ((X - X.mean(axis=0)) ** 2).sum(axis=0) / (X.shape[0] - 1)
+        return gamma * (X - X.mean(axis=0)) / np.sqrt(variance + eps) + beta
+
+
+def sample_variance_batch_norm(patch=setattr) -> None:
+    """Batch norm dividing the squared deviations by m - 1
+    (``witnesses.chapter16.single_value.batch_norm``)."""
+    from trainable_harness.witnesses.chapter16 import single_value
+
+    patch(single_value, "batch_norm", _sample_variance_batch_norm)
+
+
+# --- internal covariate shift (c16-activation-drift-001) -----------------------------------
+
+
+def noise_that_does_not_shift(patch=setattr) -> None:
+    """The noisy network's injected noise with mean 0 and scale 1, which moves no
+    distribution (``witnesses.chapter16.activation_drift.covariate_shift_run``)."""
+    from trainable_harness.witnesses.chapter16 import activation_drift
+
+    original = activation_drift.covariate_shift_run
+
+    def without_shifting_noise(seed, variant, **settings):
+        return original(seed, variant, **{**settings, "noise_mean": 0.0, "noise_scale": 1.0})
+
+    patch(activation_drift, "covariate_shift_run", without_shifting_noise)
+
+
+# --- running estimates (c16-drift-momentum-001, c16-train-eval-001) -----------------------
+
+
+def momentum_as_the_old_value_weight(patch=setattr) -> None:
+    """Running statistics updated with ``momentum`` weighting the old estimate and
+    ``1 - momentum`` the new batch (Keras's convention read as PyTorch's)
+    (``layers.update_running_statistics``, where the running-estimate witnesses bind it)."""
+    import dataclasses
+
+    from trainable_harness import layers, running_drift
+    from trainable_harness.witnesses.chapter16 import running_estimates
+
+    original = layers.update_running_statistics
+
+    def swapped(state, X):
+        updated = original(dataclasses.replace(state, momentum=1.0 - state.momentum), X)
+        return dataclasses.replace(updated, momentum=state.momentum)
+
+    for module in (running_drift, running_estimates):
+        patch(module, "update_running_statistics", swapped)
+
+
+# --- batch dependence (c16-batch-dependence-001) -------------------------------------------
+
+
+def instance_norm_statistics_over_the_batch(patch=setattr) -> None:
+    """Instance norm whose statistics take the batch axis too, as batch norm's do
+    (``layers.apply_normalization``, where the batch-dependence witness binds it)."""
+    from trainable_harness import layers
+    from trainable_harness.witnesses.chapter16 import batch_dependence
+
+    original = layers.apply_normalization
+
+    def wrong_axes(kind, X, gamma, beta, **options):
+        return original("batch" if kind == "instance" else kind, X, gamma, beta, **options)
+
+    patch(batch_dependence, "apply_normalization", wrong_axes)
+
+
+# --- identity recovery (c16-identity-recovery-001) -----------------------------------------
+
+
+def eps_outside_the_root(patch=setattr) -> None:
+    """Train-mode batch norm dividing by sqrt(variance) + eps instead of
+    sqrt(variance + eps) (``layers.batch_norm``, where the identity-recovery witness binds
+    it)."""
+    from trainable_harness.layers import batch_statistics
+    from trainable_harness.witnesses.chapter16 import identity_recovery
+    from trainable_harness.witnesses.chapter16.batch_dependence import channel_shaped
+
+    def eps_added_to_the_root(X, gamma, beta, *, eps=1e-5):
+        X = np.asarray(X, dtype=np.float64)
+        stats = batch_statistics(X)
+        mean = channel_shaped(stats.mean, X.ndim)
+        scale = channel_shaped(np.sqrt(stats.population_variance) + eps, X.ndim)
+        return channel_shaped(gamma, X.ndim) * (X - mean) / scale + channel_shaped(beta, X.ndim)
+
+    patch(identity_recovery, "batch_norm", eps_added_to_the_root)
+
+
+# --- the spread of a batch statistic (c16-statistic-spread-001) ----------------------------
+
+
+def batch_statistics_over_the_batch_axis_only(patch=setattr) -> None:
+    """Batch norm's channel statistics taken over the batch axis at one position instead of
+    over the batch and every position (``layers.batch_statistics``, where the
+    statistic-spread witness binds it)."""
+    from trainable_harness.layers import batch_statistics
+    from trainable_harness.witnesses.chapter16 import statistic_spread
+
+    def first_position_only(X):
+        X = np.asarray(X, dtype=np.float64)
+        return batch_statistics(X[..., :1, :1])
+
+    patch(statistic_spread, "batch_statistics", first_position_only)

@@ -1,0 +1,168 @@
+"""claimbook.claims.mutate: each claim under the mistakes it names, in fresh interpreters."""
+
+import importlib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from claimbook import paths
+from claimbook.__main__ import main as claimbook_main
+from claimbook.claims.mutate import mutation_states, resolve_perturbation, run_mutations
+from claimbook.claims.registry import list_claims, load_claim
+from claimbook.errors import RegistryError
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "mutations"
+CATCHES, BLIND = "t01-catches-001", "t01-blind-001"
+
+
+def _forget_fixture_modules():
+    for name in [n for n in sys.modules if "mutation_fixtures" in n]:
+        del sys.modules[name]
+
+
+@pytest.fixture
+def fixture_registry(tmp_path, monkeypatch):
+    """A copy of tests/fixtures/mutations/registry, its module imported here (and importable
+    in the runner's children); the modules it installs are removed afterwards."""
+    monkeypatch.syspath_prepend(str(FIXTURES))
+    monkeypatch.setenv("PYTHONPATH", ":".join(p for p in (str(FIXTURES), *sys.path) if p))
+    _forget_fixture_modules()
+    importlib.import_module("mutation_fixtures")
+    registry = tmp_path / "registry"
+    shutil.copytree(FIXTURES / "registry", registry)
+    yield registry
+    _forget_fixture_modules()
+
+
+def _artifacts_snapshot():
+    folder = paths.CLAIM_ARTIFACTS_DIR
+    if not folder.is_dir():
+        return {}
+    return {p.name: p.stat().st_mtime_ns for p in folder.iterdir()}
+
+
+def test_a_claim_that_catches_none_of_its_perturbations_fails_the_run_by_name(
+    fixture_registry, tmp_path, capsys
+):
+    before = _artifacts_snapshot()
+    record = tmp_path / "mutations.json"
+    status = run_mutations(
+        registry_dir=fixture_registry, record=record, jobs=2, imports=["mutation_fixtures"]
+    )
+    out = capsys.readouterr().out
+    assert status == 1
+    assert f"catch none of their named perturbations: {BLIND}" in out
+    assert f"{CATCHES}: catches 1 of 1" in out
+    claims = json.loads(record.read_text())["claims"]
+    caught = claims[CATCHES]["catches"][0]
+    assert caught["caught"] and caught["status"] == "failed"
+    assert caught["failed_fields"] == ["mean"]
+    missed = claims[BLIND]["catches"][0]
+    assert not missed["caught"] and missed["status"] == "verified"
+    # Nothing written into artifacts/, and the harness in this process is untouched.
+    assert _artifacts_snapshot() == before
+    assert not any((paths.CLAIM_ARTIFACTS_DIR / f"{c}.json").exists() for c in (CATCHES, BLIND))
+    import mutation_fixtures
+
+    assert mutation_fixtures.centered_shift()["mean"] < 1e-12
+
+
+def test_a_run_of_the_claim_that_catches_its_perturbation_passes(fixture_registry, tmp_path):
+    record = tmp_path / "mutations.json"
+    status = run_mutations(
+        [CATCHES], registry_dir=fixture_registry, record=record, imports=["mutation_fixtures"]
+    )
+    assert status == 0
+    claim = load_claim(CATCHES, registry_dir=fixture_registry)
+    assert [s["state"] for s in mutation_states(claim, record)] == ["caught"]
+
+
+def test_pages_say_not_yet_run_without_a_record_or_after_the_claim_changed(
+    fixture_registry, tmp_path
+):
+    record = tmp_path / "mutations.json"
+    claim = load_claim(CATCHES, registry_dir=fixture_registry)
+    assert [s["state"] for s in mutation_states(claim, record)] == ["not yet run"]
+    assert (
+        run_mutations(
+            [CATCHES], registry_dir=fixture_registry, record=record, imports=["mutation_fixtures"]
+        )
+        == 0
+    )
+    path = fixture_registry / f"{CATCHES}.yaml"
+    path.write_text(path.read_text().replace("abs_tol: 1.0e-12", "abs_tol: 2.0e-12", 1))
+    changed = load_claim(CATCHES, registry_dir=fixture_registry)
+    assert [s["state"] for s in mutation_states(changed, record)] == ["not yet run"]
+
+
+def test_a_perturbation_that_does_not_exist_is_refused_by_name_before_anything_runs(
+    fixture_registry, tmp_path
+):
+    path = fixture_registry / f"{CATCHES}.yaml"
+    path.write_text(path.read_text().replace("mean_not_subtracted", "mean_not_substracted"))
+    record = tmp_path / "mutations.json"
+    with pytest.raises(RegistryError, match="mean_not_substracted") as raised:
+        run_mutations(registry_dir=fixture_registry, record=record, imports=["mutation_fixtures"])
+    assert "has no function" in str(raised.value) and "mean_not_subtracted" in str(raised.value)
+    assert not record.exists()
+
+
+def test_a_perturbation_module_that_does_not_exist_is_named():
+    with pytest.raises(RegistryError, match=r"chapter99\.nothing.*cannot be imported"):
+        resolve_perturbation("chapter99.nothing")
+
+
+def test_the_command_line_exits_2_naming_an_unknown_perturbation(fixture_registry, capsys):
+    path = fixture_registry / f"{BLIND}.yaml"
+    path.write_text(path.read_text().replace("mean_not_subtracted", "no_such_mistake"))
+    status = claimbook_main(
+        ["mutate", "--registry", str(fixture_registry), "--import", "mutation_fixtures", BLIND]
+    )
+    assert status == 2
+    assert "no_such_mistake" in capsys.readouterr().err
+
+
+def test_every_registered_perturbation_exists():
+    for claim_id in list_claims():
+        claim = load_claim(claim_id)
+        for catch in claim.catches or []:
+            assert callable(resolve_perturbation(catch["perturbation"], claim))
+
+
+def test_the_claims_with_a_perturbation_test_name_their_mistakes():
+    named = {c: load_claim(c).catches for c in list_claims()}
+    assert len(named["c16-small-batch-001"]) == 5
+    assert named["c16-larger-learning-rates-001"][0]["perturbation"] == (
+        "chapter16.backward_without_the_variance_term"
+    )
+    assert named["c16-residual-depth-001"][0]["perturbation"] == "chapter16.no_final_normalization"
+    assert len(named["c16-train-mode-output-001"]) == 2
+    assert named["c16-activation-drift-001"] and named["c15-cancellation-matrix-001"]
+
+
+def test_the_claim_page_lists_what_the_claim_catches_with_the_last_run(
+    fixture_registry, tmp_path, monkeypatch
+):
+    from claimbook.claims import judge, mutate
+    from claimbook.extensions import claim_pages
+    from claimbook.extensions import claim_pages_model as model
+
+    record = tmp_path / "mutations.json"
+    monkeypatch.setattr(mutate, "record_path", lambda: record)
+
+    def page_text(claim_id):
+        claim = load_claim(claim_id, registry_dir=fixture_registry)
+        judgement = judge(claim_id, registry_dir=fixture_registry, artifacts_dir=tmp_path / "a")
+        info = model.describe(claim, judgement, [], publishable=False)
+        return info["catches"], claim_pages.claim_page(info).astext()
+
+    says = "This claim fails if the normalization does not subtract the mean"
+    catches, text = page_text(CATCHES)
+    assert [c["state"] for c in catches] == ["not yet run"]
+    assert f"{says}: not yet run." in text
+    run_mutations(registry_dir=fixture_registry, imports=["mutation_fixtures"])
+    assert f"{says}: the last mutate run turned it red." in page_text(CATCHES)[1]
+    assert f"{says}: the last mutate run left it green." in page_text(BLIND)[1]
