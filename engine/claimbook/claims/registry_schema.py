@@ -379,6 +379,12 @@ def _check_consistency(data: dict, path: Path) -> None:
                 f"field expect[{field}].wide_because is only for a statistical claim (seed "
                 "policy derived-set), whose tolerance is measured in standard errors",
             )
+        if "interval_method" in expectation and not statistical:
+            raise refusal(
+                path,
+                f"field expect[{field}].interval_method is only for a statistical claim (seed "
+                "policy derived-set), whose fields have intervals over seeds",
+            )
         kind = next((k for k in _STATISTICAL_KINDS if k in expectation), None)
         if kind is not None and not statistical:
             raise refusal(

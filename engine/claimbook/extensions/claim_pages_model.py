@@ -247,7 +247,8 @@ def _level_percent(level) -> str:
 
 def format_value(value, spec: str = "") -> str:
     """Page text of a result field: a number, an interval ``[lo, hi]``, or a statistical
-    field's "m (95% CI lo to hi)"; ``spec`` is a Python format spec applied to each number.
+    field's "m (95% CI lo to hi)" (or "m (median; 95% CI lo to hi)" for an interval of the
+    median); ``spec`` is a Python format spec applied to each number.
 
     Raises
     ------
@@ -262,7 +263,19 @@ def format_value(value, spec: str = "") -> str:
     '[0.10, 0.25]'
     >>> format_value(True)
     'true'
+    >>> format_value(
+    ...     {"mean": 2.6, "median": 3.0, "ci": [1.0, 4.0], "level": 0.95, "method": "median-rank"},
+    ...     "g",
+    ... )
+    '3 (median; 95% CI 1 to 4)'
     """
+    if is_statistical(value) and value.get("method") == "median-rank" and "median" in value:
+        low, high = value["ci"]
+        return (
+            f"{_format_number(value['median'], spec)} (median; "
+            f"{_level_percent(value.get('level'))} CI {_format_number(low, spec)} to "
+            f"{_format_number(high, spec)})"
+        )
     if is_statistical(value):
         low, high = value["ci"]
         return (
