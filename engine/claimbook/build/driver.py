@@ -50,6 +50,7 @@ from claimbook.build.render import (
     write_outcome,
 )
 from claimbook.claims.keys import parse_package
+from claimbook.claims.ratios import wide_tolerance_problems
 from claimbook.claims.record import read_claim_record
 from claimbook.errors import BuildError, ChapterSourceError, ClaimError
 from claimbook.failures import DOING, report
@@ -69,6 +70,7 @@ def _claim_problems() -> list[str]:
             problems.append(f"claim {claim_id}: {one_line(error)}")
             continue
         if not judgement.fails_build:
+            problems.extend(_wide_tolerances(claim_id, judgement.artifact))
             continue
         if judgement.state == "failed" and judgement.artifact is not None:
             lines = claims.failure_summary(judgement.artifact) or [judgement.reason]
@@ -76,6 +78,15 @@ def _claim_problems() -> list[str]:
         else:
             problems.append(f"claim {claim_id} is {judgement.state}: {judgement.reason}")
     return problems
+
+
+def _wide_tolerances(claim_id: str, artifact) -> list[str]:
+    """Fields of a statistical claim wider than 10 standard errors without a stated reason
+    (:func:`claimbook.claims.ratios.wide_tolerance_problems`)."""
+    if artifact is None or artifact.get("kind") != "statistical":
+        return []
+    expect = claims.load_claim(claim_id).expect
+    return wide_tolerance_problems(claim_id, expect, artifact.get("result") or {})
 
 
 def _pages_to_read_early(plans: list, running: list) -> list[str]:

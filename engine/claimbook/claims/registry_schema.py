@@ -17,7 +17,9 @@ It refuses, in this order:
 - what breaks ``claim_schema.json`` (at most :data:`MAX_PROBLEMS` problems are listed);
 - what a schema cannot state: the id differs from the file name, the chapter differs from
   the id's ``c<N>-`` prefix, statistics without a seed set or the reverse, a reversed
-  interval, a statistical expectation on a deterministic claim, and a *vacuous tolerance*.
+  interval, a statistical expectation (or a ``wide_because``) on a deterministic claim, and
+  a *vacuous tolerance*. Whether a ``wide_because`` is needed depends on the seeds' spread,
+  so the build checks that (:mod:`claimbook.claims.ratios`).
 
 A tolerance is vacuous when it cannot tell the expected value from zero, so a result of 0
 (or of the wrong sign) passes: ``abs_tol`` at least ``|value|`` for a non-zero ``value``,
@@ -371,6 +373,18 @@ def _check_consistency(data: dict, path: Path) -> None:
                     f"field expect[{field}].{bounds_name} is {bounds}; "
                     "write it as [lower, upper] with lower <= upper",
                 )
+        if "wide_because" in expectation and not statistical:
+            raise refusal(
+                path,
+                f"field expect[{field}].wide_because is only for a statistical claim (seed "
+                "policy derived-set), whose tolerance is measured in standard errors",
+            )
+        if "interval_method" in expectation and not statistical:
+            raise refusal(
+                path,
+                f"field expect[{field}].interval_method is only for a statistical claim (seed "
+                "policy derived-set), whose fields have intervals over seeds",
+            )
         kind = next((k for k in _STATISTICAL_KINDS if k in expectation), None)
         if kind is not None and not statistical:
             raise refusal(

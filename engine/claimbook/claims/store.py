@@ -16,7 +16,8 @@ comparisons, contract, seeds, statistics, key, registry_digest, provenance``
   ``"failed"`` when any comparison fails or the computation raised (``error``).
 - ``result``: a deterministic claim's (nested) result mapping; for a statistical claim,
   per dotted field ``{"per_seed": [...]}`` plus, when every value is a finite number,
-  ``"mean"``, ``"ci": [lo, hi]``, ``"level"`` and ``"method"``.
+  ``"mean"``, ``"ci": [lo, hi]``, ``"level"`` and ``"method"`` (and ``"median"`` for a field
+  whose interval is the median's, ``interval_method: median-rank``).
 - ``comparisons``: per field ``expected, got, tolerance, reason, passed``
   (:mod:`~claimbook.claims.compare`).
 
@@ -43,7 +44,7 @@ from claimbook import instruments, paths
 from claimbook.atomic import write_text_atomically
 from claimbook.claims.compare import comparisons, is_number
 from claimbook.claims.computations import flatten
-from claimbook.claims.intervals import mean_interval
+from claimbook.claims.intervals import mean_interval, median_rank_interval
 from claimbook.claims.registry import Claim, claim_seed
 from claimbook.claims.registry_schema import field_name as _field_name
 from claimbook.errors import TamperedArtifactError
@@ -76,7 +77,13 @@ def provenance() -> dict:
 
 
 def statistical_result(claim: Claim, results: Sequence[Mapping]) -> dict:
-    """Per dotted field: ``per_seed`` values and, for finite numbers, mean and interval."""
+    """Per dotted field: ``per_seed`` values and, for finite numbers, mean and interval.
+
+    The interval is the claim's ``statistics.method`` for the mean, unless the field's
+    registry entry selects ``interval_method: median-rank``: then it is the exact rank-based
+    interval of the median (:func:`~claimbook.claims.intervals.median_rank_interval`), and
+    the entry holds the ``median`` too.
+    """
     flats = [flatten(result) for result in results]
     fields = sorted({field for flat in flats for field in flat})
     statistics = claim.statistics or {}
@@ -84,7 +91,18 @@ def statistical_result(claim: Claim, results: Sequence[Mapping]) -> dict:
     for field in fields:
         values = [flat.get(field) for flat in flats]
         entry: dict = {"per_seed": values}
-        if len(values) >= 2 and all(is_number(v) for v in values):
+        method = (claim.expect.get(field) or {}).get("interval_method")
+        if method == "median-rank" and len(values) >= 2 and all(is_number(v) for v in values):
+            low, high = median_rank_interval(values, level=statistics["level"])
+            x = np.asarray(values, dtype=np.float64)
+            entry.update(
+                mean=float(np.mean(x)),
+                median=float(np.median(x)),
+                ci=[low, high],
+                level=statistics["level"],
+                method=method,
+            )
+        elif len(values) >= 2 and all(is_number(v) for v in values):
             low, high = mean_interval(
                 values,
                 level=statistics["level"],

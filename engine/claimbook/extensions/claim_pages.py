@@ -45,6 +45,25 @@ from claimbook.extensions.claims import at_each_build
 logger = logging.getLogger(__name__)
 
 
+def _method_cell(value: dict) -> str:
+    """The interval's method; for median-rank, that it is the median's interval, and the median."""
+    if value.get("method") == "median-rank":
+        return (
+            "median-rank: the exact binomial order-statistic interval of the median "
+            f"(median {value.get('median')!r}), not a t interval of the mean"
+        )
+    return value.get("method")
+
+
+def _ratio_cell(field: dict) -> str:
+    """The tolerance in standard errors of the seeds' mean, and why it is wide if it is."""
+    ratio = field.get("tolerance_over_se")
+    if ratio is None:
+        return "not statistical" if field.get("passed") is not None else ""
+    wide = field.get("wide_because")
+    return f"{ratio}; wide because {wide}" if wide else ratio
+
+
 def describe_all(env) -> list[dict]:
     """Every registered claim, described for its page, the ledger and ``claims.json``.
 
@@ -158,13 +177,14 @@ def claim_page(info: Mapping) -> nodes.section:
 
     fields = section("fields", "Fields")
     fields += table(
-        ["field", "expected", "got", "tolerance", "reason", "passed"],
+        ["field", "expected", "got", "tolerance", "tolerance / SE", "reason", "passed"],
         [
             [
                 nodes.literal("", field["field"]),
                 field["expected"],
                 field["got"],
                 field["tolerance"],
+                _ratio_cell(field),
                 field["reason"],
                 "not run" if field["passed"] is None else ("yes" if field["passed"] else "no"),
             ]
@@ -189,7 +209,7 @@ def claim_page(info: Mapping) -> nodes.section:
                     value["mean"],
                     f"[{low!r}, {high!r}]",
                     value.get("level"),
-                    value.get("method"),
+                    _method_cell(value),
                     ", ".join(f"{v:.6g}" for v in value.get("per_seed") or []),
                 ]
             )

@@ -37,6 +37,7 @@ from pathlib import Path
 from claimbook.claims.compare import shown_expectation
 from claimbook.claims.judgement import STATES, Judgement
 from claimbook.claims.mutate import mutation_states
+from claimbook.claims.ratios import field_ratios
 from claimbook.claims.registry import Claim
 from claimbook.claims.summary import badge_summary
 from claimbook.paths import artifact_path
@@ -66,6 +67,7 @@ __all__ = [
     "record_path",
     "relative_uri",
     "summary_of",
+    "tolerance_over_se",
 ]
 
 # The site folder of the claim pages and of the published records beside them.
@@ -289,7 +291,8 @@ def _level_percent(level) -> str:
 
 def format_value(value, spec: str = "") -> str:
     """Page text of a result field: a number, an interval ``[lo, hi]``, or a statistical
-    field's "m (95% CI lo to hi)"; ``spec`` is a Python format spec applied to each number.
+    field's "m (95% CI lo to hi)" (or "m (median; 95% CI lo to hi)" for an interval of the
+    median); ``spec`` is a Python format spec applied to each number.
 
     Raises
     ------
@@ -304,7 +307,19 @@ def format_value(value, spec: str = "") -> str:
     '[0.10, 0.25]'
     >>> format_value(True)
     'true'
+    >>> format_value(
+    ...     {"mean": 2.6, "median": 3.0, "ci": [1.0, 4.0], "level": 0.95, "method": "median-rank"},
+    ...     "g",
+    ... )
+    '3 (median; 95% CI 1 to 4)'
     """
+    if is_statistical(value) and value.get("method") == "median-rank" and "median" in value:
+        low, high = value["ci"]
+        return (
+            f"{_format_number(value['median'], spec)} (median; "
+            f"{_level_percent(value.get('level'))} CI {_format_number(low, spec)} to "
+            f"{_format_number(high, spec)})"
+        )
     if is_statistical(value):
         low, high = value["ci"]
         return (
@@ -323,10 +338,38 @@ def format_value(value, spec: str = "") -> str:
 # --- a claim page, and its entry in claims.json ---------------------------------------------
 
 
+def tolerance_over_se(ratio: Mapping | None) -> str | None:
+    """A field's tolerance half-width over its seeds' standard error, as a page shows it.
+
+    Examples
+    --------
+    >>> tolerance_over_se({"half_width": 0.04, "se": 0.01, "ratio": 4.0})
+    '4.0'
+    >>> tolerance_over_se({"half_width": 0.05, "se": 1e-7, "ratio": 5e5})
+    '5.00e+05'
+    >>> tolerance_over_se({"half_width": 1e-15, "se": 0.0, "ratio": math.inf})
+    'inf (every seed gives the same value)'
+    """
+    if ratio is None:
+        return None
+    if math.isinf(ratio["ratio"]):
+        return "inf (every seed gives the same value)"
+    if ratio["se"] == 0.0:
+        return "0 (exact, every seed the same)"
+    value = ratio["ratio"]
+    if value < 10:
+        return f"{value:.1f}"
+    return f"{value:.0f}" if value < 1000 else f"{value:.2e}"
+
+
 def _fields(claim: Claim, artifact: Mapping, kind: str) -> list[dict]:
-    """A row per field: the artifact's comparison, or what the registry expects (not run)."""
+    """A row per field: the artifact's comparison, or what the registry expects (not run);
+    for a statistical claim, each field's tolerance in standard errors of the seeds' mean
+    (:mod:`claimbook.claims.ratios`) and, above 10, the registry's ``wide_because``."""
     expected = artifact.get("expected") or {}
     comparisons = artifact.get("comparisons") or {}
+    result = artifact.get("result") or {}
+    ratios = field_ratios(claim.expect, result) if kind == "statistical" else {}
     rows = []
     for name in sorted(set(claim.expect) | set(comparisons)):
         comparison = comparisons.get(name)
@@ -343,6 +386,8 @@ def _fields(claim: Claim, artifact: Mapping, kind: str) -> list[dict]:
                 "tolerance": comparison.get("tolerance"),
                 "reason": comparison.get("reason"),
                 "passed": comparison.get("passed"),
+                "tolerance_over_se": tolerance_over_se(ratios.get(name)),
+                "wide_because": (claim.expect.get(name) or {}).get("wide_because"),
             }
         )
     return rows

@@ -226,3 +226,41 @@ def test_a_registry_file_not_named_by_a_claim_id_is_refused(registry):
     (registry / "T01 Toy.yaml").write_text(TOY_CLAIM)
     with pytest.raises(RegistryError, match=r"'T01 Toy\.yaml' is not named <id>\.yaml"):
         list_claims(registry)
+
+
+# --- wide_because -----------------------------------------------------------------------------
+
+
+def test_wide_because_on_a_deterministic_claim_is_refused(registry):
+    problem = refused(registry, toy(TOLERANCE, f"{TOLERANCE}\n    wide_because: a side"))
+    assert problem == (
+        "field expect[ratio].wide_because is only for a statistical claim (seed policy "
+        "derived-set), whose tolerance is measured in standard errors"
+    )
+
+
+def test_wide_because_on_a_statistical_claim_is_accepted(fixture_registry):
+    path = fixture_registry.directory / "t01-noise-001.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert "      rel_tol: 0.05\n" in text
+    path.write_text(
+        text.replace("      rel_tol: 0.05\n", "      rel_tol: 0.05\n    wide_because: a side\n"),
+        encoding="utf-8",
+    )
+    claim = load_claim("t01-noise-001", registry_dir=fixture_registry.directory)
+    assert claim.expect["spread"]["wide_because"] == "a side"
+
+
+def test_interval_method_on_a_deterministic_claim_is_refused(registry):
+    problem = refused(registry, toy(TOLERANCE, f"{TOLERANCE}\n    interval_method: median-rank"))
+    assert problem.startswith("field expect[ratio].interval_method is only for a statistical")
+
+
+def test_an_unknown_interval_method_is_refused(fixture_registry):
+    path = fixture_registry.directory / "t01-noise-001.yaml"
+    text = path.read_text(encoding="utf-8")
+    old = "    ci_within: [0.98, 1.02]\n"
+    assert old in text
+    path.write_text(text.replace(old, old + "    interval_method: mode\n"), encoding="utf-8")
+    with pytest.raises(RegistryError, match=r"field expect\.estimate\.interval_method"):
+        load_claim("t01-noise-001", registry_dir=fixture_registry.directory)

@@ -196,3 +196,14 @@ def test_per_seed_results_undo_the_statistical_summary(fixture_registry):
     assert set(summary["estimate"]) == {"per_seed", "mean", "ci", "level", "method"}
     assert set(summary["note"]) == {"per_seed"}  # text has no mean
     assert per_seed_results(summary) == results
+
+
+def test_a_field_can_select_the_rank_interval_of_the_median(fixture_registry):
+    claim = load_claim("t01-noise-001", registry_dir=fixture_registry.directory)
+    claim.expect["estimate"] = {**claim.expect["estimate"], "interval_method": "median-rank"}
+    results = [{"estimate": float(v), "draws": 100} for v in [3, 1, 2, 4, 3, 3, 2, 4, 1, 3]]
+    summary = statistical_result(claim, results)
+    assert summary["estimate"]["method"] == "median-rank"
+    assert summary["estimate"]["median"] == 3.0 and summary["estimate"]["mean"] == 2.6
+    assert summary["estimate"]["ci"] == [1.0, 4.0]  # the 2nd and 9th of 10 sorted values
+    assert summary["draws"]["method"] == "t"  # the other fields keep the claim's method

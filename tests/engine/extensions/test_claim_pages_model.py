@@ -60,6 +60,8 @@ def test_a_verified_claim_is_described_from_its_artifact(toy, registry, artifact
         "tolerance": "abs_tol 1e-12",
         "reason": "a few ulps",
         "passed": True,
+        "tolerance_over_se": None,  # a deterministic claim has no seeds' standard error
+        "wide_because": None,
     }
     assert info["statistics"] == {} and info["error"] is None
 
@@ -99,6 +101,8 @@ def test_a_claim_not_run_shows_what_the_registry_expects(registry, artifacts):
         "tolerance": "abs_tol 1e-12",
         "reason": "a few ulps",
         "passed": None,
+        "tolerance_over_se": None,  # a deterministic claim has no seeds' standard error
+        "wide_because": None,
     }
     assert rows["group.spread"]["expected"] == [1.0, 1.5]
     assert rows["group.spread"]["tolerance"] == "closed interval"
