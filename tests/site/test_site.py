@@ -652,9 +652,16 @@ POPUP_BOX = """element => {
 def _check_phone_layout(page):
     failures = page.evaluate(PHONE_LAYOUT)
     numbers = page.locator(".claim-value[href]")
-    if numbers.count():
+    # Only numbers a reader can reach: one inside a closed dropdown (an exercise's answer)
+    # keeps a layout box but cannot take focus.
+    reachable = [
+        k
+        for k in range(numbers.count())
+        if numbers.nth(k).evaluate("e => e.checkVisibility() && !e.closest('details:not([open])')")
+    ]
+    if reachable:
         rightmost = max(
-            range(numbers.count()),
+            reachable,
             key=lambda k: numbers.nth(k).evaluate("e => e.getBoundingClientRect().right"),
         )
         number = numbers.nth(rightmost)
