@@ -458,7 +458,15 @@ LEDGER_GROUPS = (
         ("refuted",),
     ),
 )
-_SUMMARY_WORDS = {"verified": "verified results", "refuted": "refuted accounts"}
+# The ledger's summary, singular and plural: "1 claim: 1 verified result."
+_SUMMARY_WORDS = {
+    "verified": ("verified result", "verified results"),
+    "refuted": ("refuted account", "refuted accounts"),
+}
+
+
+def _counted(count: int, singular: str, plural: str) -> str:
+    return f"{count} {singular if count == 1 else plural}"
 
 
 def _chapter_title(chapter, described: list[dict]) -> str:
@@ -493,9 +501,14 @@ def ledger(described: list[dict]) -> dict:
             groups.append({"id": key, "title": title, "chapters": chapters})
     counts = {state: sum(info["state"] == state for info in described) for state in STATES}
     shown = ", ".join(
-        f"{counts[state]} {_SUMMARY_WORDS.get(state, state)}" for state in STATES if counts[state]
+        _counted(counts[state], *_SUMMARY_WORDS.get(state, (state, state)))
+        for state in STATES
+        if counts[state]
     )
-    return {"summary": f"{len(described)} claims: {shown}.", "groups": groups}
+    return {
+        "summary": f"{_counted(len(described), 'claim', 'claims')}: {shown}.",
+        "groups": groups,
+    }
 
 
 def ledger_json(described: list[dict]) -> str:

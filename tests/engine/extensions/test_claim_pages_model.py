@@ -254,7 +254,7 @@ def test_the_ledger_groups_by_chapter_in_the_order_the_book_states_claims():
     ]
     shown = model.ledger(described_claims)
     assert shown["summary"] == (
-        "5 claims: 2 verified results, 1 refuted accounts, 1 failed, 1 not run."
+        "5 claims: 2 verified results, 1 refuted account, 1 failed, 1 not run."
     )
     # Failing first, then the verified results, then the refuted accounts.
     groups = {group["id"]: group["chapters"] for group in shown["groups"]}
@@ -276,7 +276,7 @@ def test_a_chapter_whose_claims_are_stated_nowhere_is_titled_by_its_number():
     shown = model.ledger([_info("c17-a-001", 17, "verified")])
     assert [group["id"] for group in shown["groups"]] == ["verified"]  # empty groups left out
     assert shown["groups"][0]["chapters"][0]["title"] == "Chapter 17"
-    assert shown["summary"] == "1 claims: 1 verified results."
+    assert shown["summary"] == "1 claim: 1 verified result."
 
 
 def test_claims_json_is_sorted_and_names_every_state(toy, registry, artifacts):

@@ -69,7 +69,7 @@ def test_a_verified_claim_builds_with_bound_numbers_its_page_the_ledger_and_json
     assert f'<span class="claim-number">{shift}</span>' in html
     assert '<span class="claim-number">0.0</span>' in html  # fp32 raw variance, ":.1f"
     assert '<span class="claim-mark" aria-hidden="true">\u2713</span>' in html
-    assert f"(claim {CLAIM}: verified)" in html
+    assert f"(claim {CLAIM}: verified measurement)" in html
     assert f'title="{statement}"' in html.replace("&#x27;", "'")
 
     # The claim's page: statement, state, way back, fields, commands, the record.
@@ -93,7 +93,7 @@ def test_a_verified_claim_builds_with_bound_numbers_its_page_the_ledger_and_json
 
     # The ledger, in the table of contents, and claims.json for machines.
     ledger = claim_book.page("claims.html")
-    assert "1 claims: 1 verified." in ledger
+    assert "1 claim: 1 verified result." in ledger
     assert f'href="{CLAIM_PAGE}"' in ledger and "15.1 A section" in ledger
     assert 'href="claims.html"' in claim_book.page("intro.html")
     machine = json.loads((claim_book.site / "claims.json").read_text())
@@ -221,7 +221,7 @@ def test_every_registered_claim_gets_a_page_and_a_ledger_row(claim_book):
     assert "not stated on any page" in running
     assert "claim_seed(&quot;c15-running-state&quot;) = 316832669" in running
     ledger = claim_book.page("claims.html")
-    assert "2 claims: 2 verified." in ledger
+    assert "2 claims: 2 verified results." in ledger
     assert ledger.count('class="claim-badge claim-verified') == 2
     machine = json.loads((claim_book.site / "claims.json").read_text())
     assert [entry["id"] for entry in machine["claims"]] == [CLAIM, "c15-running-state-001"]
@@ -281,6 +281,6 @@ def test_a_refuted_and_a_statistical_claim_render_their_kind_and_pass(kinds_book
     states = {entry["id"]: entry["state"] for entry in machine["claims"]}
     assert states == {"t01-noise-001": "verified", "t01-shift-001": "refuted"}
     ledger = text_of(kinds_book.page("claims.html"))
-    assert "2 claims: 1 verified results, 1 refuted accounts." in ledger
+    assert "2 claims: 1 verified result, 1 refuted account." in ledger
     assert ledger.index("Verified results") < ledger.index("Refuted accounts")
     assert "Account refuted: " in ledger
