@@ -144,20 +144,11 @@ class Mutation:
 
 def judge_perturbed(claim_id: str, perturbation: str, registry_dir: str | None) -> dict:
     """Apply ``perturbation`` here, recompute ``claim_id`` and judge it; write nothing."""
-    from claimbook.claims.computations import run_computation
-    from claimbook.claims.keys import claim_key
-    from claimbook.claims.store import build_artifact, provenance
+    from claimbook.claims.verify import compute_artifact
 
     claim = load_claim(claim_id, registry_dir=registry_dir)
     resolve_perturbation(perturbation, claim)()
-    outcome = run_computation(claim)
-    artifact = build_artifact(
-        claim,
-        outcome.results,
-        error=outcome.error,
-        key=claim_key(claim, outcome.functions),
-        provenance=provenance(),
-    )
+    artifact = compute_artifact(claim)
     failed = sorted(f for f, c in artifact["comparisons"].items() if not c["passed"])
     error = artifact.get("error")
     return {

@@ -44,7 +44,7 @@ from claimbook.claims.summary import failure_summary
 from claimbook.errors import ClaimFailedError, RegistryError, StalePinError
 from claimbook.paths import artifact_path, shown
 
-__all__ = ["ComputedHere", "claim_status_line", "harness_pin", "verify_claim"]
+__all__ = ["ComputedHere", "claim_status_line", "compute_artifact", "harness_pin", "verify_claim"]
 
 
 class ComputedHere(dict):
@@ -78,6 +78,23 @@ def _coverage_message(artifact: Mapping, claim) -> str | None:
             f"expectations naming fields the witness does not return: {', '.join(absent)}"
         )
     return f"{claim.path}: field expect does not match {claim.compute}: " + "; ".join(parts)
+
+
+def compute_artifact(claim) -> dict:
+    """Run ``claim``'s computation in this process and return its artifact; write nothing.
+
+    The one place a computation becomes an artifact (its comparisons, status, key and this
+    machine's provenance): :func:`verify_claim` writes what it returns, and
+    :mod:`claimbook.claims.mutate` judges it under a perturbation.
+    """
+    outcome = run_computation(claim)
+    return build_artifact(
+        claim,
+        outcome.results,
+        error=outcome.error,
+        key=claim_key(claim, outcome.functions),
+        provenance=provenance(),
+    )
 
 
 def verify_claim(
@@ -144,18 +161,11 @@ def verify_claim(
                 + "\n  ".join(failure_summary(artifact))
             )
         return artifact
-    outcome = run_computation(claim)
-    artifact = build_artifact(
-        claim,
-        outcome.results,
-        error=outcome.error,
-        key=claim_key(claim, outcome.functions),
-        provenance=provenance(),
-    )
+    artifact = compute_artifact(claim)
     path = artifact_path(claim.id, artifacts_dir)
     write_artifact(path, artifact)
     if strict and artifact["status"] == "failed":
-        coverage = _coverage_message(artifact, claim) if outcome.error is None else None
+        coverage = _coverage_message(artifact, claim) if artifact["error"] is None else None
         if coverage is not None:
             raise RegistryError(coverage)
         raise ClaimFailedError(
