@@ -125,6 +125,20 @@ def _probe_measurements(params, task, batch_norm, step_sizes) -> LineProbe:
     )
 
 
+def _training_start(seed, batch_norm, lr, steps):
+    """The checked arguments' task, initial parameters and step count of one probed run:
+    the task and initialization of :func:`learning_rate_sweep` for ``seed``.
+
+    Raises :class:`MLPError` naming ``seed``, ``steps``, ``lr`` or ``batch_norm`` when one is
+    not a non-negative integer, a positive integer, a positive real or a bool."""
+    seed = check_integer(seed, "seed", minimum=0, error=MLPError)
+    steps = check_integer(steps, "steps", minimum=1, error=MLPError)
+    if check_real(lr, "lr", error=MLPError) <= 0:
+        raise MLPError(f"lr must be > 0, got {lr}")
+    task = make_teacher_task(seed, TASK_SIZE)
+    return task, init_mlp(seed + 1, _check_bool(batch_norm, "batch_norm")), int(steps)
+
+
 def probe_along_training(
     seed: int, batch_norm: bool, *, lr: float = PROBE_LR, steps: int = BUDGET
 ) -> LineProbe:
@@ -139,14 +153,9 @@ def probe_along_training(
     >>> probe.loss_variation > 0
     True
     """
-    seed = check_integer(seed, "seed", minimum=0, error=MLPError)
-    steps = check_integer(steps, "steps", minimum=1, error=MLPError)
-    if check_real(lr, "lr", error=MLPError) <= 0:
-        raise MLPError(f"lr must be > 0, got {lr}")
-    task = make_teacher_task(seed, TASK_SIZE)
-    params = init_mlp(seed + 1, _check_bool(batch_norm, "batch_norm"))
+    task, params, steps = _training_start(seed, batch_norm, lr, steps)
     probes = []
-    for t in range(int(steps)):
+    for t in range(steps):
         if t % PROBE_EVERY == 0:
             probes.append(
                 _probe_gradient_direction(params, task, batch_norm, lr * PROBE_MULTIPLIERS)
@@ -178,14 +187,9 @@ def scale_invariance_residual(seed: int, *, lr: float = PROBE_LR, steps: int = B
     >>> bool(scale_invariance_residual(0, steps=10) < 1e-13)
     True
     """
-    seed = check_integer(seed, "seed", minimum=0, error=MLPError)
-    steps = check_integer(steps, "steps", minimum=1, error=MLPError)
-    if check_real(lr, "lr", error=MLPError) <= 0:
-        raise MLPError(f"lr must be > 0, got {lr}")
-    task = make_teacher_task(seed, TASK_SIZE)
-    params = init_mlp(seed + 1, True)
+    task, params, steps = _training_start(seed, True, lr, steps)
     largest = 0.0
-    for t in range(int(steps)):
+    for t in range(steps):
         _, grads = _loss_and_gradients(params, task, True)
         if t % PROBE_EVERY == 0:
             H = task.X
