@@ -10,8 +10,13 @@ from trainable_harness.moments import MomentState
 __all__ = [
     "bf16_not_rounded",
     "eps_outside_the_root",
+    "matrix_work_in_multiply_adds",
     "mean_not_subtracted",
     "merge_without_the_between_batch_term",
+    "pre_norm_residual_from_the_normalized_input",
+    "rms_by_the_standard_deviation",
+    "statistics_held_constant_in_the_backward_pass",
+    "weight_decay_not_scaled_by_the_learning_rate",
 ]
 
 
@@ -62,3 +67,108 @@ def merge_without_the_between_batch_term(patch=setattr) -> None:
     from trainable_harness.witnesses.chapter15 import running_state
 
     patch(running_state, "merge_moments", _merge_without_between_term)
+
+
+# --- placement (c15-placement-001) ----------------------------------------------------------
+
+
+def _residual_from_the_normalized_input(weight, x) -> dict:
+    """Blocks whose pre-norm residual adds the branch to ``N(x)``, not to ``x``."""
+    from trainable_harness.normalization import centered_normalize, normalization_jacobian
+
+    weight = np.asarray(weight, dtype=np.float64)
+    x = np.asarray(x, dtype=np.float64)
+
+    def branch(z):
+        return np.tanh(weight @ z)
+
+    def branch_jacobian(z):
+        return (1.0 - np.tanh(weight @ z) ** 2)[:, None] * weight
+
+    identity = np.eye(x.size)
+    return {
+        "pre": lambda z: centered_normalize(z) + branch(centered_normalize(z)),
+        "post": lambda z: centered_normalize(z + branch(z)),
+        "jacobian_pre": (identity + branch_jacobian(centered_normalize(x)))
+        @ normalization_jacobian(x, centered=True),
+        "jacobian_post": normalization_jacobian(x + branch(x), centered=True)
+        @ (identity + branch_jacobian(x)),
+    }
+
+
+def pre_norm_residual_from_the_normalized_input(patch=setattr) -> None:
+    """A pre-norm block written ``x = N(x); x = x + F(x)``: the residual path carries the
+    normalized input, ``N(x) + F(N(x))``, so no identity path is left
+    (``witnesses.chapter15.placement.residual_placement``)."""
+    from trainable_harness.witnesses.chapter15 import placement
+
+    patch(placement, "residual_placement", _residual_from_the_normalized_input)
+
+
+# --- the RMSNorm ablation (c15-rms-ablation-001) -------------------------------------------
+
+
+def _divided_by_the_standard_deviation(x, eps: float = 0.0) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    return x / np.sqrt(np.var(x, axis=-1, keepdims=True) + eps)
+
+
+def rms_by_the_standard_deviation(patch=setattr) -> None:
+    """RMSNorm that divides by the standard deviation (``x.std()``, about the mean)
+    instead of the root mean square (``normalization.rms_normalize``, where the ablation
+    witness binds it)."""
+    from trainable_harness.witnesses.chapter15 import rms_ablation
+
+    patch(rms_ablation, "rms_normalize", _divided_by_the_standard_deviation)
+
+
+# --- the cost of a normalization (c15-norm-cost-001) ---------------------------------------
+
+
+def matrix_work_in_multiply_adds(patch=setattr) -> None:
+    """A block's matrix work counted in multiply-adds, ``m k`` per ``(m, k)`` product
+    instead of ``2 m k`` operations (``transformer_cost.block_flops_per_token``, where
+    the norm-cost witness binds it)."""
+    from trainable_harness.transformer_cost import block_flops_per_token
+    from trainable_harness.witnesses.chapter15 import norm_cost
+
+    def multiply_adds(d, hidden, context):
+        parts = block_flops_per_token(d, hidden, context)
+        halved = {name: value // 2 for name, value in parts.items() if name != "total"}
+        return {**halved, "total": sum(halved.values())}
+
+    patch(norm_cost, "block_flops_per_token", multiply_adds)
+
+
+# --- scale invariance (c15-scale-geometry-001, c15-decay-equilibrium-001) ------------------
+
+
+def _statistics_held_constant(z, z_hat, upstream):
+    """The centered map's backward pass with its mean and variance treated as constants:
+    ``upstream / s`` instead of ``(P upstream - z_hat (z_hat . upstream) / n) / s``."""
+    centered = z - z.mean()
+    return upstream / np.sqrt(np.mean(centered * centered))
+
+
+def statistics_held_constant_in_the_backward_pass(patch=setattr) -> None:
+    """Gradients that treat the batch mean and variance as constants, so no gradient flows
+    through them (``geometry._centered_vjp``, the normalization's backward pass of
+    ``scale_invariant_gradient``)."""
+    from trainable_harness import geometry
+
+    patch(geometry, "_centered_vjp", _statistics_held_constant)
+
+
+def weight_decay_not_scaled_by_the_learning_rate(patch=setattr) -> None:
+    """Weight decay that shrinks ``w`` by ``1 - wd`` per step instead of ``1 - lr wd``
+    (``geometry.run_gradient_descent``, where the scale-invariance witnesses bind it)."""
+    from trainable_harness.geometry import run_gradient_descent
+    from trainable_harness.witnesses.chapter15 import scale_invariance
+
+    def decay_without_lr(w0, problem, *, lr, steps, weight_decay=0.0, **options):
+        # 1 - lr (wd / lr) = 1 - wd: the update the mistaken optimizer makes.
+        return run_gradient_descent(
+            w0, problem, lr=lr, steps=steps, weight_decay=weight_decay / lr, **options
+        )
+
+    patch(scale_invariance, "run_gradient_descent", decay_without_lr)
