@@ -16,6 +16,7 @@ __all__ = [
     "pre_norm_residual_from_the_normalized_input",
     "rms_by_the_standard_deviation",
     "statistics_held_constant_in_the_backward_pass",
+    "training_state_from_the_last_batch",
     "weight_decay_not_scaled_by_the_learning_rate",
 ]
 
@@ -138,6 +139,27 @@ def matrix_work_in_multiply_adds(patch=setattr) -> None:
         return {**halved, "total": sum(halved.values())}
 
     patch(norm_cost, "block_flops_per_token", multiply_adds)
+
+
+# --- the train/evaluation discrepancy (c15-estimator-shift-001) ----------------------------
+
+
+def training_state_from_the_last_batch(patch=setattr) -> None:
+    """The training state taken from the last training batch alone instead of the merge
+    of all of them, as a running state whose update replaces the old value
+    (``estimator_shift.discrepancy``)."""
+    from trainable_harness import estimator_shift
+
+    def last_batch_only(rng, batch_count, batch_size, shift):
+        mean, std, eps = (estimator_shift.ESTIMATOR[k] for k in ("mean", "std", "eps"))
+        training = rng.normal(mean, std, size=(batch_count, batch_size))
+        evaluation = rng.normal(mean + shift, std, size=batch_size)
+        last = training[-1]
+        merged = (evaluation - last.mean()) / np.sqrt(last.var() + eps)
+        own = (evaluation - evaluation.mean()) / np.sqrt(evaluation.var() + eps)
+        return estimator_shift._rms(merged - own)
+
+    patch(estimator_shift, "discrepancy", last_batch_only)
 
 
 # --- scale invariance (c15-scale-geometry-001, c15-decay-equilibrium-001) ------------------

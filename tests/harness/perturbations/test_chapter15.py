@@ -3,8 +3,9 @@ the mistake it says, and ``patch`` lets a test undo it (the claims under them ar
 `python -m claimbook mutate`'s)."""
 
 import numpy as np
+import pytest
 
-from trainable_harness import geometry
+from trainable_harness import estimator_shift, geometry
 from trainable_harness.normalization import centered_normalize, rms_normalize
 from trainable_harness.perturbations import chapter15
 from trainable_harness.transformer_cost import block_flops_per_token
@@ -40,6 +41,22 @@ def test_matrix_work_in_multiply_adds_halves_every_part(monkeypatch):
     chapter15.matrix_work_in_multiply_adds(monkeypatch.setattr)
     wrong = norm_cost.block_flops_per_token(4096, 11008, 2048)
     assert wrong == {name: value // 2 for name, value in right.items()}
+
+
+def test_the_training_state_from_the_last_batch_ignores_the_others(monkeypatch):
+    rng = np.random.default_rng(0)
+    training = rng.normal(4.0, 2.0, size=(3, 8))
+    evaluation = rng.normal(4.0, 2.0, size=8)
+    last, eps = training[-1], estimator_shift.ESTIMATOR["eps"]
+    own = (evaluation - evaluation.mean()) / np.sqrt(evaluation.var() + eps)
+    expected = np.sqrt(
+        np.mean(((evaluation - last.mean()) / np.sqrt(last.var() + eps) - own) ** 2)
+    )
+    chapter15.training_state_from_the_last_batch(monkeypatch.setattr)
+    got = estimator_shift.discrepancy(np.random.default_rng(0), 3, 8, 0.0)
+    assert got == pytest.approx(expected, rel=1e-14)
+    monkeypatch.undo()
+    assert estimator_shift.discrepancy(np.random.default_rng(0), 3, 8, 0.0) != got
 
 
 def test_statistics_held_constant_give_a_gradient_not_orthogonal_to_the_weight(monkeypatch):
