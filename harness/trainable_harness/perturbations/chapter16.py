@@ -10,8 +10,11 @@ from trainable_harness.small_batch import checks, fixes, groups, model, sweep, t
 __all__ = [
     "backward_without_the_variance_term",
     "batch_statistics_over_the_batch_axis_only",
+    "branch_scale_left_out_of_the_jacobian",
     "device_merge_without_the_between_device_term",
     "eps_outside_the_root",
+    "fold_without_eps",
+    "fold_without_the_mean_shift",
     "ghost_batches_not_split",
     "group_norm_statistics_over_the_batch",
     "instance_norm_statistics_over_the_batch",
@@ -238,3 +241,66 @@ def batch_statistics_over_the_batch_axis_only(patch=setattr) -> None:
         return batch_statistics(X[..., :1, :1])
 
     patch(statistic_spread, "batch_statistics", first_position_only)
+
+
+# --- a branch scale in the post-norm stack (c16-branch-scale-001) -------------------------
+
+
+def branch_scale_left_out_of_the_jacobian(patch=setattr) -> None:
+    """Post-norm block Jacobians ``J_N(y) (I + J_F)`` whose branch term misses the scale
+    ``lambda`` the forward pass applies (``branch_scaled_post_norm_jacobians``)."""
+    from trainable_harness.normalization import centered_normalize, normalization_jacobian
+    from trainable_harness.witnesses.chapter16 import branch_scale
+    from trainable_harness.witnesses.chapter16.residual_depth import RESIDUAL_WIDTH
+
+    def unscaled_branch_jacobian(rng, depth, lam, *, width=RESIDUAL_WIDTH, eps=1e-5):
+        weights = [rng.normal(0.0, 1.0 / np.sqrt(width), (width, width)) for _ in range(depth)]
+        x = centered_normalize(rng.normal(size=width), eps=eps)
+        jacobians = []
+        for W in weights:
+            branch = np.tanh(W @ x)
+            y = x + lam * branch
+            jacobians.append(
+                normalization_jacobian(y, centered=True, eps=eps)
+                @ (np.eye(width) + (1.0 - branch**2)[:, None] * W)
+            )
+            x = centered_normalize(y, eps=eps)
+        return jacobians
+
+    patch(branch_scale, "branch_scaled_post_norm_jacobians", unscaled_branch_jacobian)
+
+
+# --- folding (c16-folding-001, c16-folding-audit-001) --------------------------------------
+
+
+def fold_without_the_mean_shift(patch=setattr) -> None:
+    """Folds whose bias is ``s b + beta``, without subtracting the running mean
+    (``layers.fold_batch_norm_into_linear`` and ``fold_batch_norm_into_conv2d``, where the
+    folding witness binds them)."""
+    import dataclasses
+
+    from trainable_harness import layers
+    from trainable_harness.witnesses.chapter16 import folding
+
+    for name in ("fold_batch_norm_into_linear", "fold_batch_norm_into_conv2d"):
+        original = getattr(layers, name)
+
+        def mean_left_in(W, b, gamma, beta, state, *, eps=1e-5, _fold=original):
+            zero_mean = np.zeros_like(state.running_mean)
+            return _fold(
+                W, b, gamma, beta, dataclasses.replace(state, running_mean=zero_mean), eps=eps
+            )
+
+        patch(folding, name, mean_left_in)
+
+
+def fold_without_eps(patch=setattr) -> None:
+    """A fold whose scale is ``gamma / sqrt(running_variance)``, without the layer's
+    epsilon (``layers.fold_batch_norm_into_conv2d``, where the folding witness binds it)."""
+    from trainable_harness import layers
+    from trainable_harness.witnesses.chapter16 import folding
+
+    def eps_left_out(K, b, gamma, beta, state, *, eps=1e-5):
+        return layers.fold_batch_norm_into_conv2d(K, b, gamma, beta, state, eps=0.0)
+
+    patch(folding, "fold_batch_norm_into_conv2d", eps_left_out)

@@ -52,3 +52,45 @@ def test_no_final_normalization_makes_the_last_jacobian_the_identity(monkeypatch
     chapter16.no_final_normalization(monkeypatch.setattr)
     jacobians = residual_depth.residual_block_jacobians(np.random.default_rng(1), 3, "pre")
     np.testing.assert_array_equal(jacobians[-1], np.eye(jacobians[-1].shape[0]))
+
+
+def test_the_branch_scale_left_out_of_the_jacobian_matters_only_away_from_one(monkeypatch):
+    from trainable_harness.witnesses.chapter16 import branch_scale
+
+    def jacobians(scale):
+        return branch_scale.branch_scaled_post_norm_jacobians(np.random.default_rng(2), 3, scale)
+
+    right_1, right_3 = jacobians(1.0), jacobians(3.0)
+    chapter16.branch_scale_left_out_of_the_jacobian(monkeypatch.setattr)
+    for right, wrong in zip(right_1, jacobians(1.0), strict=True):
+        np.testing.assert_allclose(wrong, right, rtol=1e-14, atol=1e-15)
+    assert max(np.max(np.abs(r - w)) for r, w in zip(right_3, jacobians(3.0), strict=True)) > 0.1
+
+
+def _fold_inputs():
+    from trainable_harness.layers import BatchNormState
+
+    state = BatchNormState(np.array([1.0, -2.0]), np.array([4.0, 0.25]))
+    return np.ones((2, 1, 1, 1)), np.array([0.5, 0.0]), np.array([1.0, 2.0]), np.zeros(2), state
+
+
+def test_the_fold_without_the_mean_shift_keeps_the_running_mean_in(monkeypatch):
+    from trainable_harness.witnesses.chapter16 import folding
+
+    K, b, gamma, beta, state = _fold_inputs()
+    chapter16.fold_without_the_mean_shift(monkeypatch.setattr)
+    scale = gamma / np.sqrt(state.running_variance + 1e-5)
+    K_folded, b_folded = folding.fold_batch_norm_into_conv2d(K, b, gamma, beta, state)
+    np.testing.assert_allclose(K_folded.ravel(), scale, rtol=1e-15)
+    np.testing.assert_allclose(b_folded, scale * b + beta, rtol=1e-15)
+    _, b_linear = folding.fold_batch_norm_into_linear(K[:, :, 0, 0], b, gamma, beta, state)
+    np.testing.assert_allclose(b_linear, scale * b + beta, rtol=1e-15)
+
+
+def test_the_fold_without_eps_divides_by_the_root_of_the_variance_alone(monkeypatch):
+    from trainable_harness.witnesses.chapter16 import folding
+
+    K, b, gamma, beta, state = _fold_inputs()
+    chapter16.fold_without_eps(monkeypatch.setattr)
+    K_folded, _ = folding.fold_batch_norm_into_conv2d(K, b, gamma, beta, state, eps=1e-5)
+    np.testing.assert_allclose(K_folded.ravel(), gamma / np.sqrt(state.running_variance))
