@@ -143,6 +143,12 @@ def test_the_claims_with_a_perturbation_test_name_their_mistakes():
     assert named["c16-activation-drift-001"] and named["c15-cancellation-matrix-001"]
 
 
+def test_every_registered_claim_names_a_mistake_it_exists_to_catch():
+    """Issue 18, point 1: no claim is left that `make mutate` lists as "no mistake named
+    yet"; each names at least one perturbation (which of them it catches is the run's)."""
+    assert [c for c in list_claims() if not load_claim(c).catches] == []
+
+
 def test_the_claim_page_lists_what_the_claim_catches_with_the_last_run(
     fixture_registry, tmp_path, monkeypatch
 ):
