@@ -30,7 +30,27 @@ def test_the_workflow_runs_the_commands_the_local_check_runs():
     matrix = jobs["chapter"]["strategy"]["matrix"]["chapter"]
     assert matrix == "${{ fromJSON(needs.chapters.outputs.chapters) }}"
     assert jobs["chapter"]["needs"] == "chapters"
-    assert jobs["render"]["needs"] == "chapter"
+    assert jobs["render"]["needs"] == ["chapter", "mutate"]
+
+
+def test_the_render_job_renders_the_claim_pages_with_the_mutate_record():
+    """The published claim pages say what each claim catches: the mutate job's record
+    reaches the render job's _build/ before it renders."""
+    jobs = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))["jobs"]
+    mutate = jobs["mutate"]["steps"]
+    assert [s["run"] for s in mutate if "run" in s][-1] == ".venv/bin/python -m claimbook mutate"
+    upload = next(s for s in mutate if "upload-artifact" in s.get("uses", ""))
+    assert upload["with"]["path"] == "_build/mutations.json"
+    render = jobs["render"]["steps"]
+    download = next(
+        i
+        for i, s in enumerate(render)
+        if "download-artifact" in s.get("uses", "")
+        and s["with"].get("name") == upload["with"]["name"]
+    )
+    assert render[download]["with"]["path"] == "_build"
+    rendering = next(i for i, s in enumerate(render) if "claimbook render" in s.get("run", ""))
+    assert download < rendering
 
 
 def test_compare_sites_lists_every_difference(tmp_path):
