@@ -44,7 +44,9 @@ def growth_row(results: dict) -> dict:
         "ratio": results["ratio"],
         "ratio_status": results["ratio_status"],
         "no_op": results["median_no_op"],
+        "no_op_loaded": any(measurement["loaded"] for measurement in results["no_op"]),
         "prose_edit": results["prose_edit"]["wall"],
+        "prose_edit_loaded": results["prose_edit"]["loaded"],
         "prose_edit_budget": results["prose_edit_budget"],
         "peak_rss": results["peak_rss_ours_cold"],
     }
@@ -55,11 +57,19 @@ def growth_row(results: dict) -> dict:
     return row
 
 
+def _timed_verdict(within: bool, loaded: bool) -> str:
+    # A time measured on a loaded machine that misses its target says nothing about the build.
+    if within:
+        return "met"
+    return "loaded" if loaded else "missed"
+
+
 def verdicts(row: dict) -> dict[str, str]:
     """Each target's verdict for one row: ``"met"``, ``"missed"`` or ``"loaded"``.
 
     The ratio and memory targets are stated at 100 chapters; at other sizes they are shown
-    but not judged (``"n/a"``).
+    but not judged (``"n/a"``). A time that misses its target while the machine was loaded
+    reads ``"loaded"``; one that meets it reads ``"met"`` either way.
     """
     at_100 = row["chapters"] == 100
     found: dict[str, str] = {}
@@ -69,8 +79,12 @@ def verdicts(row: dict) -> dict[str, str]:
         found["ratio"] = "loaded"
     else:
         found["ratio"] = "met" if row["ratio"] <= TARGETS["ratio_at_100"] else "missed"
-    found["no_op"] = "met" if row["no_op"] <= TARGETS["no_op_seconds"] else "missed"
-    found["prose_edit"] = "met" if row["prose_edit"] <= row["prose_edit_budget"] else "missed"
+    found["no_op"] = _timed_verdict(
+        row["no_op"] <= TARGETS["no_op_seconds"], row.get("no_op_loaded", False)
+    )
+    found["prose_edit"] = _timed_verdict(
+        row["prose_edit"] <= row["prose_edit_budget"], row.get("prose_edit_loaded", False)
+    )
     if "two_chapters" in row:
         same = sorted(row["two_chapters_reexecuted"]) == sorted(row["two_chapters"])
         found["two_chapter_edit"] = "met" if same else "missed"

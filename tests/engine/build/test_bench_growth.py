@@ -83,3 +83,14 @@ def test_the_plot_is_byte_stable_and_labelled():
     svg = plot_growth(rows)
     assert svg == plot_growth(list(reversed(rows)))
     assert svg.startswith("<?xml") and "<dc:date>" not in svg
+
+
+def test_a_time_missed_on_a_loaded_machine_reads_loaded():
+    results = _results(20)
+    results["no_op"] = [_measurement(0.6, loaded=True)] * 3
+    results["prose_edit"] = _measurement(2.6, loaded=True)
+    results.update(bench.summarize(results))
+    judged = verdicts(growth_row(results))
+    assert judged["no_op"] == "loaded" and judged["prose_edit"] == "loaded"
+    results["prose_edit"] = _measurement(1.0, loaded=True)
+    assert verdicts(growth_row(results))["prose_edit"] == "met"
