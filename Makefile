@@ -9,6 +9,7 @@
 #   make repin     re-pin every chapter to the current harness and report changed claims
 #   make mutate    each claim under the mistakes it names; records what each catches
 #   make bench     time a cold build against Jupyter Book's own execution (_build/bench.json)
+#   make bench-growth  the same on generated books of 20, 50 and 100 chapters (_build/bench.svg)
 #   make uptodate  exit 0 only if `make` would do nothing and the last build was clean
 #   make serve     preview the built site on http://127.0.0.1:8000
 #   make matrix-check  the CI workflow's per-chapter jobs, locally, against one build
@@ -39,7 +40,7 @@ export MKL_NUM_THREADS := 1
 EXECUTED := $(patsubst %.md,%.ipynb,$(wildcard chapters/*.md))
 MATHJAX := _build/site-extra/_vendor/mathjax/tex-chtml.js
 
-.PHONY: all venv site mathjax test lint unit claims-check mutate mutate-check book-check site-check check-artifacts rebuild clean verify repin serve browser lock uptodate bench matrix-check screenshots
+.PHONY: all venv site mathjax test lint unit claims-check mutate mutate-check book-check site-check check-artifacts rebuild clean verify repin serve browser lock uptodate bench bench-growth matrix-check screenshots
 
 venv: $(STAMP)
 
@@ -192,6 +193,13 @@ uptodate: | $(STAMP)
 # Timings of a cold build against Jupyter Book's own execution (not part of `make test`).
 bench: all
 	$(BIN)/python -m claimbook bench
+
+# Generated books of 20, 50 and 100 chapters, each timed as `make bench` times this one; the
+# growth table in _build/bench.json and its plot in _build/bench.svg (about an hour of two cores).
+GROWTH ?= 20,50,100
+bench-growth: venv
+	$(BIN)/python -m claimbook bench --growth $(GROWTH) --rounds 1 \
+	    --generator tests/books/generate_scale_book.py
 
 # The workflow's jobs (.github/workflows/book.yml), each in a fresh clone of HEAD, and the
 # site they assemble compared byte for byte with a one-machine build (not part of `make test`).

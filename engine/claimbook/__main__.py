@@ -88,9 +88,39 @@ def _dispatch(command: str, argv: list[str]) -> int:
         from claimbook import binder
 
         return binder.main(argv[1:])
+    if command == "build" and _nothing_to_do(argv):
+        return 0
     from claimbook.build import driver
 
     return driver.main(argv)
+
+
+def _nothing_to_do(argv: list[str]) -> bool:
+    """For ``build`` (or ``build --question``): True, having said so, when the tree has not
+    changed by one byte since a clean build (:mod:`claimbook.build.noop`); False otherwise,
+    and the build takes its full path, which decides. Checked before the engine is imported.
+    """
+    options = list(argv)
+    if len(options) >= 3 and options[1] == "--jobs":
+        del options[1:3]  # the number of parallel chapters does not matter to a no-op
+    if options not in (["build"], ["build", "--question"]):
+        return False
+    import time
+
+    started = time.perf_counter()
+    from claimbook import paths
+    from claimbook.build import noop
+
+    if not noop.unchanged_since_clean_build():
+        return False
+    if options[-1] == "--question":
+        print("up to date")
+    else:
+        seconds = time.perf_counter() - started
+        site = paths.BUILD_DIR / "html" / "index.html"
+        unchanged = "nothing changed since the last clean build"
+        print(f"The book is built ({seconds:.1f} s; {unchanged}): {site}")
+    return True
 
 
 if __name__ == "__main__":

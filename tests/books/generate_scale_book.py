@@ -2,11 +2,22 @@
 
     python tests/books/generate_scale_book.py OUT [--chapters 20]
 
-Each chapter computes a small normalization with the harness, glues one setting, states
-one result bound to its claim, and verifies its own claim (``c<k>-scale-001``, a copy of
-the book's ``c15-invariance-001`` registered for chapter k). The book carries its own copy
-of the harness, so ``python -m claimbook bench --root OUT`` can
-edit them freely.
+Chapters come in four kinds, in turn (:data:`KINDS`), so that a book of any size mixes the
+costs a real one has:
+
+- ``invariance``: a small normalization; states one value of its own claim
+  (``c<k>-scale-001``, a copy of the book's ``c15-invariance-001``);
+- ``figure``: the same claim, and a figure drawn with the book's style and saved as an
+  artifact (``fig-gen-<k>``), shown with its caption;
+- ``statistical``: a claim over ten seeds (``c<k>-spread-001``, a copy of the book's
+  ``c15-estimator-shift-001``, computed from the same seeds) quoted as a mean and interval;
+- ``moments``: the invariance claim, and streaming moments of half a million values (a
+  chapter whose own kernel does some work).
+
+The first two chapters also count the values a batch-norm statistic pools, which no other
+chapter (and no claim) does: an edit of that harness function must execute exactly those
+two again (the benchmark's two-chapter edit). The book carries its own copy of the harness, so
+``python -m claimbook bench --root OUT`` can edit them freely.
 """
 
 from __future__ import annotations
@@ -23,6 +34,8 @@ from claimbook.sources import CHAPTER_HEADER
 from trainable_harness import __version__
 
 FIRST_CHAPTER = 15
+KINDS = ("invariance", "figure", "statistical", "moments")
+SHARED_BY_TWO = ("trainable_harness.layers.reduction_sets", "values_per_statistic")
 CONFIG = """title: Generated scale book
 only_build_toc_files: true
 exclude_patterns: [_build, "chapters/*.md", harness, claims, artifacts]
@@ -32,12 +45,13 @@ sphinx:
   extra_extensions:
     - claimbook.extensions.chapter_numbers
     - claimbook.extensions.claims
+    - claimbook.extensions.figure_artifacts
   config:
     trainable_first_chapter: {first}
     numfig: true
     numfig_secnum_depth: 1
 """
-CHAPTER = (
+OPENING = (
     CHAPTER_HEADER
     + """
 # Generated chapter {number}
@@ -47,7 +61,9 @@ CHAPTER = (
 
 pin = "{pin}"
 ```
-
+"""
+)
+INVARIANCE = """
 ```{{code-cell}} ipython3
 import numpy as np
 
@@ -64,7 +80,86 @@ print(f"claim {{claim['id']}}: {{claim['status']}}")
 Over {{glue:text}}`size` values, the RMS map moves a coordinate by
 {{claim-value}}`{claim_id}.rms_shift_deviation:.3f`; the claim: {{claim}}`{claim_id}`.
 """
-)
+SHARED = """
+```{{code-cell}} ipython3
+from trainable_harness import values_per_statistic
+
+pooled = values_per_statistic("batch", (8, 16, 7, 7))
+glue_setting("pooled", pooled)
+```
+
+Batch norm over 8 images of 16 channels of 7 by 7 pools {{glue:text}}`pooled` values per
+statistic.
+"""
+FIGURE = """
+```{{code-cell}} ipython3
+import matplotlib.pyplot as plt
+from myst_nb import glue
+
+from trainable_harness import FIGURE_STYLE, save_figure
+
+with plt.rc_context(FIGURE_STYLE):
+    fig, ax = plt.subplots()
+    ax.plot(x, centered_normalize(x), marker="o")
+    ax.set(xlabel="input value", ylabel="normalized value")
+    fig.tight_layout()
+glue("{label}", fig, display=False)
+save_figure(fig, "{label}")
+plt.close(fig)
+```
+
+```{{glue:figure}} {label}
+:name: {label}
+:alt: The normalized values of eight evenly spaced inputs rise along a straight line.
+
+Normalized values of eight evenly spaced inputs. {{figure-artifact}}`{label}`
+```
+"""
+STATISTICAL = """
+```{{code-cell}} ipython3
+from trainable_harness import verify_claim
+
+spread = verify_claim("{claim_id}", expected_harness=pin)
+print(f"claim {{spread['id']}}: {{spread['status']}}")
+```
+
+Growing the evaluation batch from 8 to 32 values divides the discrepancy by
+{{claim-value}}`{claim_id}.batch_size_ratio:.2f`; the claim: {{claim}}`{claim_id}`.
+"""
+MOMENTS = """
+```{{code-cell}} ipython3
+from trainable_harness import streaming_moments
+
+values = np.random.default_rng({number}).normal(4.0, 2.0, size=500_000)
+moments = streaming_moments(values)
+glue_setting("count", values.size)
+```
+
+Streaming moments of {{glue:text}}`count` values, one pass.
+"""
+
+
+def chapter_text(index: int, pin: str) -> tuple[str, dict[str, str]]:
+    """Chapter ``index`` (0-based): its MyST text, and its claims as ``{id: template id}``."""
+    number = FIRST_CHAPTER + index
+    kind = KINDS[index % len(KINDS)]
+    scale = f"c{number}-scale-001"
+    parts = [
+        OPENING.format(number=number, pin=pin),
+        INVARIANCE.format(number=number, claim_id=scale),
+    ]
+    claims = {scale: "c15-invariance-001"}
+    if index < 2:
+        parts.append(SHARED.format())
+    if kind == "figure":
+        parts.append(FIGURE.format(label=f"fig-gen-{number}"))
+    elif kind == "statistical":
+        spread = f"c{number}-spread-001"
+        parts.append(STATISTICAL.format(claim_id=spread))
+        claims[spread] = "c15-estimator-shift-001"
+    elif kind == "moments":
+        parts.append(MOMENTS.format(number=number))
+    return "".join(parts), claims
 
 
 def generate(target: Path, chapters: int) -> Path:
@@ -76,17 +171,22 @@ def generate(target: Path, chapters: int) -> Path:
     (target / "artifacts").mkdir()
     (target / "_config.yml").write_text(CONFIG.format(first=FIRST_CHAPTER))
     (target / "intro.md").write_text("# Generated scale book\n")
-    template = yaml.safe_load((paths.CLAIMS_DIR / "c15-invariance-001.yaml").read_text())
+    templates = {}
     entries = []
     for index in range(chapters):
         number = FIRST_CHAPTER + index
-        claim_id = f"c{number}-scale-001"
         stem = f"chapter-{index + 1:02d}"
-        (target / "chapters" / f"{stem}.md").write_text(
-            CHAPTER.format(number=number, pin=__version__, claim_id=claim_id)
-        )
-        claim = {**template, "id": claim_id, "chapter": number}
-        (target / "claims" / f"{claim_id}.yaml").write_text(yaml.safe_dump(claim, sort_keys=False))
+        text, claims = chapter_text(index, __version__)
+        (target / "chapters" / f"{stem}.md").write_text(text)
+        for claim_id, template_id in claims.items():
+            if template_id not in templates:
+                path = paths.CLAIMS_DIR / f"{template_id}.yaml"
+                templates[template_id] = yaml.safe_load(path.read_text())
+            claim = {**templates[template_id], "id": claim_id, "chapter": number}
+            claim.pop("catches", None)  # the book's perturbations name the book's claims
+            (target / "claims" / f"{claim_id}.yaml").write_text(
+                yaml.safe_dump(claim, sort_keys=False)
+            )
         entries.append({"file": f"chapters/{stem}"})
     toc = {
         "format": "jb-book",

@@ -12,14 +12,20 @@ temporary directory and, alternating the two for ``--rounds`` rounds, times:
 
 Then, on the warm copy of ours: a no-op build, a build after a one-sentence prose edit of the
 first chapter, after a code cell appended to the last chapter, after an edit of a harness
-function that only the last chapter runs, and after an edit of a harness function that no
-chapter runs. An edited chapter's budget is its kernel time (the ``seconds`` its key record
-stores) plus 2 s; an unused function's is 1 s. Each copy imports its own harness
-(``PYTHONPATH`` and ``TRAINABLE_ROOT`` point at it), so the edits never touch the checkout.
+function that only the last chapter runs, after an edit of a harness function exactly two
+chapters run (recording which chapters executed again: exactly those two should), and after
+an edit of a harness function that no chapter runs. An edited chapter's budget is its kernel
+time (the ``seconds`` its key record stores) plus 2 s; an unused function's is 1 s. Each
+copy imports its own harness (``PYTHONPATH`` and ``TRAINABLE_ROOT`` point at it), so the
+edits never touch the checkout.
 
-Medians and the ratio ours/Jupyter Book are printed and written to ``_build/bench.json``.
-Timings are noisy on a shared machine: this is a measurement, never a test (a unit test only
-checks that it runs on a tiny fixture book).
+Every timing is measured by :mod:`claimbook.build.bench_meter`: wall and CPU seconds, the
+load average while it ran, the peak memory of the command's process tree, and a ``loaded``
+flag when the load exceeded the machine's cores by more than one. Medians and the ratio
+ours/Jupyter Book are printed and written to ``_build/bench.json``; when any cold round was
+loaded the ratio is reported as "loaded", not compared with a target.
+Timings are noisy on a shared machine: this is a measurement, never a test (unit tests
+check its bookkeeping on a generated book without building it).
 """
 
 from __future__ import annotations
@@ -29,16 +35,15 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import yaml
 
 from claimbook import paths
 from claimbook.atomic import write_text_atomically
+from claimbook.build.bench_meter import load_threshold, measure
 from claimbook.build.keys import record_path
 
 __all__ = ["main", "run_bench"]
@@ -89,18 +94,9 @@ def _environment(root: Path) -> dict:
     return environment
 
 
-def _timed(command: list[str], root: Path, check: bool = True) -> float:
-    started = time.perf_counter()
-    process = subprocess.run(
-        command, cwd=root, env=_environment(root), capture_output=True, text=True
-    )
-    seconds = time.perf_counter() - started
-    if check and process.returncode != 0:
-        raise RuntimeError(
-            f"`{' '.join(command)}` in {root} exited {process.returncode}:\n"
-            + (process.stdout + process.stderr)[-4000:]
-        )
-    return seconds
+def _timed(command: list[str], root: Path, check: bool = True) -> dict:
+    """Run ``command`` in the copy at ``root``: wall, CPU, load and memory (``bench_meter``)."""
+    return measure(command, root, env=_environment(root), check=check)
 
 
 def _ours(root: Path) -> list[str]:
@@ -152,7 +148,15 @@ def _record(root: Path, stem: str) -> dict:
 
 
 def _functions_run(root: Path, stem: str) -> set[tuple[str, str]]:
-    return {tuple(name) for name in _record(root, stem)["functions"]}
+    """The harness functions chapter ``stem`` depends on: those its kernel ran and those its
+    claims' computations ran (an edit of either executes the chapter again)."""
+    record = _record(root, stem)
+    functions = {tuple(name) for name in record["functions"]}
+    for claim_id in record.get("claims", []):
+        artifact = paths.artifact_path(claim_id, root / "artifacts" / "claims")
+        key = json.loads(artifact.read_text())["key"]
+        functions |= {tuple(name.split(":", 1)) for name in key["functions"]}
+    return functions
 
 
 def _edit_function(root: Path, module: str, qualname: str) -> None:
@@ -187,13 +191,45 @@ def _unused_function(root: Path, used: set[tuple[str, str]]) -> tuple[str, str] 
     return None
 
 
+def _records(root: Path, stems: list[str]) -> dict[str, str]:
+    """Each chapter's key record as text (a chapter that executes again rewrites its own)."""
+    return {stem: record_path(stem, root / "_build").read_text() for stem in stems}
+
+
+def _reexecuted(root: Path, stems: list[str], before: dict[str, str]) -> list[str]:
+    """The chapters whose key record changed since ``before``: those that executed again."""
+    after = _records(root, stems)
+    return [stem for stem in stems if after[stem] != before[stem]]
+
+
+def _shared_by_two(runs: dict[str, set]) -> tuple[tuple[str, str], list[str]] | None:
+    """A harness function exactly two chapters ran, and those chapters (first in order)."""
+    counts: dict[tuple[str, str], list[str]] = {}
+    for stem, functions in runs.items():
+        for function in functions:
+            counts.setdefault(function, []).append(stem)
+    pairs = sorted((function, stems) for function, stems in counts.items() if len(stems) == 2)
+    return pairs[0] if pairs else None
+
+
+def _walls(measurements: list[dict]) -> list[float]:
+    return [measurement["wall"] for measurement in measurements]
+
+
 def run_bench(root: Path, rounds: int = 3, report=print) -> dict:
-    """Run the benchmark on the book at ``root`` and return the measurements (seconds)."""
+    """Run the benchmark on the book at ``root`` and return the measurements.
+
+    Every timing is a :func:`claimbook.build.bench_meter.measure` record (wall and CPU
+    seconds, load average, peak memory, the ``loaded`` flag); the medians and the ratio are
+    of wall times, and the ratio is marked ``"loaded"`` when any cold round was.
+    """
     from claimbook.sources import chapter_sources
 
     results: dict = {
         "rounds": rounds,
         "book": str(root),
+        "cores": os.cpu_count(),
+        "load_threshold": load_threshold(),
         "ours_cold": [],
         "jupyter_book_force": [],
     }
@@ -209,17 +245,16 @@ def run_bench(root: Path, rounds: int = 3, report=print) -> dict:
             shutil.rmtree(theirs / "_build" / ".jupyter_cache", ignore_errors=True)
             results["jupyter_book_force"].append(_timed(_jupyter_book(theirs), theirs))
             report(
-                f"round {index + 1}: ours cold {results['ours_cold'][-1]:.2f} s, "
-                f"jupyter-book force {results['jupyter_book_force'][-1]:.2f} s"
+                f"round {index + 1}: ours cold {describe(results['ours_cold'][-1])}; "
+                f"jupyter-book force {describe(results['jupyter_book_force'][-1])}"
             )
         results["no_op"] = [_timed(_ours(ours), ours) for _ in range(rounds)]
+        stems = [source.stem for source in chapter_sources(ours)]
         results["prose_edit_chapter"] = _edit_prose(ours)
         results["prose_edit"] = _timed(_ours(ours), ours)
         results["code_edit_chapter"] = _edit_code(ours)
         results["code_edit"] = _timed(_ours(ours), ours)
-        stems = [source.stem for source in chapter_sources(ours)]
-        code_edit_seconds = _record(ours, stems[-1])["seconds"]
-        results["code_edit_budget"] = code_edit_seconds + 2.0
+        results["code_edit_budget"] = _record(ours, stems[-1])["seconds"] + 2.0
         runs = {stem: _functions_run(ours, stem) for stem in stems}
         others = set().union(*(runs[stem] for stem in stems[:-1])) if len(stems) > 1 else set()
         only_last = sorted(runs[stems[-1]] - others)
@@ -227,22 +262,112 @@ def run_bench(root: Path, rounds: int = 3, report=print) -> dict:
             results["edited_function_of_last_chapter"] = ":".join(only_last[0])
             _edit_function(ours, *only_last[0])
             results["edit_function_of_last_chapter"] = _timed(_ours(ours), ours)
+        shared = _shared_by_two(runs)
+        if shared is not None:
+            (function, pair), before = shared, _records(ours, stems)
+            results["edited_function_of_two_chapters"] = ":".join(function)
+            results["two_chapters"] = pair
+            _edit_function(ours, *function)
+            results["edit_function_of_two_chapters"] = _timed(_ours(ours), ours)
+            results["two_chapters_reexecuted"] = _reexecuted(ours, stems, before)
+            results["edit_function_of_two_chapters_budget"] = (
+                sum(_record(ours, stem)["seconds"] for stem in pair) + 2.0
+            )
         unused = _unused_function(ours, set().union(*runs.values()))
         if unused is not None:
             results["edited_unused_function"] = ":".join(unused)
             _edit_function(ours, *unused)
             results["edit_unused_function"] = _timed(_ours(ours), ours)
         records = {stem: _record(ours, stem)["seconds"] for stem in stems}
+        results["chapters"] = len(stems)
         results["chapter_execution_seconds"] = records
-        # The budgets of issue 11: an edited chapter costs at most its kernel time plus 2 s.
+        # An edited chapter costs at most its kernel time plus 2 s.
         results["prose_edit_budget"] = records[Path(results["prose_edit_chapter"]).stem] + 2.0
         if only_last:
             results["edit_function_of_last_chapter_budget"] = records[stems[-1]] + 2.0
-    results["median_ours_cold"] = statistics.median(results["ours_cold"])
-    results["median_jupyter_book_force"] = statistics.median(results["jupyter_book_force"])
-    results["ratio"] = results["median_ours_cold"] / results["median_jupyter_book_force"]
-    results["median_no_op"] = statistics.median(results["no_op"])
+    results.update(summarize(results))
     return results
+
+
+def summarize(results: dict) -> dict:
+    """Medians of wall time, the cold ratio (or ``"loaded"``), CPU and peak memory."""
+    cold, force = results["ours_cold"], results["jupyter_book_force"]
+    loaded = any(measurement["loaded"] for measurement in cold + force)
+    median_cold, median_force = statistics.median(_walls(cold)), statistics.median(_walls(force))
+    return {
+        "median_ours_cold": median_cold,
+        "median_jupyter_book_force": median_force,
+        "ratio": median_cold / median_force,
+        "ratio_status": "loaded" if loaded else "measured",
+        "median_no_op": statistics.median(_walls(results["no_op"])),
+        "median_ours_cold_cpu": statistics.median(m["cpu"] for m in cold),
+        "median_jupyter_book_force_cpu": statistics.median(m["cpu"] for m in force),
+        "peak_rss_ours_cold": max(m["peak_rss"] for m in cold),
+    }
+
+
+def describe(measurement: dict) -> str:
+    """One timing as a reader wants it: wall, CPU, load, and the flag when it was loaded."""
+    load = measurement["load"]
+    text = (
+        f"{measurement['wall']:.2f} s wall, {measurement['cpu']:.2f} s CPU, "
+        f"load {load['mean']:.1f} (max {load['max']:.1f}), "
+        f"peak {measurement['peak_rss'] / 2**20:.0f} MiB"
+    )
+    return text + " [loaded]" if measurement["loaded"] else text
+
+
+def _ratio_line(results: dict) -> str:
+    ratio = f"ratio {results['ratio']:.2f}"
+    if results["ratio_status"] == "loaded":
+        return (
+            f"{ratio}, loaded: the load exceeded {results['load_threshold']:.0f} (cores + 1) in a "
+            "round, so it is not compared with a target"
+        )
+    return ratio
+
+
+def _update_record(output: Path, key: str, value) -> None:
+    """Set ``key`` of the JSON record at ``output`` (``"book"`` or ``"growth"``), atomically."""
+    try:
+        record = json.loads(output.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        record = {}
+    if not isinstance(record, dict) or not set(record) <= {"book", "growth"}:
+        record = {}  # an older, flat record: replaced
+    record[key] = value
+    write_text_atomically(output, json.dumps(record, indent=2, sort_keys=True) + "\n")
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(part) for part in text.split(",")]
+    except ValueError:
+        message = f"--growth takes sizes like 20,50,100, got {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"--growth sizes must be positive, got {text!r}")
+    return sizes
+
+
+def _print_growth(rows: list[dict]) -> None:
+    from claimbook.build.bench_growth import verdicts
+
+    print("chapters | cold ours / JB (s) | ratio | no-op (s) | prose edit (s, budget) | peak MiB")
+    for row in rows:
+        judged = verdicts(row)
+        ratio = f"{row['ratio']:.2f}" + (" loaded" if row["ratio_status"] == "loaded" else "")
+        print(
+            f"{row['chapters']} | {row['ours_cold']:.1f} / {row['jupyter_book_force']:.1f} | "
+            f"{ratio} ({judged['ratio']}) | {row['no_op']:.2f} ({judged['no_op']}) | "
+            f"{row['prose_edit']:.2f} ({row['prose_edit_budget']:.2f}, {judged['prose_edit']}) | "
+            f"{row['peak_rss'] / 2**20:.0f} ({judged['peak_rss']})"
+        )
+        if "two_chapters" in row:
+            print(
+                f"    two-chapter function edit: ran again {row['two_chapters_reexecuted']} "
+                f"(expected {row['two_chapters']}: {judged['two_chapter_edit']})"
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -250,30 +375,59 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=paths.REPO_ROOT, help="the book to time")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (>= 1)")
     parser.add_argument("--output", type=Path, default=paths.BUILD_DIR / "bench.json")
+    parser.add_argument(
+        "--growth",
+        type=_sizes,
+        default=None,
+        help="instead of the book at --root, time generated books of these sizes (20,50,100)",
+    )
+    parser.add_argument(
+        "--generator", type=Path, default=None, help="the book generator script (--growth)"
+    )
     options = parser.parse_args(argv)
     if options.rounds < 1:
         parser.error(f"--rounds must be at least 1, got {options.rounds}")
+    if options.growth is not None:
+        from claimbook.build.bench_growth import plot_growth, run_growth
+
+        if options.generator is None:
+            parser.error("--growth needs --generator (tests/books/generate_scale_book.py)")
+        rows = run_growth(options.growth, options.generator, options.rounds)
+        _update_record(options.output, "growth", rows)
+        svg = options.output.with_suffix(".svg")
+        write_text_atomically(svg, plot_growth(rows))
+        _print_growth(rows)
+        print(f"written to {options.output} and {svg}")
+        return 0
     results = run_bench(options.root.resolve(), options.rounds)
-    write_text_atomically(options.output, json.dumps(results, indent=2, sort_keys=True) + "\n")
+    _update_record(options.output, "book", results)
     print(
         f"ours cold (median): {results['median_ours_cold']:.2f} s; jupyter-book force "
-        f"(median): {results['median_jupyter_book_force']:.2f} s; ratio {results['ratio']:.2f}"
+        f"(median): {results['median_jupyter_book_force']:.2f} s; {_ratio_line(results)}"
     )
     print(
-        f"no-op: {results['median_no_op']:.2f} s; prose edit: {results['prose_edit']:.2f} s "
+        f"no-op: {results['median_no_op']:.2f} s; prose edit: {describe(results['prose_edit'])} "
         f"(budget {results['prose_edit_budget']:.2f} s: the chapter's kernel time + 2 s)"
     )
     print(
-        f"code edit of the last chapter: {results['code_edit']:.2f} s "
+        f"code edit of the last chapter: {describe(results['code_edit'])} "
         f"(budget {results['code_edit_budget']:.2f} s)"
     )
     if "edit_function_of_last_chapter" in results:
         print(
             "edit function of last chapter: "
-            f"{results['edit_function_of_last_chapter']:.2f} s (budget "
+            f"{describe(results['edit_function_of_last_chapter'])} (budget "
             f"{results['edit_function_of_last_chapter_budget']:.2f} s)"
         )
+    if "edit_function_of_two_chapters" in results:
+        print(
+            f"edit {results['edited_function_of_two_chapters']} (run by "
+            f"{', '.join(results['two_chapters'])}): "
+            f"{describe(results['edit_function_of_two_chapters'])}; executed again: "
+            f"{', '.join(results['two_chapters_reexecuted']) or 'none'}"
+        )
     if "edit_unused_function" in results:
-        print(f"edit unused function: {results['edit_unused_function']:.2f} s (budget 1 s)")
+        print(f"edit unused function: {describe(results['edit_unused_function'])} (budget 1 s)")
+    print(f"peak memory of a cold build: {results['peak_rss_ours_cold'] / 2**20:.0f} MiB")
     print(f"written to {options.output}")
     return 0

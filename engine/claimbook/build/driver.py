@@ -38,6 +38,7 @@ from claimbook.build.execute import execute_chapters, reassemble_chapter
 from claimbook.build.guard import ChapterGuard
 from claimbook.build.keys import ChapterPlan, plan_chapter, read_record, record_path
 from claimbook.build.lock import build_lock
+from claimbook.build.noop import forget_clean_build, record_clean_build
 from claimbook.build.render import (
     SiteRender,
     mark_outdated,
@@ -184,13 +185,19 @@ def build(
             return 1
         out("up to date")
         return 0
+    whole = not only and render_site
+    if whole:  # only a whole build that ends clean leaves the record (claimbook.build.noop)
+        forget_clean_build()
     # The claims due compute in processes of their own from here on, beside the chapters.
     computation = ClaimComputation(claim_ids, jobs=jobs, report=out) if kernels else None
     try:
-        return _build_with(computation, selected, jobs, out, render_site, kernels, started)
+        status = _build_with(computation, selected, jobs, out, render_site, kernels, started)
     finally:
         if computation is not None:
             computation.stop()
+    if whole:  # a record a chapter's cell may have written meanwhile is never kept
+        record_clean_build() if status == 0 else forget_clean_build()
+    return status
 
 
 def _build_with(computation, selected, jobs, out, render_site, kernels, started) -> int:

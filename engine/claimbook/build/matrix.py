@@ -24,6 +24,9 @@ each job in a fresh copy of the book at ``--root`` (default: this repository):
    instead (the tests build their fixture book once and check the matrix against it).
 6. **Compare.** The two ``_build/html`` trees are compared byte for byte; every file that
    differs or exists on one side only is listed.
+7. **Time.** Each job's commands are timed; the critical path (the slowest chapter job, since
+   the chapter jobs run side by side, plus the render job) is printed beside the one-machine
+   build's time (:func:`critical_path`).
 
 Every job runs with this interpreter, the copy's own ``harness/`` and ``engine/`` first on
 ``PYTHONPATH`` (so the copy's code runs, not the checkout's) and ``TRAINABLE_ROOT`` set to the
@@ -51,7 +54,7 @@ from pathlib import Path
 
 from claimbook import paths
 
-__all__ = ["COMMANDS", "compare_sites", "fresh_copy", "matrix_check"]
+__all__ = ["COMMANDS", "compare_sites", "critical_path", "fresh_copy", "matrix_check"]
 
 # The workflow's commands (``python -m claimbook ...``), in the order its jobs run them;
 # tests/engine/build/test_matrix.py checks that book.yml runs each of them.
@@ -135,6 +138,7 @@ class _Jobs:
 
     def __init__(self, root: Path, work: Path, stamp: dict[str, str], out) -> None:
         self.root, self.work, self.stamp, self.out = root, work, stamp, out
+        self.seconds: dict[str, float] = {}  # each job's commands, summed, by copy name
 
     def copy(self, name: str) -> Path:
         return fresh_copy(self.root, self.work / name)
@@ -150,6 +154,7 @@ class _Jobs:
             text=True,
         )
         seconds = time.perf_counter() - started
+        self.seconds[copy.name] = self.seconds.get(copy.name, 0.0) + seconds
         shown = " ".join(arguments)
         if process.returncode != 0:
             raise MatrixCheckError(
@@ -218,11 +223,35 @@ def compare_sites(assembled: Path, one_machine: Path) -> tuple[int, list[str]]:
     return len(left), differences
 
 
-def matrix_check(root: Path, work: Path, out=print, reference: Path | None = None) -> int:
+def critical_path(seconds: dict[str, float]) -> dict:
+    """The matrix build's critical path from its jobs' times (seconds by job name).
+
+    The chapter jobs run side by side, so the site is ready after the slowest of them plus the
+    render job; that is compared with the one-machine build when one was timed.
+    """
+    chapters = {name: value for name, value in seconds.items() if name.startswith("chapter-")}
+    if not chapters or "render" not in seconds:
+        raise ValueError(f"need chapter jobs and a render job, got {sorted(seconds)}")
+    slowest = max(sorted(chapters), key=chapters.__getitem__)
+    timings = {
+        "slowest_chapter_job": slowest,
+        "slowest_chapter_seconds": chapters[slowest],
+        "render_seconds": seconds["render"],
+        "critical_path_seconds": chapters[slowest] + seconds["render"],
+    }
+    if "one-machine" in seconds:
+        timings["one_machine_seconds"] = seconds["one-machine"]
+    return timings
+
+
+def matrix_check(
+    root: Path, work: Path, out=print, reference: Path | None = None, timings: dict | None = None
+) -> int:
     """Run the workflow's jobs under ``work`` and compare the sites; the exit status.
 
     ``reference``, if given, is the site of a one-machine build of the same sources, compared
-    against instead of building one (step 5 of the module doc).
+    against instead of building one (step 5 of the module doc). ``timings``, if given, is
+    filled with :func:`critical_path`'s figures once every job has run.
     """
     root = root.resolve()
     started = time.perf_counter()
@@ -270,6 +299,17 @@ def matrix_check(root: Path, work: Path, out=print, reference: Path | None = Non
     except (MatrixCheckError, subprocess.CalledProcessError, ValueError) as error:
         out(f"matrix-check: FAILED: {error}")
         return 1
+    path = critical_path(jobs.seconds)
+    if timings is not None:
+        timings.update(path)
+    line = (
+        f"matrix-check: critical path {path['critical_path_seconds']:.1f} s (slowest chapter "
+        f"job {path['slowest_chapter_job']} {path['slowest_chapter_seconds']:.1f} s + render "
+        f"{path['render_seconds']:.1f} s)"
+    )
+    if "one_machine_seconds" in path:
+        line += f" against {path['one_machine_seconds']:.1f} s for the one-machine build"
+    out(line)
     files, differences = compare_sites(render_copy / "_build/html", reference)
     seconds = time.perf_counter() - started
     if differences:

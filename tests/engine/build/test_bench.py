@@ -76,3 +76,63 @@ def test_no_unused_function_when_every_function_ran(book):
 def test_generate_refuses_an_empty_book(tmp_path):
     with pytest.raises(ValueError, match="chapters must be at least 1"):
         generate(tmp_path / "none", chapters=0)
+
+
+def test_generated_chapters_mix_the_four_kinds(tmp_path):
+    from generate_scale_book import KINDS
+
+    book = generate(tmp_path / "eight", chapters=8)
+    claims = sorted(path.stem for path in (book / "claims").glob("*.yaml"))
+    # Every chapter has its invariance claim; the statistical ones (third of each four) a
+    # claim over seeds too.
+    assert claims == sorted(
+        [f"c{15 + k}-scale-001" for k in range(8)] + ["c17-spread-001", "c21-spread-001"]
+    )
+    texts = [(book / "chapters" / f"chapter-{k + 1:02d}.md").read_text() for k in range(8)]
+    for index, text in enumerate(texts):
+        kind = KINDS[index % 4]
+        assert ("save_figure(fig, " in text) is (kind == "figure")
+        assert ("streaming_moments(values)" in text) is (kind == "moments")
+        assert ("-spread-001" in text) is (kind == "statistical")
+
+
+def test_exactly_the_first_two_chapters_run_the_shared_function(tmp_path):
+    from generate_scale_book import SHARED_BY_TWO
+
+    book = generate(tmp_path / "five", chapters=5)
+    name = SHARED_BY_TWO[1]
+    calling = [
+        path.stem
+        for path in sorted((book / "chapters").glob("*.md"))
+        if any(name in code for code in _cells(path)[0])
+    ]
+    assert calling == ["chapter-01", "chapter-02"]
+    runs = {"chapter-01": {SHARED_BY_TWO, ("m", "f")}, "chapter-02": {SHARED_BY_TWO}}
+    runs["chapter-03"] = {("m", "f")}
+    assert bench._shared_by_two(runs) == (("m", "f"), ["chapter-01", "chapter-03"])
+    runs["chapter-04"] = {("m", "f")}
+    assert bench._shared_by_two(runs) == (SHARED_BY_TWO, ["chapter-01", "chapter-02"])
+
+
+def test_a_generated_statistical_claim_keeps_its_template_seeds_and_tolerances(tmp_path):
+    import yaml
+
+    from claimbook import paths
+
+    book = generate(tmp_path / "three", chapters=3)
+    copy = yaml.safe_load((book / "claims" / "c17-spread-001.yaml").read_text())
+    template = yaml.safe_load((paths.CLAIMS_DIR / "c15-estimator-shift-001.yaml").read_text())
+    assert copy["seed"] == template["seed"] and copy["expect"] == template["expect"]
+    assert copy["chapter"] == 17 and "catches" not in copy
+
+
+def test_reexecuted_chapters_are_those_whose_record_changed(tmp_path):
+    from claimbook.build.keys import record_path
+
+    build = tmp_path / "_build"
+    for stem in ("a", "b", "c"):
+        record_path(stem, build).parent.mkdir(parents=True, exist_ok=True)
+        record_path(stem, build).write_text(f'{{"seconds": 1, "stem": "{stem}"}}')
+    before = bench._records(tmp_path, ["a", "b", "c"])
+    record_path("b", build).write_text('{"seconds": 2, "stem": "b"}')
+    assert bench._reexecuted(tmp_path, ["a", "b", "c"], before) == ["b"]

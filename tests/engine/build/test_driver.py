@@ -28,6 +28,27 @@ def test_an_unchanged_book_does_nothing_and_says_it_is_current(tiny_book):
     assert "site: unchanged" in process.stdout
 
 
+def test_a_no_op_after_a_clean_build_is_answered_from_the_trees_digest(tiny_book):
+    from claimbook.build.noop import RECORD_NAME
+
+    record = tiny_book.path(f"_build/{RECORD_NAME}")
+    assert tiny_book.build().returncode == 0  # a copy at another root: the full path
+    assert record.is_file()
+    for arguments in ((), ("--question",)):
+        process = tiny_book.build(*arguments)
+        assert process.returncode == 0, process.stdout
+        assert "executing" not in process.stdout and "site:" not in process.stdout
+    assert "nothing changed since the last clean build" in tiny_book.build().stdout
+    # A failing build leaves no record, whatever was there before it.
+    tiny_book.edit("claims/c15-invariance-001.yaml", "value: 2.055", "value: 2.5")
+    assert tiny_book.build().returncode == 1
+    assert not record.exists()
+    record.write_text("{}")  # nor does a record written meanwhile survive a failing build
+    assert tiny_book.build().returncode == 1
+    assert not record.exists()
+    assert tiny_book.build("--question").returncode == 1
+
+
 def test_an_unknown_claim_id_fails_every_build_until_fixed(tiny_book):
     tiny_book.edit("chapters/alpha.md", "{claim}`c15-invariance-001`", "{claim}`c15-nope-001`")
     first, second = tiny_book.build(), tiny_book.build()

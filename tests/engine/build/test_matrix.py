@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from claimbook import paths
-from claimbook.build.matrix import COMMANDS, compare_sites
+from claimbook.build.matrix import COMMANDS, compare_sites, critical_path
 
 WORKFLOW = paths.REPO_ROOT / ".github" / "workflows" / "book.yml"
 
@@ -69,6 +69,20 @@ def test_compare_sites_lists_every_difference(tmp_path):
         ".buildinfo: only in the one-machine site",
         "sub/page.html: differs",
     ]
+
+
+def test_the_critical_path_is_the_slowest_chapter_job_plus_the_render():
+    seconds = {"chapter-a": 12.0, "chapter-b": 30.5, "render": 9.0, "one-machine": 52.0}
+    assert critical_path(seconds) == {
+        "slowest_chapter_job": "chapter-b",
+        "slowest_chapter_seconds": 30.5,
+        "render_seconds": 9.0,
+        "critical_path_seconds": 39.5,
+        "one_machine_seconds": 52.0,
+    }
+    assert "one_machine_seconds" not in critical_path({"chapter-a": 1.0, "render": 2.0})
+    with pytest.raises(ValueError, match="render job"):
+        critical_path({"chapter-a": 1.0})
 
 
 @pytest.mark.book

@@ -1,0 +1,157 @@
+"""A build that has nothing to do says so in a fraction of a second.
+
+A full no-op build plans every chapter, judges every claim and compares the published site
+with its record: about a second and a half of CPU for this book, more with every chapter and
+claim, most of it importing the engine and validating registry files. Yet when not one byte
+of the book has changed since a clean build, each of those steps must give the answer it
+gave then. So a clean, complete build ends by recording one digest of the whole tree
+(:func:`record_clean_build`), and the next ``build`` (or ``build --question``) first compares
+the tree with it (:func:`unchanged_since_clean_build`), before importing anything heavy.
+
+The digest (:func:`tree_digest`) covers the bytes and relative path of every file under the
+book's root, build products included (executed notebooks, keys, artifacts, the published
+site and its records, the mutate record), except:
+
+- directories no build reads: ``.git``, ``.venv``, ``node_modules`` and the caches of Python
+  and its tools (``__pycache__``, ``.pytest_cache``, ``.ruff_cache``, ``.hypothesis``,
+  ``.mypy_cache``);
+- the record itself and the lock files (``_build/.build.lock``, ``.setup.lock``), which a
+  build writes for itself.
+
+Beside the files it covers what a page shows that is not a file of the tree: the commit the
+footer names (``git rev-parse HEAD``, or ``TRAINABLE_BUILD_COMMIT`` / ``TRAINABLE_BUILD_DATE``),
+the Python version, and the absolute root (a copied checkout, whose ``.venv`` names the
+original, takes the full path, which refuses it). Contents are hashed, never sizes or times,
+so an edit whose old modification time is restored is seen like any other; any change
+anywhere in the tree, relevant or not, sends the build down its full path, which decides.
+The record is removed when a whole build starts its full path and again when it ends other
+than clean (a record a chapter's cell wrote meanwhile included), and written by the driver
+itself after a clean end: only a build that ended clean leaves one. Like the published site,
+it is a build product: whoever can write ``_build/`` can forge either, and the full path,
+which judges every claim anew from the registry and the artifacts, is one edit away (any
+byte of the tree, the record's own bytes excluded).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from claimbook import paths
+from claimbook.atomic import write_text_atomically
+
+__all__ = [
+    "RECORD_NAME",
+    "forget_clean_build",
+    "record_clean_build",
+    "tree_digest",
+    "unchanged_since_clean_build",
+]
+
+RECORD_NAME = "clean-build.json"
+_FORMAT = 1
+_SKIPPED_DIRECTORIES = frozenset(
+    {".git", ".venv", "node_modules", "__pycache__", ".pytest_cache", ".ruff_cache"}
+    | {".hypothesis", ".mypy_cache"}
+)
+_SKIPPED_FILES = frozenset({("_build", RECORD_NAME), ("_build", ".build.lock"), (".setup.lock",)})
+_STAMP_VARIABLES = ("TRAINABLE_BUILD_COMMIT", "TRAINABLE_BUILD_DATE")
+_CHUNK = 1 << 20
+
+
+def _record_path(root: Path) -> Path:
+    return root / "_build" / RECORD_NAME
+
+
+def _commit(root: Path) -> str:
+    """HEAD's commit when ``root`` is in a git checkout, else "" (the footer's input)."""
+    try:
+        found = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return found.stdout.strip() if found.returncode == 0 else ""
+
+
+def _files(
+    root: Path, relative: tuple[str, ...] = ()
+) -> list[tuple[tuple[str, ...], os.DirEntry]]:
+    """Every file and symbolic link under ``root`` the digest covers, in a fixed order."""
+    found = []
+    with os.scandir(root.joinpath(*relative)) as entries:
+        for entry in sorted(entries, key=lambda entry: entry.name):
+            name = (*relative, entry.name)
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in _SKIPPED_DIRECTORIES:
+                    found.extend(_files(root, name))
+            elif name not in _SKIPPED_FILES:
+                found.append((name, entry))
+    return found
+
+
+def tree_digest(root: str | Path) -> str:
+    """SHA-256 over the book at ``root`` as the module doc describes (64 hex digits).
+
+    Each file enters as its relative path, its length and its bytes; a symbolic link as its
+    path and its target, never followed; so no two different trees share an input stream.
+    """
+    root = Path(root).resolve()
+    hasher = hashlib.sha256()
+    stamp = {
+        "format": _FORMAT,
+        "root": str(root),
+        "python": sys.version,
+        "commit": _commit(root),
+        "stamp": {name: os.environ.get(name) for name in _STAMP_VARIABLES},
+    }
+    hasher.update(json.dumps(stamp, sort_keys=True).encode() + b"\0")
+    for name, entry in _files(root):
+        path = "/".join(name)
+        if entry.is_symlink():
+            hasher.update(f"link\0{path}\0{os.readlink(entry.path)}\0".encode())
+            continue
+        with open(entry.path, "rb") as stream:
+            size = os.fstat(stream.fileno()).st_size
+            hasher.update(f"file\0{path}\0{size}\0".encode())
+            read = 0
+            while chunk := stream.read(_CHUNK):
+                hasher.update(chunk)
+                read += len(chunk)
+            if read != size:  # the file changed while it was read: this tree is not at rest
+                hasher.update(b"\0changed while read\0")
+    return hasher.hexdigest()
+
+
+def record_clean_build(root: str | Path | None = None) -> str:
+    """Record the tree's digest after a clean, complete build; return the digest."""
+    root = Path(root) if root is not None else paths.REPO_ROOT
+    digest = tree_digest(root)
+    record = {"format": _FORMAT, "tree": digest}
+    write_text_atomically(_record_path(root), json.dumps(record, sort_keys=True) + "\n")
+    return digest
+
+
+def forget_clean_build(root: str | Path | None = None) -> None:
+    """Remove the record: the build is taking its full path and may end otherwise."""
+    root = Path(root) if root is not None else paths.REPO_ROOT
+    _record_path(root).unlink(missing_ok=True)
+
+
+def unchanged_since_clean_build(root: str | Path | None = None) -> bool:
+    """True when a clean build's record exists and the tree's digest still equals it."""
+    root = Path(root) if root is not None else paths.REPO_ROOT
+    try:
+        record = json.loads(_record_path(root).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(record, dict) or record.get("format") != _FORMAT:
+        return False
+    return record.get("tree") == tree_digest(root)

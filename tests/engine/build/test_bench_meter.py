@@ -1,0 +1,67 @@
+"""The benchmark's meter (``claimbook.build.bench_meter``): what a timed command reports."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from claimbook.build import bench_meter
+from claimbook.build.bench_meter import CommandFailed, is_loaded, load_threshold, measure
+
+
+def test_the_threshold_is_the_cores_plus_one():
+    assert load_threshold(2) == 3.0
+    assert load_threshold(8) == 9.0
+
+
+@pytest.mark.parametrize(
+    ("load", "loaded"), [(0.0, False), (2.5, False), (3.0, False), (3.01, True), (19.0, True)]
+)
+def test_a_round_is_loaded_only_above_the_cores_plus_one(load, loaded):
+    assert is_loaded(load, cores=2) is loaded
+
+
+@pytest.mark.parametrize("load", [float("nan"), -0.5])
+def test_a_load_that_is_not_a_load_average_is_refused(load):
+    with pytest.raises(ValueError, match="load_max"):
+        is_loaded(load, cores=2)
+
+
+def test_cores_must_be_positive():
+    with pytest.raises(ValueError, match="cores"):
+        load_threshold(0)
+
+
+def test_the_cpu_time_of_the_command_is_counted(tmp_path):
+    # The child burns 0.3 s of its own CPU time, whatever the machine's load.
+    burn = (
+        "import time\nstart = time.process_time()\n"
+        "while time.process_time() - start < 0.3:\n    pass\n"
+    )
+    measured = measure([sys.executable, "-c", burn], tmp_path, cores=2)
+    assert measured["cpu"] >= 0.3
+    assert measured["wall"] >= 0.3 * 0.99
+    assert measured["peak_rss"] > 0
+    assert measured["returncode"] == 0
+    load = measured["load"]
+    assert 0 <= load["mean"] <= load["max"] and load["start"] <= load["max"]
+    assert measured["loaded"] is is_loaded(load["max"], cores=2)
+
+
+def test_a_loaded_round_is_flagged(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench_meter.os, "getloadavg", lambda: (7.5, 7.0, 6.0))
+    measured = measure([sys.executable, "-c", "pass"], tmp_path, cores=2)
+    assert measured["load"]["max"] == 7.5 and measured["loaded"] is True
+
+
+def test_a_failing_command_raises_with_its_output(tmp_path):
+    command = [sys.executable, "-c", "import sys; print('boom'); sys.exit(3)"]
+    with pytest.raises(CommandFailed, match="exited 3:\nboom"):
+        measure(command, tmp_path)
+    assert measure(command, tmp_path, check=False)["returncode"] == 3
+
+
+def test_the_interval_must_be_positive(tmp_path):
+    with pytest.raises(ValueError, match="interval"):
+        measure([sys.executable, "-c", "pass"], tmp_path, interval=0)

@@ -1,0 +1,130 @@
+"""The no-op fast path (``claimbook.build.noop``): a digest of the whole tree, by content."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from claimbook import __main__ as command_line
+from claimbook.build import noop
+from tests.helpers.scratch_book import point_paths_at
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    root = point_paths_at(tmp_path / "book", monkeypatch)
+    (root / "chapters" / "one.md").write_text("# One\n")
+    (root / "artifacts" / "a.json").write_text('{"status": "verified"}\n')
+    (root / "_build" / "html").mkdir()
+    (root / "_build" / "html" / "index.html").write_text("<p>verified</p>\n")
+    monkeypatch.delenv("TRAINABLE_BUILD_COMMIT", raising=False)
+    monkeypatch.delenv("TRAINABLE_BUILD_DATE", raising=False)
+    return root
+
+
+def test_an_edit_with_its_old_time_restored_changes_the_digest(tree):
+    before = noop.tree_digest(tree)
+    artifact = tree / "artifacts" / "a.json"
+    stat = artifact.stat()
+    artifact.write_text('{"status": "failed!"}\n')  # same length
+    os.utime(artifact, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert noop.tree_digest(tree) != before
+
+
+def test_times_alone_do_not_change_the_digest(tree):
+    before = noop.tree_digest(tree)
+    os.utime(tree / "chapters" / "one.md", (1, 1))
+    assert noop.tree_digest(tree) == before
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda root: (root / "chapters" / "two.md").write_text(""),  # a new, empty file
+        lambda root: (root / "chapters" / "one.md").rename(root / "chapters" / "uno.md"),
+        lambda root: (root / "_build" / "html" / "index.html").unlink(),
+        lambda root: (root / "_build" / "mutations.json").write_text("{}"),
+    ],
+)
+def test_any_file_added_renamed_or_removed_changes_the_digest(tree, change):
+    before = noop.tree_digest(tree)
+    change(tree)
+    assert noop.tree_digest(tree) != before
+
+
+def test_a_link_is_its_target_not_the_file_it_names(tree):
+    (tree / "chapters" / "link.md").symlink_to("one.md")
+    before = noop.tree_digest(tree)
+    (tree / "chapters" / "link.md").unlink()
+    (tree / "chapters" / "link.md").symlink_to("missing.md")
+    assert noop.tree_digest(tree) != before
+
+
+def test_what_no_build_reads_is_not_part_of_it(tree):
+    before = noop.tree_digest(tree)
+    for skipped in (".git", ".venv", "node_modules", "chapters/__pycache__"):
+        (tree / skipped).mkdir(parents=True, exist_ok=True)
+        (tree / skipped / "file").write_text("anything")
+    (tree / "_build" / ".build.lock").write_text("pid 1")
+    (tree / ".setup.lock").write_text("")
+    (tree / "_build" / noop.RECORD_NAME).write_text("{}")
+    assert noop.tree_digest(tree) == before
+
+
+def test_the_footer_stamp_is_part_of_it(tree, monkeypatch):
+    before = noop.tree_digest(tree)
+    monkeypatch.setenv("TRAINABLE_BUILD_COMMIT", "abc1234")
+    assert noop.tree_digest(tree) != before
+
+
+def test_the_same_files_at_another_root_are_another_tree(tree, tmp_path):
+    import shutil
+
+    copy = shutil.copytree(tree, tmp_path / "copy", symlinks=True)
+    assert noop.tree_digest(copy) != noop.tree_digest(tree)
+
+
+def test_a_record_holds_until_one_byte_changes_and_is_forgotten_on_demand(tree):
+    assert not noop.unchanged_since_clean_build()
+    noop.record_clean_build()
+    assert noop.unchanged_since_clean_build()
+    (tree / "chapters" / "one.md").write_text("# Two\n")
+    assert not noop.unchanged_since_clean_build()
+    noop.record_clean_build()
+    noop.forget_clean_build()
+    assert not noop.unchanged_since_clean_build()
+
+
+@pytest.mark.parametrize("damage", ["not json", '{"format": 0, "tree": "x"}', "[]"])
+def test_a_damaged_record_is_no_record(tree, damage):
+    noop.record_clean_build()
+    (tree / "_build" / noop.RECORD_NAME).write_text(damage)
+    assert not noop.unchanged_since_clean_build()
+
+
+@pytest.mark.parametrize(
+    ("argv", "printed"),
+    [
+        (["build"], "The book is built ("),
+        (["build", "--jobs", "2"], "The book is built ("),
+        (["build", "--question"], "up to date"),
+    ],
+)
+def test_the_command_line_answers_a_no_op_without_the_engine(tree, capsys, argv, printed):
+    noop.record_clean_build()
+    assert command_line._nothing_to_do(argv) is True
+    assert capsys.readouterr().out.startswith(printed)
+
+
+@pytest.mark.parametrize("argv", [["build", "--only"], ["execute"], ["render"], ["build", "x"]])
+def test_other_commands_take_their_full_path(tree, argv):
+    noop.record_clean_build()
+    assert command_line._nothing_to_do(argv) is False
+
+
+def test_a_changed_tree_takes_the_full_path(tree, capsys):
+    noop.record_clean_build()
+    (tree / "artifacts" / "a.json").write_text("{}")
+    assert command_line._nothing_to_do(["build"]) is False
+    assert capsys.readouterr().out == ""
