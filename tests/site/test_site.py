@@ -192,8 +192,9 @@ def test_every_registered_claim_has_a_page_a_record_and_a_ledger_row():
         assert entry["stated_in"], f"{entry['id']} is stated on no page"
 
 
-# A decimal number as a page prints it (not part of a version such as 3.11.7 or of a word).
-DECIMAL = re.compile(r"(?<![\w.])-?\d+\.\d+(?:e[+-]?\d+)?(?![\w.])")
+# A decimal number as a page prints it (not part of a version such as 3.11.7, of a word, or
+# of an identifier such as arXiv:1502.03167).
+DECIMAL = re.compile(r"(?<![\w.:])-?\d+\.\d+(?:e[+-]?\d+)?(?![\w.])")
 LONGEST_DECIMAL = 8  # significant digits; a claim page rounds to 7 (claim_pages_model)
 
 
