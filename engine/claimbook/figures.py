@@ -30,9 +30,12 @@ from claimbook.errors import InvalidFigureLabelError, UnknownFigureError
 
 __all__ = [
     "CHAPTER_VARIABLE",
+    "DISPLAY_PX_PER_POINT",
     "FIGURE_STYLE",
+    "FIGURE_WIDTH",
     "PALETTE",
     "PNG_DPI",
+    "SMALLEST_TEXT_KEY",
     "Palette",
     "chapter_files",
     "chapter_number",
@@ -40,12 +43,14 @@ __all__ = [
     "figure_labels",
     "locate_figure",
     "save_figure",
+    "smallest_text_pt",
 ]
 
 CHAPTER_VARIABLE = "TRAINABLE_CHAPTER"
-# Figures are drawn 6.4 in wide and shown at the column's width: about 342 CSS px on a
-# phone (53 CSS px per inch) and at most about 800 on a desktop (125 per inch), so 270 dpi
-# gives at least two device pixels per CSS pixel (HiDPI) at every width.
+# Figures are drawn FIGURE_WIDTH (5 in) wide and shown at the column's width, at most
+# DISPLAY_PX_PER_POINT CSS px per point: about 342 CSS px on a phone (68 CSS px per inch) and
+# 540 on a desktop (108 per inch), so 270 dpi gives at least two device pixels per CSS pixel
+# (HiDPI) at every width.
 PNG_DPI = 270
 FIGURE_DIRECTIVES = frozenset({"figure", "glue:figure"})
 
@@ -63,10 +68,19 @@ PALETTE = Palette(ink="#1d3557", rust="#b5452b", gold="#c8963e", slate="#6c757d"
 # Matplotlib settings every chapter applies before drawing: no top or right spine, and
 # figures shown at the PNG's resolution (the page shows them at most at half their pixel
 # size, so they stay sharp on HiDPI screens).
-# No text under 10 pt: at 342 CSS px for 6.4 in a point is 0.74 CSS px (7.4 px for the
-# smallest text), on a desktop column 1.6 to 1.7. Panels per row are the figure's choice.
-FIGURE_WIDTH = 6.4
+# The sizes a figure is drawn for, in one place. A reader's smallest text must be at least
+# 9 CSS px at 390 px (a 342 CSS px column) and at 1366 px. Drawn 5 in (360 pt) wide with no
+# text under 10 pt, a point is 342 / 360 = 0.95 CSS px on a phone (9.5 px for the smallest
+# text); on a desktop the page shows the figure at most DISPLAY_PX_PER_POINT CSS px per point
+# (540 px for 5 in: its 10 pt text 15 px, beside 16 px body text), not blown up to the
+# column's width. Panels side by side would be 2.5 in each, too narrow for 10 pt labels: a
+# figure with two or three panels stacks them in rows.
+FIGURE_WIDTH = 5.0
 SMALLEST_FONT_PT = 10
+DISPLAY_PX_PER_POINT = 1.5
+# The PNG text chunk that records the smallest text of the figure, in points
+# (:func:`smallest_text_pt`), which the site tier turns into CSS px at the width shown.
+SMALLEST_TEXT_KEY = "Smallest text pt"
 FIGURE_STYLE = {
     "axes.spines.top": False,
     "axes.spines.right": False,
@@ -176,7 +190,10 @@ def save_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, P
     (:func:`locate_figure`). Metadata: title (the label), source (``chapters/<stem>.md``) and
     a description naming the harness version; no date, and SVG ids hashed from a salt fixed to
     the label, so the same figure gives the same bytes on every run. The PNG is drawn at
-    :data:`PNG_DPI`. Each file is replaced atomically.
+    :data:`PNG_DPI` and cropped as a notebook shows it (``bbox_inches="tight"``, the inline
+    backend's setting), so the page's image and the artifact are the same drawing; its metadata
+    also records the figure's smallest text in points (:data:`SMALLEST_TEXT_KEY`,
+    :func:`smallest_text_pt`). Each file is replaced atomically.
 
     Returns
     -------
@@ -210,6 +227,40 @@ def save_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, P
     with matplotlib.rc_context({"svg.hashsalt": label, "svg.fonttype": "path"}):
         with atomic_output(svg_path, "wb") as stream:
             fig.savefig(stream, format="svg", metadata=svg_metadata)
+    # After the SVG is drawn, every tick label exists: the smallest text is the figure's own.
+    png_metadata[SMALLEST_TEXT_KEY] = f"{smallest_text_pt(fig):g}"
     with atomic_output(png_path, "wb") as stream:
-        fig.savefig(stream, format="png", dpi=PNG_DPI, metadata=png_metadata)
+        fig.savefig(stream, format="png", dpi=PNG_DPI, metadata=png_metadata, bbox_inches="tight")
     return svg_path, png_path
+
+
+def smallest_text_pt(fig) -> float:
+    """The smallest font size, in points, of the text ``fig`` draws.
+
+    Every visible, non-empty text artist counts: titles, axis labels, tick labels, legend
+    entries, annotations. Tick labels exist once the figure has been drawn (saving draws it).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("agg")
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.set_xlabel("x", fontsize=12)
+    >>> _ = ax.set_title("t", fontsize=14)
+    >>> ax.tick_params(labelsize=9)
+    >>> fig.canvas.draw()
+    >>> smallest_text_pt(fig)
+    9.0
+    >>> plt.close(fig)
+    """
+    from matplotlib.text import Text
+
+    sizes = [
+        float(text.get_fontsize())
+        for text in fig.findobj(Text)
+        if text.get_visible() and text.get_text().strip()
+    ]
+    if not sizes:
+        raise ValueError("the figure draws no text")
+    return min(sizes)

@@ -18,8 +18,8 @@ Each module is named for what it measures:
 The book engine (:mod:`claimbook`: claims, build, site) is a separate package. A chapter
 reaches the few engine names it uses through this package (``verify_claim``,
 ``claim_status_line``, ``claim_seed``, ``glue_setting``, ``save_figure``, the figure
-``PALETTE`` and ``FIGURE_STYLE``, ``show_source``, ``format_value``); they are imported
-from the engine when first used, so importing the instruments stays cheap.
+``PALETTE``, ``FIGURE_STYLE`` and ``FIGURE_WIDTH``, ``show_source``, ``format_value``); they
+are imported from the engine when first used, so importing the instruments stays cheap.
 """
 
 # First, before any module of the package is imported: the engine's import hook that notes
@@ -50,6 +50,7 @@ _FROM_ENGINE = {
     "save_figure": "claimbook.figures",
     "PALETTE": "claimbook.figures",
     "FIGURE_STYLE": "claimbook.figures",
+    "FIGURE_WIDTH": "claimbook.figures",
     "show_source": "claimbook.listings",
     # The one format of a value measured over seeds, "m (95% CI lo to hi)", as on the page.
     "format_value": "claimbook.extensions.claim_pages_model",

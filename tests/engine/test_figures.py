@@ -1,5 +1,6 @@
 """Figure artifacts named by label (harness/trainable_harness/figures.py)."""
 
+import io
 import xml.etree.ElementTree as ElementTree
 
 import matplotlib
@@ -120,8 +121,16 @@ def test_metadata_names_the_chapter_and_harness_and_no_date(book, fig):
         assert image.info["Source"] == "chapters/second.md"
         assert f"trainable_harness {__version__}" in image.info["Comment"]
         assert "Software" not in image.info
-        # 2 in at PNG_DPI: two device pixels per CSS pixel of the 110 dpi display size.
-        assert image.size == (2 * figures.PNG_DPI, 2 * figures.PNG_DPI)
+        # At PNG_DPI, cropped as a notebook shows it (IPython's print_figure, what glue
+        # stores for the page): the page's image and the artifact are the same drawing.
+        assert image.info["dpi"] == pytest.approx((figures.PNG_DPI, figures.PNG_DPI), abs=0.01)
+        from IPython.core.pylabtools import print_figure
+
+        fig.set_dpi(figures.PNG_DPI)  # a chapter's FIGURE_STYLE sets figure.dpi
+        with Image.open(io.BytesIO(print_figure(fig, "png"))) as shown:
+            assert image.size == shown.size
+        # Its smallest text, the tick and legend labels of the default style, is recorded.
+        assert float(image.info[figures.SMALLEST_TEXT_KEY]) == figures.smallest_text_pt(fig)
     text = svg.read_text(encoding="utf-8")
     ElementTree.fromstring(text)  # well-formed
     assert "chapters/second.md" in text and f"trainable_harness {__version__}" in text

@@ -192,6 +192,29 @@ def test_every_registered_claim_has_a_page_a_record_and_a_ledger_row():
         assert entry["stated_in"], f"{entry['id']} is stated on no page"
 
 
+# A decimal number as a page prints it (not part of a version such as 3.11.7, of a word, or
+# of an identifier such as arXiv:1502.03167).
+DECIMAL = re.compile(r"(?<![\w.:])-?\d+\.\d+(?:e[+-]?\d+)?(?![\w.])")
+LONGEST_DECIMAL = 8  # significant digits; a claim page rounds to 7 (claim_pages_model)
+
+
+def test_claim_pages_show_rounded_numbers_and_expectations_in_words():
+    """No claim page prints a raw JSON object (an expectation such as {"above": 2.0, ...})
+    or a float with more digits than its tolerance could resolve; the record beside it
+    keeps every digit."""
+    failures = []
+    for claim_id in claims.list_claims():
+        article = soup_of(SITE / "claims" / f"{claim_id}.html").select_one(".bd-article")
+        text = article.get_text(" ", strip=True)
+        if re.search(r"\{\s*\"", text):
+            failures.append(f"{claim_id}: raw JSON: {re.search(r'.{0,30}{.{0,40}', text)[0]}")
+        for number in DECIMAL.findall(text):
+            mantissa = number.lstrip("-").split("e")[0].replace(".", "").lstrip("0")
+            if len(mantissa) > LONGEST_DECIMAL:
+                failures.append(f"{claim_id}: {number} has {len(mantissa)} significant digits")
+    assert not failures, "\n".join(failures[:40])
+
+
 def _refuting_claims():
     """The registered claims that quote an account, with their judged state."""
     for claim_id in claims.list_claims():
@@ -766,6 +789,61 @@ def test_every_page_at_every_width(width, group, served_site, browser):
         failures += [f"{name} @ {width}: requested {url}" for url in log.off_host]
         page.close()
     context.close()
+    assert not failures, "\n".join(failures)
+
+
+# Every figure of a page: its label (the figure's id), the image's pixel width and the width
+# the page shows it at, in CSS px.
+FIGURE_WIDTHS = """() => [...document.querySelectorAll('figure[id] img')].map(img => ({
+  label: img.closest('figure').id, natural: img.naturalWidth,
+  shown: img.getBoundingClientRect().width}))"""
+SMALLEST_TEXT_CSS_PX = 9.0
+
+
+def figure_record(label):
+    """``(smallest text in pt, width in pt, width in px)`` of figure ``label``, read from the
+    PNG its ``save_figure`` wrote (the site's copy): the text chunk
+    :data:`claimbook.figures.SMALLEST_TEXT_KEY` and the image's own size and resolution."""
+    from PIL import Image
+
+    with Image.open(SITE / "artifacts" / "figures" / f"{label}.png") as image:
+        smallest = image.info.get(figures.SMALLEST_TEXT_KEY)
+        dpi = image.info.get("dpi", (None,))[0]
+        pixels = image.size[0]
+    assert smallest is not None and dpi, f"{label}.png records no smallest text or resolution"
+    return float(smallest), pixels / dpi * 72, pixels
+
+
+def pages_with_figures():
+    return [page for page in site_pages() if soup_of(page).select("figure[id] img")]
+
+
+@pytest.mark.parametrize("width", (PHONE, 1366))
+def test_the_smallest_text_of_every_figure_is_at_least_9_css_px(width, served_site, browser):
+    """Smallest text in CSS px = the figure's smallest font size (pt) x the width the page
+    shows it at (CSS px) / the figure's width (pt); both sizes are the figure's own record."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    failures, seen = [], 0
+    for path in pages_with_figures():
+        name = str(path.relative_to(SITE))
+        _open(page, f"{served_site}/{name}")
+        for figure in page.evaluate(FIGURE_WIDTHS):
+            smallest_pt, width_pt, pixels = figure_record(figure["label"])
+            seen += 1
+            if figure["natural"] != pixels:  # the record describes another drawing
+                failures.append(
+                    f"{name}: {figure['label']} shows an image {figure['natural']} px wide, "
+                    f"its record is of one {pixels} px wide"
+                )
+            smallest_px = smallest_pt * figure["shown"] / width_pt
+            if smallest_px < SMALLEST_TEXT_CSS_PX:
+                failures.append(
+                    f"{name} @ {width}: {figure['label']}: smallest text {smallest_px:.1f} CSS px "
+                    f"({smallest_pt:g} pt in {width_pt:.0f} pt shown {figure['shown']:.0f} px)"
+                )
+    context.close()
+    assert seen, "no figure found on any page"
     assert not failures, "\n".join(failures)
 
 

@@ -28,6 +28,7 @@ import json
 import os
 import re
 from collections.abc import Mapping
+from numbers import Real
 from pathlib import Path
 
 from docutils import nodes
@@ -45,12 +46,13 @@ from claimbook.extensions.claims import at_each_build
 logger = logging.getLogger(__name__)
 
 
-def _method_cell(value: dict) -> str:
+def _method_cell(value: dict, step: float | None) -> str:
     """The interval's method; for median-rank, that it is the median's interval, and the median."""
     if value.get("method") == "median-rank":
         return (
             "median-rank: the exact binomial order-statistic interval of the median "
-            f"(median {value.get('median')!r}), not a t interval of the mean"
+            f"(median {model.shown_number(value.get('median'), step)}), not a t interval of "
+            "the mean"
         )
     return value.get("method")
 
@@ -62,6 +64,20 @@ def _ratio_cell(field: dict) -> str:
         return "not statistical" if field.get("passed") is not None else ""
     wide = field.get("wide_because")
     return f"{ratio}; wide because {wide}" if wide else ratio
+
+
+def _key_rows(key) -> list[list]:
+    """The key a claim was computed under, a row per part (never a JSON object): its digest,
+    the environment's and registry entry's, and each harness function it ran with its digest."""
+    if not isinstance(key, Mapping):
+        return [["key", key]]
+    rows = []
+    for name, value in sorted(key.items()):
+        label = "key" if name == "digest" else "key: " + name.replace("_", " ")
+        if isinstance(value, Mapping):
+            value = "; ".join(f"{part} {digest}" for part, digest in sorted(value.items()))
+        rows.append([label, value])
+    return rows
 
 
 def describe_all(env) -> list[dict]:
@@ -130,6 +146,7 @@ def claim_page(info: Mapping) -> nodes.section:
     if info["state"] not in ("verified", "refuted"):
         meaning += nodes.Text(f" Why: {info['reason']}")
     page += meaning
+    statistical = info["kind"] == "statistical"
     if info["error"]:
         page += nodes.paragraph("", f"The computation reported: {shown(info['error'])}")
 
@@ -142,12 +159,11 @@ def claim_page(info: Mapping) -> nodes.section:
         refuted = section("refuted", title)
         shows = nodes.bullet_list()
         for field in info["fields"]:
+            text = model.field_texts(field, statistical=statistical)
             shows += nodes.list_item(
                 "",
                 nodes.paragraph(
-                    "",
-                    f"{field['field']}: measured {shown(field['got'])} against "
-                    f"{shown(field['expected'])} ({shown(field['tolerance'])})",
+                    "", f"{field['field']}: measured {text['got']}, expected {text['expected']}"
                 ),
             )
         refuted += shows
@@ -176,13 +192,14 @@ def claim_page(info: Mapping) -> nodes.section:
     page += places
 
     fields = section("fields", "Fields")
+    texts = {f["field"]: model.field_texts(f, statistical=statistical) for f in info["fields"]}
     fields += table(
         ["field", "expected", "got", "tolerance", "tolerance / SE", "reason", "passed"],
         [
             [
                 nodes.literal("", field["field"]),
-                field["expected"],
-                field["got"],
+                texts[field["field"]]["expected"],
+                texts[field["field"]]["got"],
                 field["tolerance"],
                 _ratio_cell(field),
                 field["reason"],
@@ -201,16 +218,17 @@ def claim_page(info: Mapping) -> nodes.section:
                 "", f"{len(info['seeds'])} seeds: " + ", ".join(map(str, info["seeds"]))
             )
         rows = []
+        steps = {f["field"]: model.resolution(f.get("expectation")) for f in info["fields"]}
         for name, value in info["statistics"].items():
-            low, high = value["ci"]
+            step = steps.get(name)
             rows.append(
                 [
                     nodes.literal("", name),
-                    value["mean"],
-                    f"[{low!r}, {high!r}]",
-                    value.get("level"),
-                    _method_cell(value),
-                    ", ".join(f"{v:.6g}" for v in value.get("per_seed") or []),
+                    model.shown_number(value["mean"], step),
+                    model.shown_value(list(value["ci"]), step),
+                    f"{level:.0%}" if isinstance(level := value.get("level"), Real) else level,
+                    _method_cell(value, step),
+                    ", ".join(model.shown_number(v, step) for v in value.get("per_seed") or []),
                 ]
             )
         if rows:
@@ -230,7 +248,8 @@ def claim_page(info: Mapping) -> nodes.section:
 
     provenance = section("provenance", "Provenance")
     rows = [[key, value] for key, value in sorted((info["provenance"] or {}).items())]
-    rows += [["key", info["key"]], ["registry digest", info["registry_digest"]]]
+    rows += _key_rows(info["key"])
+    rows += [["registry digest", info["registry_digest"]]]
     provenance += table(None, rows, ["claim-provenance"])
     page += provenance
 

@@ -31,6 +31,7 @@ import posixpath
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from numbers import Real
 from pathlib import Path
 
@@ -56,6 +57,8 @@ __all__ = [
     "account_line",
     "badge",
     "describe",
+    "expectation_words",
+    "field_texts",
     "field_value",
     "first_per_section",
     "format_value",
@@ -66,6 +69,9 @@ __all__ = [
     "publishable_record",
     "record_path",
     "relative_uri",
+    "resolution",
+    "shown_number",
+    "shown_value",
     "summary_of",
     "tolerance_over_se",
 ]
@@ -335,6 +341,209 @@ def format_value(value, spec: str = "") -> str:
     return _format_number(value, spec)
 
 
+# --- numbers and expectations as a claim page shows them ------------------------------------
+
+# A claim page shows at most this many significant digits of a number: the record beside it
+# (``claims/<id>.json``) keeps every digit.
+SHOWN_DIGITS = 7
+
+
+def _last_place(bound: float) -> float | None:
+    """The place value of a registered bound's last digit: 0.39 -> 0.01, 117 -> 1."""
+    if not isinstance(bound, Real) or isinstance(bound, bool) or not bound:
+        return None
+    if not math.isfinite(bound):
+        return None
+    return 10.0 ** Decimal(repr(float(bound))).normalize().as_tuple().exponent
+
+
+def resolution(expectation: Mapping | None) -> float | None:
+    """The smallest difference a registered expectation tells apart, or None (exact, or none).
+
+    A tolerance resolves itself (``abs_tol``; ``rel_tol`` times the value); an interval, the
+    last digit its bounds are written to; a fraction of seeds and ``equals``, nothing finer
+    than the number itself.
+
+    Examples
+    --------
+    >>> resolution({"value": 2.055, "abs_tol": 0.0005})
+    0.0005
+    >>> resolution({"ci_within": [0.39, 2.2]})
+    0.01
+    >>> resolution({"mean": {"value": 4.0, "rel_tol": 0.01}})
+    0.04
+    >>> resolution({"equals": 3}) is None
+    True
+    """
+    if not expectation:
+        return None
+    if "mean" in expectation:
+        return resolution(expectation["mean"])
+    if "abs_tol" in expectation:
+        return float(expectation["abs_tol"]) or None
+    if "rel_tol" in expectation:
+        return float(expectation["rel_tol"] * abs(expectation["value"])) or None
+    bounds = expectation.get("interval") or expectation.get("ci_within")
+    if bounds:
+        places = [place for place in map(_last_place, bounds) if place is not None]
+        return min(places) if places else None
+    return None
+
+
+def _number_spec(value: float, step: float | None) -> str:
+    """The format spec that rounds ``value`` to ``step``, within :data:`SHOWN_DIGITS`."""
+    if not step or not value:  # exact, nothing registered, or zero: as written
+        return f".{SHOWN_DIGITS}g"
+    magnitude = math.floor(math.log10(abs(value)))
+    digits = magnitude - math.floor(math.log10(step)) + 1
+    if digits < 1:  # below what the tolerance resolves: its size, in two digits
+        return ".2g"
+    digits = min(digits, SHOWN_DIGITS)
+    if -4 <= magnitude < SHOWN_DIGITS:
+        return f".{max(0, digits - magnitude - 1)}f"
+    return f".{digits - 1}e"
+
+
+def shown_number(value, step: float | None = None) -> str:
+    """A number as a claim page shows it: rounded to ``step`` (what the field's tolerance
+    resolves, :func:`resolution`), at most :data:`SHOWN_DIGITS` significant digits, at least
+    two when the value is below the step; without a step as written (``.7g``); integers,
+    booleans and text as they are. The text
+    is :func:`format_value`'s, with the spec chosen here.
+
+    Examples
+    --------
+    >>> shown_number(2.0550947413870233, 0.0005)
+    '2.0551'
+    >>> shown_number(0.9950369440318807, 0.01)
+    '1.00'
+    >>> shown_number(0.8790322580645161, 1e-12)
+    '0.8790323'
+    >>> shown_number(2.220446049250313e-16, 1e-12)
+    '2.2e-16'
+    >>> shown_number(47548378174.90708, 47.5)
+    '4.754838e+10'
+    >>> shown_number(438304768), shown_number(True), shown_number("never")
+    ('438304768', 'true', 'never')
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float) and math.isfinite(value):
+        return format_value(value, _number_spec(value, step))
+    return format_value(value)
+
+
+def shown_value(value, step: float | None = None) -> str:
+    """A field's value as a page shows it: a number, ``[lo, hi]``, a list of per-seed values,
+    or a statistical summary's "m (95% CI lo to hi)", each number by :func:`shown_number`.
+
+    Examples
+    --------
+    >>> shown_value([1.1649261861348141, 1.5814908121026008], 0.01)
+    '[1.16, 1.58]'
+    >>> shown_value({"mean": 1.37, "ci": [1.1649, 1.5815], "level": 0.95}, 0.01)
+    '1.37 (95% CI 1.16 to 1.58)'
+    """
+    if value is None:
+        return "\u2014"
+    if is_statistical(value):
+        low, high = value["ci"]
+        center = value["median"] if value.get("method") == "median-rank" else value["mean"]
+        median = "median; " if value.get("method") == "median-rank" else ""
+        return (
+            f"{shown_number(center, step)} ({median}{_level_percent(value.get('level'))} CI "
+            f"{shown_number(low, step)} to {shown_number(high, step)})"
+        )
+    if isinstance(value, (list, tuple)):
+        shown = ", ".join(shown_number(item, step) for item in value)
+        return f"[{shown}]" if len(value) == 2 else shown
+    if isinstance(value, Mapping):
+        return ", ".join(f"{key} {shown_value(item, step)}" for key, item in sorted(value.items()))
+    return shown_number(value, step)
+
+
+def _bound(value) -> str:
+    """A registered bound or threshold, as written (at most :data:`SHOWN_DIGITS` digits)."""
+    return shown_number(value)
+
+
+def _bounds(values) -> str:
+    low, high = values
+    return f"[{_bound(low)}, {_bound(high)}]"
+
+
+def _within(bound: Mapping, step: float | None) -> str:
+    value = shown_number(bound["value"], step)
+    if "abs_tol" in bound:
+        return f"within {_bound(bound['abs_tol'])} of {value}"
+    return f"within a relative {_bound(bound['rel_tol'])} of {value}"
+
+
+def expectation_words(expectation: Mapping | None, *, statistical: bool = False) -> str:
+    """A registered expectation in words, for every shape the registry allows
+    (``engine/claimbook/claims/claim_schema.json``): equals, value with ``abs_tol`` or
+    ``rel_tol``, interval, and over seeds ``ci_within``, ``mean`` and ``fraction``; a
+    per-value expectation of a statistical claim holds for every seed.
+
+    Examples
+    --------
+    >>> expectation_words({"ci_within": [0.39, 2.2]}, statistical=True)
+    'interval within [0.39, 2.2]'
+    >>> expectation_words({"fraction": {"below": 1e-14, "at_least": 1.0}}, statistical=True)
+    'at least 100% of seeds below 1e-14'
+    >>> expectation_words({"value": 2.055, "abs_tol": 0.0005})
+    'within 0.0005 of 2.0550'
+    >>> expectation_words({"value": 0.75, "rel_tol": 1e-12}, statistical=True)
+    'every seed within a relative 1e-12 of 0.7500000'
+    >>> expectation_words({"equals": "never"})
+    'exactly never'
+    >>> expectation_words({"interval": [0.0, 1e-12]})
+    'within [0, 1e-12]'
+    >>> expectation_words({"mean": {"value": 1.0, "abs_tol": 0.05}}, statistical=True)
+    'mean within 0.05 of 1.00'
+    """
+    if not expectation:
+        return "no expectation registered"
+    step = resolution(expectation)
+    if "ci_within" in expectation:
+        return f"interval within {_bounds(expectation['ci_within'])}"
+    if "mean" in expectation:
+        return f"mean {_within(expectation['mean'], step)}"
+    if "fraction" in expectation:
+        rule = expectation["fraction"]
+        side = "above" if "above" in rule else "below"
+        return f"at least {rule['at_least']:.0%} of seeds {side} {_bound(rule[side])}"
+    if "equals" in expectation:
+        words = f"exactly {shown_number(expectation['equals'])}"
+    elif "interval" in expectation:
+        words = f"within {_bounds(expectation['interval'])}"
+    else:
+        words = _within(expectation, step)
+    return f"every seed {words}" if statistical else words
+
+
+def field_texts(field: Mapping, *, statistical: bool = False) -> dict:
+    """``{"expected", "got"}`` of a field row (:func:`describe`'s ``fields``) as a page
+    shows them: the expectation in words, the value rounded to what it resolves; a fraction
+    of seeds as a percentage of them.
+
+    Examples
+    --------
+    >>> field_texts(
+    ...     {"expectation": {"fraction": {"above": 2.0, "at_least": 1.0}}, "got": 1.0},
+    ...     statistical=True,
+    ... )
+    {'expected': 'at least 100% of seeds above 2', 'got': '100% of seeds'}
+    """
+    expectation = field.get("expectation")
+    got = field.get("got")
+    if expectation and "fraction" in expectation and isinstance(got, Real):
+        shown = f"{got:.0%} of seeds"
+    else:
+        shown = shown_value(got, resolution(expectation))
+    return {"expected": expectation_words(expectation, statistical=statistical), "got": shown}
+
+
 # --- a claim page, and its entry in claims.json ---------------------------------------------
 
 
@@ -386,6 +595,7 @@ def _fields(claim: Claim, artifact: Mapping, kind: str) -> list[dict]:
                 "tolerance": comparison.get("tolerance"),
                 "reason": comparison.get("reason"),
                 "passed": comparison.get("passed"),
+                "expectation": claim.expect.get(name),
                 "tolerance_over_se": tolerance_over_se(ratios.get(name)),
                 "wide_because": (claim.expect.get(name) or {}).get("wide_because"),
             }

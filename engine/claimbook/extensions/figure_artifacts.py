@@ -13,7 +13,11 @@ For every such figure, the extension also
 - sets the image's alt text from the caption (its first sentence) when the figure has none
   of its own (a ``:alt:`` option, written for the figure: what it shows), and
 - wraps the image in a link to the SVG, so a tap on a phone opens the figure at full size
-  with labels a reader can zoom.
+  with labels a reader can zoom, and
+- gives the image the width a desktop shows it at, :data:`~claimbook.figures.FIGURE_WIDTH`
+  at :data:`~claimbook.figures.DISPLAY_PX_PER_POINT` CSS px per point (540 px): a wide column
+  does not blow the figure's text up past a sensible size, and a narrow one shrinks it
+  (``max-width: 100%``, ``_static/site.css``).
 
 After an HTML build, the figure artifacts (regular files only, no symlink followed, no hidden
 temporaries) are copied to ``artifacts/figures/`` in the site.
@@ -32,11 +36,13 @@ from sphinx.util.docutils import SphinxRole
 
 from claimbook import paths
 from claimbook.errors import InvalidFigureLabelError
-from claimbook.figures import figure_files
+from claimbook.figures import DISPLAY_PX_PER_POINT, FIGURE_WIDTH, figure_files
 
 logger = logging.getLogger(__name__)
 
 SITE_FIGURES = "artifacts/figures"
+# The widest a page shows a figure, in CSS px.
+DISPLAY_WIDTH = f"{round(FIGURE_WIDTH * 72 * DISPLAY_PX_PER_POINT)}px"
 ARTIFACT_SUFFIXES = (".svg", ".png")
 
 
@@ -117,6 +123,7 @@ def _resolve_figure_artifacts(app, doctree, docname):
             for image in list(figure.findall(nodes.image)):
                 if alt and not image.get("alt"):
                     image["alt"] = alt
+                image["width"] = DISPLAY_WIDTH
                 if not isinstance(image.parent, nodes.reference):
                     link = nodes.reference(
                         "",

@@ -7,6 +7,7 @@ a badge, a bound number, a claim page, the ledger and ``claims.json`` would show
 
 import json
 import os
+import re
 
 import pytest
 from claimtools import TOY_ID, edit_artifact, verify_toy
@@ -62,6 +63,7 @@ def test_a_verified_claim_is_described_from_its_artifact(toy, registry, artifact
         "passed": True,
         "tolerance_over_se": None,  # a deterministic claim has no seeds' standard error
         "wide_because": None,
+        "expectation": {"value": 0.5, "abs_tol": 1e-12, "reason": "a few ulps"},
     }
     assert info["statistics"] == {} and info["error"] is None
 
@@ -103,6 +105,7 @@ def test_a_claim_not_run_shows_what_the_registry_expects(registry, artifacts):
         "passed": None,
         "tolerance_over_se": None,  # a deterministic claim has no seeds' standard error
         "wide_because": None,
+        "expectation": {"value": 0.5, "abs_tol": 1e-12, "reason": "a few ulps"},
     }
     assert rows["group.spread"]["expected"] == [1.0, 1.5]
     assert rows["group.spread"]["tolerance"] == "closed interval"
@@ -350,3 +353,128 @@ def test_values_that_are_not_numbers_are_refused_unless_shown_plainly():
         model.format_value(True, ".2f")
     with pytest.raises(ValueError, match="is not a number"):
         model.format_value("text", "")
+
+
+# --- numbers and expectations as a claim page shows them -------------------------------------
+
+# Every expectation shape the registry allows (claim_schema.json, $defs): what a claim page
+# says for it, deterministic and over seeds.
+EXPECTATION_WORDS = [
+    ({"equals": 3}, False, "exactly 3"),
+    ({"equals": 3}, True, "every seed exactly 3"),
+    ({"equals": True}, False, "exactly true"),
+    ({"equals": "never"}, False, "exactly never"),
+    ({"equals": 2.5}, False, "exactly 2.5"),
+    ({"value": 2.055, "abs_tol": 0.0005}, False, "within 0.0005 of 2.0550"),
+    (
+        {"value": 0.8790322580645161, "rel_tol": 1e-12},
+        True,
+        "every seed within a relative 1e-12 of 0.8790323",
+    ),
+    ({"value": 47548378175.0, "rel_tol": 1e-9}, False, "within a relative 1e-09 of 4.754838e+10"),
+    ({"interval": [0.99, 1.0]}, False, "within [0.99, 1]"),
+    ({"interval": [0.0, 1e-12]}, True, "every seed within [0, 1e-12]"),
+    ({"ci_within": [0.39, 2.2]}, True, "interval within [0.39, 2.2]"),
+    ({"mean": {"value": 1.0, "abs_tol": 0.05}}, True, "mean within 0.05 of 1.00"),
+    ({"mean": {"value": 4.0, "rel_tol": 0.01}}, True, "mean within a relative 0.01 of 4.00"),
+    ({"fraction": {"above": 2.0, "at_least": 1.0}}, True, "at least 100% of seeds above 2"),
+    ({"fraction": {"below": 1e-14, "at_least": 0.9}}, True, "at least 90% of seeds below 1e-14"),
+    (None, False, "no expectation registered"),
+]
+
+
+@pytest.mark.parametrize(("expectation", "statistical", "words"), EXPECTATION_WORDS)
+def test_every_expectation_shape_reads_in_words(expectation, statistical, words):
+    assert model.expectation_words(expectation, statistical=statistical) == words
+
+
+def test_the_word_table_covers_every_shape_of_the_schema():
+    from importlib import resources
+
+    schema = json.loads(
+        resources.files("claimbook.claims").joinpath("claim_schema.json").read_text()
+    )
+    shapes = {
+        ref["$ref"].rsplit("/", 1)[1]
+        for ref in schema["properties"]["expect"]["additionalProperties"]["oneOf"]
+    }
+    keys = {
+        "equals": "equals",
+        "absolute": "abs_tol",
+        "relative": "rel_tol",
+        "interval": "interval",
+        "ci_within": "ci_within",
+        "mean": "mean",
+        "fraction": "fraction",
+    }
+    assert set(keys) == shapes
+    covered = {
+        key for expectation, _, _ in EXPECTATION_WORDS if expectation for key in expectation
+    }
+    covered |= {
+        key
+        for expectation, _, _ in EXPECTATION_WORDS
+        if expectation and "mean" in expectation
+        for key in expectation["mean"]
+    }
+    assert set(keys.values()) <= covered
+
+
+@pytest.mark.parametrize(
+    ("value", "expectation", "shown"),
+    [
+        (2.0550947413870233, {"value": 2.055, "abs_tol": 0.0005}, "2.0551"),
+        (316.2277660168379, {"value": 316.228, "abs_tol": 0.0005}, "316.2278"),
+        (4.742971833882059e-05, {"value": 4.743e-05, "rel_tol": 0.001}, "4.743e-05"),
+        # A tighter tolerance than a page shows: seven significant digits.
+        (0.8790322580645161, {"value": 0.8790322580645161, "rel_tol": 1e-12}, "0.8790323"),
+        (16.00000000000001, {"value": 16.0, "rel_tol": 1e-12}, "16.00000"),
+        # Below what the interval resolves: its size in two digits, never 0.000000000000.
+        (2.220446049250313e-16, {"interval": [0.0, 1e-12]}, "2.2e-16"),
+        (7.477445465525942e-05, {"interval": [0.0, 0.0001]}, "7.5e-05"),
+        (0.0, {"interval": [0.0, 1e-12]}, "0"),
+        ([1.1649261861348141, 1.5814908121026008], {"ci_within": [0.39, 2.2]}, "[1.16, 1.58]"),
+        ([78.79744389833785, 97.80255610166215], {"ci_within": [57, 117]}, "[79, 98]"),
+        # The upper end 0.995 of an interval resolved to 0.01 reads 1.00, correctly rounded.
+        ([0.9333394624675384, 0.9950369440318807], {"ci_within": [0.87, 1.07]}, "[0.93, 1.00]"),
+        ([0.75, 0.75, 0.75], {"value": 0.75, "rel_tol": 1e-12}, "0.7500000, 0.7500000, 0.7500000"),
+        (438304768, {"equals": 438304768}, "438304768"),
+        (True, {"equals": True}, "true"),
+        ("never", {"equals": "never"}, "never"),
+        (None, {"equals": 3}, "\u2014"),
+    ],
+)
+def test_a_value_is_rounded_to_what_its_tolerance_resolves(value, expectation, shown):
+    assert model.shown_value(value, model.resolution(expectation)) == shown
+
+
+def test_a_fraction_of_seeds_reads_as_a_percentage():
+    row = {"expectation": {"fraction": {"below": 1e-14, "at_least": 1.0}}, "got": 0.9}
+    assert model.field_texts(row, statistical=True) == {
+        "expected": "at least 100% of seeds below 1e-14",
+        "got": "90% of seeds",
+    }
+
+
+def test_no_page_text_is_json_or_a_long_float():
+    rows = [
+        {"expectation": expectation, "got": got}
+        for expectation, got in [
+            ({"fraction": {"above": 2.0, "at_least": 1.0}}, 1.0),
+            ({"ci_within": [0.97, 1.03]}, [0.9903988410882818, 1.0035242822151045]),
+            ({"value": 0.999999500000375, "abs_tol": 1e-14}, 0.9999995000003751),
+            ({"value": 0.19615667770528047, "abs_tol": 1e-12}, 0.19615667770528047),
+        ]
+    ]
+    for row in rows:
+        for text in model.field_texts(row, statistical=True).values():
+            assert "{" not in text and '"' not in text, text
+            for number in re.findall(r"\d[\d.]*", text):
+                assert len(number.replace(".", "").lstrip("0")) <= model.SHOWN_DIGITS, text
+
+
+def test_a_statistical_summary_is_shown_at_its_fields_resolution():
+    summary = {"mean": 1.3731, "ci": [1.1649, 1.5815], "level": 0.95, "method": "t"}
+    assert model.shown_value(summary, 0.01) == "1.37 (95% CI 1.16 to 1.58)"
+    median = {"mean": 2.6, "median": 3.0, "ci": [1.0, 4.0], "level": 0.95, "method": "median-rank"}
+    assert model.shown_value(median, 1.0) == "3 (median; 95% CI 1 to 4)"
