@@ -244,7 +244,8 @@ def covariate_shift_run(
                 gammas[k] = gammas[k] - learning_rate * d_gamma
             else:
                 dZ, d_shift = dY, dY.sum(axis=0)
-            dH = dZ @ weights[k].T
+            if k > 0:  # the first layer's input is the data: no gradient to pass on
+                dH = dZ @ weights[k].T
             weights[k] = weights[k] - learning_rate * (H_in.T @ dZ)
             shifts_b[k] = shifts_b[k] - learning_rate * d_shift
         w_out = w_out - learning_rate * grad_w_out
