@@ -55,6 +55,7 @@ from trainable_harness.errors import (
 __all__ = [
     "ScaledMoments",
     "centered_normalize",
+    "centered_normalize_with_jacobian",
     "normalization_jacobian",
     "rms_normalize",
     "scaled_moments",
@@ -449,8 +450,14 @@ def normalization_jacobian(x, centered: bool, eps: float = 0.0) -> np.ndarray:
             f"x has shape {x.shape}; the Jacobian is taken at one vector, shape (d,). "
             "Loop over the rows of a batch"
         )
+    return _jacobian_from_parts(
+        x, _row_parts(x, eps, centered=bool(centered)), bool(centered), eps
+    )
+
+
+def _jacobian_from_parts(x: np.ndarray, parts: ScaledMoments, centered: bool, eps: float):
+    """The Jacobian of :func:`normalization_jacobian` from ``x``'s checked parts."""
     d = x.shape[0]
-    parts = _row_parts(x, eps, centered=bool(centered))
     identity = np.eye(d, dtype=x.dtype)
     projector = identity - x.dtype.type(1.0 / d) if centered else identity
     # In units of 2**E: y = r 2**E and s = sigma 2**E, so J = 2**-E (Q - r r^T/(d sigma^2))
@@ -471,3 +478,44 @@ def normalization_jacobian(x, centered: bool, eps: float = 0.0) -> np.ndarray:
             "rescale x or use a larger eps"
         )
     return J
+
+
+def centered_normalize_with_jacobian(x, eps: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """``centered_normalize(x, eps)`` and ``normalization_jacobian(x, True, eps)`` at once.
+
+    Both from one :func:`scaled_moments` of ``x``, so a caller that needs the map's value
+    and its Jacobian at the same point (a residual block, section 16.6) computes the
+    moments once; each result is the one the separate function gives, to the last bit.
+
+    Parameters
+    ----------
+    x : array_like, shape (d,)
+        One vector.
+    eps : float, default 0.0
+
+    Returns
+    -------
+    (numpy.ndarray of shape (d,), numpy.ndarray of shape (d, d))
+
+    Raises
+    ------
+    As :func:`normalization_jacobian` with ``centered=True``.
+
+    Examples
+    --------
+    >>> x = np.array([-2.0, -1.0, 1.0, 2.0])
+    >>> value, jacobian = centered_normalize_with_jacobian(x, eps=1e-5)
+    >>> bool(np.array_equal(value, centered_normalize(x, eps=1e-5)))
+    True
+    >>> bool(np.array_equal(jacobian, normalization_jacobian(x, centered=True, eps=1e-5)))
+    True
+    """
+    eps = validated_eps(eps)
+    x = _as_float_array(x)
+    if x.ndim != 1:
+        raise ShapeError(
+            f"x has shape {x.shape}; the Jacobian is taken at one vector, shape (d,). "
+            "Loop over the rows of a batch"
+        )
+    parts = _row_parts(x, eps, centered=True)
+    return parts.normalized(), _jacobian_from_parts(x, parts, True, eps)

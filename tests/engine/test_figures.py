@@ -163,3 +163,24 @@ def test_one_palette_and_one_style_for_every_chapter():
     from trainable_harness import FIGURE_STYLE, PALETTE
 
     assert PALETTE is figures.PALETTE and FIGURE_STYLE is figures.FIGURE_STYLE
+
+
+def test_a_source_is_parsed_once_per_content_and_an_edit_is_seen(book, monkeypatch):
+    source = book / "chapters" / "second.md"
+    assert figures._source_labels(source) == tuple(figures.figure_labels(source))
+    figures.locate_figure("fig-gamma")  # every chapter read once
+    parses = []
+    original = figures.figure_labels
+    monkeypatch.setattr(
+        figures, "figure_labels", lambda chapter: parses.append(1) or original(chapter)
+    )
+    figures.locate_figure("fig-gamma")
+    figures.locate_figure("fig-gamma")
+    assert parses == []  # the same bytes: served from the first parse
+    text = source.read_text().replace(":name: fig-gamma", ":name: fig-delta")
+    assert text != source.read_text()
+    source.write_text(text)
+    assert figures.locate_figure("fig-delta") == "second"  # another content, parsed again
+    assert parses == [1]
+    with pytest.raises(UnknownFigureError, match="fig-gamma"):
+        figures.locate_figure("fig-gamma", "second")

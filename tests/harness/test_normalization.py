@@ -587,3 +587,17 @@ def test_inputs_are_never_modified(name):
     MAPS[name](x, eps=1e-5)
     normalization_jacobian(x[1], centered=name == "centered")
     np.testing.assert_array_equal(x, kept)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=2, max_size=20),
+    st.sampled_from([1e-5, 0.1, 1.0]),
+)
+def test_value_and_jacobian_at_once_equal_the_separate_functions(values, eps):
+    from trainable_harness.normalization import centered_normalize_with_jacobian
+
+    x = np.array(values)
+    value, jacobian = centered_normalize_with_jacobian(x, eps=eps)
+    np.testing.assert_array_equal(value, centered_normalize(x, eps=eps))
+    np.testing.assert_array_equal(jacobian, normalization_jacobian(x, centered=True, eps=eps))

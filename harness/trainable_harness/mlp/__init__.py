@@ -43,7 +43,8 @@ Modules, one job each (every name of the former module ``mlp.py`` is re-exported
   :func:`label_entropy` and the grid ``LEARNING_RATES``, ``BUDGET``, ``TASK_SIZE``,
   ``LEARNING_MARGIN``;
 - :mod:`~trainable_harness.mlp.probes` -- :func:`probe_gradient_direction`,
-  :func:`probe_along_training`, :func:`scale_invariance_residual` (``PROBE_LR``,
+  :func:`probe_along_training`, :func:`scale_invariance_residual`,
+  :func:`probe_and_residual` (both from one run) (``PROBE_LR``,
   ``PROBE_MULTIPLIERS``, ``PROBE_EVERY``);
 - :mod:`~trainable_harness.mlp.checks` -- the argument checks the others share.
 
@@ -84,6 +85,7 @@ from trainable_harness.mlp.probes import (  # noqa: F401
     PROBE_MULTIPLIERS,
     LineProbe,
     probe_along_training,
+    probe_and_residual,
     probe_gradient_direction,
     scale_invariance_residual,
 )
@@ -115,6 +117,7 @@ __all__ = [
     "loss_and_gradients",
     "make_teacher_task",
     "probe_along_training",
+    "probe_and_residual",
     "probe_gradient_direction",
     "relu_backward",
     "relu_forward",

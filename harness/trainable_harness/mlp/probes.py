@@ -23,7 +23,12 @@ from trainable_harness.mlp.network import (
 from trainable_harness.mlp.sweeps import BUDGET, TASK_SIZE
 from trainable_harness.mlp.task import TeacherTask, make_teacher_task
 
-__all__ = ["probe_along_training", "probe_gradient_direction", "scale_invariance_residual"]
+__all__ = [
+    "probe_along_training",
+    "probe_and_residual",
+    "probe_gradient_direction",
+    "scale_invariance_residual",
+]
 
 
 PROBE_LR = 0.5
@@ -153,16 +158,59 @@ def probe_along_training(
     >>> probe.loss_variation > 0
     True
     """
+    return _probed_run(seed, batch_norm, lr, steps, line_probes=True, residual=False)[0]
+
+
+def probe_and_residual(
+    seed: int, *, lr: float = PROBE_LR, steps: int = BUDGET
+) -> tuple[LineProbe, float]:
+    """``probe_along_training(seed, True, ...)`` and ``scale_invariance_residual(seed, ...)``
+    from one training run: both follow the same batch-normalized run (same task, start,
+    ``lr`` and steps), so it is trained once; each value is the one its function gives,
+    to the last bit.
+
+    Examples
+    --------
+    >>> probe, residual = probe_and_residual(0, steps=10)
+    >>> probe == probe_along_training(0, True, steps=10)
+    True
+    >>> residual == scale_invariance_residual(0, steps=10)
+    True
+    """
+    return _probed_run(seed, True, lr, steps, line_probes=True, residual=True)
+
+
+def _probed_run(seed, batch_norm, lr, steps, *, line_probes: bool, residual: bool):
+    """One run at ``lr``; every ``PROBE_EVERY`` steps, the line probe and/or the largest
+    scale-invariance residual (batch norm only). Returns ``(LineProbe or None, residual)``."""
     task, params, steps = _training_start(seed, batch_norm, lr, steps)
-    probes = []
+    probes, largest = [], 0.0
     for t in range(steps):
-        if t % PROBE_EVERY == 0:
+        if line_probes and t % PROBE_EVERY == 0:
             probes.append(
                 _probe_gradient_direction(params, task, batch_norm, lr * PROBE_MULTIPLIERS)
             )
         _, grads = _loss_and_gradients(params, task, batch_norm)
+        if residual and t % PROBE_EVERY == 0:
+            largest = max(largest, _invariance_residual(params, grads, task))
         params = {name: p - lr * grads[name] for name, p in params.items()}
-    return LineProbe(*np.mean(np.array(probes), axis=0).tolist())
+    probe = LineProbe(*np.mean(np.array(probes), axis=0).tolist()) if line_probes else None
+    return probe, largest
+
+
+def _invariance_residual(params, grads, task) -> float:
+    """The largest residual of :func:`scale_invariance_residual` at one step."""
+    largest = 0.0
+    H = task.X
+    for k in (1, 2):
+        W, g = params[f"W{k}"], grads[f"W{k}"]
+        Y, cache = _batch_norm_forward(H @ W, params[f"gamma{k}"], params[f"beta{k}"])
+        radial = np.sum(W * g, axis=0)
+        derived = BN_EPS * cache.inv_std[0] ** 2 * params[f"gamma{k}"] * grads[f"gamma{k}"]
+        scale = np.linalg.norm(W, axis=0) * np.linalg.norm(g, axis=0)
+        largest = max(largest, float(np.max(np.abs(radial - derived) / scale)))
+        H = np.maximum(Y, 0.0)
+    return largest
 
 
 def scale_invariance_residual(seed: int, *, lr: float = PROBE_LR, steps: int = BUDGET) -> float:
@@ -187,19 +235,4 @@ def scale_invariance_residual(seed: int, *, lr: float = PROBE_LR, steps: int = B
     >>> bool(scale_invariance_residual(0, steps=10) < 1e-13)
     True
     """
-    task, params, steps = _training_start(seed, True, lr, steps)
-    largest = 0.0
-    for t in range(steps):
-        _, grads = _loss_and_gradients(params, task, True)
-        if t % PROBE_EVERY == 0:
-            H = task.X
-            for k in (1, 2):
-                W, g = params[f"W{k}"], grads[f"W{k}"]
-                Y, cache = _batch_norm_forward(H @ W, params[f"gamma{k}"], params[f"beta{k}"])
-                radial = np.sum(W * g, axis=0)
-                derived = BN_EPS * cache.inv_std[0] ** 2 * params[f"gamma{k}"] * grads[f"gamma{k}"]
-                scale = np.linalg.norm(W, axis=0) * np.linalg.norm(g, axis=0)
-                largest = max(largest, float(np.max(np.abs(radial - derived) / scale)))
-                H = np.maximum(Y, 0.0)
-        params = {name: p - lr * grads[name] for name, p in params.items()}
-    return largest
+    return _probed_run(seed, True, lr, steps, line_probes=False, residual=True)[1]

@@ -55,3 +55,34 @@ def test_settings_that_are_not_whole_numbers_are_refused():
         learning_rate_sweep(1, "yes", learning_rates=[0.5], steps=3)
     with pytest.raises(MLPError, match="lr must be > 0"):
         probe_along_training(0, True, lr=-0.5, steps=1)
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_one_run_gives_the_probes_and_the_residual_of_the_separate_runs(seed):
+    # The claim takes both from one batch-normalized run; each must be what its own
+    # function gives from a run of its own (a naive reference: the residual recomputed
+    # here along a separately trained run).
+    from trainable_harness.mlp import probe_and_residual, scale_invariance_residual
+    from trainable_harness.mlp.layers import BN_EPS, _batch_norm_forward
+
+    probe, residual = probe_and_residual(seed, steps=25)
+    assert probe == probe_along_training(seed, True, steps=25)
+    assert residual == scale_invariance_residual(seed, steps=25)
+
+    task = make_teacher_task(seed, 128)
+    params, largest = init_mlp(seed + 1, True), 0.0
+    for t in range(25):
+        _, grads = loss_and_gradients(params, task, True)
+        if t % 10 == 0:
+            H = task.X
+            for k in (1, 2):
+                W, g = params[f"W{k}"], grads[f"W{k}"]
+                Y, cache = _batch_norm_forward(H @ W, params[f"gamma{k}"], params[f"beta{k}"])
+                derived = BN_EPS * cache.inv_std[0] ** 2 * params[f"gamma{k}"] * grads[f"gamma{k}"]
+                scale = np.linalg.norm(W, axis=0) * np.linalg.norm(g, axis=0)
+                largest = max(
+                    largest, float(np.max(np.abs(np.sum(W * g, axis=0) - derived) / scale))
+                )
+                H = np.maximum(Y, 0.0)
+        params = {name: p - 0.5 * grads[name] for name, p in params.items()}
+    assert residual == largest

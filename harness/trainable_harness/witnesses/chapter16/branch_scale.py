@@ -9,7 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from trainable_harness.claimable import claim_computation, field_name
-from trainable_harness.normalization import centered_normalize, normalization_jacobian
+from trainable_harness.normalization import (
+    centered_normalize,
+    centered_normalize_with_jacobian,
+)
 from trainable_harness.witnesses.chapter16.residual_depth import RESIDUAL_WIDTH, gains_to_output
 
 __all__ = [
@@ -68,11 +71,9 @@ def branch_scaled_post_norm_jacobians(
         branch = np.tanh(W @ x)
         branch_jacobian = (1.0 - branch**2)[:, None] * W
         y = x + branch_scale * branch
-        jacobians.append(
-            normalization_jacobian(y, centered=True, eps=eps)
-            @ (identity + branch_scale * branch_jacobian)
-        )
-        x = centered_normalize(y, eps=eps)
+        # The map's value and Jacobian at y from one pass over its moments.
+        x, normalization = centered_normalize_with_jacobian(y, eps=eps)
+        jacobians.append(normalization @ (identity + branch_scale * branch_jacobian))
     return jacobians
 
 

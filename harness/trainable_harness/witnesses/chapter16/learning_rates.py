@@ -12,7 +12,7 @@ from trainable_harness.claimable import claim_computation
 from trainable_harness.mlp import (
     learning_rate_sweep,
     probe_along_training,
-    scale_invariance_residual,
+    probe_and_residual,
 )
 
 __all__ = ["larger_learning_rates_witness"]
@@ -29,7 +29,8 @@ def larger_learning_rates_witness(seed: int) -> dict:
     ``log2_largest_learning_bn``, ``best_loss_plain``, ``best_loss_bn``, and the ratios
     plain over batch norm of the mean loss variation, gradient change and effective
     smoothness along the gradient; ``scale_invariance_residual``
-    (:func:`trainable_harness.mlp.scale_invariance_residual`), how far the batch-normalized
+    (:func:`trainable_harness.mlp.scale_invariance_residual`, computed with the probes of
+    the same run by :func:`trainable_harness.mlp.probe_and_residual`), how far the batch-normalized
     network's weight gradients are from the orthogonality to their weights that scale
     invariance gives, the mechanism the chapter names.
 
@@ -40,7 +41,9 @@ def larger_learning_rates_witness(seed: int) -> dict:
     True
     """
     sweeps = {bn: learning_rate_sweep(seed, bn) for bn in (False, True)}
-    probes = {bn: probe_along_training(seed, bn) for bn in (False, True)}
+    # The batch-normalized run's line probes and invariance residual come from one run.
+    probe_bn, residual = probe_and_residual(seed)
+    probes = {False: probe_along_training(seed, False), True: probe_bn}
     plain, bn = sweeps[False], sweeps[True]
     return {
         "log2_largest_learning_plain": float(np.log2(plain.largest_learning)),
@@ -54,5 +57,5 @@ def larger_learning_rates_witness(seed: int) -> dict:
         "smoothness_ratio": (
             probes[False].effective_smoothness / probes[True].effective_smoothness
         ),
-        "scale_invariance_residual": scale_invariance_residual(seed),
+        "scale_invariance_residual": residual,
     }

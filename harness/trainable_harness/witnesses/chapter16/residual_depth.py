@@ -10,7 +10,10 @@ import numpy as np
 
 from trainable_harness.claimable import claim_computation
 from trainable_harness.errors import UnknownChoiceError
-from trainable_harness.normalization import centered_normalize, normalization_jacobian
+from trainable_harness.normalization import (
+    centered_normalize_with_jacobian,
+    normalization_jacobian,
+)
 
 __all__ = [
     "RESIDUAL_DEPTHS",
@@ -62,21 +65,21 @@ def residual_block_jacobians(
     x = rng.normal(size=width)
     identity = np.eye(width)
     jacobians = []
+    # The normalization's value and Jacobian at one point come from one pass over its
+    # moments (centered_normalize_with_jacobian), and each branch's tanh is taken once.
     for W in weights:
         if placement == "pre":
-            z = centered_normalize(x, eps=eps)
-            branch_jacobian = (1.0 - np.tanh(W @ z) ** 2)[:, None] * W
-            jacobians.append(
-                identity + branch_jacobian @ normalization_jacobian(x, centered=True, eps=eps)
-            )
-            x = x + np.tanh(W @ z)
+            z, normalization = centered_normalize_with_jacobian(x, eps=eps)
+            branch = np.tanh(W @ z)
+            branch_jacobian = (1.0 - branch**2)[:, None] * W
+            jacobians.append(identity + branch_jacobian @ normalization)
+            x = x + branch
         else:
-            branch_jacobian = (1.0 - np.tanh(W @ x) ** 2)[:, None] * W
-            y = x + np.tanh(W @ x)
-            jacobians.append(
-                normalization_jacobian(y, centered=True, eps=eps) @ (identity + branch_jacobian)
-            )
-            x = centered_normalize(y, eps=eps)
+            branch = np.tanh(W @ x)
+            branch_jacobian = (1.0 - branch**2)[:, None] * W
+            y = x + branch
+            x, normalization = centered_normalize_with_jacobian(y, eps=eps)
+            jacobians.append(normalization @ (identity + branch_jacobian))
     final = normalization_jacobian(x, centered=True, eps=eps) if placement == "pre" else identity
     jacobians.append(final)
     return jacobians

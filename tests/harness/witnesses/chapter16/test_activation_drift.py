@@ -117,3 +117,75 @@ def test_bad_settings_are_refused_by_name():
         covariate_shift_run(0, "layer_norm")
     with pytest.raises(MLPError, match="window"):
         covariate_shift_run(0, "plain", budget=5, window=6)
+
+
+# --- the stacked shift: every layer at once equals the per-layer form to the last bit ------
+
+_layers = st.integers(1, 4).flatmap(
+    lambda depth: st.tuples(
+        st.just(depth), st.integers(2, 12), st.integers(1, 6), st.integers(0, 2**32 - 1)
+    )
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_layers, st.sampled_from([0.0, 0.3, 1.0]))
+def test_stacked_shift_equals_the_per_layer_loop(shape, dead_fraction):
+    from trainable_harness.witnesses.chapter16.activation_drift import (
+        _mean_shift_in_stds,
+        _shift_in_stds,
+        _summarize_layers,
+    )
+
+    depth, n, width, seed = shape
+    rng = np.random.default_rng(seed)
+    # ReLU outputs, some features dead (constant 0) in the "before" sample.
+    before = [np.maximum(rng.normal(size=(n, width)), 0.0) for _ in range(depth)]
+    after = [b + 0.1 * rng.normal(size=(n, width)) for b in before]
+    for layer in before:
+        layer[:, rng.random(width) < dead_fraction] = 0.0
+    looped = float(np.mean([_shift_in_stds(a, b) for a, b in zip(before, after, strict=True)]))
+    stacked = _mean_shift_in_stds(_summarize_layers(before), _summarize_layers(after))
+    assert stacked == looped or (np.isnan(stacked) and np.isnan(looped))
+
+
+def test_a_run_equals_the_per_layer_reference_loop():
+    # The run's shifts, recomputed from its own layers' inputs with the per-layer form:
+    # train the small network again step by step and compare every step's shift.
+    from trainable_harness.witnesses.chapter16 import activation_drift
+
+    for variant in activation_drift.VARIANTS:
+        run = covariate_shift_run(3, variant, **SMALL)
+        reference = _reference_shifts(3, variant, **SMALL)
+        np.testing.assert_array_equal(run["shifts"], reference)
+
+
+def _reference_shifts(seed, variant, **settings):
+    """The shifts as the first version computed them: each layer sorted twice, one by one."""
+    from trainable_harness.witnesses.chapter16 import activation_drift
+
+    recorded = []
+    original = activation_drift._summarize_layers
+
+    def keep(inputs):
+        recorded.append([layer.copy() for layer in inputs])
+        return original(inputs)
+
+    activation_drift._summarize_layers = keep
+    try:
+        covariate_shift_run(seed, variant, **settings)
+    finally:
+        activation_drift._summarize_layers = original
+    return np.array(
+        [
+            float(
+                np.mean(
+                    [
+                        activation_drift._shift_in_stds(a, b)
+                        for a, b in zip(recorded[t], recorded[t + 1], strict=True)
+                    ]
+                )
+            )
+            for t in range(len(recorded) - 1)
+        ]
+    )

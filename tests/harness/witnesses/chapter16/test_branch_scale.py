@@ -74,3 +74,33 @@ def test_branch_scale_witness_fields_and_gain_convention():
     (jacobian,) = branch_scaled_post_norm_jacobians(np.random.default_rng(0), 1, 0.0)
     (gain,) = gains_to_output([jacobian, np.eye(16)])
     assert abs(gain - np.sqrt(14 / 16)) < 1e-4  # eps 1e-5 leaves the radial gain ~1e-5
+
+
+def test_jacobians_equal_the_separate_maps_to_the_last_bit():
+    # The blocks take N(y) and J_N(y) from one pass over the moments; the first version
+    # called centered_normalize and normalization_jacobian separately.
+    from trainable_harness.normalization import centered_normalize, normalization_jacobian
+    from trainable_harness.witnesses.chapter16.branch_scale import (
+        branch_scaled_post_norm_jacobians,
+    )
+
+    def separate(rng, depth, branch_scale, width=16, eps=1e-5):
+        weights = [rng.normal(0.0, 1.0 / np.sqrt(width), (width, width)) for _ in range(depth)]
+        x = centered_normalize(rng.normal(size=width), eps=eps)
+        jacobians = []
+        for W in weights:
+            branch = np.tanh(W @ x)
+            branch_jacobian = (1.0 - branch**2)[:, None] * W
+            y = x + branch_scale * branch
+            jacobians.append(
+                normalization_jacobian(y, centered=True, eps=eps)
+                @ (np.eye(width) + branch_scale * branch_jacobian)
+            )
+            x = centered_normalize(y, eps=eps)
+        return jacobians
+
+    for seed, scale in ((0, 0.1), (1, 1.0), (2, 3.0)):
+        fast = branch_scaled_post_norm_jacobians(np.random.default_rng(seed), 12, scale)
+        slow = separate(np.random.default_rng(seed), 12, scale)
+        for a, b in zip(fast, slow, strict=True):
+            np.testing.assert_array_equal(a, b)

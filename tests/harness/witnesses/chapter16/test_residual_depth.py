@@ -112,3 +112,46 @@ def test_residual_gain_profiles_depend_on_the_depths_asked_for():
     longer = residual_gain_profiles(3, networks=2, depths=(2, 4, 8))
     for placement in ("pre", "post"):
         np.testing.assert_array_equal(short[placement][4], longer[placement][4])
+
+
+def test_block_jacobians_equal_the_separate_maps_to_the_last_bit():
+    # The blocks take the normalization's value and Jacobian from one pass over the moments;
+    # the first version called centered_normalize and normalization_jacobian separately.
+    from trainable_harness.normalization import centered_normalize, normalization_jacobian
+    from trainable_harness.witnesses.chapter16.residual_depth import (
+        RESIDUAL_WIDTH,
+        residual_block_jacobians,
+    )
+
+    def separate(rng, depth, placement, eps=1e-5, width=RESIDUAL_WIDTH):
+        weights = [rng.normal(0.0, 1.0 / np.sqrt(width), (width, width)) for _ in range(depth)]
+        x = rng.normal(size=width)
+        identity = np.eye(width)
+        jacobians = []
+        for W in weights:
+            if placement == "pre":
+                z = centered_normalize(x, eps=eps)
+                branch_jacobian = (1.0 - np.tanh(W @ z) ** 2)[:, None] * W
+                jacobians.append(
+                    identity + branch_jacobian @ normalization_jacobian(x, centered=True, eps=eps)
+                )
+                x = x + np.tanh(W @ z)
+            else:
+                branch_jacobian = (1.0 - np.tanh(W @ x) ** 2)[:, None] * W
+                y = x + np.tanh(W @ x)
+                jacobians.append(
+                    normalization_jacobian(y, centered=True, eps=eps)
+                    @ (identity + branch_jacobian)
+                )
+                x = centered_normalize(y, eps=eps)
+        final = (
+            normalization_jacobian(x, centered=True, eps=eps) if placement == "pre" else identity
+        )
+        return [*jacobians, final]
+
+    for seed in range(4):
+        for placement in ("pre", "post"):
+            fast = residual_block_jacobians(np.random.default_rng(seed), 9, placement)
+            slow = separate(np.random.default_rng(seed), 9, placement)
+            for a, b in zip(fast, slow, strict=True):
+                np.testing.assert_array_equal(a, b)
