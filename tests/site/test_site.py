@@ -808,7 +808,8 @@ def test_every_page_at_every_width(width, group, served_site, browser):
         log = PageLog(page, served_site)
         _open(page, f"{served_site}/{name}")
         if page.locator(".math").count():
-            page.wait_for_selector("mjx-container", timeout=20_000)
+            # Attached, not visible: a page's first equation may be in a closed answer.
+            page.wait_for_selector("mjx-container", state="attached", timeout=20_000)
             if page.locator("mjx-merror").count():
                 failures.append(f"{name}: MathJax reported an equation error")
         searches = page.evaluate(SEARCH_CONTROLS)
@@ -841,12 +842,14 @@ def test_chapters_show_badges_figures_and_equations(stem, served_site, browser):
         page = browser.new_page(viewport={"width": 1366, "height": 900})
         _open(page, f"{served_site}/chapters/{path.name}")
         if page.locator(".math").count():
-            page.wait_for_selector("mjx-container", timeout=20_000)
+            page.wait_for_selector("mjx-container", state="attached", timeout=20_000)
         shown = page.locator("a.claim-verified")
         badges += shown.count()
-        if shown.count():
-            shown.first.scroll_into_view_if_needed()
-            assert shown.first.is_visible()
+        # The first badge outside a closed answer (an exercises page opens with them).
+        first = shown.evaluate_all("all => all.findIndex(e => !e.closest('details:not([open])'))")
+        if first >= 0:
+            shown.nth(first).scroll_into_view_if_needed()
+            assert shown.nth(first).is_visible()
         shown = page.locator("figure img")
         images += shown.count()
         for index in range(shown.count()):

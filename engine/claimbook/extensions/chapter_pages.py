@@ -34,7 +34,7 @@ from claimbook.sources import chapter_pages, chapter_sources
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["PagedProject", "setup"]
+__all__ = ["PagedProject", "chapter_docname", "setup"]
 
 
 class PagedProject(Project):
@@ -113,6 +113,12 @@ def _chapter_of(env, docname: str) -> tuple[str, int] | None:
             if page == docname:
                 return chapter, index
     return None
+
+
+def chapter_docname(env, docname: str) -> str:
+    """The chapter a page belongs to (a page that is no later page is its own chapter)."""
+    found = _chapter_of(env, docname)
+    return found[0] if found is not None else docname
 
 
 def _serve_page(app, docname: str, source: list[str]) -> None:
