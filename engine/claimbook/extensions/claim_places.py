@@ -96,14 +96,14 @@ def _chapter_of(env, docname: str) -> str:
 
 def _section_label(env, docname: str, place: Mapping) -> str:
     numbers = env.toc_secnumbers.get(docname, {})
-    number = numbers.get(f"#{place['section_id']}") or (
-        numbers.get("") if not place["section_id"] else None
-    )
     title = env.titles.get(docname)
+    # A page's first section is its title, numbered under "" (a chapter's later page: 16.6).
+    first = title is not None and place["section"] == title.astext()
+    number = numbers.get(f"#{place['section_id']}") or (
+        numbers.get("") if not place["section_id"] or first else None
+    )
     opening = chapter_docname(env, docname) == docname  # not a later page (claimbook.pages)
-    if opening and (
-        not place["section"] or (title is not None and place["section"] == title.astext())
-    ):
+    if opening and (not place["section"] or first):
         return _chapter_of(env, docname)  # the chapter's opening, before 15.1
     if number:
         return f"{'.'.join(map(str, number))} {place['section']}"
