@@ -158,6 +158,12 @@ def copy_book(name: str, tmp_path: Path) -> FixtureBook:
     return FixtureBook(root)
 
 
+@pytest.fixture(scope="session")
+def copy_fixture_book():
+    """:func:`copy_book`, for a test module that builds a fixture book more than once."""
+    return copy_book
+
+
 @pytest.fixture
 def claim_book(tmp_path) -> FixtureBook:
     """``tests/books/claims`` (one chapter, the ledger) with ``c15-invariance-001`` registered."""

@@ -51,7 +51,10 @@ def page_order(site: Path) -> list[str]:
     from claimbook import sources
 
     pages = ["intro.html"]
-    pages += [f"chapters/{source.stem}.html" for source in sources.chapter_sources(REPO_ROOT)]
+    for source in sources.chapter_sources(REPO_ROOT):
+        # A chapter's pages follow it (claimbook.pages): its opening, then each later page.
+        stems = [source.stem, *(page.file for page in sources.chapter_pages(source))]
+        pages += [f"chapters/{stem}.html" for stem in stems]
     missing = [page for page in pages if not (site / page).is_file()]
     if missing:
         raise SystemExit(f"book_pdf: {', '.join(missing)} not in {site}: run `make` first")
@@ -92,15 +95,21 @@ def _compose(site: Path, pages: list[str]) -> str:
                 element["src"] = _root_relative(page, element["src"])
         for anchor in article.find_all("a", href=True):
             anchor["href"] = _print_href(page, anchor["href"], prefix)
-        h1 = article.find("h1")
-        entry = f'<li><a href="#{prefix[page]}top">{_text(h1) if h1 else page}</a>'
-        sections = [h2 for h2 in article.find_all("h2")]
-        if sections:
-            items = "".join(
-                f'<li><a href="#{_section_id(h2)}">{_text(h2)}</a></li>' for h2 in sections
-            )
-            entry += f"<ul>{items}</ul>"
-        toc.append(entry + "</li>")
+        # One entry per top-level heading (a chapter's later page has several: 16.6, 16.7,
+        # ...), each with the sections under it.
+        headings = article.find_all("h1") or [None]
+        for index, h1 in enumerate(headings):
+            target = f"{prefix[page]}top" if index == 0 else _section_id(h1)
+            entry = f'<li><a href="#{target}">{_text(h1) if h1 else page}</a>'
+            sections = [
+                h2 for h2 in article.find_all("h2") if h1 is None or h2.find_previous("h1") is h1
+            ]
+            if sections:
+                items = "".join(
+                    f'<li><a href="#{_section_id(h2)}">{_text(h2)}</a></li>' for h2 in sections
+                )
+                entry += f"<ul>{items}</ul>"
+            toc.append(entry + "</li>")
         articles.append(
             f'<section class="book-print-page" id="{prefix[page]}top">{article.decode_contents()}'
             "</section>"

@@ -34,15 +34,19 @@ import yaml
 
 from claimbook import paths
 from claimbook.errors import ChapterSourceError, InvalidChapterStemError, InvalidClaimIdError
+from claimbook.text import one_line
 
 __all__ = [
     "CHAPTER_HEADER",
     "Chapter",
     "Directive",
+    "Page",
     "Role",
     "chapter_number",
+    "chapter_pages",
     "chapter_pin",
     "chapter_sources",
+    "prose_blocks",
     "read_chapter",
     "rewrite_pin",
 ]
@@ -328,6 +332,88 @@ def _prose_text(source: str) -> str:
             continue
         parts.extend(child.content for child in token.children or () if child.type == "text")
     return " ".join(parts)
+
+
+def prose_blocks(source: str) -> list[tuple[str, int, str]]:
+    """The top-level targets and headings of markdown ``source``: ``(kind, line, content)``.
+
+    ``kind`` is ``"target"`` for a MyST target line ``(label)=`` (content: the label) or
+    ``"heading"`` for an ATX or setext heading (content: empty); ``line`` counts from 0.
+    Lines inside code blocks and directives are not blocks of the prose.
+
+    Examples
+    --------
+    >>> prose_blocks("(sec-a)=\\n## A\\n\\n```\\n## code\\n```\\n")
+    [('target', 0, 'sec-a'), ('heading', 1, '')]
+    """
+    found = []
+    for token in _markdown_parser().parse(source):
+        if token.level != 0 or token.map is None:
+            continue
+        if token.type == "myst_target":
+            found.append(("target", token.map[0], token.content))
+        elif token.type == "heading_open":
+            found.append(("heading", token.map[0], ""))
+    return found
+
+
+@dataclass(frozen=True)
+class Page:
+    """A later page of a chapter: ``chapters/<file>``, from the section labelled ``starts``."""
+
+    file: str
+    starts: str
+
+
+def chapter_pages(path: str | Path) -> list[Page]:
+    """The later pages a chapter source declares in its front matter (``pages:``), in order.
+
+    Only the front matter is read (no jupytext), so the site's extension may ask on every
+    render. A chapter without ``pages:`` is one page (an empty list).
+
+    Raises
+    ------
+    ChapterSourceError
+        If ``pages`` is not a list of ``{file, starts}`` entries, a file is not a chapter
+        name (:func:`claimbook.paths.check_chapter_stem`) or repeats one, or a start is not
+        a label (the id grammar of claims and sections: lower-case words and digits joined
+        by hyphens).
+
+    Examples
+    --------
+    >>> chapter_pages(paths.CHAPTERS_DIR / "normalization-invariance.md")
+    [Page(file='normalization-invariance-exercises', starts='sec-exercises')]
+    """
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    header = ""
+    if text.startswith("---\n"):
+        end = text.find("\n---\n", 3)
+        header = text[4:end] if end >= 0 else ""
+    try:
+        declared = (yaml.safe_load(header) or {}).get("pages", [])
+    except (yaml.YAMLError, AttributeError) as error:
+        raise ChapterSourceError(
+            f"{paths.shown(path)}: front matter unreadable: {error}"
+        ) from None
+    if not isinstance(declared, list):
+        raise ChapterSourceError(f"{paths.shown(path)}: front matter `pages` must be a list")
+    pages: list[Page] = []
+    for entry in declared:
+        if not (isinstance(entry, dict) and set(entry) == {"file", "starts"}):
+            raise ChapterSourceError(
+                f"{paths.shown(path)}: each entry of `pages` is "
+                f"{{file: <name>, starts: <label>}}, got {one_line(repr(entry), 80)}"
+            )
+        try:
+            file = paths.check_chapter_stem(entry["file"])
+            paths.check_claim_id(entry["starts"])
+        except (InvalidChapterStemError, InvalidClaimIdError) as error:
+            raise ChapterSourceError(f"{paths.shown(path)}: `pages`: {error}") from None
+        if file == path.stem or file in [page.file for page in pages]:
+            raise ChapterSourceError(f"{paths.shown(path)}: `pages` names {file!r} twice")
+        pages.append(Page(file, entry["starts"]))
+    return pages
 
 
 def read_chapter(path: str | Path) -> Chapter:

@@ -54,6 +54,32 @@ def chapter_page(stem):
     return page
 
 
+def chapter_page_files(stem):
+    """The pages of chapter ``stem`` in reading order: its own, then each later page its
+    source declares (:func:`claimbook.sources.chapter_pages`)."""
+    later = sources.chapter_pages(paths.CHAPTERS_DIR / f"{stem}.md")
+    pages = [chapter_page(stem), *(SITE / "chapters" / f"{page.file}.html" for page in later)]
+    missing = [page for page in pages if not page.exists()]
+    if missing:
+        pytest.fail(f"{missing[0]} is missing: run `make` before the site checks")
+    return pages
+
+
+@functools.cache
+def chapter_soup(stem):
+    """A chapter as one document: its first page with the articles of the later ones appended
+    (what the chapter says, whichever page says it; ids a page numbers itself, such as
+    ``id3``, may repeat between pages)."""
+    first, *later = chapter_page_files(stem)
+    soup = BeautifulSoup(first.read_text(encoding="utf-8"), "html.parser")
+    article = soup.select_one("article.bd-article")
+    for page in later:
+        other = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        for child in list(other.select_one("article.bd-article").children):
+            article.append(child.extract())
+    return soup
+
+
 def chapter_title(stem):
     """The chapter's title: the first level-1 heading of its prose."""
     for _, text in chapter_source(stem).markdown_cells():
@@ -99,7 +125,7 @@ def site_pages():
 @pytest.fixture(params=chapter_stems())
 def chapter(request):
     stem = request.param
-    return stem, soup_of(chapter_page(stem))
+    return stem, chapter_soup(stem)
 
 
 # ------------------------------------------------------------------------- the built HTML --
@@ -254,7 +280,7 @@ def test_refuted_accounts_read_as_the_books_findings():
             row.get_text(" ", strip=True).split()
         )
     for stem in chapter_stems():
-        soup = soup_of(chapter_page(stem))
+        soup = chapter_soup(stem)
         assert "\u2260" not in soup.get_text()
         for number in soup.select(".claim-value[data-claim-state='refuted']"):
             assert "claim-verified" in number["class"], number
@@ -287,6 +313,39 @@ def test_sections_and_equations_carry_the_chapter_number(chapter):
     assert equation_numbers == [f"({number}.{k})" for k in range(1, len(equation_numbers) + 1)]
 
 
+# Words a page may hold: a reader finishes a page in about half an hour (issue 17, point 6).
+PAGE_WORDS = 6_000
+# What is not prose: code cells (input and output), code blocks, math, heading anchors.
+NOT_PROSE = (
+    "div.cell_input, div.cell_output, pre, div.highlight, script, style, .math, .headerlink, "
+    ".toctree-wrapper"
+)
+WORD = re.compile(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*")
+
+
+def prose_words(page):
+    """The words of prose on a built page: its article without :data:`NOT_PROSE`."""
+    article = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser").select_one(
+        "article.bd-article"
+    )
+    for element in article.select(NOT_PROSE):
+        element.decompose()
+    return len(WORD.findall(article.get_text(" ")))
+
+
+def test_no_page_holds_more_than_a_readable_length_of_prose():
+    pages = sorted((SITE / "chapters").glob("*.html"))
+    assert pages, "no chapter page: run `make` before the site checks"
+    counts = {page.name: prose_words(page) for page in pages}
+    assert all(count > 500 for count in counts.values()), counts  # each page is read
+    long = {name: count for name, count in counts.items() if count > PAGE_WORDS}
+    assert not long, f"pages over {PAGE_WORDS} words of prose (split them): {long}"
+    # Every page of a chapter is in the site, and nothing else is under chapters/.
+    assert sorted(counts) == sorted(
+        page.name for stem in chapter_stems() for page in chapter_page_files(stem)
+    )
+
+
 def test_chapter_15_has_its_theorem_and_proof():
     soup = soup_of(chapter_page("normalization-invariance"))
     theorem = soup.select_one("div.theorem")
@@ -305,7 +364,7 @@ def test_every_chapter_ends_with_a_sources_section_holding_its_bibliography(chap
     stem, soup = chapter
     cited = {role.content for role in chapter_source(stem).roles() if role.name.startswith("cite")}
     cited = {key.strip() for keys in cited for key in keys.split(",")}
-    last = soup.select("section > h2")[-1]
+    last = soup.select("section > h1, section > h2")[-1]  # a later page's sections are h1
     assert re.sub(r"^\d+\.\d+\.\s*|#$", "", last.get_text(" ", strip=True)).strip() == "Sources"
     bibliography = last.find_parent("section").select_one("div.bibliography, .citation-list")
     assert bibliography is not None, f"{stem}: the Sources section holds no bibliography"
@@ -316,11 +375,17 @@ def test_every_chapter_ends_with_a_sources_section_holding_its_bibliography(chap
 def test_citation_labels_in_the_list_match_the_citations_in_the_text(chapter):
     # Author-year in the text ("Santurkar et al. [2018]", "[Ba et al., 2016]") and the same
     # "Author, Year" label in the list.
-    stem, soup = chapter
+    stem, _ = chapter
     checked = 0
-    for citation in soup.select("span.bibtex-citation"):
-        for link in citation.select("a.reference.internal[href^='#']"):
-            entry = soup.find(id=link["href"][1:])
+    citations = [
+        (page, citation)
+        for page in map(soup_of, chapter_page_files(stem))
+        for citation in page.select("span.bibtex-citation")
+    ]
+    for page, citation in citations:
+        for link in citation.select("a.reference.internal[href]"):
+            path, _, fragment = link["href"].partition("#")
+            entry = (soup_of(SITE / "chapters" / path) if path else page).find(id=fragment)
             assert entry is not None, link["href"]
             label = entry.select_one(".label").get_text(strip=True).strip("[]")
             shown = " ".join(link.get_text().split())
@@ -766,7 +831,8 @@ def test_every_page_at_every_width(width, group, served_site, browser):
         log = PageLog(page, served_site)
         _open(page, f"{served_site}/{name}")
         if page.locator(".math").count():
-            page.wait_for_selector("mjx-container", timeout=20_000)
+            # Attached, not visible: a page's first equation may be in a closed answer.
+            page.wait_for_selector("mjx-container", state="attached", timeout=20_000)
             if page.locator("mjx-merror").count():
                 failures.append(f"{name}: MathJax reported an equation error")
         searches = page.evaluate(SEARCH_CONTROLS)
@@ -849,25 +915,36 @@ def test_the_smallest_text_of_every_figure_is_at_least_9_css_px(width, served_si
 
 @pytest.mark.parametrize("stem", chapter_stems())
 def test_chapters_show_badges_figures_and_equations(stem, served_site, browser):
-    page = browser.new_page(viewport={"width": 1366, "height": 900})
-    _open(page, f"{served_site}/chapters/{stem}.html")
-    page.wait_for_selector("mjx-container", timeout=20_000)
-    badges = page.locator("a.claim-verified")
-    assert badges.count() >= len(cited_claims(stem))
-    badges.first.scroll_into_view_if_needed()
-    assert badges.first.is_visible()
-    images = page.locator("figure img")
-    assert images.count() >= len(figures.figure_labels(chapter_source(stem)))
-    for index in range(images.count()):
-        images.nth(index).scroll_into_view_if_needed()
-        assert images.nth(index).evaluate("img => img.complete && img.naturalWidth > 0")
-    # A whole chapter is a tall image (chapter 16 is over 40 000 px) that takes 10-60 s to
-    # capture and checks nothing: `make screenshots` (SITE_FULL_PAGE=1) keeps it for people.
-    if os.environ.get("SITE_FULL_PAGE") == "1":
-        page.screenshot(
-            path=str(SCREENSHOTS / f"chapters__{stem}-full.png"), full_page=True, timeout=180_000
-        )
-    page.close()
+    badges = images = 0
+    for path in chapter_page_files(stem):  # the chapter's pages, together
+        page = browser.new_page(viewport={"width": 1366, "height": 900})
+        _open(page, f"{served_site}/chapters/{path.name}")
+        if page.locator(".math").count():
+            page.wait_for_selector("mjx-container", state="attached", timeout=20_000)
+        shown = page.locator("a.claim-verified")
+        badges += shown.count()
+        # The first badge outside a closed answer (an exercises page opens with them).
+        first = shown.evaluate_all("all => all.findIndex(e => !e.closest('details:not([open])'))")
+        if first >= 0:
+            shown.nth(first).scroll_into_view_if_needed()
+            assert shown.nth(first).is_visible()
+        shown = page.locator("figure img")
+        images += shown.count()
+        for index in range(shown.count()):
+            shown.nth(index).scroll_into_view_if_needed()
+            assert shown.nth(index).evaluate("img => img.complete && img.naturalWidth > 0")
+        # A whole page is a tall image (chapter 16's first is over 20 000 px) that takes
+        # 10-60 s to capture and checks nothing: `make screenshots` (SITE_FULL_PAGE=1) keeps
+        # it for people.
+        if os.environ.get("SITE_FULL_PAGE") == "1":
+            page.screenshot(
+                path=str(SCREENSHOTS / f"chapters__{path.stem}-full.png"),
+                full_page=True,
+                timeout=180_000,
+            )
+        page.close()
+    assert badges >= len(cited_claims(stem))
+    assert images >= len(figures.figure_labels(chapter_source(stem)))
 
 
 FOCUSABLE_HEADER = "header button:visible, .bd-header-article button:visible"

@@ -83,6 +83,8 @@ def _book_files() -> list[Path]:
     files = [root / name for name in _BOOK_FILES]
     files.extend(sorted(root.glob("*.md")))
     files.extend(sorted(paths.CHAPTERS_DIR.glob("*.ipynb")))
+    # A chapter's front matter says where its pages start (claimbook.pages).
+    files.extend(sorted(paths.CHAPTERS_DIR.glob("*.md")))
     for directory in _BOOK_DIRS:
         files.extend(regular_files(root / directory))
     # The engine's own code (extensions included) enters through environment_digest().

@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from docutils import nodes
 from sphinx.util import logging
 
+from claimbook.extensions.chapter_pages import chapter_docname
+
 __all__ = ["mark_statement", "repeat_problems", "setup_places", "stated_in", "warn"]
 
 logger = logging.getLogger(__name__)
@@ -85,6 +87,7 @@ def _merge(app, env, docnames, other) -> None:
 
 
 def _chapter_of(env, docname: str) -> str:
+    docname = chapter_docname(env, docname)  # a chapter's later page: the chapter
     title = env.titles.get(docname)
     number = env.toc_secnumbers.get(docname, {}).get("")
     text = title.astext() if title is not None else docname
@@ -93,11 +96,14 @@ def _chapter_of(env, docname: str) -> str:
 
 def _section_label(env, docname: str, place: Mapping) -> str:
     numbers = env.toc_secnumbers.get(docname, {})
-    number = numbers.get(f"#{place['section_id']}") or (
-        numbers.get("") if not place["section_id"] else None
-    )
     title = env.titles.get(docname)
-    if not place["section"] or (title is not None and place["section"] == title.astext()):
+    # A page's first section is its title, numbered under "" (a chapter's later page: 16.6).
+    first = title is not None and place["section"] == title.astext()
+    number = numbers.get(f"#{place['section_id']}") or (
+        numbers.get("") if not place["section_id"] or first else None
+    )
+    opening = chapter_docname(env, docname) == docname  # not a later page (claimbook.pages)
+    if opening and (not place["section"] or first):
         return _chapter_of(env, docname)  # the chapter's opening, before 15.1
     if number:
         return f"{'.'.join(map(str, number))} {place['section']}"

@@ -1,0 +1,176 @@
+"""Serve a chapter's pages to Sphinx, each a view of the chapter's one executed notebook.
+
+A chapter whose source declares later pages (front matter ``pages:``, read by
+:func:`claimbook.sources.chapter_pages`; cut by :func:`claimbook.pages.split_notebook`) is
+rendered as several documents: ``chapters/<stem>`` (its opening and first sections) and one
+``chapters/<file>`` per declared page, which ``_toc.yml`` lists, in the same order, as the
+chapter's ``sections``. No page file is written anywhere:
+
+- the project's discovery maps each page's document name to the chapter's executed
+  notebook, so Sphinx reads, keys and re-reads a page exactly when that notebook changes;
+- when Sphinx reads a chapter or one of its pages (``source-read``), the notebook's text is
+  replaced by that page's cells;
+- on every page of the chapter the download button offers the chapter's whole notebook and
+  the launch button opens it (the page's own name names no file in the repository).
+
+The table of contents nests each page under its chapter, so Sphinx numbers a page's sections
+on from the page before it, and its sidebar shows the pages under the chapter with previous
+and next links between them. A page the front matter declares but ``_toc.yml`` does not list
+(or the other way round, or in another order) is a warning, so ``-W`` fails the build.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import ClassVar
+
+from sphinx.project import Project
+from sphinx.util import logging
+
+from claimbook.errors import ChapterSourceError
+from claimbook.pages import split_notebook
+from claimbook.sources import chapter_pages, chapter_sources
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["PagedProject", "chapter_docname", "setup"]
+
+
+class PagedProject(Project):
+    """Sphinx's project, whose discovery adds each chapter page as a name of its notebook.
+
+    ``trainable_pages`` maps a page's document name to its chapter's; it is plain data, so
+    the project pickles with the environment.
+    """
+
+    trainable_pages: ClassVar[dict[str, str]] = {}
+
+    def discover(self, exclude_paths=(), include_paths=("**",)) -> set[str]:
+        docnames = super().discover(exclude_paths, include_paths)
+        for page, chapter in self.trainable_pages.items():
+            if chapter in docnames:
+                docnames.add(page)
+                self._docname_to_path[page] = self._docname_to_path[chapter]
+        return docnames
+
+
+def _declared(srcdir: str) -> dict[str, list[tuple[str, str]]]:
+    """chapter docname -> [(page docname, start label), ...] for the chapters with pages."""
+    found = {}
+    for source in chapter_sources(srcdir):
+        pages = chapter_pages(source)
+        if pages:
+            chapter = f"chapters/{source.stem}"
+            found[chapter] = [(f"chapters/{page.file}", page.starts) for page in pages]
+    return found
+
+
+def _setup_pages(app) -> None:
+    try:
+        declared = _declared(app.srcdir)
+    except ChapterSourceError as error:
+        logger.warning("%s", error, type="trainable", subtype="pages")
+        declared = {}
+    app.env.trainable_chapter_pages = declared
+    project = app.project
+    project.__class__ = PagedProject
+    project.trainable_pages = {
+        page: chapter for chapter, pages in declared.items() for page, _start in pages
+    }
+    _check_toc(app, declared)
+
+
+def _check_toc(app, declared: dict) -> None:
+    """Warn when ``_toc.yml`` does not list a chapter's pages as its sections, in order."""
+    site_map = getattr(app.config, "external_site_map", None)
+    if site_map is None:
+        return
+    for chapter, pages in declared.items():
+        if chapter not in site_map:
+            continue
+        listed = [name for tree in site_map[chapter].subtrees for name in tree.files()]
+        wanted = [page for page, _start in pages]
+        if listed != wanted:
+            logger.warning(
+                "_toc.yml lists %s under %s; its source's front matter `pages:` declares %s "
+                "(list the same pages, in the same order)",
+                listed or "no sections",
+                chapter,
+                wanted,
+                type="trainable",
+                subtype="pages",
+            )
+
+
+def _chapter_of(env, docname: str) -> tuple[str, int] | None:
+    """(chapter docname, page index) of a chapter that has pages, or None."""
+    declared = getattr(env, "trainable_chapter_pages", {})
+    if docname in declared:
+        return docname, 0
+    for chapter, pages in declared.items():
+        for index, (page, _start) in enumerate(pages, start=1):
+            if page == docname:
+                return chapter, index
+    return None
+
+
+def chapter_docname(env, docname: str) -> str:
+    """The chapter a page belongs to (a page that is no later page is its own chapter)."""
+    found = _chapter_of(env, docname)
+    return found[0] if found is not None else docname
+
+
+def _serve_page(app, docname: str, source: list[str]) -> None:
+    found = _chapter_of(app.env, docname)
+    if found is None:
+        return
+    chapter, index = found
+    starts = [start for _page, start in app.env.trainable_chapter_pages[chapter]]
+    app.env.note_dependency(str(Path(app.srcdir) / f"{chapter}.md"))
+    try:
+        pages = split_notebook(json.loads(source[0]), starts)
+    except (ValueError, ChapterSourceError) as error:
+        logger.warning("%s: %s", chapter, error, location=docname, type="trainable")
+        return
+    source[0] = json.dumps(pages[index], ensure_ascii=False)
+
+
+def _chapter_source_name(app, pagename, templatename, context, doctree) -> None:
+    """Before the theme's buttons: a page's source (download) is the chapter's notebook."""
+    found = _chapter_of(app.env, pagename)
+    if found is None or not context.get("sourcename"):
+        return
+    # Sphinx derives the suffix by cutting the page's name off the notebook's path, which
+    # a page's own name does not prefix: the chapter's names both.
+    chapter_path = app.env.doc2path(found[0], False)
+    context["page_source_suffix"] = Path(chapter_path).suffix
+    context["sourcename"] = Path(chapter_path).as_posix()
+
+
+def _rewrite(value, old: str, new: str):
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, list):
+        return [_rewrite(item, old, new) for item in value]
+    if isinstance(value, dict):
+        return {key: _rewrite(item, old, new) for key, item in value.items()}
+    return value
+
+
+def _chapter_launch(app, pagename, templatename, context, doctree) -> None:
+    """After the theme's buttons: launch the chapter's notebook, not the page's name."""
+    found = _chapter_of(app.env, pagename)
+    if found is None or found[1] == 0 or "header_buttons" not in context:
+        return
+    context["header_buttons"] = _rewrite(
+        context["header_buttons"], f"/{pagename}.ipynb", f"/{found[0]}.ipynb"
+    )
+
+
+def setup(app):
+    app.connect("builder-inited", _setup_pages, priority=400)
+    app.connect("source-read", _serve_page, priority=400)
+    app.connect("html-page-context", _chapter_source_name, priority=400)
+    app.connect("html-page-context", _chapter_launch, priority=800)
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

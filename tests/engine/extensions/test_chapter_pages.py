@@ -1,0 +1,148 @@
+"""A chapter rendered as several pages (claimbook.extensions.chapter_pages) on a fixture book.
+
+``tests/books/pages`` has a first chapter cut into three pages and a second chapter of one.
+It is built split and, with the declaration and the table-of-contents entries removed,
+unsplit: every section, equation and figure must carry the same number both ways, every
+numbered reference the same text, and every internal link must reach an id of its page.
+"""
+
+import posixpath
+import re
+
+import jupytext
+import pytest
+from bs4 import BeautifulSoup
+
+pytestmark = pytest.mark.book
+
+PAGES = ["one", "one-more", "one-exercises", "two"]
+DECLARATION = (
+    "pages:\n- file: one-more\n  starts: sec-one-c\n"
+    "- file: one-exercises\n  starts: sec-one-exercises\n"
+)
+TOC_SECTIONS = (
+    "        sections:\n"
+    "          - file: chapters/one-more\n"
+    "          - file: chapters/one-exercises\n"
+)
+
+
+def _build(copy_book, tmp_path, split=True):
+    book = copy_book("pages", tmp_path)
+    if not split:
+        book.edit("chapters/one.md", DECLARATION, "")
+        book.edit("_toc.yml", TOC_SECTIONS, "")
+    for source in (book.root / "chapters").glob("*.md"):
+        # The "executed" notebooks: no cell here prints anything, so no kernel is needed.
+        jupytext.write(jupytext.read(source), source.with_suffix(".ipynb"))
+    process = book.build()
+    assert process.returncode == 0, process.log
+    return book
+
+
+@pytest.fixture(scope="module")
+def books(tmp_path_factory, copy_fixture_book):
+    return {
+        name: _build(copy_fixture_book, tmp_path_factory.mktemp(name), split=name != "whole")
+        for name in ("split", "again", "whole")
+    }
+
+
+def _soups(book):
+    return {
+        name: BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+        for name in PAGES
+        if (path := book.site / "chapters" / f"{name}.html").exists()
+    }
+
+
+def _numbers(book) -> dict[str, str]:
+    """Every section, figure and equation of the chapters: its id -> its number."""
+    found = {}
+    for soup in _soups(book).values():
+        article = soup.select_one("article.bd-article")
+        for section in article.select("section[id]"):
+            heading = section.find(re.compile("^h[1-6]$"))
+            found[f"section {section['id']}"] = heading.get_text(" ", strip=True).split()[0]
+        for figure in article.select("figure[id]"):
+            found[f"figure {figure['id']}"] = figure.select_one(".caption-number").get_text()
+        for number in article.select("span.eqno"):
+            found[f"equation {number.parent['id']}"] = number.contents[0].strip()
+    return found
+
+
+def _references(book) -> list[str]:
+    """The text of every internal reference in the chapters' prose, in reading order."""
+    texts = []
+    for name in PAGES:
+        soup = _soups(book).get(name)
+        if soup is None:
+            continue
+        for link in soup.select("article.bd-article a.reference.internal"):
+            if not link.find_parent(class_="toctree-wrapper"):
+                texts.append(" ".join(link.get_text().split()))
+    return texts
+
+
+def test_the_first_chapter_is_three_pages_and_the_second_one(books):
+    assert sorted(_soups(books["split"])) == sorted(PAGES)
+    assert sorted(_soups(books["whole"])) == ["one", "two"]
+
+
+def test_every_number_is_the_one_the_unsplit_chapter_gives(books):
+    split, whole = _numbers(books["split"]), _numbers(books["whole"])
+    assert split == whole
+    assert split["section section-c"] == "15.3."
+    assert split["section a-part-of-section-c"] == "15.3.1."
+    assert split["section exercises"] == "15.5."
+    assert split["figure fig-one-c"] == "Fig. 15.2 "
+    assert split["equation equation-eq-one-d"] == "(15.4)"
+    assert split["section chapter-two"] == "16."
+    assert split["figure fig-two-a"] == "Fig. 16.1 "
+
+
+def test_every_reference_reads_the_same_and_reaches_its_target(books):
+    book = books["split"]
+    assert _references(book) == _references(books["whole"])
+    assert {"(15.1)", "Fig. 15.2", "Section 15.3.1", "Section 15.5"} <= set(_references(book))
+    ids = {
+        f"chapters/{name}.html": {element["id"] for element in soup.find_all(id=True)}
+        for name, soup in _soups(book).items()
+    }
+    checked = 0
+    for name, soup in _soups(book).items():
+        for link in soup.select("article.bd-article a.reference.internal[href]"):
+            path, _, fragment = link["href"].partition("#")
+            target = posixpath.normpath(posixpath.join("chapters", path)) if path else None
+            target = target or f"chapters/{name}.html"
+            if target in ids and fragment:
+                assert fragment in ids[target], (name, link["href"])
+                checked += 1
+    assert checked >= 8
+
+
+def test_the_pages_are_linked_in_order_and_in_the_sidebar(books):
+    soups = _soups(books["split"])
+    nexts = {
+        name: soup.select_one("a.right-next")["href"]
+        for name, soup in soups.items()
+        if soup.select_one("a.right-next")
+    }
+    assert nexts["one"] == "one-more.html" and nexts["one-more"] == "one-exercises.html"
+    assert nexts["one-exercises"] == "two.html"
+    sidebar = [a["href"] for a in soups["one-more"].select("nav.bd-docs-nav a.reference")]
+    assert sidebar.index("one.html") < sidebar.index("#") < sidebar.index("one-exercises.html")
+
+
+def test_every_page_launches_and_downloads_the_whole_chapter_notebook(books):
+    soup = _soups(books["split"])["one-exercises"]
+    hrefs = [a["href"] for a in soup.select("a[href]")]
+    assert "../_sources/chapters/one.ipynb" in hrefs
+    assert not [href for href in hrefs if "one-exercises.ipynb" in href]
+    assert not (books["split"].site / "_sources" / "chapters" / "one-exercises.ipynb").exists()
+
+
+def test_the_split_renders_the_same_pages_every_time(books):
+    for name in PAGES:
+        first = (books["split"].site / "chapters" / f"{name}.html").read_bytes()
+        assert first == (books["again"].site / "chapters" / f"{name}.html").read_bytes(), name
