@@ -19,6 +19,7 @@ plain subprocess instead, as does every command when ``TRAINABLE_TEST_PRELOAD=0`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import selectors
@@ -156,13 +157,14 @@ class Preloaded:
         self.cpu_seconds = 0.0
 
     def close(self) -> None:
-        if self.process.poll() is None:
+        with contextlib.suppress(OSError):  # a server that ended has a broken pipe
             self.process.stdin.close()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process.stdout.close()
 
     def _reply(self, timeout: float | None) -> dict | None:
         with selectors.DefaultSelector() as selector:
@@ -194,7 +196,7 @@ class Preloaded:
             }
             self.process.stdin.write(json.dumps(request).encode() + b"\n")
             self.process.stdin.flush()
-            pid = self._reply(30)["pid"]
+            pid = self._reply(None)["pid"]  # after the preload, on the first command
             reply = self._reply(timeout)
             if reply is None:
                 os.kill(pid, signal.SIGKILL)
