@@ -109,7 +109,15 @@ def _jupyter_book(root: Path) -> list[str]:
 
 def _clean(root: Path) -> None:
     shutil.rmtree(root / "_build" / "html", ignore_errors=True)
-    for name in ("html.new", "html.old", ".doctrees", "keys", "notebooks", "jupyter_execute"):
+    for name in (
+        "html.new",
+        "html.old",
+        ".doctrees",
+        ".templates",
+        "keys",
+        "notebooks",
+        "jupyter_execute",
+    ):
         shutil.rmtree(root / "_build" / name, ignore_errors=True)
     for name in ("site.json",):
         (root / "_build" / name).unlink(missing_ok=True)

@@ -4,7 +4,9 @@ The book is copied with its own copy of the harness (``PYTHONPATH`` points there
 ``TRAINABLE_ROOT`` at the book), so a test may edit harness functions, claims and chapters
 without touching the checkout. It is built once per test run, shared by the pytest-xdist
 workers (the first to ask builds it, the others wait for it); each test gets a copy of that
-built tree, and nothing writes to the shared one.
+built tree, and nothing writes to the shared one. Each ``python -m claimbook`` command runs
+in a fork of a preloaded interpreter, Sphinx and Jupyter Book already imported
+(``tests/helpers/preloaded.py``): about half the CPU time of a small render is those imports.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ import fcntl
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
+import preloaded
 import pytest
 from scratch_book import point_paths_at
 
@@ -40,14 +42,9 @@ class Book:
         return environment
 
     def run(self, *arguments: str, timeout: float = 300) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, "-m", "claimbook", *arguments],
-            cwd=self.root,
-            env=self.environment(),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+        """``python -m claimbook *arguments`` in the book, as ``subprocess.run`` would (in a
+        fork of a preloaded interpreter: see ``tests/helpers/preloaded.py``)."""
+        return preloaded.run(list(arguments), self.root, self.environment(), timeout)
 
     def build(self, *arguments: str) -> subprocess.CompletedProcess:
         return self.run("build", *arguments)
@@ -85,6 +82,13 @@ def _make_book(root: Path) -> Book:
     for chapter in (root / "chapters").glob("*.md"):
         rewrite_pin(chapter, __version__)
     return Book(root)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _preloaded_server():
+    """This worker's preloaded build server (started by its first command) ends with it."""
+    yield
+    preloaded.close()
 
 
 @pytest.fixture(scope="session")

@@ -25,6 +25,8 @@ def test_registered_expectations_cover_exactly_the_witness_fields():
     check_registered_expectations_cover_exactly_the_witness_fields(CLAIM, statistic_spread_witness)
 
 
+# The whole statistical claim recomputed (seconds of CPU): the claims tier.
+@pytest.mark.claims
 def test_the_claim_verifies(tmp_path):
     check_claim_verifies_or_refutes_its_account(CLAIM, tmp_path)
 
