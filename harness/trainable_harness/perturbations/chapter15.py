@@ -76,16 +76,11 @@ def merge_without_the_between_batch_term(patch=setattr) -> None:
 def _residual_from_the_normalized_input(weight, x) -> dict:
     """Blocks whose pre-norm residual adds the branch to ``N(x)``, not to ``x``."""
     from trainable_harness.normalization import centered_normalize, normalization_jacobian
+    from trainable_harness.witnesses.chapter15.placement import tanh_branch
 
     weight = np.asarray(weight, dtype=np.float64)
     x = np.asarray(x, dtype=np.float64)
-
-    def branch(z):
-        return np.tanh(weight @ z)
-
-    def branch_jacobian(z):
-        return (1.0 - np.tanh(weight @ z) ** 2)[:, None] * weight
-
+    branch, branch_jacobian = tanh_branch(weight)
     identity = np.eye(x.size)
     return {
         "pre": lambda z: centered_normalize(z) + branch(centered_normalize(z)),

@@ -21,9 +21,23 @@ __all__ = [
     "placement_summary",
     "placement_witness",
     "residual_placement",
+    "tanh_branch",
 ]
 
 PLACEMENT_WIDTH = 4  # d of the block
+
+
+def tanh_branch(weight: np.ndarray):
+    """The branch ``F(z) = tanh(W z)`` and its Jacobian ``diag(1 - tanh(W z)**2) W``, as two
+    functions of ``z`` (float64; ``weight`` of shape (d, d), ``z`` of shape (d,))."""
+
+    def branch(z):
+        return np.tanh(weight @ z)
+
+    def branch_jacobian(z):
+        return (1.0 - np.tanh(weight @ z) ** 2)[:, None] * weight
+
+    return branch, branch_jacobian
 
 
 def residual_placement(weight: np.ndarray, x: np.ndarray) -> dict:
@@ -65,12 +79,7 @@ def residual_placement(weight: np.ndarray, x: np.ndarray) -> dict:
             f"shape {x.shape}, got {weight.shape}"
         )
 
-    def branch(z):
-        return np.tanh(weight @ z)
-
-    def branch_jacobian(z):
-        return (1.0 - np.tanh(weight @ z) ** 2)[:, None] * weight
-
+    branch, branch_jacobian = tanh_branch(weight)
     identity = np.eye(x.size)
     return {
         "pre": lambda z: z + branch(centered_normalize(z)),
