@@ -407,12 +407,18 @@ def chapter_pages(path: str | Path) -> list[Page]:
             )
         try:
             file = paths.check_chapter_stem(entry["file"])
-            paths.check_claim_id(entry["starts"])
-        except (InvalidChapterStemError, InvalidClaimIdError) as error:
+        except InvalidChapterStemError as error:
             raise ChapterSourceError(f"{paths.shown(path)}: `pages`: {error}") from None
+        starts = entry["starts"]
+        if not (isinstance(starts, str) and _SECTION_LABEL.fullmatch(starts)):
+            raise ChapterSourceError(
+                f"{paths.shown(path)}: `pages`: starts {one_line(repr(starts), 80)} is not a "
+                "section label: a label is letters, digits, '-', '_', '.' and ':', starting "
+                "with a letter or digit, as in the line `(sec-bn-residual)=` above a heading"
+            )
         if file == path.stem or file in [page.file for page in pages]:
             raise ChapterSourceError(f"{paths.shown(path)}: `pages` names {file!r} twice")
-        pages.append(Page(file, entry["starts"]))
+        pages.append(Page(file, starts))
     return pages
 
 
@@ -446,6 +452,8 @@ def chapter_pin(path: str | Path) -> str | None:
 
 
 # A pin is a version: release numbers, then optionally a pre/post/local part (PEP 440 style).
+# A MyST target label, ``(label)=`` above a heading, as a later page's ``starts`` names it.
+_SECTION_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}")
 _VERSION = re.compile(r"[0-9]+(?:\.[0-9]+)*(?:[.+-]?[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*)?")
 
 

@@ -130,7 +130,9 @@ def test_the_book_chapters_declare_their_pages():
         ("pages: one\n", "must be a list"),
         ("pages:\n- {file: x}\n", "each entry of `pages`"),
         ("pages:\n- {file: ../x, starts: sec-a}\n", "is not a chapter name"),
-        ("pages:\n- {file: x, starts: Sec A}\n", "is not a claim id"),
+        ("pages:\n- {file: x, starts: Sec A}\n", "'Sec A' is not a section label"),
+        ("pages:\n- {file: x, starts: 3}\n", "3 is not a section label"),
+        ("pages:\n- {file: x, starts: ../sec}\n", "is not a section label"),
         ("pages:\n- {file: x, starts: sec-a}\n- {file: x, starts: sec-b}\n", "names 'x' twice"),
     ],
 )

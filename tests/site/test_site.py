@@ -1045,6 +1045,38 @@ def test_badge_and_claim_line_contrast(served_site, browser):
     assert not failures, "\n".join(failures)
 
 
+# The width the print style sheet leaves for text on A4 (210 mm less two 16 mm margins), in
+# CSS px at the 96 px per inch a browser prints at.
+PRINT_TEXT_PX = round((210 - 2 * 16) / 25.4 * 96)
+PRINTED_BLOCKS = """() => [...document.querySelectorAll("article pre")]
+  .filter(element => element.offsetParent !== null)
+  .map(element => ({text: element.textContent.trim().slice(0, 50), scroll: element.scrollWidth,
+    client: element.clientWidth, right: element.getBoundingClientRect().right}))"""
+
+
+def test_printed_code_stays_inside_the_margins(served_site, browser):
+    """Every printed code block and output fits the page's text width: it wraps, never runs
+    past the margin or hides behind a scroll bar that paper does not have."""
+    context = browser.new_context(viewport={"width": PRINT_TEXT_PX, "height": 1000})
+    page = context.new_page()
+    page.emulate_media(media="print")
+    failures, seen = [], 0
+    for stem in chapter_stems():
+        for path in chapter_page_files(stem):
+            name = str(path.relative_to(SITE))
+            _open(page, f"{served_site}/{name}")
+            for block in page.evaluate(PRINTED_BLOCKS):
+                seen += 1
+                if block["scroll"] > block["client"] + 1 or block["right"] > PRINT_TEXT_PX + 1:
+                    failures.append(
+                        f"{name}: {block['text']!r} needs {block['scroll']} px of "
+                        f"{block['client']} (right edge {block['right']:.0f} of {PRINT_TEXT_PX})"
+                    )
+    context.close()
+    assert seen > 10, seen
+    assert not failures, "\n".join(failures)
+
+
 def _book_pdf_module():
     from claimbook import pdf
 
