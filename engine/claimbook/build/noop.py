@@ -101,7 +101,9 @@ def tree_digest(root: str | Path) -> str:
     """SHA-256 over the book at ``root`` as the module doc describes (64 hex digits).
 
     Each file enters as its relative path, its length and its bytes; a symbolic link as its
-    path and its target, never followed; so no two different trees share an input stream.
+    path and its target, never followed; anything else (a FIFO, a socket, a device) as its path
+    and its type, never opened (reading a FIFO would wait for a writer); so no two different
+    trees share an input stream.
     """
     root = Path(root).resolve()
     hasher = hashlib.sha256()
@@ -117,6 +119,11 @@ def tree_digest(root: str | Path) -> str:
         path = "/".join(name)
         if entry.is_symlink():
             hasher.update(f"link\0{path}\0{os.readlink(entry.path)}\0".encode())
+            continue
+        if not entry.is_file(follow_symlinks=False):  # a FIFO, socket or device: never opened
+            hasher.update(
+                f"special\0{path}\0{entry.stat(follow_symlinks=False).st_mode}\0".encode()
+            )
             continue
         with open(entry.path, "rb") as stream:
             size = os.fstat(stream.fileno()).st_size

@@ -61,6 +61,12 @@ def test_a_link_is_its_target_not_the_file_it_names(tree):
     assert noop.tree_digest(tree) != before
 
 
+def test_a_fifo_is_named_never_opened(tree):
+    before = noop.tree_digest(tree)
+    os.mkfifo(tree / "_build" / "html" / "pipe")  # opening it would wait for a writer
+    assert noop.tree_digest(tree) != before
+
+
 def test_what_no_build_reads_is_not_part_of_it(tree):
     before = noop.tree_digest(tree)
     for skipped in (".git", ".venv", "node_modules", "chapters/__pycache__"):
