@@ -110,7 +110,13 @@ def _nothing_to_do(argv: list[str]) -> bool:
     started = time.perf_counter()
     from claimbook import paths
     from claimbook.build import noop
+    from claimbook.build.checkout import check_checkout
+    from claimbook.errors import BuildError
 
+    try:
+        check_checkout()
+    except BuildError:
+        return False  # another checkout: the full path refuses it, in its own words
     if not noop.unchanged_since_clean_build():
         return False
     if options[-1] == "--question":

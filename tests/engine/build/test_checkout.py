@@ -83,3 +83,18 @@ def test_clean_refuses_to_remove_the_build_products_of_another_checkout(tmp_path
     assert clean.main([]) == 1
     assert removed == []
     assert checkout.book_holding(Path.cwd()) == copy
+
+
+def test_a_copy_is_refused_even_when_the_original_was_built_clean(tmp_path, monkeypatch):
+    """The no-op answer reads the original checkout's tree: a copy never gets it, whether or
+    not the original's last build was clean (the full path then refuses the copy)."""
+    from claimbook import __main__ as entry
+    from claimbook.build import noop
+
+    copy = _book(tmp_path / "copy")
+    monkeypatch.delenv(paths.ROOT_ENVIRONMENT_VARIABLE, raising=False)
+    monkeypatch.chdir(copy)
+    monkeypatch.setattr(noop, "unchanged_since_clean_build", lambda *a, **k: True)
+    assert entry._nothing_to_do(["build", "--question"]) is False
+    monkeypatch.chdir(paths.REPO_ROOT)
+    assert entry._nothing_to_do(["build", "--question"]) is True
