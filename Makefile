@@ -114,6 +114,8 @@ lint: | $(STAMP)
 # The test tiers (markers in pyproject.toml), each timed: `unit` (no kernel, no Sphinx; the
 # tier to run before every commit), `book` (fixture-book builds: driver, kernels, Sphinx),
 # `site` (the built site, in a browser). unit and book run on every core (pytest-xdist).
+# claims and site collect only their folders (tests/conftest.py's TIER_FOLDERS, which
+# refuses a test of theirs elsewhere).
 TIER = TIMEFORMAT="make: $(1) tier took %1R s"; time
 
 unit: | $(STAMP)
@@ -125,7 +127,7 @@ book-check: | $(STAMP)
 # Whole claims recomputed as they are, and the checks beside them (summation order, dead
 # runs); the mistakes each claim catches are `mutate`'s: seconds to tens of seconds each.
 claims-check: | $(STAMP)
-	@$(call TIER,claims) $(BIN)/pytest -m claims -n auto -q
+	@$(call TIER,claims) $(BIN)/pytest -m claims -n auto -q tests/harness/witnesses
 
 # Every claim under each mistake it names (its registry's catches), each perturbation of the
 # harness alone in a fresh interpreter, one per core; records _build/mutations.json, which the
@@ -151,12 +153,12 @@ browser:
 	        --no-install-recommends chromium fonts-dejavu-core >/dev/null; }
 
 site-check: browser
-	@$(call TIER,site) $(BIN)/pytest -m site -n auto -q
+	@$(call TIER,site) $(BIN)/pytest -m site -n auto -q tests/site tests/chapters
 
 # Every page's screenshots, whole chapters included, in _build/screenshots/ (for people; the
 # site tier takes viewport-sized ones and skips the whole-chapter captures, which check nothing).
 screenshots: browser
-	SITE_FULL_PAGE=1 $(BIN)/pytest -m site -q -k "every_page_at_every_width or chapters_show"
+	SITE_FULL_PAGE=1 $(BIN)/pytest -m site -q tests/site -k "every_page_at_every_width or chapters_show"
 
 rebuild: clean
 	$(MAKE) all

@@ -24,13 +24,27 @@ import pytest
 from claimbook import paths
 
 TIERS = ("unit", "claims", "book", "site")
+# The folders that hold a tier's tests, for the tiers whose Makefile target collects only
+# those folders (collecting every test module costs each pytest-xdist worker about 10 s).
+TIER_FOLDERS = {"claims": ("tests/harness/witnesses",), "site": ("tests/site", "tests/chapters")}
+_TESTS = Path(__file__).resolve().parent
 
 
 def pytest_collection_modifyitems(items):
-    """Give every test without a tier marker the ``unit`` tier (doctests included)."""
+    """Give every test without a tier marker the ``unit`` tier (doctests included); refuse a
+    test of a tier in :data:`TIER_FOLDERS` outside that tier's folders, which its Makefile
+    target would never run."""
+    misplaced = []
     for item in items:
         if not any(item.get_closest_marker(tier) for tier in TIERS):
             item.add_marker(pytest.mark.unit)
+        where = Path(item.path).resolve().relative_to(_TESTS.parent).as_posix()
+        for tier, folders in TIER_FOLDERS.items():
+            inside = any(where == f or where.startswith(f + "/") for f in folders)
+            if item.get_closest_marker(tier) and not inside:
+                misplaced.append(f"{item.nodeid}: a {tier} test outside {', '.join(folders)}")
+    if misplaced:
+        raise pytest.UsageError("\n".join(misplaced))
 
 
 # This file holds no doctests; collected as a doctest module it would be imported a second

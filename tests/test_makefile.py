@@ -76,3 +76,15 @@ def test_an_older_environment_is_judged_by_its_activate_script(checkout):
     assert "rm -rf .venv" not in _dry_run(checkout)
     activate.write_text('VIRTUAL_ENV="/the/original/.venv"\nexport VIRTUAL_ENV\n')
     assert "made for /the/original, not for" in _dry_run(checkout)
+
+
+def test_the_tiers_that_collect_folders_collect_the_folders_conftest_names():
+    """``make claims-check`` and ``make site-check`` pass pytest the folders that
+    tests/conftest.py's TIER_FOLDERS holds; a test of theirs elsewhere is refused there."""
+    from tests.conftest import TIER_FOLDERS
+
+    text = (paths.REPO_ROOT / "Makefile").read_text(encoding="utf-8")
+    for tier, folders in TIER_FOLDERS.items():
+        lines = text.splitlines()
+        (line,) = [ln for ln in lines if "$(call TIER" in ln and f"-m {tier} " in ln]
+        assert line.split(" -q ", 1)[1].split() == list(folders), line
