@@ -30,6 +30,26 @@ TIER_FOLDERS = {"claims": ("tests/harness/witnesses",), "site": ("tests/site", "
 _TESTS = Path(__file__).resolve().parent
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session):
+    """Collect with bytecode caching on, whatever ``PYTHONDONTWRITEBYTECODE`` says.
+
+    Under that variable (set on this machine) pytest rewrites the asserts of every test
+    module, and Python compiles every module of the checkout, again in each worker of each
+    tier: about 4 of the 10 CPU-s a collection takes. The caches go to ``__pycache__``
+    (ignored by git and by the build's digests) and are checked against each source's
+    modification time and size, as everywhere. Only collection writes them: the copies of
+    the harness that tests edit are imported later, and by processes that keep the
+    variable, so a same-size edit within one second can never run stale bytecode.
+    """
+    before = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    try:
+        return (yield)
+    finally:
+        sys.dont_write_bytecode = before
+
+
 def pytest_collection_modifyitems(items):
     """Give every test without a tier marker the ``unit`` tier (doctests included); refuse a
     test of a tier in :data:`TIER_FOLDERS` outside that tier's folders, which its Makefile

@@ -18,6 +18,9 @@ def tree(tmp_path, monkeypatch):
     (root / "artifacts" / "a.json").write_text('{"status": "verified"}\n')
     (root / "_build" / "html").mkdir()
     (root / "_build" / "html" / "index.html").write_text("<p>verified</p>\n")
+    for name in ("_config.yml", "_toc.yml"):  # a book, run in its own folder
+        (root / name).write_text("")
+    monkeypatch.chdir(root)
     monkeypatch.delenv("TRAINABLE_BUILD_COMMIT", raising=False)
     monkeypatch.delenv("TRAINABLE_BUILD_DATE", raising=False)
     return root
