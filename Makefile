@@ -113,21 +113,22 @@ lint: | $(STAMP)
 
 # The test tiers (markers in pyproject.toml), each timed: `unit` (no kernel, no Sphinx; the
 # tier to run before every commit), `book` (fixture-book builds: driver, kernels, Sphinx),
-# `site` (the built site, in a browser). unit and book run on every core (pytest-xdist).
+# `site` (the built site, in a browser). Each runs on every core (pytest-xdist; an idle
+# worker takes tests queued for a busy one, so a few long tests do not end the tier alone).
 # claims and site collect only their folders (tests/conftest.py's TIER_FOLDERS, which
 # refuses a test of theirs elsewhere).
 TIER = TIMEFORMAT="make: $(1) tier took %1R s"; time
 
 unit: | $(STAMP)
-	@$(call TIER,unit) $(BIN)/pytest -m unit -n auto -q
+	@$(call TIER,unit) $(BIN)/pytest -m unit -n auto --dist worksteal -q
 
 book-check: | $(STAMP)
-	@$(call TIER,book) $(BIN)/pytest -m book -n auto -q
+	@$(call TIER,book) $(BIN)/pytest -m book -n auto --dist worksteal -q
 
 # Whole claims recomputed as they are, and the checks beside them (summation order, dead
 # runs); the mistakes each claim catches are `mutate`'s: seconds to tens of seconds each.
 claims-check: | $(STAMP)
-	@$(call TIER,claims) $(BIN)/pytest -m claims -n auto -q tests/harness/witnesses
+	@$(call TIER,claims) $(BIN)/pytest -m claims -n auto --dist worksteal -q tests/harness/witnesses
 
 # Every claim under each mistake it names (its registry's catches), each perturbation of the
 # harness alone in a fresh interpreter, one per core; records _build/mutations.json, which the
@@ -153,7 +154,7 @@ browser:
 	        --no-install-recommends chromium fonts-dejavu-core >/dev/null; }
 
 site-check: browser
-	@$(call TIER,site) $(BIN)/pytest -m site -n auto -q tests/site tests/chapters
+	@$(call TIER,site) $(BIN)/pytest -m site -n auto --dist worksteal -q tests/site tests/chapters
 
 # Every page's screenshots, whole chapters included, in _build/screenshots/ (for people; the
 # site tier takes viewport-sized ones and skips the whole-chapter captures, which check nothing).
