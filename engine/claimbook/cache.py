@@ -5,8 +5,11 @@ the files it read and the text of its other inputs (:func:`digest`) -- never und
 name, size, inode or modification time. An edited file is therefore never served the old
 value, whatever the filesystem says about it (a same-size edit with its old time restored
 included), and an unchanged one costs a read and a hash. Every cache is emptied at the start
-of each build (:func:`reset`, which the build driver, the claims command line and each Sphinx
-application call), so a long-lived process keeps the values of one build at most.
+of each build (:func:`reset`, which the build driver and the claims command line call, and
+:func:`reset_for_application` when a Sphinx application is made outside a driver build), so
+a long-lived process keeps the values of one build at most. The driver's render is part of
+its build (:func:`one_build`): the registry entries it validated and the judgements it made
+while planning are the render's too, still keyed by the bytes they came from.
 
 The caches, each a :class:`ContentCache`:
 
@@ -38,14 +41,16 @@ from __future__ import annotations
 
 import hashlib
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-__all__ = ["ContentCache", "digest", "file_bytes", "reset"]
+__all__ = ["ContentCache", "digest", "file_bytes", "one_build", "reset", "reset_for_application"]
 
 T = TypeVar("T")
 _CACHES: weakref.WeakSet[ContentCache] = weakref.WeakSet()
+_BUILDS_RUNNING = [0]  # driver builds running in this process (one, or none)
 
 
 def digest(*parts: bytes | str | None) -> str:
@@ -108,3 +113,23 @@ def reset() -> None:
     """Empty every cache: called at the start of each build."""
     for cache in list(_CACHES):
         cache.clear()
+
+
+@contextmanager
+def one_build() -> Iterator[None]:
+    """A driver build: every cache emptied at its start, and not again by the Sphinx
+    application it makes (:func:`reset_for_application`), whose render belongs to it."""
+    reset()
+    _BUILDS_RUNNING[0] += 1
+    try:
+        yield
+    finally:
+        _BUILDS_RUNNING[0] -= 1
+
+
+def reset_for_application() -> None:
+    """Empty every cache for a Sphinx application made on its own (``jupyter-book build``, a
+    test's render); inside a driver build (:func:`one_build`) they were emptied at its start.
+    """
+    if not _BUILDS_RUNNING[0]:
+        reset()

@@ -153,7 +153,13 @@ def build(
     anything is written.
     """
     started = time.perf_counter()
-    cache.reset()  # every cached value of a previous build in this process is dropped
+    # Every cached value of a previous build in this process is dropped; the render's
+    # Sphinx application shares this build's.
+    with cache.one_build():
+        return _build(started, jobs, question, out, only, render_site, kernels)
+
+
+def _build(started, jobs, question, out, only, render_site, kernels) -> int:
     selected = _selected_sources(only)
     claim_ids = _claims_of(selected) if only else claims.list_claims()
     if question:

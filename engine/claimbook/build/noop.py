@@ -20,8 +20,11 @@ site and its records, the mutate record), except:
 
 Beside the files it covers what a page shows that is not a file of the tree: the commit the
 footer names (``git rev-parse HEAD``, or ``TRAINABLE_BUILD_COMMIT`` / ``TRAINABLE_BUILD_DATE``),
-the Python version, and the absolute root (a copied checkout, whose ``.venv`` names the
-original, takes the full path, which refuses it). Contents are hashed, never sizes or times,
+the Python version, the absolute root (a copied checkout, whose ``.venv`` names the
+original, takes the full path, which refuses it), and, when the engine that builds the book
+lives outside its root (a generated or fixture book named by ``TRAINABLE_ROOT``), the
+engine's place and the bytes of its modules: another engine, or an edited one, takes the
+full path (inside the root they are files of the tree). Contents are hashed, never sizes or times,
 so an edit whose old modification time is restored is seen like any other; any change
 anywhere in the tree, relevant or not, sends the build down its full path, which decides.
 The record is removed when a whole build starts its full path and again when it ends other
@@ -113,6 +116,7 @@ def tree_digest(root: str | Path) -> str:
         "python": sys.version,
         "commit": _commit(root),
         "stamp": {name: os.environ.get(name) for name in _STAMP_VARIABLES},
+        "engine": _engine_outside(root),
     }
     hasher.update(json.dumps(stamp, sort_keys=True).encode() + b"\0")
     for name, entry in _files(root):
@@ -135,6 +139,21 @@ def tree_digest(root: str | Path) -> str:
             if read != size:  # the file changed while it was read: this tree is not at rest
                 hasher.update(b"\0changed while read\0")
     return hasher.hexdigest()
+
+
+def _engine_outside(root: Path) -> str | None:
+    """The engine's folder and the SHA-256 of its files (modules, schema) when it is outside
+    ``root``; None inside it."""
+    engine = Path(__file__).resolve().parents[1]  # the claimbook package
+    if engine.is_relative_to(root):
+        return None  # its modules are files of the tree
+    hasher = hashlib.sha256()
+    for file in sorted(engine.rglob("*")):
+        if file.is_file() and "__pycache__" not in file.parts:
+            data = file.read_bytes()
+            hasher.update(f"{file.relative_to(engine).as_posix()}\0{len(data)}\0".encode())
+            hasher.update(data)
+    return f"{engine}:{hasher.hexdigest()}"
 
 
 def record_clean_build(root: str | Path | None = None) -> str:

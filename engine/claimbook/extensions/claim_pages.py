@@ -417,19 +417,30 @@ def _collect_pages(app):
 _NOT_SEARCHED = {"seeds-and-intervals", "contract", "provenance", "record", "re-verify"}
 
 
+def _searched_copy(node: nodes.Node) -> nodes.Node:
+    """A deep copy of ``node`` without its sections in :data:`_NOT_SEARCHED`."""
+    if not isinstance(node, nodes.Element):
+        return node.deepcopy()
+    copied = node.copy()
+    for child in node.children:
+        if isinstance(child, nodes.section) and set(child["ids"]) & _NOT_SEARCHED:
+            continue
+        copied += _searched_copy(child)
+    return copied
+
+
 def _feed_search_index(app, pagename: str, title: str, body: nodes.Node) -> None:
     """Index a claim page, and keep Sphinx from pruning it as an unknown document."""
     indexer = getattr(app.builder, "indexer", None)
     if indexer is None:
         return
-    document = new_document(pagename)
-    document += body.deepcopy()
     # A reader searches for what a claim says (statement, account, fields, reasons), not for
     # the numbers of its seeds, its contract, provenance and raw record, which the page shows
-    # and which would only make the index larger and slower to build.
-    for part in list(document.findall(nodes.section)):
-        if set(part["ids"]) & _NOT_SEARCHED:
-            part.parent.remove(part)
+    # and which would only make the index larger and slower to build. Only the searched
+    # parts are copied (the others are most of the page: copying them cost more than
+    # indexing the rest).
+    document = new_document(pagename)
+    document += _searched_copy(body)
     indexer.feed(pagename, "", title, document)
     kept = getattr(indexer, "_trainable_pages", None)
     if kept is None:

@@ -70,14 +70,15 @@ def at_each_build(app, forget) -> None:
     """Call ``forget(app)`` when ``app`` is made and when each of its builds starts reading.
 
     For state an extension keeps about one build of an application (which pages it read,
-    which it wrote); the engine's caches are emptied once, when the application is made.
+    which it wrote); the engine's caches are emptied once, when the application is made
+    (unless a driver build made it: :func:`claimbook.cache.one_build`).
     """
     app.connect("builder-inited", forget)
     app.connect("env-before-read-docs", lambda app, env, docnames: forget(app))
 
 
 def _reset_caches(app) -> None:
-    cache.reset()
+    cache.reset_for_application()
 
 
 def _judged(claim_id: str) -> tuple[Claim, Judgement]:

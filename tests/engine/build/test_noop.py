@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -137,3 +138,17 @@ def test_a_changed_tree_takes_the_full_path(tree, capsys):
     (tree / "artifacts" / "a.json").write_text("{}")
     assert command_line._nothing_to_do(["build"]) is False
     assert capsys.readouterr().out == ""
+
+
+def test_another_engine_outside_the_book_takes_the_full_path(tree, monkeypatch):
+    """A book outside the engine's checkout (named by TRAINABLE_ROOT) built clean by one
+    engine is not up to date for another: the engine's files are not files of its tree."""
+    noop.record_clean_build()
+    assert noop.unchanged_since_clean_build()
+    monkeypatch.setattr(noop, "_engine_outside", lambda root: "/another/engine:0123")
+    assert not noop.unchanged_since_clean_build()
+
+
+def test_the_engine_counts_only_when_it_is_outside_the_book(tree):
+    assert noop._engine_outside(tree.resolve()) is not None
+    assert noop._engine_outside(Path(noop.__file__).resolve().parents[3]) is None
