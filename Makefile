@@ -40,7 +40,7 @@ export MKL_NUM_THREADS := 1
 EXECUTED := $(patsubst %.md,%.ipynb,$(wildcard chapters/*.md))
 MATHJAX := _build/site-extra/_vendor/mathjax/tex-chtml.js
 
-.PHONY: all venv site mathjax test lint unit claims-check mutate mutate-check book-check site-check check-artifacts rebuild clean verify repin serve browser lock uptodate bench bench-growth matrix-check screenshots site-after-rebuild binder-after-rebuild
+.PHONY: all venv site mathjax test lint unit claims-check mutate mutate-check book-check site-check check-artifacts rebuild clean verify repin serve browser lock uptodate bench bench-growth matrix-check screenshots
 
 venv: $(STAMP)
 
@@ -164,23 +164,20 @@ screenshots: browser
 rebuild: clean
 	$(MAKE) all
 
-# lint and the unit tier first (fast, and they catch most mistakes); then, on four job slots,
-# the book, claims and mutate checks beside the rebuild from clean (the fixture books and the
-# mutate record live in temporary folders), and as soon as that rebuild is done, on the built
-# tree, the site as a reader sees it and what Binder does, whose notebooks recompute every
-# claim in a fresh environment and must write the rebuild's artifacts byte for byte (the
-# build is deterministic: what `check-artifacts` checks, without a third computation); last,
-# an unchanged tree with nothing left to do.
+# lint and the unit tier first (fast, and they catch most mistakes); then the book, claims
+# and mutate checks beside the rebuild from clean (the fixture books and the mutate record
+# live in temporary folders); then, on the built tree, the site as a reader sees it beside
+# what Binder does, whose notebooks recompute every claim in a fresh environment and must
+# write the rebuild's artifacts byte for byte (the build is deterministic: what
+# `check-artifacts` checks, without a third computation); last, an unchanged tree with
+# nothing left to do. The site checks do not start beside the book tier: under that load
+# (about 10 on 2 cores) a sidebar's overlay once outlasted a 5 s click.
 test: lint unit
 	@$(MAKE) --no-print-directory -j4 --output-sync=target book-check claims-check mutate-check \
-	    site-after-rebuild binder-after-rebuild
+	    rebuild
+	@$(MAKE) --no-print-directory -j2 --output-sync=target site-check binder-check \
+	    BINDER_CHECK_FLAGS=--against=artifacts/claims
 	@$(MAKE) --no-print-directory uptodate || { echo "make test: an unchanged tree would rebuild" >&2; exit 1; }
-
-site-after-rebuild: rebuild
-	@$(MAKE) --no-print-directory site-check
-
-binder-after-rebuild: rebuild
-	@$(MAKE) --no-print-directory binder-check BINDER_CHECK_FLAGS=--against=artifacts/claims
 
 check-artifacts: | $(STAMP)
 	@TIMEFORMAT="make: artifacts recomputed and compared in %1R s"; time \
