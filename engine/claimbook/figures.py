@@ -42,6 +42,7 @@ __all__ = [
     "chapter_number",
     "figure_files",
     "figure_labels",
+    "glue_figure",
     "locate_figure",
     "save_figure",
     "smallest_text_pt",
@@ -221,10 +222,9 @@ def save_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, P
     (:func:`locate_figure`). Metadata: title (the label), source (``chapters/<stem>.md``) and
     a description naming the harness version; no date, and SVG ids hashed from a salt fixed to
     the label, so the same figure gives the same bytes on every run. The PNG is drawn at
-    :data:`PNG_DPI` and cropped as a notebook shows it (``bbox_inches="tight"``, the inline
-    backend's setting), so the page's image and the artifact are the same drawing; its metadata
-    also records the figure's smallest text in points (:data:`SMALLEST_TEXT_KEY`,
-    :func:`smallest_text_pt`). Each file is replaced atomically.
+    :data:`PNG_DPI` and cropped to the drawing (``bbox_inches="tight"``); the page shows it
+    (:func:`glue_figure`). Its metadata also records the figure's smallest text in points
+    (:data:`SMALLEST_TEXT_KEY`, :func:`smallest_text_pt`). Each file is replaced atomically.
 
     Returns
     -------
@@ -262,6 +262,29 @@ def save_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, P
     png_metadata[SMALLEST_TEXT_KEY] = f"{smallest_text_pt(fig):g}"
     with atomic_output(png_path, "wb") as stream:
         fig.savefig(stream, format="png", dpi=PNG_DPI, metadata=png_metadata, bbox_inches="tight")
+    return svg_path, png_path
+
+
+def glue_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, Path]:
+    """Save ``fig`` (:func:`save_figure`), glue the PNG just written under ``label``, close it.
+
+    The ``{glue:figure}`` directive named ``label`` then shows the artifact's own bytes: the
+    page's image and ``artifacts/figures/<label>.png`` are one file, and the figure is drawn
+    twice (SVG and PNG) rather than a third time by the notebook's display machinery, which
+    was about a quarter of chapter 16's kernel. The glued value is not displayed in the
+    notebook (``display=False``), and ``fig`` is closed so the notebook does not draw it at
+    the end of the cell either.
+
+    Returns and raises as :func:`save_figure`; nothing is glued when it raises.
+    """
+    svg_path, png_path = save_figure(fig, label, chapter=chapter)
+    from IPython.display import Image  # late: as myst-nb, only a kernel needs it
+    from myst_nb import glue
+
+    glue(label, Image(data=png_path.read_bytes(), format="png"), display=False)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
     return svg_path, png_path
 
 

@@ -17,8 +17,9 @@ Each module is named for what it measures:
 
 The book engine (:mod:`claimbook`: claims, build, site) is a separate package. A chapter
 reaches the few engine names it uses through this package (``verify_claim``,
-``claim_status_line``, ``claim_seed``, ``glue_setting``, ``save_figure``, the figure
-``PALETTE``, ``FIGURE_STYLE`` and ``FIGURE_WIDTH``, ``show_source``, ``format_value``); they
+``claim_status_line``, ``claim_seed``, ``glue_setting``, ``save_figure``, ``glue_figure``,
+the figure ``PALETTE``, ``FIGURE_STYLE`` and ``FIGURE_WIDTH``, ``show_source``,
+``format_value``); they
 are imported from the engine when first used, so importing the instruments stays cheap.
 """
 
@@ -48,6 +49,7 @@ _FROM_ENGINE = {
     "load_claim": "claimbook.claims.registry",
     "glue_setting": "claimbook.settings",
     "save_figure": "claimbook.figures",
+    "glue_figure": "claimbook.figures",
     "PALETTE": "claimbook.figures",
     "FIGURE_STYLE": "claimbook.figures",
     "FIGURE_WIDTH": "claimbook.figures",

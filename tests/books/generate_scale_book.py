@@ -94,18 +94,15 @@ statistic.
 FIGURE = """
 ```{{code-cell}} ipython3
 import matplotlib.pyplot as plt
-from myst_nb import glue
 
-from trainable_harness import FIGURE_STYLE, save_figure
+from trainable_harness import FIGURE_STYLE, glue_figure
 
 with plt.rc_context(FIGURE_STYLE):
     fig, ax = plt.subplots()
     ax.plot(x, centered_normalize(x), marker="o")
     ax.set(xlabel="input value", ylabel="normalized value")
     fig.tight_layout()
-glue("{label}", fig, display=False)
-save_figure(fig, "{label}")
-plt.close(fig)
+glue_figure(fig, "{label}")
 ```
 
 ```{{glue:figure}} {label}

@@ -69,10 +69,11 @@ def test_claims_verified_in_code_are_registered_and_shown_on_the_page(chapter):
 
 
 def test_every_numbered_figure_is_saved_as_an_artifact(chapter):
+    # glue_figure saves the artifact and glues its PNG: the page shows the artifact's bytes.
     source = read_chapter(chapter)
     saved = [
         call.args[1].value
-        for _cell, call in source.calls("save_figure")
+        for _cell, call in source.calls("glue_figure")
         if len(call.args) > 1 and isinstance(call.args[1], ast.Constant)
     ]
     assert sorted(figures.figure_labels(source)) == sorted(saved)
@@ -126,7 +127,7 @@ def test_every_bound_number_names_a_registered_field_of_a_claim_the_chapter_veri
 
 def test_chapters_reach_the_engine_only_through_the_instruments(chapter):
     # The engine is not a chapter's import: what a chapter needs of it (verify_claim,
-    # glue_setting, save_figure, PALETTE, ...) is re-exported by trainable_harness.
+    # glue_setting, glue_figure, PALETTE, ...) is re-exported by trainable_harness.
     imported = set()
     for _index, tree in read_chapter(chapter).code_trees():
         for node in ast.walk(tree):

@@ -1,6 +1,6 @@
-"""Figure artifacts named by label (harness/trainable_harness/figures.py)."""
+"""Figure artifacts named by label (engine/claimbook/figures.py)."""
 
-import io
+import base64
 import xml.etree.ElementTree as ElementTree
 
 import matplotlib
@@ -121,14 +121,7 @@ def test_metadata_names_the_chapter_and_harness_and_no_date(book, fig):
         assert image.info["Source"] == "chapters/second.md"
         assert f"trainable_harness {__version__}" in image.info["Comment"]
         assert "Software" not in image.info
-        # At PNG_DPI, cropped as a notebook shows it (IPython's print_figure, what glue
-        # stores for the page): the page's image and the artifact are the same drawing.
         assert image.info["dpi"] == pytest.approx((figures.PNG_DPI, figures.PNG_DPI), abs=0.01)
-        from IPython.core.pylabtools import print_figure
-
-        fig.set_dpi(figures.PNG_DPI)  # a chapter's FIGURE_STYLE sets figure.dpi
-        with Image.open(io.BytesIO(print_figure(fig, "png"))) as shown:
-            assert image.size == shown.size
         # Its smallest text, the tick and legend labels of the default style, is recorded.
         assert float(image.info[figures.SMALLEST_TEXT_KEY]) == figures.smallest_text_pt(fig)
     text = svg.read_text(encoding="utf-8")
@@ -152,6 +145,39 @@ def test_a_failed_save_leaves_no_partial_file(book, fig, monkeypatch):
     with pytest.raises(OSError, match="disk full"):
         figures.save_figure(fig, "fig-alpha")
     assert list((book / "artifacts" / "figures").iterdir()) == []
+
+
+@pytest.fixture
+def glued(monkeypatch):
+    """What ``myst_nb.glue`` was given, call by call: ``(name, mime bundle, display)``."""
+    import myst_nb
+    from IPython.core.formatters import format_display_data
+
+    calls = []
+    monkeypatch.setattr(
+        myst_nb,
+        "glue",
+        lambda name, value, display=True: calls.append(
+            (name, format_display_data(value)[0], display)
+        ),
+    )
+    return calls
+
+
+def test_glue_figure_glues_the_artifacts_png_and_closes_the_figure(book, fig, glued):
+    svg, png = figures.glue_figure(fig, "fig-beta")
+    assert (svg, png) == figures.figure_files("fig-beta") and svg.is_file()
+    [(name, bundle, display)] = glued
+    assert (name, display) == ("fig-beta", False)
+    # The page's image is the artifact's bytes, not another drawing of the figure.
+    assert base64.b64decode(bundle["image/png"]) == png.read_bytes()
+    assert not plt.fignum_exists(fig.number)
+
+
+def test_glue_figure_glues_nothing_when_the_save_is_refused(book, fig, glued):
+    with pytest.raises(UnknownFigureError):
+        figures.glue_figure(fig, "fig-missing")
+    assert glued == [] and plt.fignum_exists(fig.number)
 
 
 def test_one_palette_and_one_style_for_every_chapter():

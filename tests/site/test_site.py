@@ -893,7 +893,7 @@ SMALLEST_TEXT_CSS_PX = 9.0
 
 def figure_record(label):
     """``(smallest text in pt, width in pt, width in px)`` of figure ``label``, read from the
-    PNG its ``save_figure`` wrote (the site's copy): the text chunk
+    PNG its ``glue_figure`` wrote (the site's copy): the text chunk
     :data:`claimbook.figures.SMALLEST_TEXT_KEY` and the image's own size and resolution."""
     from PIL import Image
 

@@ -3,7 +3,7 @@
 MyST syntax this extension adds:
 
 - ``{figure-artifact}`fig-label``` -- in a figure's caption, links to the files
-  ``save_figure(fig, "fig-label")`` wrote: ``artifacts/figures/<label>.svg`` and ``.png``
+  ``glue_figure(fig, "fig-label")`` wrote: ``artifacts/figures/<label>.svg`` and ``.png``
   (:mod:`claimbook.figures`). The files are named by label, so no figure number is
   computed here; the role checks that Sphinx numbered a figure of that name on the same page
   and that both files exist, and warns otherwise (``-W`` makes that a failed build).
@@ -111,7 +111,7 @@ def _resolve_figure_artifacts(app, doctree, docname):
         if missing:
             logger.warning(
                 "figure-artifact: artifacts/figures/%s missing (save it with "
-                "save_figure(fig, %r))",
+                "glue_figure(fig, %r))",
                 " and ".join(missing),
                 label,
                 location=node,

@@ -91,7 +91,7 @@ def test_generated_chapters_mix_the_four_kinds(tmp_path):
     texts = [(book / "chapters" / f"chapter-{k + 1:02d}.md").read_text() for k in range(8)]
     for index, text in enumerate(texts):
         kind = KINDS[index % 4]
-        assert ("save_figure(fig, " in text) is (kind == "figure")
+        assert ("glue_figure(fig, " in text) is (kind == "figure")
         assert ("streaming_moments(values)" in text) is (kind == "moments")
         assert ("-spread-001" in text) is (kind == "statistical")
 
