@@ -265,7 +265,7 @@ def save_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, P
     return svg_path, png_path
 
 
-def glue_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, Path]:
+def glue_figure(fig, label: str, *, chapter: str | None = None) -> None:
     """Save ``fig`` (:func:`save_figure`), glue the PNG just written under ``label``, close it.
 
     The ``{glue:figure}`` directive named ``label`` then shows the artifact's own bytes: the
@@ -273,11 +273,12 @@ def glue_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, P
     twice (SVG and PNG) rather than a third time by the notebook's display machinery, which
     was about a quarter of chapter 16's kernel. The glued value is not displayed in the
     notebook (``display=False``), and ``fig`` is closed so the notebook does not draw it at
-    the end of the cell either.
+    the end of the cell either. It returns nothing, so a cell that ends with it prints
+    nothing (the files are :func:`figure_files` of ``label``).
 
-    Returns and raises as :func:`save_figure`; nothing is glued when it raises.
+    Raises as :func:`save_figure`; nothing is glued when it raises.
     """
-    svg_path, png_path = save_figure(fig, label, chapter=chapter)
+    _, png_path = save_figure(fig, label, chapter=chapter)
     from IPython.display import Image  # late: as myst-nb, only a kernel needs it
     from myst_nb import glue
 
@@ -285,7 +286,6 @@ def glue_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, P
     import matplotlib.pyplot as plt
 
     plt.close(fig)
-    return svg_path, png_path
 
 
 def smallest_text_pt(fig) -> float:
