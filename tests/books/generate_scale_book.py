@@ -46,6 +46,8 @@ sphinx:
     - claimbook.extensions.chapter_numbers
     - claimbook.extensions.claims
     - claimbook.extensions.figure_artifacts
+    - claimbook.extensions.numref_targets
+    - claimbook.extensions.shared_sidebar
   config:
     trainable_first_chapter: {first}
     numfig: true
