@@ -341,7 +341,10 @@ def ill_conditioned_rows(draw, dtype):
     assume(np.abs(base) < np.finfo(dtype).max / 2)
     steps = draw(st.lists(st.integers(-64, 64), min_size=2, max_size=8))
     step = np.float64(np.spacing(base)) * 2.0 ** draw(st.integers(0, 6))
-    x = (np.float64(base) + np.float64(step) * np.array(steps, dtype=np.float64)).astype(dtype)
+    exact = np.float64(base) + np.float64(step) * np.array(steps, dtype=np.float64)
+    # Refused before the cast, which would overflow (and warn) past the dtype's largest value.
+    assume(np.all(np.abs(exact) <= np.finfo(dtype).max))
+    x = exact.astype(dtype)
     assume(np.isfinite(x).all())
     return x
 
