@@ -21,6 +21,8 @@ import concurrent.futures
 import json
 import multiprocessing
 import os
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -120,15 +122,25 @@ def _start_kernel():
 
     from jupyter_client.manager import AsyncKernelManager
 
-    manager = AsyncKernelManager(kernel_name="python3")
-    asyncio.run(
-        manager.start_kernel(
-            cwd=str(paths.CHAPTERS_DIR),
-            # The kernel's own log is noise here (a notice about its local TCP transport);
-            # a failing cell is reported by papermill.
-            extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
-        )
+    # Unix sockets in a folder of the kernel's own, not TCP ports: a port is chosen by binding
+    # and releasing it, so two kernels starting at once can pick the same one and one dies with
+    # "Address already in use" (papermill#511; it failed a benchmark run). The folder is new
+    # and private, so no other kernel can take its socket names.
+    sockets = tempfile.mkdtemp(prefix="trainable-kernel-")
+    manager = AsyncKernelManager(
+        kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "kernel")
     )
+    try:
+        asyncio.run(
+            manager.start_kernel(
+                cwd=str(paths.CHAPTERS_DIR),
+                # The kernel's own log is noise here; a failing cell is reported by papermill.
+                extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
+            )
+        )
+    except BaseException:
+        shutil.rmtree(sockets, ignore_errors=True)
+        raise
     return manager
 
 
@@ -140,6 +152,8 @@ def _stop_kernel(manager) -> None:
         asyncio.run(manager.shutdown_kernel(now=True))
     except Exception:  # a kernel that already died has nothing left to stop
         pass
+    finally:  # its socket folder (see _start_kernel); the shutdown removed the sockets
+        shutil.rmtree(os.path.dirname(manager.ip), ignore_errors=True)
 
 
 def _run_one(source: str, environment: dict[str, str]) -> ChapterRun:
