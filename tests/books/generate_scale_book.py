@@ -48,6 +48,7 @@ sphinx:
     - claimbook.extensions.figure_artifacts
     - claimbook.extensions.numref_targets
     - claimbook.extensions.shared_sidebar
+    - claimbook.extensions.plain_code_tokens
   config:
     trainable_first_chapter: {first}
     numfig: true

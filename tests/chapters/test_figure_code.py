@@ -5,8 +5,8 @@ no text under :data:`~claimbook.figures.SMALLEST_FONT_PT`, for figures
 :data:`~claimbook.figures.FIGURE_WIDTH` inches wide. A chapter that passes its own
 ``fontsize=`` or draws a wider figure shrinks its text on a phone, so neither may appear
 in a chapter's code (read through :mod:`claimbook.sources`, as syntax trees); a chapter
-names the width as ``FIGURE_WIDTH``, imported. The site tier measures the result
-(``test_the_smallest_text_of_every_figure_is_at_least_9_css_px``).
+names the width as ``FIGURE_WIDTH``, imported. The site tier measures the result on every
+page at 390 and 1366 px (``tests/site/test_site.py``, ``_check_figure_text``).
 """
 
 import ast

@@ -529,10 +529,12 @@ def browser():
 
 
 class PageLog:
-    """Console messages, page errors, failed responses and off-host requests of one page."""
+    """Console messages, page errors, failed responses and off-host requests of one page,
+    since it was made or last :meth:`cleared <clear>` (a page that visits several URLs in
+    turn clears its log before each)."""
 
     def __init__(self, page, origin):
-        self.problems, self.off_host = [], []
+        self.clear()
         page.on("console", self._console)
         page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
         page.on(
@@ -545,6 +547,9 @@ class PageLog:
             "request",
             lambda r: None if r.url.startswith((origin, "data:")) else self.off_host.append(r.url),
         )
+
+    def clear(self):
+        self.problems, self.off_host = [], []
 
     def _console(self, message):
         if message.type in ("error", "warning", "assert"):
@@ -765,9 +770,27 @@ def _check_phone_layout(page):
     return failures
 
 
+# What 390 px leaves out of axe-core's reach: the sidebars (closed behind their toggles) and
+# the header's desktop controls. The rest of a page, the article first, is checked whole at
+# 390 px in both schemes, where more of it scrolls and wraps than at any wider width; at
+# 1366 px axe-core checks this chrome, which is all a wider width adds.
+DESKTOP_CHROME = (".bd-header", ".bd-sidebar-primary", ".bd-sidebar-secondary", ".bd-footer")
+
+
+def _axe_context(width):
+    """axe-core's context at ``width``: the whole page at phone width, the page's chrome
+    (:data:`DESKTOP_CHROME`) at 1366 px; the Bootstrap tooltip is left out at both (see
+    :func:`_in_each_scheme`)."""
+    context = {"exclude": [[".tooltip"]]}
+    if width != PHONE:
+        context["include"] = [[selector] for selector in DESKTOP_CHROME]
+    return context
+
+
 def _in_each_scheme(page, width, badges_expected):
     """axe-core's violations, in light mode and (colour) in dark mode, and at phone width the
-    contrast of every claim badge and claim line in both: one list of failures.
+    contrast of every claim badge and claim line in both: one list of failures. At phone
+    width axe-core checks the whole page, wider only its chrome (:func:`_axe_context`).
 
     The page's own scheme is set as the theme's switch sets it; colour is the only rule a
     scheme changes, so the dark pass runs that rule alone. ``badges_expected``: the page's
@@ -790,9 +813,7 @@ def _in_each_scheme(page, width, badges_expected):
         options = {"resultTypes": ["violations"]}
         if rules:
             options["runOnly"] = {"type": "rule", "values": rules}
-        found_now = page.evaluate(
-            "([c, o]) => axe.run(c, o)", [{"exclude": [[".tooltip"]]}, options]
-        )
+        found_now = page.evaluate("([c, o]) => axe.run(c, o)", [_axe_context(width), options])
         for violation in found_now["violations"]:
             targets = "; ".join(" ".join(node["target"]) for node in violation["nodes"][:3])
             found.append(
@@ -828,59 +849,21 @@ def _badge_contrast(page, expected):
 PAGE_GROUPS = 4
 
 
+def _later_claim_pages():
+    """The claim pages after the first. One extension writes them all from one template
+    (:mod:`claimbook.extensions.claim_pages`) with one sidebar, drawn once for them all
+    (:mod:`claimbook.extensions.shared_sidebar`): the first stands for their layout at the
+    wider widths and for their navigation at every width."""
+    return sorted(p for p in site_pages() if p.parent == SITE / "claims")[1:]
+
+
 def pages_at(width):
     """The pages checked at ``width``: every page at phone width, where a layout breaks first;
-    at the wider widths every page but the claim pages after the first, which one extension
-    writes from one template (:mod:`claimbook.extensions.claim_pages`), so the first stands
-    for the layout of all 25 and a wider check of the others repeats it."""
-    claim_pages = sorted(p for p in site_pages() if p.parent == SITE / "claims")
+    at the wider widths every page but :func:`_later_claim_pages`."""
     if width == PHONE:
         return site_pages()
-    return [p for p in site_pages() if p not in claim_pages[1:]]
-
-
-@pytest.mark.parametrize("group", range(PAGE_GROUPS))
-@pytest.mark.parametrize("width", WIDTHS)
-def test_every_page_at_every_width(width, group, served_site, browser):
-    """Navigation, console, hosts, search, figures and a screenshot, for every page; below
-    992 px the phone layout (:data:`PHONE_LAYOUT`, the statement pop-up); at 1366 and 390 px
-    axe-core in light and dark mode, and at 390 px the contrast of claim badges and lines in
-    both (:func:`_in_each_scheme`)."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    failures = []
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    for path in pages_at(width)[group::PAGE_GROUPS]:
-        name = str(path.relative_to(SITE))
-        page = context.new_page()
-        log = PageLog(page, served_site)
-        _open(page, f"{served_site}/{name}")
-        if page.locator(".math").count():
-            # Attached, not visible: a page's first equation may be in a closed answer.
-            page.wait_for_selector("mjx-container", state="attached", timeout=20_000)
-            if page.locator("mjx-merror").count():
-                failures.append(f"{name}: MathJax reported an equation error")
-        searches = page.evaluate(SEARCH_CONTROLS)
-        if searches != 1:
-            failures.append(f"{name} @ {width}: {searches} search controls in the header/sidebar")
-        for figure in page.evaluate(FIGURE_SIZES):
-            if not figure["complete"] or figure["natural"] == 0:
-                failures.append(f"{name}: figure {figure['src']} did not load")
-            elif figure["natural"] < 2 * figure["shown"]:
-                failures.append(f"{name} @ {width}: {figure['src']} is not 2x its display size")
-            if not figure["linked"]:
-                failures.append(f"{name}: {figure['src']} does not open at full size")
-        failures += [f"{name} @ {width}: {f}" for f in _check_navigation(page, width)]
-        if width < NARROW:
-            failures += [f"{name} @ {width}: {f}" for f in _check_phone_layout(page)]
-        if width in AXE_WIDTHS:
-            badges = bool(soup_of(path).select_one(".claim-badge, .claim-line"))
-            failures += [f"{name} @ {width}: {f}" for f in _in_each_scheme(page, width, badges)]
-        page.screenshot(path=str(SCREENSHOTS / f"{_page_name(path)}-{width}.png"))
-        failures += [f"{name} @ {width}: {p}" for p in log.problems]
-        failures += [f"{name} @ {width}: requested {url}" for url in log.off_host]
-        page.close()
-    context.close()
-    assert not failures, "\n".join(failures)
+    later = set(_later_claim_pages())
+    return [p for p in site_pages() if p not in later]
 
 
 # Every figure of a page: its label (the figure's id), the image's pixel width and the width
@@ -905,44 +888,91 @@ def figure_record(label):
     return float(smallest), pixels / dpi * 72, pixels
 
 
-def pages_with_figures():
-    return [page for page in site_pages() if soup_of(page).select("figure[id] img")]
+FIGURE_TEXT_WIDTHS = (PHONE, 1366)  # the smallest text of every figure, at these widths
 
 
-@pytest.mark.parametrize("width", (PHONE, 1366))
-def test_the_smallest_text_of_every_figure_is_at_least_9_css_px(width, served_site, browser):
-    """Smallest text in CSS px = the figure's smallest font size (pt) x the width the page
-    shows it at (CSS px) / the figure's width (pt); both sizes are the figure's own record."""
+def _check_figure_text(page, path):
+    """Each numbered figure of the page: the image it shows is the one its record
+    describes, and its smallest text is at least :data:`SMALLEST_TEXT_CSS_PX`: the figure's
+    smallest font size (pt) x the width the page shows it at (CSS px) / the figure's width
+    (pt), both sizes the figure's own record (:func:`figure_record`)."""
+    failures = []
+    shown = page.evaluate(FIGURE_WIDTHS)
+    if soup_of(path).select("figure[id] img") and not shown:
+        failures.append("the HTML has numbered figures; the browser found none")
+    for figure in shown:
+        smallest_pt, width_pt, pixels = figure_record(figure["label"])
+        if figure["natural"] != pixels:  # the record describes another drawing
+            failures.append(
+                f"{figure['label']} shows an image {figure['natural']} px wide, "
+                f"its record is of one {pixels} px wide"
+            )
+        smallest_px = smallest_pt * figure["shown"] / width_pt
+        if smallest_px < SMALLEST_TEXT_CSS_PX:
+            failures.append(
+                f"{figure['label']}: smallest text {smallest_px:.1f} CSS px "
+                f"({smallest_pt:g} pt in {width_pt:.0f} pt shown {figure['shown']:.0f} px)"
+            )
+    return failures
+
+
+@pytest.mark.parametrize("group", range(PAGE_GROUPS))
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_page_at_every_width(width, group, served_site, browser):
+    """Console, hosts, search, figures and a screenshot, for every page; navigation for every
+    page but :func:`_later_claim_pages`; below 992 px the phone layout (:data:`PHONE_LAYOUT`,
+    the statement pop-up); at 1366 and 390 px axe-core in light and dark mode, and at 390 px
+    the contrast of claim badges and lines in both (:func:`_in_each_scheme`); at 390 and
+    1366 px the smallest text of every figure (:func:`_check_figure_text`)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    failures = []
+    later_claim_pages = set(_later_claim_pages())
     context = browser.new_context(viewport={"width": width, "height": 900})
+    # One tab visits the pages in turn, as a reader does: each is a new document (nothing the
+    # checks change outlives it but the HTTP cache), and a tab per page would start a
+    # renderer process per page, about half of this test's CPU time.
     page = context.new_page()
-    failures, seen = [], 0
-    for path in pages_with_figures():
+    log = PageLog(page, served_site)
+    for path in pages_at(width)[group::PAGE_GROUPS]:
         name = str(path.relative_to(SITE))
+        log.clear()
         _open(page, f"{served_site}/{name}")
-        for figure in page.evaluate(FIGURE_WIDTHS):
-            smallest_pt, width_pt, pixels = figure_record(figure["label"])
-            seen += 1
-            if figure["natural"] != pixels:  # the record describes another drawing
-                failures.append(
-                    f"{name}: {figure['label']} shows an image {figure['natural']} px wide, "
-                    f"its record is of one {pixels} px wide"
-                )
-            smallest_px = smallest_pt * figure["shown"] / width_pt
-            if smallest_px < SMALLEST_TEXT_CSS_PX:
-                failures.append(
-                    f"{name} @ {width}: {figure['label']}: smallest text {smallest_px:.1f} CSS px "
-                    f"({smallest_pt:g} pt in {width_pt:.0f} pt shown {figure['shown']:.0f} px)"
-                )
+        if page.locator(".math").count():
+            # Attached, not visible: a page's first equation may be in a closed answer.
+            page.wait_for_selector("mjx-container", state="attached", timeout=20_000)
+            if page.locator("mjx-merror").count():
+                failures.append(f"{name}: MathJax reported an equation error")
+        searches = page.evaluate(SEARCH_CONTROLS)
+        if searches != 1:
+            failures.append(f"{name} @ {width}: {searches} search controls in the header/sidebar")
+        for figure in page.evaluate(FIGURE_SIZES):
+            if not figure["complete"] or figure["natural"] == 0:
+                failures.append(f"{name}: figure {figure['src']} did not load")
+            elif figure["natural"] < 2 * figure["shown"]:
+                failures.append(f"{name} @ {width}: {figure['src']} is not 2x its display size")
+            if not figure["linked"]:
+                failures.append(f"{name}: {figure['src']} does not open at full size")
+        if width in FIGURE_TEXT_WIDTHS:
+            failures += [f"{name} @ {width}: {f}" for f in _check_figure_text(page, path)]
+        if path not in later_claim_pages:
+            failures += [f"{name} @ {width}: {f}" for f in _check_navigation(page, width)]
+        if width < NARROW:
+            failures += [f"{name} @ {width}: {f}" for f in _check_phone_layout(page)]
+        if width in AXE_WIDTHS:
+            badges = bool(soup_of(path).select_one(".claim-badge, .claim-line"))
+            failures += [f"{name} @ {width}: {f}" for f in _in_each_scheme(page, width, badges)]
+        page.screenshot(path=str(SCREENSHOTS / f"{_page_name(path)}-{width}.png"))
+        failures += [f"{name} @ {width}: {p}" for p in log.problems]
+        failures += [f"{name} @ {width}: requested {url}" for url in log.off_host]
     context.close()
-    assert seen, "no figure found on any page"
     assert not failures, "\n".join(failures)
 
 
 @pytest.mark.parametrize("stem", chapter_stems())
 def test_chapters_show_badges_figures_and_equations(stem, served_site, browser):
     badges = images = 0
+    page = browser.new_page(viewport={"width": 1366, "height": 900})  # one tab, page by page
     for path in chapter_page_files(stem):  # the chapter's pages, together
-        page = browser.new_page(viewport={"width": 1366, "height": 900})
         _open(page, f"{served_site}/chapters/{path.name}")
         if page.locator(".math").count():
             page.wait_for_selector("mjx-container", state="attached", timeout=20_000)
@@ -967,7 +997,7 @@ def test_chapters_show_badges_figures_and_equations(stem, served_site, browser):
                 full_page=True,
                 timeout=180_000,
             )
-        page.close()
+    page.close()
     assert badges >= len(cited_claims(stem))
     assert images >= len(figures.figure_labels(chapter_source(stem)))
 

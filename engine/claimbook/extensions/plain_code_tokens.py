@@ -1,0 +1,99 @@
+"""Highlighted code without a span for a token that is drawn as plain text.
+
+Pygments wraps every token of a code block in a ``<span class="...">``, and the stylesheet
+colours each class. The theme's light and dark styles (pydata-sphinx-theme's
+``pygments_light_style`` and ``pygments_dark_style``; both written to ``pygments.css``) draw
+several token types exactly as the block's own text: names, punctuation and whitespace in
+the a11y-high-contrast styles, the same colour and no weight, slant or underline. Their spans
+change nothing a reader sees, and they are most of a page's elements: chapter 16's first page
+held 5 121 code spans in 11 654 elements, 3 355 of them names, punctuation and whitespace.
+Every element costs a phone layout and style time, and an accessibility checker time.
+
+Here the HTML formatter hands such tokens to Pygments as plain text (``Token.Text``, which has
+no span), so a run of them becomes one text node. A token type is folded only when *both*
+styles draw it exactly as ``Token.Text`` (:func:`plain_token_types`). The styles give
+``Token.Text`` its colour on the block (``div.highlight``), which the theme's colour for
+``<pre>`` overrides; a block with folded tokens has ``<pre style="color: inherit">``, so every
+character has the colour, weight and slant it had with its span, in either scheme (a block
+with nothing folded, such as a cell's plain output, is written as before). The copy button,
+search and the text are unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pygments.style import Style
+from pygments.styles import get_style_by_name
+from pygments.token import STANDARD_TYPES, Text, _TokenType
+
+THEME_STYLE_OPTIONS = ("pygments_light_style", "pygments_dark_style")
+INHERIT_COLOUR = "color: inherit"  # the <pre> of a block with folded tokens
+
+
+def plain_token_types(styles: Iterable[type[Style]]) -> frozenset[_TokenType]:
+    """The standard token types every style in ``styles`` draws exactly as ``Token.Text``
+    (colour, background, border, weight, slant, underline and font family all equal).
+
+    Raises
+    ------
+    ValueError
+        If ``styles`` is empty: with no style, nothing is known to look plain.
+    """
+    styles = list(styles)
+    if not styles:
+        raise ValueError("styles: at least one Pygments style is needed")
+    return frozenset(
+        ttype
+        for ttype in STANDARD_TYPES
+        if ttype is not Text
+        and all(style.style_for_token(ttype) == style.style_for_token(Text) for style in styles)
+    )
+
+
+def folded(tokens: Iterable[tuple[_TokenType, str]], plain: frozenset) -> list:
+    """``tokens`` with each of the types in ``plain`` replaced by ``Token.Text``."""
+    return [((Text if ttype in plain else ttype), value) for ttype, value in tokens]
+
+
+def plain_formatter(formatter: type, plain: frozenset) -> type:
+    """A subclass of the HTML formatter class ``formatter`` that formats :func:`folded`
+    tokens."""
+
+    class PlainTokensFormatter(formatter):
+        def format_unencoded(self, tokensource, outfile):
+            tokens = list(tokensource)
+            # One formatter per block (Sphinx makes one for each), so the style is the block's.
+            if any(ttype in plain for ttype, _ in tokens):
+                self.prestyles = "; ".join(filter(None, (self.prestyles, INHERIT_COLOUR)))
+            return super().format_unencoded(folded(tokens, plain), outfile)
+
+    PlainTokensFormatter.__name__ = f"Plain{formatter.__name__}"
+    return PlainTokensFormatter
+
+
+def theme_styles(app) -> list[type[Style]]:
+    """The light and dark Pygments styles the theme writes to ``pygments.css``, found as
+    pydata-sphinx-theme finds them: the book's theme options, else the theme's defaults."""
+    from pydata_sphinx_theme.utils import get_theme_options_dict
+
+    options = get_theme_options_dict(app)
+    defaults = app.builder.theme.get_options() if hasattr(app.builder, "theme") else {}
+    names = [options.get(key) or defaults.get(key) for key in THEME_STYLE_OPTIONS]
+    if None in names:
+        return []  # not the theme this was written for: fold nothing
+    return [get_style_by_name(name) for name in names]
+
+
+def _builder_inited(app) -> None:
+    highlighter = getattr(app.builder, "highlighter", None)
+    if highlighter is None or getattr(app.builder, "dark_highlighter", None) is not None:
+        return  # not an HTML build, or Sphinx's own dark stylesheet, which folds nothing
+    styles = theme_styles(app)
+    if styles:
+        highlighter.formatter = plain_formatter(highlighter.formatter, plain_token_types(styles))
+
+
+def setup(app):
+    app.connect("builder-inited", _builder_inited)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
