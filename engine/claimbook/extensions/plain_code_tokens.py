@@ -87,8 +87,10 @@ def theme_styles(app) -> list[type[Style]]:
 
 def _builder_inited(app) -> None:
     highlighter = getattr(app.builder, "highlighter", None)
-    if highlighter is None or getattr(app.builder, "dark_highlighter", None) is not None:
-        return  # not an HTML build, or Sphinx's own dark stylesheet, which folds nothing
+    if getattr(app.builder, "format", None) != "html" or highlighter is None:
+        return  # LaTeX, text, ...: their formatters draw no spans and know no <pre>
+    if getattr(app.builder, "dark_highlighter", None) is not None:
+        return  # Sphinx's own dark stylesheet, not the theme's two styles: fold nothing
     styles = theme_styles(app)
     if styles:
         highlighter.formatter = plain_formatter(highlighter.formatter, plain_token_types(styles))

@@ -88,6 +88,7 @@ def test_the_html_builder_gets_the_folding_formatter_and_others_are_left_alone()
         )
     )
     html_builder = SimpleNamespace(
+        format="html",
         highlighter=PygmentsBridge("html", "sphinx"),
         dark_highlighter=None,
         theme=theme,
@@ -97,6 +98,17 @@ def test_the_html_builder_gets_the_folding_formatter_and_others_are_left_alone()
     plain_code_tokens._builder_inited(app)
     assert issubclass(html_builder.highlighter.formatter, PygmentsBridge.html_formatter)
     assert html_builder.highlighter.formatter is not PygmentsBridge.html_formatter
-    other = SimpleNamespace(builder=SimpleNamespace())  # not an HTML builder
-    plain_code_tokens._builder_inited(other)
-    assert not hasattr(other.builder, "highlighter")
+    latex = PygmentsBridge("latex", "sphinx")
+    latex_builder = SimpleNamespace(format="latex", highlighter=latex, theme=theme)
+    plain_code_tokens._builder_inited(SimpleNamespace(builder=latex_builder, config=app.config))
+    assert latex_builder.highlighter.formatter is PygmentsBridge.latex_formatter
+    dark = PygmentsBridge("html", "monokai")  # Sphinx's pygments_dark_style: not the theme's
+    sphinx_dark = SimpleNamespace(
+        **{
+            **vars(html_builder),
+            "highlighter": PygmentsBridge("html", "sphinx"),
+            "dark_highlighter": dark,
+        }
+    )
+    plain_code_tokens._builder_inited(SimpleNamespace(builder=sphinx_dark, config=app.config))
+    assert sphinx_dark.highlighter.formatter is PygmentsBridge.html_formatter
