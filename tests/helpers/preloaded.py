@@ -65,8 +65,10 @@ PRELOAD = (
     "doctest",
     "unittest",
 )
-# What a command may set differently from the server's environment.
-_PER_COMMAND = ("PYTHONPATH", "TRAINABLE_ROOT")
+# What a command may set differently from the server's environment: the book's paths, and
+# the name of the running test, which pytest changes in every phase of every test (the server
+# started with the first one's; no preloaded package reads it).
+_PER_COMMAND = ("PYTHONPATH", "TRAINABLE_ROOT", "PYTEST_CURRENT_TEST")
 
 _SERVER = r"""
 import importlib, json, os, sys, traceback
@@ -144,10 +146,10 @@ for line in requests:
 class Preloaded:
     """One preloaded server; :meth:`run` is ``subprocess.run`` of ``python -m claimbook``."""
 
-    def __init__(self) -> None:
+    def __init__(self, modules: tuple[str, ...] = PRELOAD) -> None:
         self.environment = {k: v for k, v in os.environ.items() if k not in _PER_COMMAND}
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _SERVER, json.dumps(PRELOAD)],
+            [sys.executable, "-c", _SERVER, json.dumps(list(modules))],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=self.environment,
@@ -155,6 +157,7 @@ class Preloaded:
         )
         self._replies = self.process.stdout
         self.cpu_seconds = 0.0
+        self.forked = 0  # commands run in a fork (the rest ran as plain subprocesses)
 
     def close(self) -> None:
         with contextlib.suppress(OSError):  # a server that ended has a broken pipe
@@ -203,6 +206,7 @@ class Preloaded:
                 self._reply(None)
                 raise subprocess.TimeoutExpired(command, timeout, out.read_text(), err.read_text())
             self.cpu_seconds += reply["cpu"]  # the command's own (not its children's)
+            self.forked += 1
             return subprocess.CompletedProcess(
                 command, reply["status"], out.read_text(), err.read_text()
             )
