@@ -916,6 +916,58 @@ def _check_figure_text(page, path):
     return failures
 
 
+FOCUSABLE_HEADER = "header button:visible, .bd-header-article button:visible"
+
+
+def _check_focus_rings(page, width):
+    """Every header control, focused from the keyboard, shows a ring of at least 2 px."""
+    failures = []
+    page.keyboard.press("Shift")  # keyboard modality, as a reader who tabs: after the clicks
+    controls = page.locator(FOCUSABLE_HEADER)
+    if controls.count() < 2:
+        failures.append(f"{controls.count()} header controls at {width} px")
+    for index in range(controls.count()):
+        control = controls.nth(index)
+        control.focus()
+        ring = control.evaluate(
+            "e => { const s = getComputedStyle(e); return [s.outlineStyle, "
+            "parseFloat(s.outlineWidth), e.matches(':focus-visible')]; }"
+        )
+        label = control.get_attribute("aria-label") or control.get_attribute("title")
+        if ring[0] == "none" or ring[1] < 2:
+            failures.append(f"{label!r} focused without a ring ({ring})")
+        control.blur()
+    return failures
+
+
+DESKTOP = 1366  # where a chapter page's badges are checked in place, and captured whole
+
+
+def _check_badges_in_place(page, path):
+    """A chapter page at desktop width: the browser has every verified badge the HTML has,
+    and the first one a reader can reach (outside a closed answer: an exercises page opens
+    with them), scrolled to, is visible. With ``SITE_FULL_PAGE=1`` the whole page is captured
+    too: a tall image (chapter 16's first page is over 20 000 px) that takes 10-60 s and
+    checks nothing, kept for people by ``make screenshots``."""
+    failures = []
+    shown = page.locator("a.claim-verified")
+    expected = len(soup_of(path).select("a.claim-verified"))
+    if shown.count() != expected:
+        failures.append(f"{shown.count()} verified badges in the browser, {expected} in the HTML")
+    first = shown.evaluate_all("all => all.findIndex(e => !e.closest('details:not([open])'))")
+    if first >= 0:
+        shown.nth(first).scroll_into_view_if_needed()
+        if not shown.nth(first).is_visible():
+            failures.append("the first verified badge is not visible when scrolled to")
+    if os.environ.get("SITE_FULL_PAGE") == "1":
+        page.screenshot(
+            path=str(SCREENSHOTS / f"chapters__{path.stem}-full.png"),
+            full_page=True,
+            timeout=180_000,
+        )
+    return failures
+
+
 @pytest.mark.parametrize("group", range(PAGE_GROUPS))
 @pytest.mark.parametrize("width", WIDTHS)
 def test_every_page_at_every_width(width, group, served_site, browser):
@@ -923,7 +975,9 @@ def test_every_page_at_every_width(width, group, served_site, browser):
     page but :func:`_later_claim_pages`; below 992 px the phone layout (:data:`PHONE_LAYOUT`,
     the statement pop-up); at 1366 and 390 px axe-core in light and dark mode, and at 390 px
     the contrast of claim badges and lines in both (:func:`_in_each_scheme`); at 390 and
-    1366 px the smallest text of every figure (:func:`_check_figure_text`)."""
+    1366 px the smallest text of every figure (:func:`_check_figure_text`); on the first
+    chapter's page a focus ring on every header control (:func:`_check_focus_rings`); at
+    1366 px every chapter page's badges in place (:func:`_check_badges_in_place`)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     failures = []
     later_claim_pages = set(_later_claim_pages())
@@ -962,67 +1016,13 @@ def test_every_page_at_every_width(width, group, served_site, browser):
             badges = bool(soup_of(path).select_one(".claim-badge, .claim-line"))
             failures += [f"{name} @ {width}: {f}" for f in _in_each_scheme(page, width, badges)]
         page.screenshot(path=str(SCREENSHOTS / f"{_page_name(path)}-{width}.png"))
+        if path == chapter_page(chapter_stems()[0]):
+            failures += [f"{name} @ {width}: {f}" for f in _check_focus_rings(page, width)]
+        if width == DESKTOP and path.parent == SITE / "chapters":  # scrolls: after the capture
+            failures += [f"{name} @ {width}: {f}" for f in _check_badges_in_place(page, path)]
         failures += [f"{name} @ {width}: {p}" for p in log.problems]
         failures += [f"{name} @ {width}: requested {url}" for url in log.off_host]
     context.close()
-    assert not failures, "\n".join(failures)
-
-
-@pytest.mark.parametrize("stem", chapter_stems())
-def test_chapters_show_badges_figures_and_equations(stem, served_site, browser):
-    badges = images = 0
-    page = browser.new_page(viewport={"width": 1366, "height": 900})  # one tab, page by page
-    for path in chapter_page_files(stem):  # the chapter's pages, together
-        _open(page, f"{served_site}/chapters/{path.name}")
-        if page.locator(".math").count():
-            page.wait_for_selector("mjx-container", state="attached", timeout=20_000)
-        shown = page.locator("a.claim-verified")
-        badges += shown.count()
-        # The first badge outside a closed answer (an exercises page opens with them).
-        first = shown.evaluate_all("all => all.findIndex(e => !e.closest('details:not([open])'))")
-        if first >= 0:
-            shown.nth(first).scroll_into_view_if_needed()
-            assert shown.nth(first).is_visible()
-        shown = page.locator("figure img")
-        images += shown.count()
-        for index in range(shown.count()):
-            shown.nth(index).scroll_into_view_if_needed()
-            assert shown.nth(index).evaluate("img => img.complete && img.naturalWidth > 0")
-        # A whole page is a tall image (chapter 16's first is over 20 000 px) that takes
-        # 10-60 s to capture and checks nothing: `make screenshots` (SITE_FULL_PAGE=1) keeps
-        # it for people.
-        if os.environ.get("SITE_FULL_PAGE") == "1":
-            page.screenshot(
-                path=str(SCREENSHOTS / f"chapters__{path.stem}-full.png"),
-                full_page=True,
-                timeout=180_000,
-            )
-    page.close()
-    assert badges >= len(cited_claims(stem))
-    assert images >= len(figures.figure_labels(chapter_source(stem)))
-
-
-FOCUSABLE_HEADER = "header button:visible, .bd-header-article button:visible"
-
-
-def test_every_header_control_shows_a_focus_ring(served_site, browser):
-    failures = []
-    for width in WIDTHS:
-        page = browser.new_page(viewport={"width": width, "height": 900})
-        _open(page, f"{served_site}/chapters/{chapter_stems()[0]}.html")
-        controls = page.locator(FOCUSABLE_HEADER)
-        assert controls.count() >= 2, f"no header controls at {width} px"
-        for index in range(controls.count()):
-            control = controls.nth(index)
-            control.focus()
-            ring = control.evaluate(
-                "e => { const s = getComputedStyle(e); return [s.outlineStyle, "
-                "parseFloat(s.outlineWidth), e.matches(':focus-visible')]; }"
-            )
-            label = control.get_attribute("aria-label") or control.get_attribute("title")
-            if ring[0] == "none" or ring[1] < 2:
-                failures.append(f"{width} px: {label!r} focused without a ring ({ring})")
-        page.close()
     assert not failures, "\n".join(failures)
 
 
