@@ -218,6 +218,37 @@ def test_every_registered_claim_has_a_page_a_record_and_a_ledger_row():
         assert entry["stated_in"], f"{entry['id']} is stated on no page"
 
 
+def test_every_published_record_holds_its_claims_outcome_seeds_and_intervals():
+    """The record each claim page links (the build's artifact, published): the outcome the
+    registry names (refuted exactly when it names an account), computed on the registered
+    seeds; for a statistical claim every field summarised over all of them by an interval
+    at the registered level and method (the field's own ``interval_method`` where it names
+    one) that holds the mean (the median, for the median's interval). ``make test`` leans on this and
+    on its rebuild for the claims it does not compute a second time (the claims tier's
+    ``whole_claim`` tests)."""
+    machine = json.loads((SITE / "claims.json").read_text(encoding="utf-8"))
+    statistical = 0
+    for entry in machine["claims"]:
+        claim = claims.load_claim(entry["id"])
+        record = json.loads((SITE / entry["record"]).read_text(encoding="utf-8"))
+        assert record["id"] == claim.id and record["error"] is None, claim.id
+        assert record["status"] == ("refuted" if claim.refutes else "verified"), claim.id
+        assert all(row["passed"] for row in record["comparisons"].values()), claim.id
+        if claim.kind != "statistical":
+            continue
+        statistical += 1
+        assert record["seeds"] == list(claim.seeds), claim.id
+        for field, summary in record["result"].items():
+            where = f"{claim.id} {field}"
+            assert summary["level"] == claim.statistics["level"], where
+            method = claim.expect[field].get("interval_method", claim.statistics["method"])
+            assert summary["method"] == method, where
+            assert len(summary["per_seed"]) == len(claim.seeds), where
+            centre = summary["median"] if method == "median-rank" else summary["mean"]
+            assert summary["ci"][0] <= centre <= summary["ci"][1], where
+    assert statistical >= 10, statistical  # the book's statistical claims (13 today)
+
+
 # A decimal number as a page prints it (not part of a version such as 3.11.7, of a word, or
 # of an identifier such as arXiv:1502.03167).
 DECIMAL = re.compile(r"(?<![\w.:])-?\d+\.\d+(?:e[+-]?\d+)?(?![\w.])")

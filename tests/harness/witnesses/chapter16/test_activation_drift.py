@@ -29,6 +29,7 @@ def test_registered_expectations_cover_exactly_the_witness_fields():
 
 
 @pytest.mark.claims
+@pytest.mark.whole_claim
 def test_the_claim_refutes_its_account(tmp_path):
     check_claim_verifies_or_refutes_its_account(CLAIM, tmp_path)
 

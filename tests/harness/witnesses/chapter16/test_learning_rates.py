@@ -33,6 +33,7 @@ def judged(tmp_path):
 
 
 @pytest.mark.claims
+@pytest.mark.whole_claim
 def test_the_claim_verifies(tmp_path):
     artifact, passed = judged(tmp_path)
     assert artifact["status"] == "verified" and all(passed.values())

@@ -28,6 +28,7 @@ def test_registered_expectations_cover_exactly_the_witness_fields():
 
 
 @pytest.mark.claims
+@pytest.mark.whole_claim
 def test_the_claim_verifies(tmp_path):
     """Xiong et al.'s initialization statements, measured: no account is refuted."""
     check_claim_verifies_or_refutes_its_account(CLAIM, tmp_path)

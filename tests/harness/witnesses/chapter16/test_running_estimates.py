@@ -24,6 +24,7 @@ def test_registered_expectations_cover_exactly_the_witness_fields():
 
 # The whole statistical claim recomputed (seconds of CPU): the claims tier.
 @pytest.mark.claims
+@pytest.mark.whole_claim
 def test_the_claim_verifies(tmp_path):
     check_claim_verifies_or_refutes_its_account(CLAIM, tmp_path)
 

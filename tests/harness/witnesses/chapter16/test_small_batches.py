@@ -36,6 +36,7 @@ def judged(tmp_path):
 
 
 @pytest.mark.claims
+@pytest.mark.whole_claim
 def test_the_claim_verifies(tmp_path, fresh_sweeps):
     status, passed = judged(tmp_path)
     assert status == "verified" and all(passed.values())
