@@ -223,9 +223,9 @@ def test_every_published_record_holds_its_claims_outcome_seeds_and_intervals():
     registry names (refuted exactly when it names an account), computed on the registered
     seeds; for a statistical claim every field summarised over all of them by an interval
     at the registered level and method (the field's own ``interval_method`` where it names
-    one) that holds the mean (the median, for the median's interval). ``make test`` leans on this and
-    on its rebuild for the claims it does not compute a second time (the claims tier's
-    ``whole_claim`` tests)."""
+    one) that holds the mean (the median, for the median's interval). ``make test`` leans
+    on this and on its rebuild for the claims it does not compute a second time (the claims
+    tier's ``whole_claim`` tests)."""
     machine = json.loads((SITE / "claims.json").read_text(encoding="utf-8"))
     statistical = 0
     for entry in machine["claims"]:
