@@ -1,6 +1,6 @@
 """Print the built site as one PDF with headless Chromium (``make pdf``).
 
-Usage: ``python tools/book_pdf.py [SITE_DIR] [OUTPUT_PDF]`` (defaults ``_build/html`` and
+Usage: ``python -m claimbook pdf [SITE_DIR] [OUTPUT_PDF]`` (defaults ``_build/html`` and
 ``_build/pdf/book.pdf``); needs ``make`` to have built the site and Debian's ``chromium``.
 
 How: the landing page and the chapters (in ``_toc.yml`` order) are read from the built
@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import functools
 import http.server
+import io
 import logging
 import posixpath
+import re
 import threading
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
@@ -174,23 +176,99 @@ def _print_href(page: str, href: str, prefix: dict[str, str]) -> str:
     return "../html/" + target + (f"#{parts.fragment}" if parts.fragment else "")
 
 
+# A link's action as Chromium writes it: /URI and a literal string (PDF 32000-1, 7.3.4.2).
+_URI_STRING = re.compile(rb"/URI\s*\(")
+
+
+def _literal_end(data: bytes, opening: int) -> int:
+    """The index just past the literal string whose ``(`` is at ``data[opening]``: balanced
+    parentheses may appear inside, and a backslash escapes the byte after it.
+
+    Raises
+    ------
+    ValueError
+        If the string never closes.
+    """
+    depth, index = 0, opening
+    while index < len(data):
+        byte = data[index]
+        if byte == 0x5C:  # backslash: the next byte is escaped
+            index += 2
+            continue
+        if byte == 0x28:
+            depth += 1
+        elif byte == 0x29:
+            depth -= 1
+            if depth == 0:
+                return index + 1
+        index += 1
+    raise ValueError(f"a literal string at byte {opening} never closes")
+
+
+def _uris(data: bytes) -> list[str]:
+    """Every link URI of the PDF ``data``, as pypdf reads it."""
+    from pypdf import PdfReader
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)  # see _relative_links_by_pypdf
+    uris = []
+    for page in PdfReader(io.BytesIO(data)).pages:
+        for annotation in page.get("/Annots") or []:
+            action = annotation.get_object().get("/A")
+            uri = action.get("/URI") if action is not None else None
+            if isinstance(uri, str):
+                uris.append(uri)
+    return uris
+
+
 def _relative_links(pdf_path: Path, prefix: str, replacement: str) -> None:
-    """Rewrite the PDF's links that start with ``prefix`` to start with ``replacement``."""
+    """Rewrite the PDF's links that start with ``prefix`` to start with ``replacement``.
+
+    In place, byte offsets kept: each ``/URI (prefix...)`` string gives up the bytes
+    ``prefix`` has beyond ``replacement`` and the same number of spaces follow it
+    (whitespace between tokens), so the cross-reference table stays exact and nothing else
+    of the file changes (pypdf rewrote all 24 726 objects of the book to change 307 strings:
+    6 s). A link written another way (a hex string, or inside a compressed object stream,
+    which Chromium does not write) is still found by pypdf afterwards: then pypdf rewrites
+    the file. ``replacement`` is at most as long as ``prefix``; both are ASCII.
+    """
+    old, new = prefix.encode("ascii"), replacement.encode("ascii")
+    if len(new) > len(old):
+        raise ValueError(f"replacement {replacement!r} is longer than prefix {prefix!r}")
+    data = pdf_path.read_bytes()
+    pieces, done = [], 0
+    for match in _URI_STRING.finditer(data):
+        opening = match.end() - 1
+        if not data.startswith(old, opening + 1):
+            continue
+        end = _literal_end(data, opening)
+        pieces += [data[done : opening + 1], new, data[opening + 1 + len(old) : end]]
+        pieces.append(b" " * (len(old) - len(new)))
+        done = end
+    pieces.append(data[done:])
+    rewritten = b"".join(pieces)
+    if any(uri.startswith(prefix) for uri in _uris(rewritten)):
+        rewritten = _relative_links_by_pypdf(data, prefix, replacement)
+    pdf_path.write_bytes(rewritten)  # the caller's temporary file, replaced when complete
+
+
+def _relative_links_by_pypdf(data: bytes, prefix: str, replacement: str) -> bytes:
+    """:func:`_relative_links` for any PDF: pypdf reads and writes every object."""
     from pypdf import PdfReader, PdfWriter
     from pypdf.generic import NameObject, TextStringObject
 
     # Chromium's cross-reference table is slightly off by pypdf's count; pypdf repairs it.
     logging.getLogger("pypdf").setLevel(logging.ERROR)
 
-    writer = PdfWriter(clone_from=PdfReader(pdf_path))
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
     for page in writer.pages:
         for annotation in page.get("/Annots") or []:
             action = annotation.get_object().get("/A")
             uri = action.get("/URI") if action is not None else None
             if isinstance(uri, str) and uri.startswith(prefix):
                 action[NameObject("/URI")] = TextStringObject(replacement + uri[len(prefix) :])
-    with pdf_path.open("wb") as stream:
-        writer.write(stream)
+    stream = io.BytesIO()
+    writer.write(stream)
+    return stream.getvalue()
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
