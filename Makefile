@@ -2,7 +2,7 @@
 #
 #   make           environment, executed chapters, claim artifacts, figures, site
 #   make test      lint, the unit, claims and book test tiers, a full rebuild from clean, checks
-#                  of the built site (site tier) and Binder; each step prints its time
+#                  of the built site (site tier) and Binder; each step prints its time (wall, CPU)
 #   make unit      the unit tier alone (about a minute; run it before every commit)
 #   make rebuild   the full re-execution from clean that CI runs
 #   make verify    recompute every claim without running notebooks
@@ -111,13 +111,15 @@ lint: | $(STAMP)
 	$(BIN)/actionlint .github/workflows/*.yml
 	$(BIN)/zizmor --offline --no-progress --config .github/zizmor.yml .github/workflows/
 
-# The test tiers (markers in pyproject.toml), each timed: `unit` (no kernel, no Sphinx; the
+# The test tiers (markers in pyproject.toml), each timed, wall and CPU (the CPU of the
+# processes a step waited for; a CPU time that grows for the same work is the machine's
+# drift, not the code's): `unit` (no kernel, no Sphinx; the
 # tier to run before every commit), `book` (fixture-book builds: driver, kernels, Sphinx),
 # `site` (the built site, in a browser). Each runs on every core (pytest-xdist; an idle
 # worker takes tests queued for a busy one, so a few long tests do not end the tier alone).
 # claims and site collect only their folders (tests/conftest.py's TIER_FOLDERS, which
 # refuses a test of theirs elsewhere).
-TIER = TIMEFORMAT="make: $(1) tier took %1R s"; time
+TIER = TIMEFORMAT="make: $(1) tier took %1R s (CPU %1U s user, %1S s system)"; time
 
 unit: | $(STAMP)
 	@$(call TIER,unit) $(BIN)/pytest -m unit -n auto --dist worksteal -q
@@ -139,13 +141,13 @@ claims-check: | $(STAMP)
 # harness alone in a fresh interpreter, one per core; records _build/mutations.json, which the
 # claim pages show. Exits 1 naming a claim that catches none of its perturbations.
 mutate: | $(STAMP)
-	@TIMEFORMAT="make: mutate took %1R s"; time $(BIN)/python -m claimbook mutate
+	@TIMEFORMAT="make: mutate took %1R s (CPU %1U s user, %1S s system)"; time $(BIN)/python -m claimbook mutate
 
 # The same run as a check, beside the rebuild from clean (which removes _build/): its record
 # goes to a temporary folder, so the pages of that build say "not yet run".
 mutate-check: | $(STAMP)
 	@record="$$(mktemp -d)"; trap 'rm -rf "$$record"' EXIT; \
-	    TIMEFORMAT="make: mutate-check took %1R s"; \
+	    TIMEFORMAT="make: mutate-check took %1R s (CPU %1U s user, %1S s system)"; \
 	    time $(BIN)/python -m claimbook mutate --record "$$record/mutations.json"
 
 # The built-site checks, including a real browser: Debian's chromium, installed here if absent.
@@ -245,5 +247,5 @@ pdf: all browser
 # repo2docker does (slower; uv installs the same pinned lock); `--against DIR` also requires
 # every artifact to equal DIR's byte for byte (make test: the rebuild's).
 binder-check: | $(STAMP)
-	@TIMEFORMAT="make: binder check took %1R s"; time \
+	@TIMEFORMAT="make: binder check took %1R s (CPU %1U s user, %1S s system)"; time \
 	    $(BIN)/python -m claimbook binder-check $(BINDER_CHECK_FLAGS)
