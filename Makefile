@@ -112,8 +112,9 @@ lint: | $(STAMP)
 	$(BIN)/zizmor --offline --no-progress --config .github/zizmor.yml .github/workflows/
 
 # The test tiers (markers in pyproject.toml), each timed, wall and CPU (the CPU of the
-# processes a step waited for; a CPU time that grows for the same work is the machine's
-# drift, not the code's): `unit` (no kernel, no Sphinx; the
+# processes a step waited for, so not the site tier's Chromium, which Playwright's driver
+# ends; a CPU time that grows for the same work is the machine's drift, not the code's):
+# `unit` (no kernel, no Sphinx; the
 # tier to run before every commit), `book` (fixture-book builds: driver, kernels, Sphinx),
 # `site` (the built site, in a browser). Each runs on every core (pytest-xdist; an idle
 # worker takes tests queued for a busy one, so a few long tests do not end the tier alone).
