@@ -118,7 +118,7 @@ lint: | $(STAMP)
 # tier to run before every commit), `book` (fixture-book builds: driver, kernels, Sphinx),
 # `site` (the built site, in a browser). Each runs on every core (pytest-xdist; an idle
 # worker takes tests queued for a busy one, so a few long tests do not end the tier alone).
-# claims and site collect only their folders (tests/conftest.py's TIER_FOLDERS, which
+# claims, book and site collect only their folders (tests/conftest.py's TIER_FOLDERS, which
 # refuses a test of theirs elsewhere).
 TIER = TIMEFORMAT="make: $(1) tier took %1R s (CPU %1U s user, %1S s system)"; time
 
@@ -126,7 +126,7 @@ unit: | $(STAMP)
 	@$(call TIER,unit) $(BIN)/pytest -m unit -n auto --dist worksteal -q
 
 book-check: | $(STAMP)
-	@$(call TIER,book) $(BIN)/pytest -m book -n auto --dist worksteal -q
+	@$(call TIER,book) $(BIN)/pytest -m book -n auto --dist worksteal -q tests/engine/build tests/engine/extensions
 
 # Whole claims recomputed as they are, and the checks beside them (summation order, dead
 # runs); the mistakes each claim catches are `mutate`'s: seconds to tens of seconds each.

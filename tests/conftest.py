@@ -26,7 +26,11 @@ from claimbook import paths
 TIERS = ("unit", "claims", "book", "site")
 # The folders that hold a tier's tests, for the tiers whose Makefile target collects only
 # those folders (collecting every test module costs each pytest-xdist worker about 10 s).
-TIER_FOLDERS = {"claims": ("tests/harness/witnesses",), "site": ("tests/site", "tests/chapters")}
+TIER_FOLDERS = {
+    "claims": ("tests/harness/witnesses",),
+    "book": ("tests/engine/build", "tests/engine/extensions"),
+    "site": ("tests/site", "tests/chapters"),
+}
 _TESTS = Path(__file__).resolve().parent
 
 
