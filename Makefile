@@ -164,10 +164,10 @@ browser:
 site-check: browser
 	@$(call TIER,site) $(BIN)/pytest -m site -n auto --dist worksteal -q tests/site tests/chapters
 
-# Every page's screenshots, whole chapters included, in _build/screenshots/ (for people; the
-# site tier takes viewport-sized ones and skips the whole-chapter captures, which check nothing).
+# Every page's screenshots at every width, whole chapters included, in _build/screenshots/
+# (for people; the site tier captures only a page with a failure, where it failed).
 screenshots: browser
-	SITE_FULL_PAGE=1 $(BIN)/pytest -m site -q tests/site -k every_page_at_every_width
+	SITE_SCREENSHOTS=1 $(BIN)/pytest -m site -q tests/site -k every_page_at_every_width
 
 rebuild: clean
 	$(MAKE) all

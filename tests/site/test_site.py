@@ -11,8 +11,9 @@ the HTML itself. Two layers:
   sharp and reachable, focus visible, badge and claim-line contrast in light and dark mode,
   and the printed book (``claimbook.pdf``, what ``make pdf`` runs).
 
-Screenshots are kept in ``_build/screenshots/`` (build products); whole-chapter captures only
-with ``SITE_FULL_PAGE=1`` (``make screenshots``).
+A page with a failure at a width is captured there, in ``_build/screenshots/`` (build
+products); every page at every width, and whole chapters, only with ``SITE_SCREENSHOTS=1``
+(``make screenshots``).
 """
 
 import functools
@@ -972,14 +973,17 @@ def _check_focus_rings(page, width):
 
 
 DESKTOP = 1366  # where a chapter page's badges are checked in place, and captured whole
+# Every page captured at every width, chapters whole too (`make screenshots`, for people);
+# otherwise only a page with a failure, at the width it failed, as it was when checked.
+EVERY_SCREENSHOT = os.environ.get("SITE_SCREENSHOTS") == "1"
 
 
 def _check_badges_in_place(page, path):
     """A chapter page at desktop width: the browser has every verified badge the HTML has,
     and the first one a reader can reach (outside a closed answer: an exercises page opens
-    with them), scrolled to, is visible. With ``SITE_FULL_PAGE=1`` the whole page is captured
-    too: a tall image (chapter 16's first page is over 20 000 px) that takes 10-60 s and
-    checks nothing, kept for people by ``make screenshots``."""
+    with them), scrolled to, is visible. With :data:`EVERY_SCREENSHOT` the whole page is
+    captured too: a tall image (chapter 16's first page is over 20 000 px) that takes
+    10-60 s and checks nothing, kept for people by ``make screenshots``."""
     failures = []
     shown = page.locator("a.claim-verified")
     expected = len(soup_of(path).select("a.claim-verified"))
@@ -990,7 +994,7 @@ def _check_badges_in_place(page, path):
         shown.nth(first).scroll_into_view_if_needed()
         if not shown.nth(first).is_visible():
             failures.append("the first verified badge is not visible when scrolled to")
-    if os.environ.get("SITE_FULL_PAGE") == "1":
+    if EVERY_SCREENSHOT:
         page.screenshot(
             path=str(SCREENSHOTS / f"chapters__{path.stem}-full.png"),
             full_page=True,
@@ -1002,13 +1006,14 @@ def _check_badges_in_place(page, path):
 @pytest.mark.parametrize("group", range(PAGE_GROUPS))
 @pytest.mark.parametrize("width", WIDTHS)
 def test_every_page_at_every_width(width, group, served_site, browser):
-    """Console, hosts, search, figures and a screenshot, for every page; navigation for every
+    """Console, hosts, search and figures, for every page; navigation for every
     page but :func:`_later_claim_pages`; below 992 px the phone layout (:data:`PHONE_LAYOUT`,
     the statement pop-up); at 1366 and 390 px axe-core in light and dark mode, and at 390 px
     the contrast of claim badges and lines in both (:func:`_in_each_scheme`); at 390 and
     1366 px the smallest text of every figure (:func:`_check_figure_text`); on the first
     chapter's page a focus ring on every header control (:func:`_check_focus_rings`); at
-    1366 px every chapter page's badges in place (:func:`_check_badges_in_place`)."""
+    1366 px every chapter page's badges in place (:func:`_check_badges_in_place`). A page
+    with a failure is captured (:data:`EVERY_SCREENSHOT`: every page)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     failures = []
     later_claim_pages = set(_later_claim_pages())
@@ -1021,6 +1026,7 @@ def test_every_page_at_every_width(width, group, served_site, browser):
     for path in pages_at(width)[group::PAGE_GROUPS]:
         name = str(path.relative_to(SITE))
         log.clear()
+        failed_before = len(failures)
         _open(page, f"{served_site}/{name}")
         if page.locator(".math").count():
             # Attached, not visible: a page's first equation may be in a closed answer.
@@ -1046,13 +1052,18 @@ def test_every_page_at_every_width(width, group, served_site, browser):
         if width in AXE_WIDTHS:
             badges = bool(soup_of(path).select_one(".claim-badge, .claim-line"))
             failures += [f"{name} @ {width}: {f}" for f in _in_each_scheme(page, width, badges)]
-        page.screenshot(path=str(SCREENSHOTS / f"{_page_name(path)}-{width}.png"))
+        shot = SCREENSHOTS / f"{_page_name(path)}-{width}.png"
+        if EVERY_SCREENSHOT:  # before the checks below scroll the page
+            page.screenshot(path=str(shot))
         if path == chapter_page(chapter_stems()[0]):
             failures += [f"{name} @ {width}: {f}" for f in _check_focus_rings(page, width)]
         if width == DESKTOP and path.parent == SITE / "chapters":  # scrolls: after the capture
             failures += [f"{name} @ {width}: {f}" for f in _check_badges_in_place(page, path)]
         failures += [f"{name} @ {width}: {p}" for p in log.problems]
         failures += [f"{name} @ {width}: requested {url}" for url in log.off_host]
+        if len(failures) > failed_before and not EVERY_SCREENSHOT:
+            page.screenshot(path=str(shot))  # as the checks left it: the failure's viewport
+            failures.append(f"{name} @ {width}: captured in {shot.relative_to(paths.REPO_ROOT)}")
     context.close()
     assert not failures, "\n".join(failures)
 
