@@ -79,8 +79,9 @@ def test_an_older_environment_is_judged_by_its_activate_script(checkout):
 
 
 def test_the_tiers_that_collect_folders_collect_the_folders_conftest_names():
-    """``make claims-check``, ``make book-check`` and ``make site-check`` pass pytest the folders that
-    tests/conftest.py's TIER_FOLDERS holds; a test of theirs elsewhere is refused there."""
+    """``make claims-check``, ``make book-check`` and ``make site-check`` pass pytest the
+    folders that tests/conftest.py's TIER_FOLDERS holds; a test of theirs elsewhere is refused
+    there."""
     from tests.conftest import TIER_FOLDERS
 
     text = (paths.REPO_ROOT / "Makefile").read_text(encoding="utf-8")
