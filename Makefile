@@ -113,7 +113,7 @@ lint: | $(STAMP)
 
 # The test tiers (markers in pyproject.toml), each timed, wall and CPU (the CPU of the
 # processes a step waited for, so not the site tier's Chromium, which Playwright's driver
-# ends; a CPU time that grows for the same work is the machine's drift, not the code's):
+# ends, nor mutate's perturbations; a CPU time that grows for the same work is the machine's drift, not the code's):
 # `unit` (no kernel, no Sphinx; the
 # tier to run before every commit), `book` (fixture-book builds: driver, kernels, Sphinx),
 # `site` (the built site, in a browser). Each runs on every core (pytest-xdist; an idle
@@ -139,8 +139,10 @@ claims-check: | $(STAMP)
 	@$(call TIER,claims) $(BIN)/pytest -m "$(CLAIMS_TESTS)" -n auto --dist worksteal -q tests/harness/witnesses
 
 # Every claim under each mistake it names (its registry's catches), each perturbation of the
-# harness alone in a fresh interpreter, one per core; records _build/mutations.json, which the
-# claim pages show. Exits 1 naming a claim that catches none of its perturbations.
+# harness alone in a process of its own (forked from a server that imported the harness), one
+# per core; records _build/mutations.json, which the claim pages show. Exits 1 naming a claim
+# that catches none of its perturbations. Its CPU time leaves out those processes (the
+# server's children, which the shell does not wait for).
 mutate: | $(STAMP)
 	@TIMEFORMAT="make: mutate took %1R s (CPU %1U s user, %1S s system)"; time $(BIN)/python -m claimbook mutate
 

@@ -1,4 +1,5 @@
-"""claimbook.claims.mutate: each claim under the mistakes it names, in fresh interpreters."""
+"""claimbook.claims.mutate: each claim under the mistakes it names, each in a process of its
+own."""
 
 import importlib
 import json
@@ -96,6 +97,33 @@ def test_pages_say_not_yet_run_without_a_record_or_after_the_claim_changed(
     path.write_text(path.read_text().replace("abs_tol: 1.0e-12", "abs_tol: 2.0e-12", 1))
     changed = load_claim(CATCHES, registry_dir=fixture_registry)
     assert [s["state"] for s in mutation_states(changed, record)] == ["not yet run"]
+
+
+def test_a_perturbation_that_ends_its_process_is_an_error_and_the_others_are_judged(
+    fixture_registry, tmp_path
+):
+    """Each perturbation runs in a process of its own: one that dies takes nothing else
+    with it, and its last words are its error."""
+    path = fixture_registry / f"{BLIND}.yaml"
+    path.write_text(
+        path.read_text().replace(
+            "catches:\n",
+            "catches:\n  - perturbation: mutation_fixtures.ends_the_process\n"
+            "    says: the process ends\n",
+        )
+    )
+    record = tmp_path / "mutations.json"
+    status = run_mutations(
+        registry_dir=fixture_registry, record=record, jobs=2, imports=["mutation_fixtures"]
+    )
+    assert status == 1  # the blind claim still catches none of its two
+    claims = json.loads(record.read_text())["claims"]
+    died, missed = claims[BLIND]["catches"]
+    assert died["perturbation"] == "mutation_fixtures.ends_the_process"
+    assert not died["caught"] and died["status"] is None
+    assert died["error"] == "mutation_fixtures: ending this process"
+    assert missed["status"] == "verified" and not missed["caught"]
+    assert claims[CATCHES]["catches"][0]["caught"]
 
 
 def test_a_perturbation_that_does_not_exist_is_refused_by_name_before_anything_runs(
