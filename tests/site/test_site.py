@@ -876,9 +876,14 @@ def _badge_contrast(page, expected):
     return failures
 
 
-# The pages at each width are checked in PAGE_GROUPS tests (every PAGE_GROUPS-th page of the
+# The pages at each width are checked in PAGE_GROUPS[width] tests (every n-th page of the
 # sorted list from the group's index on), so pytest-xdist shares them between its workers.
-PAGE_GROUPS = 4
+# A test that has started is no one else's to take: when the last to start is long, the
+# other core idles until it ends, so no group takes longer than the printed book's test, the
+# longest of the tier (about 24 s with both cores busy; every page at phone width, where
+# axe-core checks the whole page in light and dark mode, is about 120 s of test time, each
+# other width about 45 s).
+PAGE_GROUPS = {1366: 5, 800: 4, PHONE: 8}
 
 
 def _later_claim_pages():
@@ -1003,8 +1008,83 @@ def _check_badges_in_place(page, path):
     return failures
 
 
-@pytest.mark.parametrize("group", range(PAGE_GROUPS))
-@pytest.mark.parametrize("width", WIDTHS)
+# The printed book's test comes first in the file: the longest test of the tier, it should
+# start first (pytest-xdist runs tests in the order collected; see PAGE_GROUPS).
+# The width the print style sheet leaves for text on A4 (210 mm less two 16 mm margins), in
+# CSS px at the 96 px per inch a browser prints at.
+PRINT_TEXT_PX = round((210 - 2 * 16) / 25.4 * 96)
+PRINTED_BLOCKS = """() => [...document.querySelectorAll("article pre")]
+  .filter(element => element.offsetParent !== null)
+  .map(element => ({text: element.textContent.trim().slice(0, 50), scroll: element.scrollWidth,
+    client: element.clientWidth, right: element.getBoundingClientRect().right}))"""
+
+
+def test_printed_code_stays_inside_the_margins(served_site, browser):
+    """Every printed code block and output fits the page's text width: it wraps, never runs
+    past the margin or hides behind a scroll bar that paper does not have."""
+    context = browser.new_context(viewport={"width": PRINT_TEXT_PX, "height": 1000})
+    page = context.new_page()
+    page.emulate_media(media="print")
+    failures, seen = [], 0
+    for stem in chapter_stems():
+        for path in chapter_page_files(stem):
+            name = str(path.relative_to(SITE))
+            _open(page, f"{served_site}/{name}")
+            for block in page.evaluate(PRINTED_BLOCKS):
+                seen += 1
+                if block["scroll"] > block["client"] + 1 or block["right"] > PRINT_TEXT_PX + 1:
+                    failures.append(
+                        f"{name}: {block['text']!r} needs {block['scroll']} px of "
+                        f"{block['client']} (right edge {block['right']:.0f} of {PRINT_TEXT_PX})"
+                    )
+    context.close()
+    assert seen > 10, seen
+    assert not failures, "\n".join(failures)
+
+
+def _book_pdf_module():
+    from claimbook import pdf
+
+    return pdf
+
+
+def test_the_printed_book(tmp_path, browser):
+    from pypdf import PdfReader
+
+    output = _book_pdf_module().print_book(SITE, tmp_path / "book.pdf", browser=browser)
+    reader = PdfReader(output)
+    # Two chapters of about 15 and 45 printed pages, a title page and contents: a PDF outside
+    # 20-200 pages has lost a chapter or its print style sheet.
+    assert 20 <= len(reader.pages) <= 200, len(reader.pages)
+    text = " ".join(" ".join(page.extract_text().split()) for page in reader.pages)
+    expected_texts = ["Contents", "Figure 15.1", "Theorem 15.1", "(15.1)"]
+    for stem in chapter_stems():  # "15. <title>" for every chapter, titles from the sources
+        number = figures.chapter_number(stem)
+        expected_texts += [f"{number}. {chapter_title(stem)}", f"Figure {number}.1"]
+    for expected in expected_texts:
+        assert expected in text, f"{expected!r} is not in the PDF"
+    claim_ids = sorted(cited_claims(chapter_stems()[0]))
+    assert any(claim_id in text for claim_id in claim_ids), "no claim id in the PDF"
+    assert "verified" in text
+    assert "Show code cell content" not in text and "Show code cell source" not in text
+    links = [
+        annotation.get_object()["/A"].get("/URI")
+        for page in reader.pages
+        for annotation in page.get("/Annots") or []
+        if "/A" in annotation.get_object()
+    ]
+    internal = [uri for uri in links if uri and uri.startswith("../html/")]
+    assert internal, "the PDF links no page of the site"
+    assert not [uri for uri in links if uri and "127.0.0.1" in uri]
+    for uri in internal:
+        target = (output.parent / uri.split("#")[0]).resolve()
+        site_path = SITE / target.relative_to((output.parent / "../html").resolve())
+        assert site_path.is_file(), uri
+
+
+@pytest.mark.parametrize(
+    ("width", "group"), [(width, group) for width in WIDTHS for group in range(PAGE_GROUPS[width])]
+)
 def test_every_page_at_every_width(width, group, served_site, browser):
     """Console, hosts, search and figures, for every page; navigation for every
     page but :func:`_later_claim_pages`; below 992 px the phone layout (:data:`PHONE_LAYOUT`,
@@ -1023,7 +1103,7 @@ def test_every_page_at_every_width(width, group, served_site, browser):
     # renderer process per page, about half of this test's CPU time.
     page = context.new_page()
     log = PageLog(page, served_site)
-    for path in pages_at(width)[group::PAGE_GROUPS]:
+    for path in pages_at(width)[group :: PAGE_GROUPS[width]]:
         name = str(path.relative_to(SITE))
         log.clear()
         failed_before = len(failures)
@@ -1110,75 +1190,3 @@ COLOURS = """() => {
             outside: background(e.parentElement)};
   });
 }"""
-
-
-# The width the print style sheet leaves for text on A4 (210 mm less two 16 mm margins), in
-# CSS px at the 96 px per inch a browser prints at.
-PRINT_TEXT_PX = round((210 - 2 * 16) / 25.4 * 96)
-PRINTED_BLOCKS = """() => [...document.querySelectorAll("article pre")]
-  .filter(element => element.offsetParent !== null)
-  .map(element => ({text: element.textContent.trim().slice(0, 50), scroll: element.scrollWidth,
-    client: element.clientWidth, right: element.getBoundingClientRect().right}))"""
-
-
-def test_printed_code_stays_inside_the_margins(served_site, browser):
-    """Every printed code block and output fits the page's text width: it wraps, never runs
-    past the margin or hides behind a scroll bar that paper does not have."""
-    context = browser.new_context(viewport={"width": PRINT_TEXT_PX, "height": 1000})
-    page = context.new_page()
-    page.emulate_media(media="print")
-    failures, seen = [], 0
-    for stem in chapter_stems():
-        for path in chapter_page_files(stem):
-            name = str(path.relative_to(SITE))
-            _open(page, f"{served_site}/{name}")
-            for block in page.evaluate(PRINTED_BLOCKS):
-                seen += 1
-                if block["scroll"] > block["client"] + 1 or block["right"] > PRINT_TEXT_PX + 1:
-                    failures.append(
-                        f"{name}: {block['text']!r} needs {block['scroll']} px of "
-                        f"{block['client']} (right edge {block['right']:.0f} of {PRINT_TEXT_PX})"
-                    )
-    context.close()
-    assert seen > 10, seen
-    assert not failures, "\n".join(failures)
-
-
-def _book_pdf_module():
-    from claimbook import pdf
-
-    return pdf
-
-
-def test_the_printed_book(tmp_path, browser):
-    from pypdf import PdfReader
-
-    output = _book_pdf_module().print_book(SITE, tmp_path / "book.pdf", browser=browser)
-    reader = PdfReader(output)
-    # Two chapters of about 15 and 45 printed pages, a title page and contents: a PDF outside
-    # 20-200 pages has lost a chapter or its print style sheet.
-    assert 20 <= len(reader.pages) <= 200, len(reader.pages)
-    text = " ".join(" ".join(page.extract_text().split()) for page in reader.pages)
-    expected_texts = ["Contents", "Figure 15.1", "Theorem 15.1", "(15.1)"]
-    for stem in chapter_stems():  # "15. <title>" for every chapter, titles from the sources
-        number = figures.chapter_number(stem)
-        expected_texts += [f"{number}. {chapter_title(stem)}", f"Figure {number}.1"]
-    for expected in expected_texts:
-        assert expected in text, f"{expected!r} is not in the PDF"
-    claim_ids = sorted(cited_claims(chapter_stems()[0]))
-    assert any(claim_id in text for claim_id in claim_ids), "no claim id in the PDF"
-    assert "verified" in text
-    assert "Show code cell content" not in text and "Show code cell source" not in text
-    links = [
-        annotation.get_object()["/A"].get("/URI")
-        for page in reader.pages
-        for annotation in page.get("/Annots") or []
-        if "/A" in annotation.get_object()
-    ]
-    internal = [uri for uri in links if uri and uri.startswith("../html/")]
-    assert internal, "the PDF links no page of the site"
-    assert not [uri for uri in links if uri and "127.0.0.1" in uri]
-    for uri in internal:
-        target = (output.parent / uri.split("#")[0]).resolve()
-        site_path = SITE / target.relative_to((output.parent / "../html").resolve())
-        assert site_path.is_file(), uri
