@@ -97,11 +97,13 @@ class IntervalError(ClaimError):
 # --- sources.py and the build: chapter sources, keys, the build lock -----------------------
 
 __all__ += [
+    "BenchCommandError",
     "BuildError",
     "BuildLockError",
     "ChapterSourceError",
     "InvalidChapterStemError",
     "KeyRecordError",
+    "MatrixCheckError",
 ]
 
 
@@ -123,6 +125,16 @@ class BuildLockError(BuildError):
 
 class KeyRecordError(BuildError):
     """A chapter's record ``_build/keys/<stem>.json`` is unusable; the chapter executes again."""
+
+
+class MatrixCheckError(BuildError):
+    """A job of ``matrix-check`` failed, or its outputs cannot be assembled; the message says
+    which (:mod:`claimbook.build.matrix`)."""
+
+
+class BenchCommandError(BuildError):
+    """A command the benchmark times exited non-zero; the message ends with its output's tail
+    (:mod:`claimbook.build.bench_meter`)."""
 
 
 # --- paths.py and figures.py: the book's root, figure labels --------------------------------

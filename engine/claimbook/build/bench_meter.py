@@ -32,11 +32,9 @@ from pathlib import Path
 
 import psutil
 
-__all__ = ["CommandFailed", "is_loaded", "load_threshold", "measure"]
+from claimbook.errors import BenchCommandError
 
-
-class CommandFailed(RuntimeError):
-    """A timed command exited with a non-zero status."""
+__all__ = ["is_loaded", "load_threshold", "measure"]
 
 
 def load_threshold(cores: int | None = None) -> float:
@@ -79,7 +77,8 @@ def measure(
 ) -> dict:
     """Run ``command`` in ``cwd`` and return its wall, CPU, load and memory (see module doc).
 
-    Raises :class:`CommandFailed` (with the output's tail) when ``check`` and it exits non-zero.
+    Raises :class:`~claimbook.errors.BenchCommandError` (with the output's tail) when
+    ``check`` and it exits non-zero.
     """
     if interval <= 0:
         raise ValueError(f"interval must be positive, got {interval!r}")
@@ -112,7 +111,7 @@ def measure(
     sampler.join()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if check and process.returncode != 0:
-        raise CommandFailed(
+        raise BenchCommandError(
             f"`{' '.join(command)}` in {cwd} exited {process.returncode}:\n{output[-4000:]}"
         )
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

@@ -53,6 +53,7 @@ import time
 from pathlib import Path
 
 from claimbook import paths
+from claimbook.errors import MatrixCheckError
 
 __all__ = ["COMMANDS", "compare_sites", "critical_path", "fresh_copy", "matrix_check"]
 
@@ -71,10 +72,6 @@ _NEVER_COPIED = frozenset(
 )
 _KEPT_IN_ARTIFACTS = ("README.md", ".gitignore")
 _SITE_EXTRA = Path("_build") / "site-extra"
-
-
-class MatrixCheckError(Exception):
-    """A job failed, or its outputs cannot be assembled; the message says which."""
 
 
 def _is_git_checkout(root: Path) -> bool:

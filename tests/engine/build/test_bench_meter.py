@@ -7,7 +7,8 @@ import sys
 import pytest
 
 from claimbook.build import bench_meter
-from claimbook.build.bench_meter import CommandFailed, is_loaded, load_threshold, measure
+from claimbook.build.bench_meter import is_loaded, load_threshold, measure
+from claimbook.errors import BenchCommandError
 
 
 def test_the_threshold_is_the_cores_plus_one():
@@ -57,7 +58,7 @@ def test_a_loaded_round_is_flagged(tmp_path, monkeypatch):
 
 def test_a_failing_command_raises_with_its_output(tmp_path):
     command = [sys.executable, "-c", "import sys; print('boom'); sys.exit(3)"]
-    with pytest.raises(CommandFailed, match="exited 3:\nboom"):
+    with pytest.raises(BenchCommandError, match="exited 3:\nboom"):
         measure(command, tmp_path)
     assert measure(command, tmp_path, check=False)["returncode"] == 3
 
