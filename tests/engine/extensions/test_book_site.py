@@ -1,0 +1,117 @@
+"""claimbook.extensions.book_site: the footer's build stamp and the page assets it keeps."""
+
+import os
+import subprocess
+from types import SimpleNamespace
+
+import pytest
+
+from claimbook.extensions import book_site
+
+
+def _repository(root):
+    def git(*arguments):
+        return subprocess.run(
+            ["git", "-C", str(root), *arguments], check=True, capture_output=True, text=True
+        ).stdout.strip()
+
+    root.mkdir()
+    git("init", "-q")
+    (root / "a.md").write_text("a\n")
+    git("add", "a.md")
+    identity = ["-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run(
+        ["git", "-C", str(root), *identity, "commit", "-qm", "a"],
+        check=True,
+        env={**os.environ, "GIT_COMMITTER_DATE": "2026-11-30T12:00:00Z"},
+    )
+    return git
+
+
+def test_the_stamp_is_the_commit_and_its_date_not_the_clock(tmp_path):
+    git = _repository(tmp_path / "book")
+    stamp = book_site.build_stamp(str(tmp_path / "book"), environ={})
+    commit = git("rev-parse", "--short", "HEAD")
+    assert stamp == {"commit": commit, "date": "2026-11-30", "dirty": ""}
+
+
+def test_an_uncommitted_change_is_said_in_the_stamp(tmp_path):
+    _repository(tmp_path / "book")
+    (tmp_path / "book" / "a.md").write_text("changed\n")
+    assert book_site.build_stamp(str(tmp_path / "book"), environ={})["dirty"] == (
+        "uncommitted changes"
+    )
+
+
+def test_the_environment_states_commit_and_date_instead_of_git(tmp_path):
+    environ = {book_site.COMMIT_VARIABLE: "abc1234", book_site.DATE_VARIABLE: "2026-12-01"}
+    stamp = book_site.build_stamp(str(tmp_path), environ=environ)  # not a repository
+    assert stamp == {"commit": "abc1234", "date": "2026-12-01", "dirty": ""}
+
+
+def test_outside_a_repository_the_stamp_says_unknown(tmp_path):
+    assert book_site.build_stamp(str(tmp_path), environ={}) == {
+        "commit": "unknown",
+        "date": "unknown",
+        "dirty": "",
+    }
+
+
+def test_the_footer_escapes_what_it_shows():
+    clean = book_site.footer_html({"commit": "abc1234", "date": "2026-12-01", "dirty": ""})
+    assert clean == (
+        '<p class="build-stamp">Built from commit <code class="build-commit">abc1234</code>'
+        ' (<span class="build-date">2026-12-01</span>).</p>'
+    )
+    dirty = book_site.footer_html({"commit": "<b>", "date": "&", "dirty": "uncommitted changes"})
+    assert "&lt;b&gt;" in dirty and '(<span class="build-date">&amp;</span>)' in dirty
+    assert dirty.endswith('with <span class="build-dirty">uncommitted changes</span>.</p>')
+
+
+def test_configuring_twice_leaves_one_footer_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(
+        book_site, "build_stamp", lambda srcdir: {"commit": "c1", "date": "d", "dirty": ""}
+    )
+    config = SimpleNamespace(html_context={}, html_theme_options={"extra_footer": "<p>own</p>"})
+    app = SimpleNamespace(srcdir=str(tmp_path))
+    book_site._configure(app, config)
+    book_site._configure(app, config)
+    footer = config.html_theme_options["extra_footer"]
+    assert footer.startswith("<p>own</p>") and footer.count("build-stamp") == 1
+    assert config.html_context["default_mode"] == "auto"
+
+
+def _script(filename="", **attributes):
+    return SimpleNamespace(filename=filename, attributes=attributes)
+
+
+def test_page_assets_lose_thebe_and_duplicates_and_keep_their_order():
+    kept_first = _script("_static/a.js")
+    scripts = [
+        kept_first,
+        _script("_static/sphinx-thebe.js"),
+        _script("", body="const THEBE_JS_URL = 'x'"),
+        _script("_static/a.js"),  # the same script twice
+        _script("_static/a.js", defer="defer"),  # the same file, other attributes: kept
+    ]
+    styles = ["_static/sphinx-thebe.css", "_static/b.css"]
+    context = {"script_files": scripts, "css_files": styles}
+    book_site._clean_assets(None, "intro", "page.html", context, None)
+    assert [(s.filename, s.attributes) for s in scripts] == [
+        ("_static/a.js", {}),
+        ("_static/a.js", {"defer": "defer"}),
+    ]
+    assert scripts[0] is kept_first and styles == ["_static/b.css"]
+
+
+@pytest.mark.parametrize(
+    ("script", "thebe"),
+    [
+        (_script("_static/sphinx-thebe.js"), True),
+        (_script("", body="THEBE_JS_URL"), True),
+        (_script("_static/thebe-notes.js"), False),
+        ("plain-string.js", False),
+    ],
+)
+def test_what_counts_as_thebe(script, thebe):
+    assert book_site._is_thebe(script) is thebe

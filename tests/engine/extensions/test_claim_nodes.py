@@ -1,0 +1,101 @@
+"""claimbook.extensions.claim_nodes: the one badge, tables, sections and place links."""
+
+import pytest
+from docutils import nodes
+
+from claimbook.extensions.claim_nodes import badge_node, place_links, section, shown, table
+from claimbook.extensions.claim_pages_model import STATES, Badge
+
+
+@pytest.mark.parametrize("state", STATES)
+def test_the_badge_says_its_id_and_word_links_to_the_claim_page_and_keeps_the_state(state):
+    badge = Badge("c16-x-001", state, "a statement")
+    node = badge_node("chapters/batch-normalization", badge)
+    claim_id, word = node.children
+    assert claim_id.astext() == "c16-x-001" and "claim-id" in claim_id["classes"]
+    assert word.astext() == badge.word and "claim-state" in word["classes"]
+    assert node["refuri"] == "../claims/c16-x-001.html"
+    assert node["reftitle"] == "a statement"
+    assert node["classes"] == ["claim-badge", "claim-" + state.replace(" ", "-")]
+    assert node["claim-state"] == state
+
+
+def test_a_refuted_claims_badge_says_the_account_is_refuted():
+    node = badge_node("claims", Badge("c16-x-001", "refuted", ""))
+    assert node.children[1].astext() == "account refuted"
+    assert node["refuri"] == "claims/c16-x-001.html" and node["claim-state"] == "refuted"
+
+
+@pytest.mark.parametrize(
+    ("value", "cell"),
+    [
+        (None, "\u2014"),
+        ("text as it is", "text as it is"),
+        (0.1, "0.1"),
+        ([1, 2], "[1, 2]"),
+        ({"b": 1, "a": 2}, '{"a": 2, "b": 1}'),
+        (True, "true"),
+    ],
+)
+def test_a_cell_shows_text_as_it_is_and_anything_else_as_json(value, cell):
+    assert shown(value) == cell
+
+
+def test_a_table_with_headers_has_a_head_row_and_one_body_row_per_row():
+    node = table(["field", "value"], [["a", 1.5], ["b", None]], ["claim-results"])
+    assert node["classes"] == ["claim-table", "claim-results"]
+    (group,) = node.children
+    assert group["cols"] == 2 and len(list(group.findall(nodes.colspec))) == 2
+    head = next(iter(group.findall(nodes.thead)))
+    assert [entry.astext() for entry in head.findall(nodes.entry)] == ["field", "value"]
+    body = next(iter(group.findall(nodes.tbody)))
+    assert [[e.astext() for e in row.findall(nodes.entry)] for row in body.children] == [
+        ["a", "1.5"],
+        ["b", "\u2014"],
+    ]
+
+
+def test_a_table_without_headers_is_two_columns_of_names_and_values():
+    badge = badge_node("claims/c-1", Badge("c-1", "verified", ""))
+    node = table(None, [["state", badge]], [])
+    (group,) = node.children
+    assert group["cols"] == 2 and len(list(group.findall(nodes.colspec))) == 2
+    assert not list(group.findall(nodes.thead))
+    (row,) = next(iter(group.findall(nodes.tbody))).children
+    name, value = row.children
+    assert name.astext() == "state"
+    # An inline node (the badge) is wrapped in a paragraph, as a cell's content must be.
+    assert isinstance(value.children[0], nodes.paragraph)
+    assert value.children[0].children[0] is badge
+
+
+def test_a_section_has_its_id_and_title():
+    node = section("what-it-catches", "What it catches")
+    assert node["ids"] == ["what-it-catches"] and node.children[0].astext() == "What it catches"
+
+
+PLACES = [
+    {"page": "chapters/a", "anchor": "p1", "chapter": "15. A", "section": "15.1 One"},
+    {"page": "chapters/a", "anchor": "p2", "chapter": "15. A", "section": "15.1 One"},
+    {"page": "chapters/a-more", "anchor": "p3", "chapter": "15. A", "section": "15. A"},
+]
+
+
+def test_a_claim_page_lists_the_first_place_in_each_section():
+    node = place_links("claims/c-1", {"stated_in": PLACES})
+    assert isinstance(node, nodes.bullet_list) and node["classes"] == ["claim-places"]
+    links = list(node.findall(nodes.reference))
+    assert [(r.astext(), r["refuri"]) for r in links] == [
+        ("15. A, 15.1 One", "../chapters/a#p1"),
+        ("15. A", "../chapters/a-more#p3"),
+    ]
+
+
+def test_a_ledger_row_lists_the_sections_inline_separated_by_semicolons():
+    node = place_links("claims", {"stated_in": PLACES}, inline=True)
+    assert isinstance(node, nodes.paragraph)
+    assert node.astext() == "15.1 One; 15. A"
+
+
+def test_a_claim_stated_nowhere_says_so():
+    assert place_links("claims/c-1", {"stated_in": []}).astext() == "not stated on any page"

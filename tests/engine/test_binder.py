@@ -1,0 +1,141 @@
+"""claimbook.binder: the parts of `make binder-check` that run without Binder's environment
+(the whole check, with a fresh environment and both notebooks, is `make binder-check`, which
+`make test` runs)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from claimbook import binder
+
+
+def _artifact(folder: Path, claim_id: str, result: dict) -> None:
+    (folder / f"{claim_id}.json").write_text(json.dumps({"result": result}), encoding="utf-8")
+
+
+def test_equal_artifacts_make_no_difference_and_each_difference_is_one_line(tmp_path):
+    written, built = tmp_path / "written", tmp_path / "built"
+    written.mkdir(), built.mkdir()
+    _artifact(written, "c-1", {"x": 1.0})
+    _artifact(built, "c-1", {"x": 1.0})
+    assert binder.artifact_differences(written, built, ["c-1"]) == []
+    _artifact(written, "c-2", {"x": 1.0, "y": 2})
+    _artifact(built, "c-2", {"x": 1.5, "y": 2})
+    (written / "c-3.json").write_bytes(b"\xff not JSON")
+    _artifact(built, "c-3", {})
+    _artifact(written, "c-4", {})
+    lines = binder.artifact_differences(written, built, ["c-1", "c-2", "c-3", "c-4", "c-5"])
+    assert lines[0] == "c-2: result.x: on disk 1.0, expected 1.5"
+    assert lines[1].startswith("c-3: unreadable: ")
+    assert lines[2] == f"c-4: no artifact in {built} to compare with"
+    assert lines[3] == "c-5: the notebooks wrote no artifact"
+    assert len(lines) == 4
+
+
+def test_the_same_fields_in_other_bytes_are_a_difference(tmp_path):
+    written, built = tmp_path / "written", tmp_path / "built"
+    written.mkdir(), built.mkdir()
+    (written / "c-1.json").write_text('{"result": {"x": 1}}', encoding="utf-8")
+    (built / "c-1.json").write_text('{"result":{"x":1}}', encoding="utf-8")
+    assert binder.artifact_differences(written, built, ["c-1"]) == [
+        "c-1: same fields, other bytes"
+    ]
+
+
+def test_runtime_txt_names_the_interpreter(tmp_path):
+    runtime = tmp_path / "runtime.txt"
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    runtime.write_text(f"python-{version}\n")
+    assert Path(binder._python_for_runtime(runtime)).name == f"python{version}"
+    runtime.write_text(f"python-{version}.7")  # a patch level is allowed, and ignored
+    assert Path(binder._python_for_runtime(runtime)).name == f"python{version}"
+
+
+@pytest.mark.parametrize("text", ["3.11", "python3.11", "python-3", "pypy-3.11"])
+def test_a_runtime_txt_that_is_not_python_x_y_is_refused_quoting_it(tmp_path, text):
+    runtime = tmp_path / "runtime.txt"
+    runtime.write_text(text)
+    with pytest.raises(SystemExit, match=f"runtime.txt must read python-X.Y, got '{text}'"):
+        binder._python_for_runtime(runtime)
+
+
+def test_a_runtime_whose_interpreter_is_missing_is_named(tmp_path, monkeypatch):
+    runtime = tmp_path / "runtime.txt"
+    runtime.write_text("python-3.99")
+    monkeypatch.setattr(binder.shutil, "which", lambda name: None)
+    with pytest.raises(SystemExit, match=r"asks for python3\.99, which is not installed"):
+        binder._python_for_runtime(runtime)
+
+
+def test_the_environment_passes_on_nothing_of_the_callers_python_or_book(monkeypatch, tmp_path):
+    for name, value in {
+        "TRAINABLE_CHAPTER": "x",
+        "PYTHONPATH": "/somewhere",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "VIRTUAL_ENV": "/other/.venv",
+        "JUPYTER_PATH": "/j",
+        "CONDA_PREFIX": "/c",
+        "HOME": "/home/reader",
+    }.items():
+        monkeypatch.setenv(name, value)
+    environment = binder._clean_environment(tmp_path / "venv")
+    dropped = ("TRAINABLE_", "PYTHON", "JUPYTER", "CONDA")
+    assert not [name for name in environment if name.startswith(dropped)]
+    assert environment["VIRTUAL_ENV"] == str(tmp_path / "venv")
+    assert environment["PATH"].split(":")[0] == str(tmp_path / "venv" / "bin")
+    assert environment["HOME"] == "/home/reader" and environment["MPLBACKEND"] == "agg"
+
+
+def test_the_copy_holds_what_a_push_would_hold_and_no_build_product(tmp_path, monkeypatch):
+    repository = tmp_path / "repository"
+    repository.mkdir()
+    files = {
+        "chapters/a.md": "tracked",
+        "notes.md": "untracked, not ignored",
+        "ignored.log": "ignored",
+        ".venv/bin/python": "environment",
+        "_build/html/index.html": "site",
+        "artifacts/claims/c.json": "artifact",
+        "node_modules/m/index.js": "npm",
+    }
+    for name, text in files.items():
+        (repository / name).parent.mkdir(parents=True, exist_ok=True)
+        (repository / name).write_text(text)
+    (repository / ".gitignore").write_text("*.log\n")
+    (repository / "link.md").symlink_to(repository / "notes.md")
+
+    def git(*arguments):
+        subprocess.run(["git", "-C", str(repository), *arguments], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("add", "-f", "chapters/a.md", ".gitignore", ".venv/bin/python", "_build/html/index.html")
+    monkeypatch.setattr(binder, "REPO_ROOT", repository)
+    copy = tmp_path / "copy"
+    binder._copy_repository(copy)
+    copied = sorted(str(p.relative_to(copy)) for p in copy.rglob("*") if p.is_file())
+    assert copied == [".gitignore", "chapters/a.md", "notes.md"]
+
+
+def test_against_must_be_a_directory(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        binder._options(["--against", str(tmp_path / "missing")])
+    assert "is not a directory (run `make` first)" in capsys.readouterr().err
+    assert binder._options(["--against", str(tmp_path)]).against == tmp_path.resolve()
+    assert binder._options([]).against is None and not binder._options([]).pip
+
+
+def test_the_environment_is_made_with_uv_by_default_and_with_venv_and_pip_given_pip(tmp_path):
+    venv = tmp_path / "venv"
+    assert binder._creator("python3.11", venv, use_pip=True) == [
+        "python3.11",
+        "-m",
+        "venv",
+        str(venv),
+    ]
+    made = binder._creator("python3.11", venv, use_pip=False)
+    assert made[1:3] == ["venv", "--quiet"] and "--seed" in made  # pip in it: postBuild uses it
+    assert binder._installer(venv, use_pip=True)[:3] == [str(venv / "bin" / "python"), "-m", "pip"]
+    assert binder._installer(venv, use_pip=False)[1:3] == ["pip", "install"]
