@@ -288,11 +288,14 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def print_book(site: Path, output: Path, browser=None) -> Path:
+def print_book(site: Path, output: Path, browser=None, before_printing=None) -> Path:
     """Write the PDF of the site at ``site`` to ``output``; returns ``output``.
 
     ``browser`` is a launched Playwright browser (the test suite passes its own); without it
-    Debian's ``/usr/bin/chromium`` is launched.
+    Debian's ``/usr/bin/chromium`` is launched. ``before_printing``, if given, is called with
+    the Playwright page of the composed book once it is ready in print media, just before
+    it is printed (the site tier measures the printed code blocks there); whatever it
+    changes, it must undo, or the PDF shows it.
     """
     site, output = Path(site), Path(output)
     pages = page_order(site)
@@ -313,11 +316,11 @@ def print_book(site: Path, output: Path, browser=None) -> Path:
                     executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"]
                 )
                 try:
-                    _print(launched, base, temporary)
+                    _print(launched, base, temporary, before_printing)
                 finally:
                     launched.close()
         else:
-            _print(browser, base, temporary)
+            _print(browser, base, temporary, before_printing)
         # Links into the site were resolved against the local server: make them relative.
         _relative_links(temporary, urljoin(base, "html/"), "../html/")
         temporary.replace(output)
@@ -328,13 +331,15 @@ def print_book(site: Path, output: Path, browser=None) -> Path:
     return output
 
 
-def _print(browser, base: str, output: Path) -> None:
+def _print(browser, base: str, output: Path, before_printing=None) -> None:
     page = browser.new_page()
     try:
         page.goto(base + PRINT_PATH, wait_until="networkidle")
         page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise")
         page.evaluate("MathJax.startup.promise")
         page.emulate_media(media="print")
+        if before_printing is not None:
+            before_printing(page)
         page.pdf(
             path=str(output),
             format="A4",
