@@ -21,4 +21,19 @@ document.addEventListener("DOMContentLoaded", () => {
       summary.setAttribute("aria-label", `Pages of ${link.textContent.trim()}`);
     }
   }
+  // Bootstrap puts a button's tooltip at the end of <body>, outside every landmark (axe:
+  // region), for as long as a reader hovers or focuses the button. Each tooltip goes into
+  // its button's nearest landmark instead. This listener runs before the theme's, which
+  // makes the tooltips (bootstrap.js registers it at the end of the body), so Bootstrap
+  // reads the container from the attribute.
+  const landmarks = "header, nav, main, aside, footer, form[aria-label], section[aria-label], " +
+    ["banner", "navigation", "main", "complementary", "contentinfo", "region", "search"]
+      .map((role) => `[role=${role}]`).join(", ");
+  let unnamed = 0;
+  for (const trigger of document.querySelectorAll('[data-bs-toggle="tooltip"]')) {
+    const landmark = trigger.closest(landmarks);
+    if (!landmark || trigger.hasAttribute("data-bs-container")) continue;
+    if (!landmark.id) landmark.id = `tooltip-landmark-${unnamed++}`;
+    trigger.setAttribute("data-bs-container", `#${landmark.id}`);
+  }
 });
