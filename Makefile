@@ -62,10 +62,19 @@ endif
 endif
 
 # The lock is installed by uv (pinned, itself installed by pip from the registry): the same
-# exact versions pip would install, without a resolver, in a third of the time. uv compiles
-# the installed modules' bytecode once (half a minute of CPU): under PYTHONDONTWRITEBYTECODE
-# nothing else writes it, and every process (each build, each kernel, each test worker) would
-# compile Sphinx, Jupyter Book and their imports from source again, about half of a render.
+# exact versions pip would install, without a resolver, in a third of the time. The
+# environment has no pip of its own (`venv --without-pip`, 0.2 s against 4 s): the
+# interpreter's pip installs uv into it (`pip --python`, pip 22.3 or later), or, where that
+# pip is missing or older, a pip that ensurepip puts in the environment does.
+# Bytecode: uv does not compile the 4 900 installed modules (10 s of a first make, 19 CPU-s);
+# the build writes the bytecode of what it imports, about a third of them, as it imports it
+# (`all` runs the driver with PYTHONDONTWRITEBYTECODE empty, whatever the machine sets), so
+# later processes do not compile Sphinx and Jupyter Book from source again. Python checks such
+# bytecode against its source's modification time (in seconds) and size, so a same-size edit
+# within one second of an import could run stale code; the book's own packages (harness/,
+# engine/) are compiled here with hash-checked bytecode, which Python checks against the
+# source's bytes and writes again in that form after an edit. A module added to them later
+# gets the usual form at its first import, until the environment is made again.
 # Two `make` runs started at once take turns here (flock), then the build driver's own lock
 # refuses the second build with a message naming the first.
 # The lock needs Python 3.11.5 or later within 3.11 (the locked soupsieve 4.1.3 requires 3.11.5); say so
@@ -79,10 +88,14 @@ $(STAMP): requirements.txt harness/pyproject.toml engine/pyproject.toml
 	@if [ -n "$(FOREIGN_VENV)" ]; then echo "make: .venv was made for $(or $(VENV_MADE_IN),another \
 	    directory), not for $(CURDIR) (a copied checkout?); making it again here" >&2; \
 	    $(SETUP_LOCK) rm -rf $(VENV); fi
-	test -x $(BIN)/python || $(SETUP_LOCK) $(PYTHON) -m venv $(VENV)
-	$(SETUP_LOCK) $(PIP) install $(UV) 2> >(grep -v "is ignored: it is neither" >&2)
-	$(SETUP_LOCK) $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -r requirements.txt
+	test -x $(BIN)/python || $(SETUP_LOCK) $(PYTHON) -m venv --without-pip $(VENV)
+	$(SETUP_LOCK) $(PYTHON) -m pip --quiet --disable-pip-version-check --python $(BIN)/python \
+	    install $(UV) 2> >(grep -v "is ignored: it is neither" >&2) || { \
+	    $(SETUP_LOCK) $(BIN)/python -m ensurepip --default-pip >/dev/null && \
+	    $(SETUP_LOCK) $(PIP) install $(UV) 2> >(grep -v "is ignored: it is neither" >&2); }
+	$(SETUP_LOCK) $(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements.txt
 	$(SETUP_LOCK) $(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e harness -e engine
+	$(BIN)/python -m compileall -q --invalidation-mode checked-hash harness/trainable_harness engine/claimbook
 	echo '$(CURDIR)' > $(VENV_RECORD)
 	touch $@
 
@@ -91,7 +104,7 @@ $(STAMP): requirements.txt harness/pyproject.toml engine/pyproject.toml
 # renders, and publishes the site whole. Make cannot see those keys, so `all` always asks it;
 # an unchanged tree costs the driver under a second.
 all: $(MATHJAX) | $(STAMP)
-	@$(BIN)/python -m claimbook build
+	@PYTHONDONTWRITEBYTECODE= $(BIN)/python -m claimbook build
 
 $(MATHJAX): package.json package-lock.json
 	$(SETUP_LOCK) bash -c 'npm ci --no-audit --no-fund --silent && \
@@ -225,8 +238,9 @@ serve: all
 	$(BIN)/python -m http.server --directory _build/html --bind 127.0.0.1 8000
 
 lock: | $(STAMP)
-	$(PIP) install -r requirements.in
-	{ sed -n '1,2p' requirements.txt; $(BIN)/python -m pip freeze --exclude-editable --exclude uv; } > requirements.lock.tmp
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements.in
+	{ sed -n '1,2p' requirements.txt; $(BIN)/uv pip freeze --python $(BIN)/python --exclude-editable \
+	    --exclude uv --exclude pip --exclude setuptools --exclude wheel; } > requirements.lock.tmp
 	mv requirements.lock.tmp requirements.txt
 
 # Build products only; sources, the environment and node_modules stay. The engine removes
