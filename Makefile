@@ -62,7 +62,10 @@ endif
 endif
 
 # The lock is installed by uv (pinned, itself installed by pip from the registry): the same
-# exact versions pip would install, without a resolver, in a third of the time. The
+# exact versions pip would install, without a resolver, in a third of the time. Only the lock:
+# `--no-deps`, then `uv pip check` fails naming any dependency the lock lacks (sphinx-togglebutton
+# requires setuptools and wheel, which pip freeze leaves out; a resolver then installed their
+# newest releases, or took the setuptools the interpreter's venv carried). The
 # environment has no pip of its own (`venv --without-pip`, 0.2 s against 4 s): the
 # interpreter's pip installs uv into it (`pip --python`, pip 22.3 or later), or, where that
 # pip is missing or older, a pip that ensurepip puts in the environment does.
@@ -93,7 +96,8 @@ $(STAMP): requirements.txt harness/pyproject.toml engine/pyproject.toml
 	    install $(UV) 2> >(grep -v "is ignored: it is neither" >&2) || { \
 	    $(SETUP_LOCK) $(BIN)/python -m ensurepip --default-pip >/dev/null && \
 	    $(SETUP_LOCK) $(PIP) install $(UV) 2> >(grep -v "is ignored: it is neither" >&2); }
-	$(SETUP_LOCK) $(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements.txt
+	$(SETUP_LOCK) $(BIN)/uv pip install --quiet --no-deps --python $(BIN)/python -r requirements.txt
+	$(BIN)/uv pip check --quiet --python $(BIN)/python
 	$(SETUP_LOCK) $(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e harness -e engine
 	$(BIN)/python -m compileall -q --invalidation-mode checked-hash harness/trainable_harness engine/claimbook
 	echo '$(CURDIR)' > $(VENV_RECORD)
@@ -237,10 +241,12 @@ matrix-check: $(MATHJAX) | $(STAMP)
 serve: all
 	$(BIN)/python -m http.server --directory _build/html --bind 127.0.0.1 8000
 
+# The whole environment but uv and pip (the tools that install it): uv pip freeze, unlike pip
+# freeze, also lists setuptools and wheel, which a locked package requires.
 lock: | $(STAMP)
 	$(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements.in
 	{ sed -n '1,2p' requirements.txt; $(BIN)/uv pip freeze --python $(BIN)/python --exclude-editable \
-	    --exclude uv --exclude pip --exclude setuptools --exclude wheel; } > requirements.lock.tmp
+	    --exclude uv --exclude pip; } > requirements.lock.tmp
 	mv requirements.lock.tmp requirements.txt
 
 # Build products only; sources, the environment and node_modules stay. The engine removes
