@@ -140,6 +140,7 @@ class BenchCommandError(BuildError):
 # --- paths.py and figures.py: the book's root, figure labels --------------------------------
 
 __all__ += [
+    "FigureWorkerError",
     "InvalidFigureLabelError",
     "OutsideBuildProductsError",
     "RepositoryRootError",
@@ -161,6 +162,10 @@ class UnknownFigureError(BookError):
 
 class InvalidFigureLabelError(BookError):
     """A figure label that cannot name a file (empty, a path, or unusual characters)."""
+
+
+class FigureWorkerError(BookError):
+    """A figure handed to the worker beside a kernel was not drawn, or its output was lost."""
 
 
 # --- settings.py: settings and inputs glued for the prose -----------------------------------

@@ -22,10 +22,11 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from claimbook import instruments, paths, sources
+from claimbook import figure_worker, instruments, paths, sources
 from claimbook.atomic import atomic_output
 from claimbook.errors import ChapterSourceError, InvalidFigureLabelError, UnknownFigureError
 
@@ -221,10 +222,12 @@ def save_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, P
     The chapter that drew it is ``chapter``, else ``$TRAINABLE_CHAPTER``, else found by label
     (:func:`locate_figure`). Metadata: title (the label), source (``chapters/<stem>.md``) and
     a description naming the harness version; no date, and SVG ids hashed from a salt fixed to
-    the label, so the same figure gives the same bytes on every run. The PNG is drawn at
-    :data:`PNG_DPI` and cropped to the drawing (``bbox_inches="tight"``); the page shows it
+    the label, so the same figure gives the same bytes on every run. The PNG is drawn first,
+    at :data:`PNG_DPI` and cropped to the drawing (``bbox_inches="tight"``); the page shows it
     (:func:`glue_figure`). Its metadata also records the figure's smallest text in points
-    (:data:`SMALLEST_TEXT_KEY`, :func:`smallest_text_pt`). Each file is replaced atomically.
+    (:data:`SMALLEST_TEXT_KEY`, :func:`smallest_text_pt`). Then the SVG, from the figure as
+    the PNG left it (a constrained layout can settle differently on a second draw, so one
+    order is kept everywhere). Each file is replaced atomically, both before this returns.
 
     Returns
     -------
@@ -236,10 +239,46 @@ def save_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, P
     InvalidFigureLabelError, UnknownFigureError
         See :func:`locate_figure`; nothing is written.
     """
+    files = figure_job(label, chapter)
+    files.draw(fig)
+    return files.svg, files.png
 
+
+class FigureJob(NamedTuple):
+    """The two artifacts of one figure: where they go and the metadata each carries."""
+
+    label: str
+    svg: Path
+    png: Path
+    svg_metadata: dict
+    png_metadata: dict
+    source: Path  # the chapter source whose figure it is
+
+    def draw(self, fig) -> None:
+        """Write the PNG, then the SVG, of ``fig`` (see :func:`save_figure`)."""
+        import matplotlib  # late: only a chapter that draws needs it
+
+        png_metadata = _AfterDrawing(fig, self.png_metadata)
+        with atomic_output(self.png, "wb") as stream:
+            fig.savefig(
+                stream, format="png", dpi=PNG_DPI, metadata=png_metadata, bbox_inches="tight"
+            )
+        with matplotlib.rc_context({"svg.hashsalt": self.label, "svg.fonttype": "path"}):
+            with atomic_output(self.svg, "wb") as stream:
+                fig.savefig(stream, format="svg", metadata=self.svg_metadata)
+
+
+def figure_job(label: str, chapter: str | None = None) -> FigureJob:
+    """The :class:`FigureJob` of figure ``label`` of ``chapter`` (see :func:`save_figure`).
+
+    Raises
+    ------
+    InvalidFigureLabelError, UnknownFigureError
+        See :func:`locate_figure`.
+    """
     stem = locate_figure(label, chapter)
     drawn_by = f"drawn by chapters/{stem}.md with trainable_harness {instruments.version()}"
-    svg_path, png_path = figure_files(label)
+    svg, png = figure_files(label)
     svg_metadata = {
         "Title": label,
         "Source": f"chapters/{stem}.md",
@@ -253,39 +292,68 @@ def save_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, P
         "Source": f"chapters/{stem}.md",
         "Comment": drawn_by,
     }
-    import matplotlib  # late: only a chapter that draws needs it
+    source = paths.CHAPTERS_DIR / f"{stem}.md"
+    return FigureJob(label, svg, png, svg_metadata, png_metadata, source)
 
-    with matplotlib.rc_context({"svg.hashsalt": label, "svg.fonttype": "path"}):
-        with atomic_output(svg_path, "wb") as stream:
-            fig.savefig(stream, format="svg", metadata=svg_metadata)
-    # After the SVG is drawn, every tick label exists: the smallest text is the figure's own.
-    png_metadata[SMALLEST_TEXT_KEY] = f"{smallest_text_pt(fig):g}"
-    with atomic_output(png_path, "wb") as stream:
-        fig.savefig(stream, format="png", dpi=PNG_DPI, metadata=png_metadata, bbox_inches="tight")
-    return svg_path, png_path
+
+class _AfterDrawing(Mapping):
+    """A PNG's metadata whose :data:`SMALLEST_TEXT_KEY` entry is read from the drawn figure.
+
+    Tick labels exist only once a figure is drawn, and Matplotlib draws the canvas before
+    it encodes the PNG with its metadata; this mapping is read at the encoding, so the entry
+    is the figure's own smallest text without a drawing of its own (the tests read it back
+    from the file, and :func:`smallest_text_pt` raises for a figure that draws no text).
+    """
+
+    def __init__(self, fig, fixed: dict):
+        self._fig, self._fixed = fig, fixed
+
+    def __getitem__(self, key):
+        if key == SMALLEST_TEXT_KEY:
+            return f"{smallest_text_pt(self._fig):g}"
+        return self._fixed[key]
+
+    def __iter__(self):
+        return iter([*self._fixed, SMALLEST_TEXT_KEY])
+
+    def __len__(self) -> int:
+        return len(self._fixed) + 1
 
 
 def glue_figure(fig, label: str, *, chapter: str | None = None) -> None:
-    """Save ``fig`` (:func:`save_figure`), glue the PNG just written under ``label``, close it.
+    """Save ``fig``'s artifacts, glue the PNG under ``label``, close the figure.
 
     The ``{glue:figure}`` directive named ``label`` then shows the artifact's own bytes: the
     page's image and ``artifacts/figures/<label>.png`` are one file, and the figure is drawn
-    twice (SVG and PNG) rather than a third time by the notebook's display machinery, which
-    was about a quarter of chapter 16's kernel. The glued value is not displayed in the
-    notebook (``display=False``), and ``fig`` is closed so the notebook does not draw it at
-    the end of the cell either. It returns nothing, so a cell that ends with it prints
-    nothing (the files are :func:`figure_files` of ``label``).
+    twice (SVG and PNG) rather than a third time by the notebook's display machinery. The
+    glued value is not displayed in the notebook (``display=False``), and ``fig`` is closed
+    so the notebook does not draw it at the end of the cell either. It returns nothing, so a
+    cell that ends with it prints nothing (the files are :func:`figure_files` of ``label``).
 
-    Raises as :func:`save_figure`; nothing is glued when it raises.
+    In a build's kernel, when the chapter has figures enough to be worth a worker process,
+    the files are drawn beside the kernel and the PNG is glued when the chapter ends, into
+    this cell's outputs (:mod:`claimbook.figure_worker`); anywhere else both are done before
+    this returns.
+
+    Raises as :func:`save_figure`; nothing is glued or handed over when it raises.
     """
-    _, png_path = save_figure(fig, label, chapter=chapter)
-    from IPython.display import Image  # late: as myst-nb, only a kernel needs it
-    from myst_nb import glue
-
-    glue(label, Image(data=png_path.read_bytes(), format="png"), display=False)
+    files = figure_job(label, chapter)
+    if figure_worker.in_use() and figure_worker.worth_it(len(_source_labels(files.source))):
+        figure_worker.hand_over(fig, files)
+    else:
+        files.draw(fig)
+        glue_png(files)
     import matplotlib.pyplot as plt
 
     plt.close(fig)
+
+
+def glue_png(files: FigureJob) -> None:
+    """Glue the bytes of ``files.png`` under ``files.label``, not displayed (``myst_nb.glue``)."""
+    from IPython.display import Image  # late: as myst-nb, only a kernel needs it
+    from myst_nb import glue
+
+    glue(files.label, Image(data=files.png.read_bytes(), format="png"), display=False)
 
 
 def smallest_text_pt(fig) -> float:

@@ -5,7 +5,10 @@ is process-wide) with its own kernel, working directory ``chapters/`` as Binder 
 notebook jupytext makes from the source gets two instrumentation cells, removed again from
 the executed notebook: the first starts a
 :class:`~claimbook.claims.keys.HarnessCallRecorder` in the kernel, the last writes
-the functions it recorded, which become part of the chapter's key. papermill saves the
+the functions it recorded, which become part of the chapter's key, after waiting for the
+figures the kernel handed to a worker process (:mod:`claimbook.figure_worker`; a figure not
+drawn fails the chapter), whose glued PNGs move back into the cells that drew them.
+papermill saves the
 notebook once at the end, not after every cell. The worker launches the kernel before it
 does anything else, so the kernel boots while the worker reads the chapter, and stops it at
 once when the last cell has replied.
@@ -31,6 +34,7 @@ from claimbook import paths
 from claimbook.atomic import write_text_atomically
 from claimbook.build.keys import chapter_key, code_digest, read_record, write_record
 from claimbook.errors import InvalidFigureLabelError
+from claimbook.figure_worker import WORKER_VARIABLE, FigureWorkerError, move_glued_outputs
 from claimbook.figures import figure_files, figure_labels
 from claimbook.sources import read_chapter
 from claimbook.text import one_line
@@ -49,6 +53,10 @@ _trainable_recorder.start()
 """
 _STOP = """\
 import json as _trainable_json
+
+from claimbook.figure_worker import finish_figures
+
+finish_figures()  # the figures drawn beside the kernel: one not drawn fails the chapter
 
 with open({path!r}, "w", encoding="utf-8") as _trainable_stream:
     _trainable_json.dump(
@@ -80,7 +88,17 @@ def _instrumented(notebook, functions_file: Path):
 
 
 def _without_instrumentation(notebook):
-    """Drop the instrumentation cells, renumber executions, and drop papermill's clocks."""
+    """Drop the instrumentation cells, renumber executions, and drop papermill's clocks.
+
+    The figures glued by the last cell (the instrumentation's, which waited for the figures
+    handed to the worker) go first where their cells showed a placeholder.
+
+    Raises
+    ------
+    FigureWorkerError
+        See :func:`claimbook.figure_worker.move_glued_outputs`.
+    """
+    move_glued_outputs(notebook, notebook.cells[-1])
     notebook.cells = [
         cell
         for cell in notebook.cells
@@ -165,6 +183,7 @@ def _run_one(source: str, environment: dict[str, str]) -> ChapterRun:
     source_path = Path(source)
     stem = source_path.stem
     os.environ[CHAPTER_ENVIRONMENT_VARIABLE] = stem
+    os.environ[WORKER_VARIABLE] = "1"  # the kernel hands its figures to a worker
     os.environ.update(environment)
     # Kernels run side by side, one per core: BLAS threads would only compete (and a fixed
     # count keeps reductions in one order). The Makefile exports the same for every step.
@@ -229,8 +248,12 @@ def _execute(source_path: Path, kernel, started: float) -> ChapterRun:
     if not functions_file.is_file():  # papermill takes SystemExit() or SystemExit(0) for a stop
         return ChapterRun(stem, False, time.perf_counter() - started, claim_ids, _stop(executed))
     functions = [tuple(name) for name in json.loads(functions_file.read_text(encoding="utf-8"))]
+    try:
+        notebook_text = nbformat.writes(_without_instrumentation(executed)) + "\n"
+    except FigureWorkerError as error:
+        return ChapterRun(stem, False, time.perf_counter() - started, claim_ids, str(error))
     target = paths.CHAPTERS_DIR / f"{stem}.ipynb"
-    write_text_atomically(target, nbformat.writes(_without_instrumentation(executed)) + "\n")
+    write_text_atomically(target, notebook_text)
     outputs = [
         target,
         *(paths.artifact_path(claim_id) for claim_id in claim_ids),
