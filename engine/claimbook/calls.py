@@ -67,7 +67,7 @@ def ran(module: str, qualname: str) -> None:
         seen.add(entry)
 
 
-def cached_with_calls(maxsize: int = 256):
+def cached_with_calls(maxsize: int = 256, *, shared: bool = False):
     """A least-recently-used cache that also remembers which harness functions a value needed.
 
     A cached value hides the work that made it: a claim whose computation is served from a
@@ -75,6 +75,10 @@ def cached_with_calls(maxsize: int = 256):
     depends on, and its key would differ from a fresh computation's. This cache records the
     functions that run while a value is computed and notes them again, into every active
     recorder, each time the value is served. Arguments must be hashable.
+
+    With ``shared``, in a build the values the claim processes compute are kept for the
+    chapter kernels, which read them instead of computing them again
+    (:mod:`claimbook.shared_values`; a claim never reads one).
 
     Examples
     --------
@@ -99,16 +103,23 @@ def cached_with_calls(maxsize: int = 256):
                 for entry in needed:
                     ran(*entry)
                 return value
-            seen: set = set()
-            RECORDING.append(seen)
-            try:
-                value = function(*args, **kwargs)
-            finally:
-                for index in range(len(RECORDING) - 1, -1, -1):
-                    if RECORDING[index] is seen:
-                        del RECORDING[index]
-                        break
-            store[key] = (value, frozenset(seen))
+            role = shared_key = None
+            if shared:
+                from claimbook import shared_values  # late: only a shared value needs it
+
+                role = shared_values.role()
+                if role is not None:
+                    shared_key = shared_values.value_key(function, args, kwargs)
+            kept = shared_values.read_value(shared_key) if role == "read" else None
+            if kept is not None:
+                value, needed = kept
+                for entry in needed:
+                    ran(*entry)
+            else:
+                value, needed = _computed(function, args, kwargs)
+                if role == "write":
+                    shared_values.write_value(shared_key, value, needed)
+            store[key] = (value, needed)
             if len(store) > maxsize:
                 store.popitem(last=False)
             return value
@@ -117,6 +128,20 @@ def cached_with_calls(maxsize: int = 256):
         return wrapper
 
     return decorate
+
+
+def _computed(function, args: tuple, kwargs: dict):
+    """``function(*args, **kwargs)`` and the harness functions that ran while computing it."""
+    seen: set = set()
+    RECORDING.append(seen)
+    try:
+        value = function(*args, **kwargs)
+    finally:
+        for index in range(len(RECORDING) - 1, -1, -1):
+            if RECORDING[index] is seen:
+                del RECORDING[index]
+                break
+    return value, frozenset(seen)
 
 
 class _Insert(ast.NodeTransformer):

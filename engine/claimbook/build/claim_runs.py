@@ -45,6 +45,7 @@ from claimbook.claims.record import (
     record_path as claim_record_path,
 )
 from claimbook.errors import BuildError, ClaimError
+from claimbook.shared_values import SHARED_VARIABLE
 
 __all__ = ["ClaimComputation", "ClaimRuns", "compute_claims", "due_claims", "spread"]
 
@@ -119,6 +120,9 @@ def _claim_environment(workers_per_process: int | None) -> dict[str, str]:
         environment.setdefault(variable, "1")
     if workers_per_process is not None:
         environment["TRAINABLE_CLAIM_WORKERS"] = str(workers_per_process)
+    # No role with shared values unless the caller gives one: mutate's processes run claims
+    # under perturbations, and what they compute must never reach a kernel.
+    environment.pop(SHARED_VARIABLE, None)
     return environment
 
 
@@ -191,7 +195,9 @@ class ClaimComputation:
                 subprocess.Popen(
                     [sys.executable, "-m", "claimbook", "claims", "compute", *batch],
                     cwd=paths.REPO_ROOT,
-                    env=_claim_environment(workers),
+                    # What a claim computes that a figure draws too is kept for the
+                    # chapters' kernels; a claim never reads it (claimbook.shared_values).
+                    env={**_claim_environment(workers), SHARED_VARIABLE: "write"},
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
                     text=True,

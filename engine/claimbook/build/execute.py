@@ -36,6 +36,7 @@ from claimbook.build.keys import chapter_key, code_digest, read_record, write_re
 from claimbook.errors import InvalidFigureLabelError
 from claimbook.figure_worker import WORKER_VARIABLE, FigureWorkerError, move_glued_outputs
 from claimbook.figures import figure_files, figure_labels
+from claimbook.shared_values import SHARED_VARIABLE
 from claimbook.sources import read_chapter
 from claimbook.text import one_line
 
@@ -184,6 +185,7 @@ def _run_one(source: str, environment: dict[str, str]) -> ChapterRun:
     stem = source_path.stem
     os.environ[CHAPTER_ENVIRONMENT_VARIABLE] = stem
     os.environ[WORKER_VARIABLE] = "1"  # the kernel hands its figures to a worker
+    os.environ[SHARED_VARIABLE] = "read"  # and reads what the claim processes kept for it
     os.environ.update(environment)
     # Kernels run side by side, one per core: BLAS threads would only compete (and a fixed
     # count keeps reductions in one order). The Makefile exports the same for every step.

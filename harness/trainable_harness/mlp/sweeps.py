@@ -80,7 +80,8 @@ def learning_rate_sweep(
     ``init_mlp(seed + 1, batch_norm)``, so a network with and without batch norm meet the
     same data and the same first-draw weights. The result is a pure function of the
     arguments and is cached (its arrays are read-only), so a chapter that draws a figure
-    from the same sweeps its claim verifies does not train twice.
+    from the same sweeps its claim verifies does not train twice; in a build, the kernel
+    reads the sweeps the claim's own process trained (``claimbook.shared_values``).
 
     Examples
     --------
@@ -94,7 +95,7 @@ def learning_rate_sweep(
     return _cached_sweep(seed, _check_bool(batch_norm, "batch_norm"), rates, steps)
 
 
-@cached_with_calls(maxsize=256)
+@cached_with_calls(maxsize=256, shared=True)
 def _cached_sweep(seed: int, batch_norm: bool, rates: tuple, steps: int) -> Sweep:
     task = make_teacher_task(seed, TASK_SIZE)
     learning_rates = np.array(rates)

@@ -71,14 +71,16 @@ def small_batch_sweep(seed: int, samples_per_size: int = SAMPLES_PER_SIZE) -> di
     (7,)
 
     The result is a pure function of the arguments and is cached (a fresh dict of
-    read-only arrays each call), so a figure and a claim on the same seeds compute once.
+    read-only arrays each call), so a figure and a claim on the same seeds compute once;
+    in a build, the kernel reads what the claim's own process computed
+    (``claimbook.shared_values``).
     """
     seed = check_integer(seed, "seed", minimum=0, error=SmallBatchError)
     samples_per_size = _positive_integer(samples_per_size, "samples_per_size")
     return dict(_cached_sweep(seed, samples_per_size))
 
 
-@cached_with_calls(maxsize=256)
+@cached_with_calls(maxsize=256, shared=True)
 def _cached_sweep(seed: int, samples_per_size: int) -> dict:
     rng = np.random.default_rng(seed)
     names = ("mean_error", "std_error", "gap", "renorm_gap")
