@@ -115,17 +115,19 @@ class FixtureBook:
         for claim_id in claim_ids:
             shutil.copy(paths.CLAIMS_DIR / f"{claim_id}.yaml", self.registry)
 
-    def build(self, cli: bool = False) -> subprocess.CompletedProcess:
+    def build(self, cli: bool = False, carry_over: bool = False) -> subprocess.CompletedProcess:
         """The strict HTML build; the completed process (its output in ``.log``).
 
         By default the driver's render runs here, in this process (a second build reuses the
         first one's environment and pages, as the driver does); its warnings are the log,
         and any warning fails the build (exit status 1). ``cli=True`` runs
         ``jupyter-book build -W -n --keep-going`` in a process of its own instead (start-up
-        and imports cost about two seconds of each such build).
+        and imports cost about two seconds of each such build). With ``carry_over`` the render
+        also starts from the last one's published site and records its outcome, as the
+        driver's does, so Sphinx writes only the pages whose sources changed.
         """
         if not cli:
-            return self._render()
+            return self._render(carry_over)
         process = subprocess.run(
             [
                 str(JUPYTER_BOOK),
@@ -145,9 +147,9 @@ class FixtureBook:
         process.log = process.stdout + process.stderr
         return process
 
-    def _render(self) -> subprocess.CompletedProcess:
+    def _render(self, carry_over: bool = False) -> subprocess.CompletedProcess:
         from claimbook import cache
-        from claimbook.build.render import SiteRender, publish
+        from claimbook.build.render import SiteRender, publish, read_outcome, write_outcome
         from claimbook.errors import BuildError
 
         with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings():
@@ -160,12 +162,16 @@ class FixtureBook:
                 relative = getattr(paths, name).relative_to(paths.REPO_ROOT)
                 patch.setattr(paths, name, self.root / relative)
             patch.setattr(paths, "REPO_ROOT", self.root)
+            published = read_outcome() if carry_over else None
             try:
-                target, problems = SiteRender(fresh=False, reuse_pages=True).run()
+                site = SiteRender(fresh=False, reuse_pages=True, published=published)
+                target, problems = site.run()
             except BuildError as error:
                 problems = [str(error)]
             else:
-                publish(target)
+                files = publish(target)
+                if carry_over:
+                    write_outcome("fixture", problems, [], files, site.sources)
             finally:
                 cache.reset()  # nothing read under the fixture's root outlives its render
         process = subprocess.CompletedProcess(["render", str(self.root)], int(bool(problems)))

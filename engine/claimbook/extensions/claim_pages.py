@@ -366,12 +366,17 @@ def _unchanged(outdir: Path, pagename: str, digest: str) -> bool:
 
 
 def _collect_pages(app):
-    """Judge every claim, feed every claim page to the search index, write the changed pages.
+    """Judge every claim; render, index and write the claim pages whose inputs changed.
 
-    A claim page is written again unless the file on disk carries the digest of the same
-    title, body and navigation, and Sphinx did not write every document this build (it does
-    when the configuration, the templates, the theme or an extension changed, which a claim
-    page shows as well). The ledger is always read again, so a build always gets here.
+    A claim page is a function of its claim's description (:func:`describe_all`: registry,
+    judgement, artifact, the places that state it), the other pages' titles and sections
+    (the navigation) and the engine's code. Its page on disk carries the digest of those
+    inputs; when Sphinx did not write every document this build (it does when the
+    configuration, the templates, the theme or an extension changed, which a claim page
+    shows as well) and the digest on disk is the current one, the page is neither rendered
+    nor written again, and its entry in the search index is the one the last build made
+    (kept by :func:`_keep_claim_pages_in_search_index`). The ledger is always read again, so
+    a build always gets here, and every claim is judged.
     """
     if app.builder.format != "html" or not paths.CLAIMS_DIR.is_dir():
         return []
@@ -379,7 +384,7 @@ def _collect_pages(app):
     described = describe_all(app.env)
     incremental = not app.env.found_docs <= getattr(app, "_trainable_written", set())
     navigation = _navigation_digest(app)
-    pages = []
+    changed = []
     for info in described:
         if claim_registry.state_fails_build(info["state"]):
             places = info["stated_in"]
@@ -394,16 +399,19 @@ def _collect_pages(app):
                     else paths.shown(paths.registry_path(info["id"]))
                 ),
             )
-        body = claim_page(info)
         pagename = info["page"].removesuffix(".html")
-        _feed_search_index(app, pagename, f"Claim {info['id']}", body)
+        digest = _inputs_digest(info, navigation)
+        if not (incremental and _unchanged(Path(app.outdir), pagename, digest)):
+            changed.append((info, pagename, digest))
+    _index_claim_pages(app, [info["page"].removesuffix(".html") for info in described], changed)
+    pages = []
+    for info, pagename, digest in changed:
+        title = f"Claim {info['id']}"
+        body = claim_page(info)
+        _feed_search_index(app, pagename, title, body)
         # The body is made afresh for this page and the index has its own copy: Sphinx may
         # render (and change) it in place, with no deep copy (a third of this loop's time).
         rendered = app.builder.render_partial(body)["fragment"]
-        title = f"Claim {info['id']}"
-        digest = hashlib.sha256(f"{title}\0{rendered}\0{navigation}".encode()).hexdigest()
-        if incremental and _unchanged(Path(app.outdir), pagename, digest):
-            continue
         meta = f'<meta name="{_DIGEST_META}" content="{digest}" />\n'
         pages.append(
             (
@@ -414,6 +422,14 @@ def _collect_pages(app):
         )
     _publish(Path(app.outdir), described)
     return pages
+
+
+def _inputs_digest(info: dict, navigation: str) -> str:
+    """SHA-256 of what a claim page is made from (see :func:`_collect_pages`)."""
+    from claimbook.claims.keys import engine_digest
+
+    described = json.dumps(info, sort_keys=True, ensure_ascii=False, allow_nan=True)
+    return hashlib.sha256(f"{described}\0{navigation}\0{engine_digest()}".encode()).hexdigest()
 
 
 _NOT_SEARCHED = {"seeds-and-intervals", "contract", "provenance", "record", "re-verify"}
@@ -431,8 +447,68 @@ def _searched_copy(node: nodes.Node) -> nodes.Node:
     return copied
 
 
+def _claim_pagenames(app) -> set[str]:
+    """The page names of every claim in the registry (``claims/<id>``)."""
+    return {
+        model.page_path(claim_id).removesuffix(".html")
+        for claim_id in claim_registry.list_claims()
+    }
+
+
+def _keep_claim_pages_in_search_index(app) -> None:
+    """Let the claim pages' entries in the last build's search index survive its loading.
+
+    Sphinx loads the index the last build wrote and drops every page that is not one of its
+    documents and is not rewritten; a claim page is neither. The index is loaded again in
+    each build, so the builder's loading is wrapped once: while it runs, the index keeps the
+    pages of the registry's claims. :func:`_index_claim_pages` then drops the ones that
+    changed, which are indexed afresh, and those of claims no longer registered.
+    """
+    builder = app.builder
+    if not hasattr(builder, "load_indexer"):  # not an HTML builder
+        return
+    load = builder.load_indexer
+
+    def load_indexer(docnames):
+        indexer = builder.indexer
+        prune = indexer.prune
+        claim_pages = _claim_pagenames(app)
+        indexer.prune = lambda names: prune(set(names) | claim_pages)
+        try:
+            load(docnames)
+        finally:
+            indexer.prune = prune
+
+    builder.load_indexer = load_indexer
+
+
+def _index_claim_pages(app, current: list[str], changed: list[tuple]) -> None:
+    """Keep the unchanged claim pages' index entries; drop the changed and unregistered ones.
+
+    Every current claim page is kept through the index's last pruning (at the end of the
+    build, which drops what is not a document), fed this build or not.
+    """
+    indexer = getattr(app.builder, "indexer", None)
+    if indexer is None:
+        return
+    redo = {pagename for _, pagename, _ in changed}
+    current = set(current)
+    # The index's pages are the keys of its titles (sphinx.search.IndexBuilder); pruning to
+    # all but the changed claim pages and the unregistered ones removes their old words.
+    indexed = set(indexer._titles)
+    stale = {name for name in indexed if name.startswith(f"{model.CLAIM_PAGES}/")} - current
+    if redo or stale:
+        indexer.prune(indexed - redo - stale)
+    kept = getattr(indexer, "_trainable_pages", None)
+    if kept is None:
+        kept = indexer._trainable_pages = set()
+        prune = indexer.prune
+        indexer.prune = lambda docnames: prune(set(docnames) | kept)
+    kept.update(current)
+
+
 def _feed_search_index(app, pagename: str, title: str, body: nodes.Node) -> None:
-    """Index a claim page, and keep Sphinx from pruning it as an unknown document."""
+    """Index a claim page (:func:`_index_claim_pages` keeps it through the last pruning)."""
     indexer = getattr(app.builder, "indexer", None)
     if indexer is None:
         return
@@ -444,17 +520,12 @@ def _feed_search_index(app, pagename: str, title: str, body: nodes.Node) -> None
     document = new_document(pagename)
     document += _searched_copy(body)
     indexer.feed(pagename, "", title, document)
-    kept = getattr(indexer, "_trainable_pages", None)
-    if kept is None:
-        kept = indexer._trainable_pages = set()
-        prune = indexer.prune
-        indexer.prune = lambda docnames: prune(set(docnames) | kept)
-    kept.add(pagename)
 
 
 def setup(app):
     app.setup_extension("claimbook.extensions.claim_ledger")
     at_each_build(app, _forget_written)
+    app.connect("builder-inited", _keep_claim_pages_in_search_index)
     app.connect("doctree-resolved", _note_written)
     app.connect("html-collect-pages", _collect_pages)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "2"}

@@ -286,3 +286,60 @@ def test_a_refuted_and_a_statistical_claim_render_their_kind_and_pass(kinds_book
     assert "2 claims: 1 verified result, 1 refuted account." in ledger
     assert ledger.index("Verified results") < ledger.index("Refuted accounts")
     assert "Account refuted: " in ledger
+
+
+def _search_terms(book, pagename: str) -> set[str]:
+    """The words the site's search index has for ``pagename``."""
+    text = (book.site / "searchindex.js").read_text()
+    index = json.loads(text[text.index("(") + 1 : text.rindex(")")])
+    number = index["docnames"].index(pagename)
+    return {
+        term
+        for term, pages in index["terms"].items()
+        if number == pages or (isinstance(pages, list) and number in pages)
+    }
+
+
+def test_a_claim_page_is_redone_only_when_what_it_shows_changed(claim_book):
+    # A second chapter, so that an edit leaves some document unwritten (in a build that
+    # writes every document, a claim page takes it for a change of theme or configuration
+    # and is redone), and renders that carry the site over, as the driver's do.
+    (claim_book.root / "chapters" / "other.md").write_text("# Other\n\nSome prose.\n")
+    claim_book.edit(
+        "_toc.yml",
+        "      - file: chapters/page\n",
+        "      - file: chapters/page\n      - file: chapters/other\n",
+    )
+    verify_in(claim_book)
+    process = claim_book.build(carry_over=True)
+    assert process.returncode == 0, process.log
+    page = claim_book.site / CLAIM_PAGE
+    pagename = CLAIM_PAGE.removesuffix(".html")
+    first, words = page.stat().st_mtime_ns, _search_terms(claim_book, pagename)
+    assert "coordin" in words  # a stem of its statement's words
+
+    # Prose elsewhere: the page is not rendered or written again, and stays searchable.
+    claim_book.edit("chapters/other.md", "Some prose.", "Some prose, edited.")
+    assert claim_book.build(carry_over=True).returncode == 0
+    assert page.stat().st_mtime_ns == first
+    assert _search_terms(claim_book, pagename) == words
+
+    # What the page shows (where the book states the claim): redone, and indexed afresh,
+    # the words it no longer shows leaving the index.
+    claim_book.edit("chapters/page.md", "## A section", "## A renamed zanzibar section")
+    assert claim_book.build(carry_over=True).returncode == 0
+    assert page.stat().st_mtime_ns != first
+    assert "renamed zanzibar section" in claim_book.page(CLAIM_PAGE)
+    assert _search_terms(claim_book, pagename) == words | {"renam", "zanzibar"}
+    claim_book.edit("chapters/page.md", "## A renamed zanzibar section", "## A section")
+    assert claim_book.build(carry_over=True).returncode == 0
+    assert _search_terms(claim_book, pagename) == words
+
+    # Its statement, in the registry: the same.
+    registry = claim_book.registry / f"{CLAIM}.yaml"
+    entry = yaml.safe_load(registry.read_text())
+    entry["statement"] = entry["statement"].replace("coordinate", "quixotic coordinate", 1)
+    registry.write_text(yaml.safe_dump(entry, sort_keys=False))
+    verify_in(claim_book)
+    assert claim_book.build(carry_over=True).returncode == 0
+    assert _search_terms(claim_book, pagename) == words | {"quixot"}
