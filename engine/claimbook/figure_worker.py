@@ -131,11 +131,10 @@ def move_glued_outputs(notebook, cell) -> None:
     FigureWorkerError
         If a placeholder has no glued figure, or a figure glued has no placeholder.
     """
-    glued = {
-        output["metadata"]["scrapbook"]["name"]: output
-        for output in cell.get("outputs", [])
-        if "scrapbook" in output.get("metadata", {})
-    }
+    glued: dict[str, list] = {}  # label -> its glued outputs, in the order glued
+    for output in cell.get("outputs", []):
+        if "scrapbook" in output.get("metadata", {}):
+            glued.setdefault(output["metadata"]["scrapbook"]["name"], []).append(output)
     cell["outputs"] = [
         o for o in cell.get("outputs", []) if "scrapbook" not in o.get("metadata", {})
     ]
@@ -144,9 +143,10 @@ def move_glued_outputs(notebook, cell) -> None:
             label = output.get("metadata", {}).get(PENDING_KEY)
             if label is None:
                 continue
-            if label not in glued:
+            if not glued.get(label):
                 raise FigureWorkerError(f"figure {label} was handed over but never glued")
-            other["outputs"][index] = glued.pop(label)
+            other["outputs"][index] = glued[label].pop(0)
+    glued = {label: outputs for label, outputs in glued.items() if outputs}
     if glued:
         raise FigureWorkerError(f"figures glued with no cell that drew them: {sorted(glued)}")
 

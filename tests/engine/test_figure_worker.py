@@ -112,6 +112,12 @@ def test_the_glued_output_takes_the_place_of_the_placeholder_the_cell_showed(tmp
     last.outputs = [output(bundle, metadata)]
     with pytest.raises(FigureWorkerError, match=r"no cell that drew them: \['fig-t'\]"):
         move_glued_outputs(notebook, last)
+    # A label glued twice (as a cell run twice would): each placeholder gets its own, in order.
+    second = {**metadata, "order": 2}
+    drew.outputs = [output(placeholder, marked), output(placeholder, marked)]
+    last.outputs = [output(bundle, metadata), output(bundle, second)]
+    move_glued_outputs(notebook, last)
+    assert [o.metadata.get("order") for o in drew.outputs] == [None, 2]
     plt.close("all")
 
 
