@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import pickle
-from concurrent.futures import Future
 
 from claimbook.errors import FigureWorkerError
 
@@ -48,7 +47,7 @@ PENDING_KEY = "claimbook_figure_pending"
 # shows figures inline, the worker only writes files.
 _NOT_COPIED = frozenset({"backend", "backend_fallback", "interactive"})
 _POOL = None  # the worker processes (a pool), started by the first hand_over
-_PENDING: list[tuple[object, Future]] = []  # (FigureJob, future), in the order handed over
+_PENDING: list[tuple] = []  # (FigureJob, pickle, settings, future), in the order handed over
 
 
 def in_use() -> bool:
@@ -66,50 +65,65 @@ def worth_it(figure_count: int) -> bool:
     return figure_count >= MIN_FIGURES
 
 
-def hand_over(fig, files) -> None:
+def hand_over(fig, files) -> bool:
     """Have the worker draw ``fig`` into ``files`` (a :class:`~claimbook.figures.FigureJob`).
 
     The figure is pickled now, with the settings in force: later changes to it do not reach
     the files. The cell gets a placeholder output; :func:`finish_figures` waits for the
-    files and glues the PNG.
+    files and glues the PNG. Returns False, handing nothing over, when the figure cannot be
+    pickled (a tick formatter that is a lambda, say): the caller draws it itself.
     """
     import matplotlib
     from IPython.display import display
 
     settings = {k: v for k, v in matplotlib.rcParams.items() if k not in _NOT_COPIED}
     # Pickled here, not by the pool's feeder thread: what is drawn is the figure as it is now.
-    payload = pickle.dumps(fig, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        payload = pickle.dumps(fig, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # whatever an artist's state raises when pickled
+        return False
     future = _pool().submit(_draw_pickled, payload, files, settings)
-    _PENDING.append((files, future))
+    _PENDING.append((files, payload, settings, future))
     display(
         {"text/plain": f"[figure {files.label}: glued when the chapter ends]"},
         raw=True,
         metadata={PENDING_KEY: files.label},
     )
+    return True
 
 
 def finish_figures() -> list[str]:
     """Wait for every figure handed over, glue each PNG, stop the worker; return the labels.
 
+    A figure the worker could not draw is drawn here from the same pickle (a worker cannot
+    unpickle what refers to a function defined in the notebook, say); only a figure that
+    fails here too is a failure.
+
     Raises
     ------
     FigureWorkerError
         Naming each figure that was not drawn and why (the worker's exception, or a worker
-        that died); the others were still waited for and glued.
+        that died, and this process's); the others were still waited for and glued.
     """
     global _POOL
     from claimbook.figures import glue_png  # late: that module hands figures to this one
 
     done, failures = [], []
     try:
-        for files, future in _PENDING:
+        for files, payload, settings, future in _PENDING:
             try:
                 future.result()
             except Exception as error:  # the worker's exception, or BrokenProcessPool
-                failures.append(f"{files.label}: {type(error).__name__}: {error}")
-            else:
-                glue_png(files)
-                done.append(files.label)
+                try:
+                    _draw_pickled(payload, files, settings)
+                except Exception as here:
+                    failures.append(
+                        f"{files.label}: {type(error).__name__}: {error}; drawn in the "
+                        f"kernel: {type(here).__name__}: {here}"
+                    )
+                    continue
+            glue_png(files)
+            done.append(files.label)
     finally:
         _PENDING.clear()
         if _POOL is not None:

@@ -338,9 +338,12 @@ def glue_figure(fig, label: str, *, chapter: str | None = None) -> None:
     Raises as :func:`save_figure`; nothing is glued or handed over when it raises.
     """
     files = figure_job(label, chapter)
-    if figure_worker.in_use() and figure_worker.worth_it(len(_source_labels(files.source))):
-        figure_worker.hand_over(fig, files)
-    else:
+    handed = (
+        figure_worker.in_use()
+        and figure_worker.worth_it(len(_source_labels(files.source)))
+        and figure_worker.hand_over(fig, files)
+    )
+    if not handed:
         files.draw(fig)
         glue_png(files)
     import matplotlib.pyplot as plt

@@ -1,5 +1,8 @@
 """Figures drawn beside a build's kernel (engine/claimbook/figure_worker.py)."""
 
+import os
+import re
+
 import IPython.display
 import matplotlib
 
@@ -133,21 +136,76 @@ def test_the_worker_draws_the_figure_as_it_was_handed_over(tmp_path, displayed):
     plt.close(fig)
 
 
+class _OnlyInThisProcess:
+    """Unpickles in the process that made it, and fails in any other (such as the worker)."""
+
+    def __init__(self):
+        self.pid = os.getpid()
+
+    def __setstate__(self, state):
+        if state["pid"] != os.getpid():
+            raise RuntimeError("unpickled in another process")
+        self.__dict__.update(state)
+
+
+class _Nowhere:
+    """Unpickles nowhere."""
+
+    def __init__(self):
+        self.state = "some"  # an object with no state is unpickled without __setstate__
+
+    def __setstate__(self, state):
+        raise RuntimeError("never unpickled")
+
+
+def test_a_figure_the_worker_cannot_unpickle_is_drawn_in_the_kernel(tmp_path, displayed):
+    # As a figure whose formatter is a function defined in the notebook: the worker fails.
+    fig = _figure()
+    fig.only_here = _OnlyInThisProcess()
+    assert hand_over(fig, _job(tmp_path))
+    fig.axes[1].set_xlabel("changed after")  # drawn from the pickle even so
+    assert finish_figures() == ["fig-t"]
+    assert b"changed after" not in (tmp_path / "fig-t.svg").read_bytes()
+    (tmp_path / "here").mkdir()
+    again = _figure()
+    _job(tmp_path / "here").draw(again)
+    for suffix in (".png", ".svg"):
+        drawn_here = (tmp_path / "here" / f"fig-t{suffix}").read_bytes()
+        assert (tmp_path / f"fig-t{suffix}").read_bytes() == drawn_here
+    plt.close("all")
+
+
+def test_a_figure_that_cannot_be_pickled_is_not_handed_over(tmp_path, displayed):
+    from matplotlib.ticker import FuncFormatter
+
+    fig = _figure()
+    fig.axes[0].xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+    assert not hand_over(fig, _job(tmp_path))  # the caller draws it
+    assert displayed == [] and figure_worker._PENDING == []
+    plt.close(fig)
+
+
 def test_a_figure_not_drawn_fails_the_finish_and_names_it(tmp_path, displayed):
     blocked = tmp_path / "a-file"
     blocked.write_text("not a folder")
     fig = _figure()
-    hand_over(fig, _job(blocked, "fig-bad"))
+    hand_over(fig, _job(blocked, "fig-bad"))  # no folder to write in, here or there
+    nowhere = _figure()
+    nowhere.nowhere = _Nowhere()
+    hand_over(nowhere, _job(tmp_path, "fig-unpickled"))
     hand_over(fig, _job(tmp_path, "fig-good"))
-    with pytest.raises(FigureWorkerError, match=r"fig-bad: .*Error") as raised:
+    with pytest.raises(FigureWorkerError) as raised:
         finish_figures()
-    assert "fig-good" not in str(raised.value)
+    message = str(raised.value)
+    assert re.search(r"fig-bad: \w+Error: .*; drawn in the kernel: \w+Error", message)
+    assert "fig-unpickled: RuntimeError: never unpickled; drawn in the kernel: " in message
+    assert "fig-good" not in message
     # The others are still waited for and glued.
     assert (tmp_path / "fig-good.svg").is_file()
     glued = [metadata["scrapbook"]["name"] for _, metadata in displayed if "scrapbook" in metadata]
     assert glued == ["fig-good"]
     assert finish_figures() == [] and figure_worker._POOL is None  # nothing left behind
-    plt.close(fig)
+    plt.close("all")
 
 
 def test_a_build_sets_the_variable_and_nothing_else_does(monkeypatch):

@@ -234,7 +234,7 @@ def test_in_a_build_a_chapter_of_two_figures_hands_them_over_and_one_of_one_does
         # the chapter's end.
         assert [name for name, _, _ in glued] == ["fig-gamma"]
         assert figures.figure_files("fig-gamma")[0].is_file()
-        assert [files.label for files, _ in figure_worker._PENDING] == ["fig-beta"]
+        assert [entry[0].label for entry in figure_worker._PENDING] == ["fig-beta"]
         assert displayed == [{figure_worker.PENDING_KEY: "fig-beta"}]
         assert figure_worker.finish_figures() == ["fig-beta"]
         assert [name for name, _, _ in glued] == ["fig-gamma", "fig-beta"]
