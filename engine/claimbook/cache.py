@@ -23,6 +23,11 @@ The caches, each a :class:`ContentCache`:
 - ``glue checks`` (:mod:`claimbook.settings`): the results a chapter pastes with plain glue,
   by the chapter source's bytes.
 
+:func:`fill_on_two_cores` fills caches with half the work done in a forked copy of the
+process: only values the copy stored under its own content keys come back, so a value is
+exactly what this process would have computed from the same bytes (a file changed in
+between is read again here, under another key, and computed again).
+
 Examples
 --------
 >>> squares = ContentCache("squares (an example)")
@@ -40,13 +45,25 @@ False
 from __future__ import annotations
 
 import hashlib
+import os
+import pickle
+import sys
+import threading
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-__all__ = ["ContentCache", "digest", "file_bytes", "one_build", "reset", "reset_for_application"]
+__all__ = [
+    "ContentCache",
+    "digest",
+    "file_bytes",
+    "fill_on_two_cores",
+    "one_build",
+    "reset",
+    "reset_for_application",
+]
 
 T = TypeVar("T")
 _CACHES: weakref.WeakSet[ContentCache] = weakref.WeakSet()
@@ -133,3 +150,71 @@ def reset_for_application() -> None:
     """
     if not _BUILDS_RUNNING[0]:
         reset()
+
+
+def fill_on_two_cores(
+    work: Callable[[Sequence[T]], object],
+    items: Sequence[T],
+    caches: Sequence[ContentCache],
+    *,
+    least: int = 32,
+) -> bool:
+    """Run ``work`` over ``items`` on two cores, keeping in ``caches`` what it computed.
+
+    ``work`` is called with every other item in a forked copy of this process and with the
+    rest here, at the same time; afterwards the values the copy stored in ``caches`` (keys
+    this process lacks) are added to them, so a later lookup of any item is a hit. What
+    ``work`` returns is dropped: only cached values come back, each stored under the digest
+    of the bytes it was computed from, so it is the value this process would compute for
+    them. ``work`` must catch its own per-item errors (one raised in the copy loses the
+    copy's half, which is then computed here on first use).
+
+    Falls back to ``work(items)`` here, returning False, with fewer than ``least`` items
+    (a fork is not worth it), without ``os.fork`` (not POSIX), with one core, or with another
+    thread running (forking a threaded process may copy a lock held mid-operation).
+    Returns True when the two halves ran side by side.
+    """
+    names = [cache.name for cache in caches]
+    if len(set(names)) != len(names):
+        raise ValueError(f"parameter caches must have distinct names, got {names}")
+    if (
+        len(items) < least
+        or not hasattr(os, "fork")
+        or (os.cpu_count() or 1) < 2
+        or threading.active_count() > 1
+    ):
+        work(items)
+        return False
+    sys.stdout.flush()
+    sys.stderr.flush()
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the copy: its half, its new values pickled into the pipe, and out
+        status = 1
+        try:
+            os.close(reader)
+            known = {cache.name: set(cache._values) for cache in caches}
+            work(items[0::2])
+            found = {
+                cache.name: {k: v for k, v in cache._values.items() if k not in known[cache.name]}
+                for cache in caches
+            }
+            with os.fdopen(writer, "wb") as stream:
+                pickle.dump(found, stream, protocol=pickle.HIGHEST_PROTOCOL)
+            status = 0
+        finally:  # never the parent's exit handlers or buffers, whatever happened
+            os._exit(status)
+    os.close(writer)
+    try:
+        work(items[1::2])
+    finally:
+        with os.fdopen(reader, "rb") as stream:
+            data = stream.read()  # to the end: the copy may block until it is read
+        _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0 or not data:
+        return True  # the copy's half is computed here, on first use
+    found = pickle.loads(data)
+    for cache in caches:
+        for key, value in found.get(cache.name, {}).items():
+            cache._values.setdefault(key, value)
+    return True

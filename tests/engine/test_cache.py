@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import threading
+
 import pytest
 
 from claimbook import cache
@@ -42,3 +45,81 @@ def test_after_a_build_an_application_empties_the_caches_again(squares):
 def test_a_value_is_stored_under_what_it_was_computed_from(squares):
     assert squares.get(cache.digest("3"), lambda: "not computed") == 9
     assert squares.get(cache.digest("3 "), lambda: "computed") == "computed"
+
+
+# --- two cores ----------------------------------------------------------------------------------
+
+
+def _pid_of_each(store):
+    """Work that stores, for each item, the process that computed it."""
+
+    def work(items):
+        for item in items:
+            store.get(cache.digest(str(item)), lambda item=item: (item * item, os.getpid()))
+
+    return work
+
+
+def test_two_cores_fill_the_cache_with_both_halves():
+    store = cache.ContentCache("squares on two cores (a test)")
+    items = list(range(40))
+    assert cache.fill_on_two_cores(_pid_of_each(store), items, [store], least=2)
+    values = {item: store.get(cache.digest(str(item)), lambda: None) for item in items}
+    assert all(values[item][0] == item * item for item in items)
+    here = {item for item in items if values[item][1] == os.getpid()}
+    assert here == set(items[1::2])  # the other half came back from the copy
+
+
+def test_a_value_already_here_is_kept():
+    store = cache.ContentCache("kept values (a test)")
+    store.get(cache.digest("0"), lambda: "computed here first")
+    cache.fill_on_two_cores(_pid_of_each(store), list(range(8)), [store], least=2)
+    assert store.get(cache.digest("0"), lambda: None) == "computed here first"
+
+
+def test_a_copy_that_fails_loses_only_its_half():
+    store = cache.ContentCache("a failing copy (a test)")
+    parent = os.getpid()
+    work = _pid_of_each(store)
+
+    def failing_in_the_copy(items):
+        if os.getpid() != parent:
+            raise RuntimeError("the copy fails")
+        work(items)
+
+    assert cache.fill_on_two_cores(failing_in_the_copy, list(range(8)), [store], least=2)
+    assert len(store) == 4  # this process's half; the copy's is computed on first use
+    assert store.get(cache.digest("0"), lambda: "computed now") == "computed now"
+
+
+def test_the_copy_writes_nothing_of_its_own(capfd):
+    store = cache.ContentCache("quiet copy (a test)")
+    print("buffered before the fork", end="")
+    cache.fill_on_two_cores(_pid_of_each(store), list(range(8)), [store], least=2)
+    print()
+    assert capfd.readouterr().out.count("buffered before the fork") == 1
+
+
+def test_with_another_thread_running_everything_is_computed_here():
+    store = cache.ContentCache("one core (a test)")
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert not cache.fill_on_two_cores(_pid_of_each(store), list(range(8)), [store], least=2)
+    finally:
+        stop.set()
+        other.join()
+    assert {store.get(cache.digest(str(i)), lambda: None)[1] for i in range(8)} == {os.getpid()}
+
+
+def test_few_items_are_computed_here():
+    store = cache.ContentCache("few items (a test)")
+    assert not cache.fill_on_two_cores(_pid_of_each(store), [1, 2], [store], least=3)
+    assert len(store) == 2
+
+
+def test_caches_with_the_same_name_are_refused():
+    first, second = cache.ContentCache("twin (a test)"), cache.ContentCache("twin (a test)")
+    with pytest.raises(ValueError, match="parameter caches"):
+        cache.fill_on_two_cores(lambda items: None, list(range(8)), [first, second], least=2)

@@ -69,6 +69,7 @@ def due_claims(claim_ids: list[str], recorded: Mapping[str, str]) -> dict[str, s
     A claim whose registry entry cannot be read is left out: the render reports it on the
     page that states it, and the build fails there.
     """
+    claims.judge_ahead(claim_ids)  # half of them in a copy of this process, meanwhile
     due = {}
     for claim_id in claim_ids:
         try:

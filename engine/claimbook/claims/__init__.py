@@ -39,7 +39,7 @@ from claimbook.claims.computations import (
     flatten,  # noqa: F401 -- the dotted field names of a result, for callers and tests
     resolve_computation,
 )
-from claimbook.claims.judgement import STATES, Judgement, judge, state_fails_build
+from claimbook.claims.judgement import STATES, Judgement, judge, judge_ahead, state_fails_build
 from claimbook.claims.keys import (
     HarnessCallRecorder,
     claim_key,
@@ -87,6 +87,7 @@ __all__ = [
     "function_digests",
     "harness_pin",
     "judge",
+    "judge_ahead",
     "list_claims",
     "load_claim",
     "repin_chapters",

@@ -35,20 +35,20 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from claimbook import cache, instruments
 from claimbook.claims.computations import normalize_result
-from claimbook.claims.keys import current_claim_key
-from claimbook.claims.registry import Claim, load_claim
+from claimbook.claims.keys import current_claim_key, parse_package
+from claimbook.claims.registry import ENTRIES, Claim, load_claim
 from claimbook.claims.store import build_artifact, differences, parse_artifact, per_seed_results
 from claimbook.claims.summary import failure_summary
 from claimbook.errors import ClaimError, TamperedArtifactError, WitnessResultError
 from claimbook.paths import artifact_path, shown
 
-__all__ = ["STATES", "Judgement", "judge", "staleness", "state_fails_build"]
+__all__ = ["STATES", "Judgement", "judge", "judge_ahead", "staleness", "state_fails_build"]
 
 STATES = ("verified", "refuted", "failed", "stale", "not run")
 _FAILING = ("failed", "stale", "not run")
@@ -180,3 +180,35 @@ def judge(
     key = cache.digest(claim.id, claim.registry_digest, str(path), data)
     state, reason = _CONSISTENCY.get(key, lambda: _consistency(claim, stored, path))
     return Judgement(state, stored, reason)
+
+
+def judge_ahead(
+    claim_ids: Sequence[str],
+    *,
+    registry_dir: str | Path | None = None,
+    artifacts_dir: str | Path | None = None,
+    least: int = 8,
+) -> None:
+    """Judge ``claim_ids`` on two cores, so that judging each of them afterwards is quick.
+
+    A build judges every claim before it starts (which are due) and its render judges them
+    all again; the slow part of a judgement -- validating the registry file and rebuilding
+    the artifact from its own stored result -- is cached by the bytes it was computed from,
+    and :func:`claimbook.cache.fill_on_two_cores` computes half of those values in a forked
+    copy of the process. Nothing is decided here: each :func:`judge` call afterwards
+    decides, from the files as they are then. A claim whose registry entry cannot be read
+    is skipped here and refused by :func:`judge`. With fewer than ``least`` claims all are
+    judged here (a fork costs more than it saves). The harness's modules are parsed first,
+    here, so that both halves find them parsed (every key reads them).
+    """
+
+    def work(ids: Sequence[str]) -> None:
+        for claim_id in ids:
+            try:
+                judge(claim_id, registry_dir=registry_dir, artifacts_dir=artifacts_dir)
+            except ClaimError:
+                continue
+
+    if len(claim_ids) >= least:
+        parse_package()
+    cache.fill_on_two_cores(work, list(claim_ids), [ENTRIES, _CONSISTENCY], least=least)

@@ -75,7 +75,7 @@ __all__ = [
 
 # Validated entries by file name and bytes: a page build asks for the same claim once per
 # bound number, and parsing YAML in Python is slow.
-_ENTRIES = cache.ContentCache("registry entries")
+ENTRIES = cache.ContentCache("registry entries")
 
 
 # --- seeds ----------------------------------------------------------------------------------
@@ -318,13 +318,16 @@ def load_claim(claim_id: str, *, registry_dir: str | Path | None = None) -> Clai
     nearest registered ids: c15-invariance-001
     """
     registry = _registry_dir(registry_dir)
-    known = list_claims(registry)
-    if not isinstance(claim_id, str) or claim_id not in known:
-        raise _unknown_claim(claim_id, registry, known)
+    # A well-formed id before any path is built from it; the directory is listed only to
+    # say which ids are near an unknown one (a build loads every claim, often twice).
+    if not (isinstance(claim_id, str) and _is_claim_id(claim_id)):
+        raise _unknown_claim(claim_id, registry, list_claims(registry))
     path = paths.registry_path(claim_id, registry)
+    if not path.is_file():
+        raise _unknown_claim(claim_id, registry, list_claims(registry))
     with path.open("rb") as stream:
         raw = stream.read(MAX_FILE_BYTES + 1)  # a larger file is refused unread
-    data = _ENTRIES.get(cache.digest(path.name, raw), lambda: validated(raw, path))
+    data = ENTRIES.get(cache.digest(path.name, raw), lambda: validated(raw, path))
     _check_compute(data, path)  # checked on every load: the witnesses may have changed since
     # A fresh copy each time: the cached entry is shared, and callers may mutate theirs.
     return _claim(copy.deepcopy(data), path, hashlib.sha256(raw).hexdigest())

@@ -17,6 +17,7 @@ from claimbook.claims import (
     verify_claim,
 )
 from claimbook.claims import judgement as judge_module
+from claimbook.claims import registry as registry_module
 from claimbook.errors import ClaimError, RegistryError, UnknownClaimError
 
 
@@ -250,3 +251,24 @@ def test_the_same_bytes_in_another_directory_are_judged_for_their_own_path(
     artifact_path(TOY_ID, elsewhere).write_bytes(artifact_path(TOY_ID, artifacts).read_bytes())
     assert judged(registry, artifacts).reason.startswith(str(artifact_path(TOY_ID, artifacts)))
     assert judged(registry, elsewhere).reason.startswith(str(artifact_path(TOY_ID, elsewhere)))
+
+
+def test_judging_ahead_on_two_cores_decides_nothing_and_leaves_the_values(
+    toy, registry, artifacts, monkeypatch
+):
+    verify_toy(registry, artifacts)
+    expected = judged(registry, artifacts)
+    with cache.one_build():
+        # least=1: the one claim goes to the forked copy, so its values must come back.
+        judge_module.judge_ahead([TOY_ID], registry_dir=registry, artifacts_dir=artifacts, least=1)
+
+        def not_again(*args):
+            raise AssertionError("judged again although the copy's value came back")
+
+        with monkeypatch.context() as patched:
+            patched.setattr(judge_module, "_consistency", not_again)
+            patched.setattr(registry_module, "validated", not_again)
+            assert judged(registry, artifacts) == expected
+        # Decided from the files as they are now, not from what was judged ahead.
+        edit_artifact(artifacts, _set(lambda a: a, status="failed"))
+        assert judged(registry, artifacts).state == "failed"
