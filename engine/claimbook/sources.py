@@ -32,9 +32,14 @@ from pathlib import Path
 
 import yaml
 
-from claimbook import paths
+from claimbook import cache, paths
 from claimbook.errors import ChapterSourceError, InvalidChapterStemError, InvalidClaimIdError
 from claimbook.text import one_line
+
+# Chapters read, by path and bytes (see read_chapter).
+_CHAPTERS = cache.ContentCache("chapter sources")
+# The targets and headings of a markdown text, by its text (see prose_blocks).
+_PROSE_BLOCKS = cache.ContentCache("prose blocks")
 
 __all__ = [
     "CHAPTER_HEADER",
@@ -346,6 +351,11 @@ def prose_blocks(source: str) -> list[tuple[str, int, str]]:
     >>> prose_blocks("(sec-a)=\\n## A\\n\\n```\\n## code\\n```\\n")
     [('target', 0, 'sec-a'), ('heading', 1, '')]
     """
+    # The pages of a chapter and their headings ask about the same cells in one render.
+    return list(_PROSE_BLOCKS.get(cache.digest(source), lambda: _prose_blocks(source)))
+
+
+def _prose_blocks(source: str) -> tuple[tuple[str, int, str], ...]:
     found = []
     for token in _markdown_parser().parse(source):
         if token.level != 0 or token.map is None:
@@ -354,7 +364,7 @@ def prose_blocks(source: str) -> list[tuple[str, int, str]]:
             found.append(("target", token.map[0], token.content))
         elif token.type == "heading_open":
             found.append(("heading", token.map[0], ""))
-    return found
+    return tuple(found)
 
 
 @dataclass(frozen=True)
@@ -425,18 +435,37 @@ def chapter_pages(path: str | Path) -> list[Page]:
 def read_chapter(path: str | Path) -> Chapter:
     """Read ``path`` (a MyST notebook) with jupytext.
 
+    A build asks for the same chapter several times (its plan, its kernel's environment,
+    its glue check, the claims it verifies), so the chapter read is kept for the build under
+    the digest of the file's path and bytes (:mod:`claimbook.cache`): an edited file is read
+    again. The chapter is shared: a caller that changes its notebook copies it first (as
+    ``nbformat.from_dict`` does).
+
     Raises
     ------
     ChapterSourceError
         If the file does not exist or jupytext cannot read it.
     """
+    path = Path(path)
+    try:
+        data = path.read_bytes() if path.is_file() else None
+    except OSError:
+        data = None
+    if data is None:
+        raise ChapterSourceError(f"chapter source {path} does not exist")
+    return _CHAPTERS.get(cache.digest(str(path), data), lambda: _parse_chapter(path, data))
+
+
+def _parse_chapter(path: Path, data: bytes) -> Chapter:
+    import io
+
     import jupytext  # late: planning an unchanged book never reads a chapter
 
-    path = Path(path)
-    if not path.is_file():
-        raise ChapterSourceError(f"chapter source {path} does not exist")
     try:
-        notebook = jupytext.read(path)
+        # As jupytext.read(path) reads a file: text with universal newlines, the format
+        # from the file's extension.
+        with io.TextIOWrapper(io.BytesIO(data), encoding="utf-8") as stream:
+            notebook = jupytext.read(stream, fmt={"extension": path.suffix})
     except Exception as exc:  # jupytext raises several kinds for malformed sources
         raise ChapterSourceError(f"{path}: jupytext cannot read it ({exc})") from exc
     # nbformat gives every new cell a random id; numbered ids make the executed notebook the
