@@ -276,8 +276,18 @@ def pages_digest() -> str:
 
 
 def _source_digest(path) -> str:
-    """The digest of a page source's bytes: a page read early is kept while it is unchanged."""
+    """The digest of a file's bytes (None when absent: distinct from an empty file)."""
     return cache.digest(cache.file_bytes(path))
+
+
+def _read_digest(env, docname: str) -> str:
+    """The digest of what Sphinx reads for a page: the page a chapter serves for it, or the
+    bytes of its source file (see :func:`claimbook.extensions.chapter_pages.served_digest`).
+    """
+    from claimbook.extensions.chapter_pages import served_digest
+
+    served = served_digest(env, docname)
+    return served if served is not None else _source_digest(env.doc2path(docname))
 
 
 def _page_digest(env, docname: str, source: str | None = None) -> str:
@@ -288,11 +298,16 @@ def _page_digest(env, docname: str, source: str | None = None) -> str:
     is named relative to the source directory, so a digest does not depend on where the
     book lies.
     """
-    parts = [source if source is not None else _source_digest(env.doc2path(docname))]
+    parts = [source if source is not None else _read_digest(env, docname)]
     found = {os.path.join(env.srcdir, str(name)) for name in env.dependencies.get(docname, ())}
     for dependency in sorted(found):
         parts += [os.path.relpath(dependency, env.srcdir), _source_digest(dependency)]
     return cache.digest(*parts)
+
+
+def _has_doctree(env, docname: str) -> bool:
+    """Whether the parsed page Sphinx keeps between builds is there (else it must read it)."""
+    return os.path.isfile(os.path.join(env.doctreedir, f"{docname}.doctree"))
 
 
 def _cache_compiled_templates(app) -> None:
@@ -422,7 +437,13 @@ class SiteRender:
         """The pages whose source or dependencies differ from what was read or published.
 
         Sphinx compares modification times only; a page edited with its old time restored
-        (``touch -r``), or whose dependency was, is found here and read again.
+        (``touch -r``), or whose dependency was, is found here and read again. And the other
+        way round: a page Sphinx finds changed only by a file's time, whose digest is the
+        one recorded when it was last read and the one published, is taken out of
+        ``changed`` (Sphinx passes its own set), so it is neither read nor written again --
+        the later pages of a chapter whose last page an edit changed, say. Pages another
+        handler asks for are added by Sphinx after every handler has run, and with a
+        changed configuration Sphinx has every page in ``added``, which is left alone.
         """
         read = getattr(env, _READ_DIGESTS, None)
         if not isinstance(read, dict):
@@ -432,17 +453,25 @@ class SiteRender:
             del read[gone]
         published = self._published_sources
         outdated = []
-        for docname in sorted(set(env.found_docs) - set(added) - set(changed)):
+        for docname in sorted(set(env.found_docs) - set(added)):
             now = _page_digest(env, docname)
-            if read.get(docname) != now or (
-                published is not None and published.get(docname) != now
-            ):
-                outdated.append(docname)
+            same = (
+                read.get(docname) == now
+                and published is not None
+                and (published.get(docname) == now)
+            )
+            if docname not in changed:
+                if read.get(docname) != now or (
+                    published is not None and published.get(docname) != now
+                ):
+                    outdated.append(docname)
+            elif same and docname not in env.reread_always and _has_doctree(env, docname):
+                changed.discard(docname)
         return outdated
 
     def _note_reading(self, app, env, docnames: list[str]) -> None:
         for docname in docnames:
-            self._reading[docname] = _source_digest(env.doc2path(docname))
+            self._reading[docname] = _read_digest(env, docname)
 
     def _note_read(self, app, doctree) -> None:
         """Record the digest of the page just read (its source as it was before reading)."""
@@ -477,7 +506,7 @@ class SiteRender:
             for docname in docnames:
                 if docname not in env.found_docs:
                     continue
-                stamp = self._reading[docname] = _source_digest(env.doc2path(docname))
+                stamp = self._reading[docname] = _read_digest(env, docname)
                 app.events.emit("env-purge-doc", env, docname)
                 env.clear_doc(docname)
                 try:
@@ -491,7 +520,7 @@ class SiteRender:
 
     def _skip_read_early(self, app, env, docnames: list[str]) -> None:
         for docname, stamp in list(self._early.items()):
-            if _source_digest(env.doc2path(docname)) != stamp:
+            if _read_digest(env, docname) != stamp:
                 del self._early[docname]  # changed since (its bytes): Sphinx reads it again
             elif docname in docnames:
                 docnames.remove(docname)  # in place: Sphinx reads what the list holds

@@ -7,7 +7,8 @@ rendered as several documents: ``chapters/<stem>`` (its opening and first sectio
 chapter's ``sections``. No page file is written anywhere:
 
 - the project's discovery maps each page's document name to the chapter's executed
-  notebook, so Sphinx reads, keys and re-reads a page exactly when that notebook changes;
+  notebook, so Sphinx finds a page changed whenever that notebook is written; the render
+  reads it again only when what it serves (:func:`served_digest`) changed;
 - when Sphinx reads a chapter or one of its pages (``source-read``), the notebook's text is
   replaced by that page's cells;
 - on every page of the chapter the download button offers the chapter's whole notebook and
@@ -28,13 +29,18 @@ from typing import ClassVar
 from sphinx.project import Project
 from sphinx.util import logging
 
+from claimbook import cache
 from claimbook.errors import ChapterSourceError
 from claimbook.pages import split_notebook
 from claimbook.sources import chapter_pages, chapter_sources
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["PagedProject", "chapter_docname", "setup"]
+__all__ = ["PagedProject", "chapter_docname", "served_digest", "setup"]
+
+# A chapter's pages, by the notebook's text and the page starts: every page of a chapter is
+# cut from the same split, and the render's digests ask for the same pages again.
+_PAGES = cache.ContentCache("chapter pages")
 
 
 class PagedProject(Project):
@@ -121,19 +127,51 @@ def chapter_docname(env, docname: str) -> str:
     return found[0] if found is not None else docname
 
 
+def _served(env, docname: str, text: str) -> str:
+    """The source Sphinx is given for page ``docname`` of a notebook whose text is ``text``.
+
+    Raises
+    ------
+    ValueError, ChapterSourceError
+        If the text is not a notebook, or a page start is not found in it.
+    """
+    chapter, index = _chapter_of(env, docname)
+    starts = [start for _page, start in env.trainable_chapter_pages[chapter]]
+    pages = _PAGES.get(
+        cache.digest(text, *starts), lambda: split_notebook(json.loads(text), starts)
+    )
+    return json.dumps(pages[index], ensure_ascii=False)
+
+
+def served_digest(env, docname: str) -> str | None:
+    """The digest of what Sphinx reads for ``docname``, if it is a page of a chapter.
+
+    A page is a function of its chapter's executed notebook (its own cells, the glued values
+    of the others, the notebook's metadata): its digest changes exactly when the page would
+    read differently, not whenever the notebook is written. None for any other document, and
+    for a notebook that cannot be cut into its pages (then the file's bytes decide).
+    """
+    if _chapter_of(env, docname) is None:
+        return None
+    data = cache.file_bytes(env.doc2path(docname))
+    try:
+        return cache.digest(_served(env, docname, data.decode("utf-8")))
+    except (AttributeError, UnicodeDecodeError, ValueError, ChapterSourceError):
+        return None
+
+
 def _serve_page(app, docname: str, source: list[str]) -> None:
     found = _chapter_of(app.env, docname)
     if found is None:
         return
-    chapter, index = found
-    starts = [start for _page, start in app.env.trainable_chapter_pages[chapter]]
-    app.env.note_dependency(str(Path(app.srcdir) / f"{chapter}.md"))
+    chapter, _index = found
+    # No dependency on the chapter's source: the page starts it declares are part of what
+    # is served, so the page's digest (served_digest) changes with them, and an edit of the
+    # source elsewhere leaves a page whose cells did not change as it was read.
     try:
-        pages = split_notebook(json.loads(source[0]), starts)
+        source[0] = _served(app.env, docname, source[0])
     except (ValueError, ChapterSourceError) as error:
         logger.warning("%s: %s", chapter, error, location=docname, type="trainable")
-        return
-    source[0] = json.dumps(pages[index], ensure_ascii=False)
 
 
 def _chapter_source_name(app, pagename, templatename, context, doctree) -> None:

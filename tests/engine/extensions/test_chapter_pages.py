@@ -6,8 +6,10 @@ unsplit: every section, equation and figure must carry the same number both ways
 numbered reference the same text, and every internal link must reach an id of its page.
 """
 
+import json
 import posixpath
 import re
+from pathlib import Path
 
 import jupytext
 import pytest
@@ -16,6 +18,7 @@ from bs4 import BeautifulSoup
 pytestmark = pytest.mark.book
 
 PAGES = ["one", "one-more", "one-exercises", "two"]
+BOOKS = Path(__file__).resolve().parents[2] / "books"
 DECLARATION = (
     "pages:\n- file: one-more\n  starts: sec-one-c\n"
     "- file: one-exercises\n  starts: sec-one-exercises\n"
@@ -146,3 +149,101 @@ def test_the_split_renders_the_same_pages_every_time(books):
     for name in PAGES:
         first = (books["split"].site / "chapters" / f"{name}.html").read_bytes()
         assert first == (books["again"].site / "chapters" / f"{name}.html").read_bytes(), name
+
+
+def _write_notebooks(book):
+    """The "executed" notebooks, with the cell ids the build gives (numbered, not random)."""
+    from claimbook.sources import read_chapter
+
+    for source in (book.root / "chapters").glob("*.md"):
+        jupytext.write(read_chapter(source).notebook, source.with_suffix(".ipynb"))
+
+
+def test_only_the_page_whose_cells_changed_is_read_again(copy_fixture_book, tmp_path):
+    book = copy_fixture_book("pages", tmp_path / "edited")
+    _write_notebooks(book)
+    assert book.build(carry_over=True).returncode == 0
+    doctrees = book.root / "_build" / ".doctrees" / "chapters"
+    before = {name: (doctrees / f"{name}.doctree").stat().st_mtime_ns for name in PAGES}
+    # A sentence added to the exercises, the chapter's last page: its source and its
+    # executed notebook are written again, so every page of it is newer than its doctree.
+    book.edit("chapters/one.md", "Nothing cited.", "Nothing cited, still.")
+    _write_notebooks(book)
+    assert book.build(carry_over=True).returncode == 0
+    read_again = {
+        name for name in PAGES if (doctrees / f"{name}.doctree").stat().st_mtime_ns != before[name]
+    }
+    assert read_again == {"one-exercises"}
+    assert "Nothing cited, still." in book.page("chapters/one-exercises.html")
+    # What a render from nothing writes for the same sources (the stylesheets' ?v= stamps
+    # aside: Sphinx adds them only for files already in the output folder).
+    fresh = copy_fixture_book("pages", tmp_path / "fresh")
+    fresh.edit("chapters/one.md", "Nothing cited.", "Nothing cited, still.")
+    _write_notebooks(fresh)
+    assert fresh.build().returncode == 0
+    for name in PAGES:
+        ours, theirs = (
+            re.sub(r"\?v=[0-9a-f]{8}", "", b.page(f"chapters/{name}.html")) for b in (book, fresh)
+        )
+        assert ours == theirs, name
+
+
+class _Env:
+    """What served_digest reads of Sphinx's environment: the pages and the notebook's path."""
+
+    def __init__(self, notebook, starts=("sec-one-c", "sec-one-exercises")):
+        self.notebook = notebook
+        self.trainable_chapter_pages = {
+            "chapters/one": [
+                ("chapters/one-more", starts[0]),
+                ("chapters/one-exercises", starts[1]),
+            ]
+        }
+
+    def doc2path(self, docname):
+        return self.notebook
+
+
+def _cells(path, change):
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    change(notebook["cells"])
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+
+
+def test_a_page_digest_follows_what_the_page_shows(tmp_path):
+    from claimbook.extensions.chapter_pages import served_digest
+
+    notebook = tmp_path / "one.ipynb"
+    from claimbook.sources import read_chapter
+
+    jupytext.write(read_chapter(BOOKS / "pages" / "chapters" / "one.md").notebook, notebook)
+    env = _Env(notebook)
+    pages = ["chapters/one", "chapters/one-more", "chapters/one-exercises"]
+    first = {page: served_digest(env, page) for page in pages}
+    assert None not in first.values() and served_digest(env, "chapters/two") is None
+    # A cell of the last page changes: only that page.
+    _cells(
+        notebook, lambda cells: cells[-1].update(source="".join(cells[-1]["source"]) + "\nMore.")
+    )
+    second = {page: served_digest(env, page) for page in pages}
+    assert [second[p] != first[p] for p in pages] == [False, False, True]
+    # A value glued by a code cell of the first page is pasted on every page: all change.
+    glued = {
+        "output_type": "display_data",
+        "data": {"text/plain": "2"},
+        "metadata": {"scrapbook": {"name": "b", "mime_prefix": ""}},
+    }
+    code = next(
+        i
+        for i, cell in enumerate(json.loads(notebook.read_text())["cells"])
+        if cell["cell_type"] == "code"
+    )
+    _cells(notebook, lambda cells: cells[code].update(outputs=[glued]))
+    third = {page: served_digest(env, page) for page in pages}
+    assert all(third[p] != second[p] for p in pages)
+    # Where the pages start is part of each page.
+    moved = _Env(notebook, starts=("sec-one-c-part", "sec-one-exercises"))
+    assert served_digest(moved, "chapters/one-more") != third["chapters/one-more"]
+    # A notebook that cannot be cut into its pages: no digest (its bytes decide).
+    notebook.write_text("{not json", encoding="utf-8")
+    assert served_digest(env, "chapters/one") is None
