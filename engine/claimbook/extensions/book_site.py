@@ -18,6 +18,13 @@
 - **Proof index.** sphinx-proof's index lists each theorem by its label
   (``thm-jacobians``); it is replaced by one that lists "Theorem 15.1" -- the number the
   page shows -- with its chapter.
+- **Asset links without stamps.** Sphinx 7.4 appends ``?v=<crc32>`` to a style sheet or
+  script link when the file is already in the output folder as the page is written. Some
+  extensions (sphinx-proof's ``proof.css``, myst-nb's style sheet) copy theirs only when the
+  build ends, so a render from nothing linked them bare and an incremental one, which
+  starts from the published site, stamped them with the checksum of the *previous* build's
+  file: the same sources gave different pages. The stamps are left out of every link, so a
+  page is the same whichever way it was rendered.
 - **Footer.** Every page says which commit of the book it was built from, and on which date,
   in the theme's ``extra_footer``. The values are fixed for a given state of the repository:
   the commit is ``git rev-parse --short HEAD`` (with "uncommitted changes" when ``git status``
@@ -159,6 +166,22 @@ def _clean_assets(app, pagename, templatename, context, doctree):
         ]
 
 
+_ASSET_STAMP = re.compile(r'\?v=[0-9a-f]{8}(?=")')
+
+
+def _unstamped(tag):
+    def untagged(asset) -> str:
+        return _ASSET_STAMP.sub("", tag(asset))
+
+    return untagged
+
+
+def _unstamp_assets(app, pagename, templatename, context, doctree):
+    for name in ("css_tag", "js_tag"):
+        if callable(context.get(name)):
+            context[name] = _unstamped(context[name])
+
+
 def _override_proof_index(app):
     domain = app.env.domains.get("prf") if app.env is not None else None
     if domain is not None:
@@ -172,4 +195,5 @@ def setup(app):
     app.connect("doctree-resolved", _drop_thebe_config, priority=900)
     # After every extension has added its page assets (default priority is 500).
     app.connect("html-page-context", _clean_assets, priority=900)
+    app.connect("html-page-context", _unstamp_assets, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}
