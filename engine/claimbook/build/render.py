@@ -18,7 +18,10 @@ Which pages Sphinx reads again is decided by content, not by modification times:
 render records the SHA-256 of each page's source and of the files Sphinx noted it depends on
 (registry entries, artifacts, images, the bibliography) as it reads the page, and a page
 whose digest differs from that record, or from the one stored with the published site, is
-read again (the ``env-get-outdated`` event), whatever its modification time says.
+read again (the ``env-get-outdated`` event), whatever its modification time says; and a page
+whose digest is both of those is not read again because a file's time is newer. A page of a
+chapter cut into pages (:mod:`claimbook.extensions.chapter_pages`) is digested as the page it
+serves, so an edit of one page of a chapter reads that page again, not all of them.
 
 The outcome (no warnings, or the warnings) is stored in ``_build/site.json`` with the site
 key, the record of the published files (:mod:`claimbook.build.site_record`) and the page
