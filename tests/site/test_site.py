@@ -830,6 +830,14 @@ def _in_each_scheme(page, width, badges_expected):
     if not AXE.is_file():
         pytest.fail(f"{AXE} is missing: `make` installs it (npm ci, package.json)")
     page.add_script_tag(path=str(AXE))
+    # What axe-core measures is the page at rest: a tooltip fading in or out as the pointer or
+    # focus moves (the theme switch below restyles the header under the pointer) was measured
+    # part-way, its white text on a nearly transparent background (a colour-contrast failure
+    # seen under load). Without transitions every change lands at once, in its final colours.
+    page.add_style_tag(
+        content="*, *::before, *::after { transition: none !important; "
+        "animation: none !important; }"
+    )
     # The Bootstrap tooltip the navigation check left open on a header button is in that
     # button's landmark (_static/site.js); Bootstrap alone appends it to <body>, outside every
     # landmark (axe: region), where this check failed on every page.
