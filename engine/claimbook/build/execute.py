@@ -11,7 +11,7 @@ drawn fails the chapter), whose glued PNGs move back into the cells that drew th
 papermill saves the
 notebook once at the end, not after every cell. The worker launches the kernel before it
 does anything else, so the kernel boots while the worker reads the chapter, and stops it at
-once when the last cell has replied.
+once when the last cell has replied (:mod:`.kernels`).
 
 A chapter computes no claim: the build computed them before (:mod:`.claim_runs`), and the
 kernel starts with the build's record of their artifacts in its environment, so
@@ -24,8 +24,6 @@ import concurrent.futures
 import json
 import multiprocessing
 import os
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,50 +129,6 @@ def _figure_outputs(chapter) -> list[Path]:
     return sorted({path for path in found if path.is_file() and not path.is_symlink()})
 
 
-def _start_kernel():
-    """Launch the chapter's kernel in ``chapters/`` (as Binder runs it); return its manager.
-
-    The kernel boots (a Python process importing IPython) while the worker reads the chapter
-    and imports papermill; papermill then runs the notebook on this kernel.
-    """
-    import asyncio
-
-    from jupyter_client.manager import AsyncKernelManager
-
-    # Unix sockets in a folder of the kernel's own, not TCP ports: a port is chosen by binding
-    # and releasing it, so two kernels starting at once can pick the same one and one dies with
-    # "Address already in use" (papermill#511; it failed a benchmark run). The folder is new
-    # and private, so no other kernel can take its socket names.
-    sockets = tempfile.mkdtemp(prefix="trainable-kernel-")
-    manager = AsyncKernelManager(
-        kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "kernel")
-    )
-    try:
-        asyncio.run(
-            manager.start_kernel(
-                cwd=str(paths.CHAPTERS_DIR),
-                # The kernel's own log is noise here; a failing cell is reported by papermill.
-                extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
-            )
-        )
-    except BaseException:
-        shutil.rmtree(sockets, ignore_errors=True)
-        raise
-    return manager
-
-
-def _stop_kernel(manager) -> None:
-    """Stop the kernel at once: every output has arrived, and cells wrote their files."""
-    import asyncio
-
-    try:
-        asyncio.run(manager.shutdown_kernel(now=True))
-    except Exception:  # a kernel that already died has nothing left to stop
-        pass
-    finally:  # its socket folder (see _start_kernel); the shutdown removed the sockets
-        shutil.rmtree(os.path.dirname(manager.ip), ignore_errors=True)
-
-
 def _run_one(source: str, environment: dict[str, str]) -> ChapterRun:
     """Worker: execute one chapter and, on success, write its record.
 
@@ -191,14 +145,16 @@ def _run_one(source: str, environment: dict[str, str]) -> ChapterRun:
     # count keeps reductions in one order). The Makefile exports the same for every step.
     for variable in BLAS_THREAD_VARIABLES:
         os.environ.setdefault(variable, "1")
+    from claimbook.build.kernels import start_kernel, stop_kernel
+
     try:
-        kernel = _start_kernel()
+        kernel = start_kernel()
     except Exception as error:
         return ChapterRun(stem, False, time.perf_counter() - started, [], f"no kernel: {error}")
     try:
         return _execute(source_path, kernel, started)
     finally:
-        _stop_kernel(kernel)
+        stop_kernel(kernel)
 
 
 def _execute(source_path: Path, kernel, started: float) -> ChapterRun:
@@ -223,7 +179,7 @@ def _execute(source_path: Path, kernel, started: float) -> ChapterRun:
             progress_bar=False,
             log_output=False,
             request_save_on_cell_execute=False,
-            km=kernel,  # started by _start_kernel, stopped by _run_one
+            km=kernel,  # started and stopped by _run_one (claimbook.build.kernels)
             # The kernel sends a cell's stdout and stderr in chunks cut by its flush timer, so
             # one print may arrive as two outputs ("text", then "\n") or as one: nbclient
             # merges each stream of a cell into one output, in a fixed order, as the site

@@ -120,29 +120,3 @@ def _alive(pid: int) -> bool:
             return stream.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
-
-
-@pytest.mark.book  # starts kernels
-def test_kernels_started_at_once_talk_over_private_sockets_removed_when_they_stop():
-    import asyncio
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(2) as pool:
-        managers = list(pool.map(lambda _: execute._start_kernel(), range(2)))
-    folders = [os.path.dirname(manager.ip) for manager in managers]
-    try:
-        assert [manager.transport for manager in managers] == ["ipc", "ipc"]
-        assert folders[0] != folders[1]  # no names to share, so none to race for
-        for manager, folder in zip(managers, folders, strict=True):
-            assert os.stat(folder).st_mode & 0o077 == 0  # the creator's alone
-            client = manager.client()
-            client.start_channels()
-            try:
-                asyncio.run(client.wait_for_ready(timeout=60))
-            finally:
-                client.stop_channels()
-            assert sorted(os.listdir(folder)) == [f"kernel-{port}" for port in range(1, 6)]
-    finally:
-        for manager in managers:
-            execute._stop_kernel(manager)
-    assert not any(os.path.exists(folder) for folder in folders)

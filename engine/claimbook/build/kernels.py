@@ -1,0 +1,125 @@
+"""Start, ready and stop the kernel a chapter executes on.
+
+A chapter's worker launches its kernel first (:func:`start_kernel`), so the kernel boots
+while the worker reads the chapter; papermill then connects to it with :class:`ReadyClient`
+and runs the notebook; the worker stops it (:func:`stop_kernel`) once the last cell replied.
+
+Two waits of jupyter_client's are replaced here, because a build starts one kernel a chapter
+and both lie on every chapter's path (a generated chapter executes in about a second):
+
+- Readiness. ``KernelClient.wait_for_ready`` ends by reading IOPub until 0.2 s pass with no
+  message, so every kernel costs 0.2 s of nothing. :class:`ReadyClient` ends instead when
+  the kernel reports itself idle after answering the ``kernel_info`` request: a kernel
+  publishes ``busy`` then ``idle`` on IOPub around each request, in order, so once that idle
+  arrives IOPub is connected and what the kernel said at start-up came before it. nbclient
+  keeps only the messages whose parent is the request it sent, so nothing left unread can
+  reach a cell's outputs.
+- Stopping. ``shutdown_kernel(now=True)`` kills the process and then polls every 0.1 s until
+  it has gone. :func:`stop_kernel` kills it and reaps it at once (a killed process ends
+  without running any code), then lets jupyter_client clean up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import tempfile
+import time
+from queue import Empty
+
+from jupyter_client.asynchronous.client import AsyncKernelClient
+from jupyter_client.manager import AsyncKernelManager
+
+from claimbook import paths
+
+__all__ = ["ReadyClient", "start_kernel", "stop_kernel"]
+
+# How long IOPub may stay silent after the kernel_info reply before the request is sent
+# again (jupyter_client's own value): a silence that long means IOPub was not connected yet
+# when the kernel published its status, so those messages were lost.
+_IOPUB_SILENCE = 0.2
+
+
+class ReadyClient(AsyncKernelClient):
+    """A kernel client whose :meth:`wait_for_ready` ends as soon as the kernel is ready."""
+
+    async def wait_for_ready(self, timeout: float | None = None) -> None:
+        """Return once the kernel has answered ``kernel_info`` and reported itself idle.
+
+        Raises ``RuntimeError`` if the kernel dies first or ``timeout`` seconds pass.
+        """
+        deadline = time.monotonic() + (float("inf") if timeout is None else timeout)
+        while True:
+            self.kernel_info()
+            try:
+                reply = await self.shell_channel.get_msg(timeout=1)
+            except Empty:
+                reply = None
+            if reply is not None and reply["msg_type"] == "kernel_info_reply":
+                if await self._idle_after(reply["parent_header"].get("msg_id")):
+                    self._handle_kernel_info_reply(reply)
+                    return
+            if not await self._async_is_alive():
+                raise RuntimeError("Kernel died before replying to kernel_info")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Kernel didn't respond in {timeout} seconds")
+
+    async def _idle_after(self, request: str | None) -> bool:
+        """Read IOPub up to the kernel's ``idle`` status for ``request``; False if silent."""
+        while True:
+            try:
+                message = await self.iopub_channel.get_msg(timeout=_IOPUB_SILENCE)
+            except Empty:
+                return False
+            if (
+                message["msg_type"] == "status"
+                and message["content"].get("execution_state") == "idle"
+                and message["parent_header"].get("msg_id") == request
+            ):
+                return True
+
+
+def start_kernel() -> AsyncKernelManager:
+    """Launch a chapter's kernel in ``chapters/`` (as Binder runs it); return its manager.
+
+    The manager's clients are :class:`ReadyClient`. The kernel inherits this process's
+    environment, so set a chapter's variables before calling.
+    """
+    # Unix sockets in a folder of the kernel's own, not TCP ports: a port is chosen by binding
+    # and releasing it, so two kernels starting at once can pick the same one and one dies with
+    # "Address already in use" (papermill#511; it failed a benchmark run). The folder is new
+    # and private, so no other kernel can take its socket names.
+    sockets = tempfile.mkdtemp(prefix="trainable-kernel-")
+    manager = AsyncKernelManager(
+        kernel_name="python3",
+        transport="ipc",
+        ip=os.path.join(sockets, "kernel"),
+        client_class=f"{ReadyClient.__module__}.{ReadyClient.__qualname__}",
+    )
+    try:
+        asyncio.run(
+            manager.start_kernel(
+                cwd=str(paths.CHAPTERS_DIR),
+                # The kernel's own log is noise here; a failing cell is reported by papermill.
+                extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
+            )
+        )
+    except BaseException:
+        shutil.rmtree(sockets, ignore_errors=True)
+        raise
+    return manager
+
+
+def stop_kernel(manager: AsyncKernelManager) -> None:
+    """Stop the kernel at once: every output has arrived, and cells wrote their files."""
+    process = getattr(manager.provisioner, "process", None)
+    try:
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait()  # reaped now, so the shutdown below finds it gone without polling
+        asyncio.run(manager.shutdown_kernel(now=True))
+    except Exception:  # a kernel that already died has nothing left to stop
+        pass
+    finally:  # its socket folder (see start_kernel); the shutdown removed the sockets
+        shutil.rmtree(os.path.dirname(manager.ip), ignore_errors=True)
