@@ -104,6 +104,7 @@ __all__ += [
     "InvalidChapterStemError",
     "KeyRecordError",
     "MatrixCheckError",
+    "RenderExecutionError",
 ]
 
 
@@ -130,6 +131,11 @@ class KeyRecordError(BuildError):
 class MatrixCheckError(BuildError):
     """A job of ``matrix-check`` failed, or its outputs cannot be assembled; the message says
     which (:mod:`claimbook.build.matrix`)."""
+
+
+class RenderExecutionError(BuildError):
+    """The render was asked to execute a notebook; it renders stored outputs only
+    (:mod:`claimbook.build.render_executes_nothing`)."""
 
 
 class BenchCommandError(BuildError):

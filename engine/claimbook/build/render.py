@@ -388,6 +388,9 @@ class SiteRender:
         from sphinx.application import Sphinx
         from sphinx.util.docutils import docutils_namespace, patch_docutils
 
+        from claimbook.build import render_executes_nothing
+
+        render_executes_nothing.install()  # before Sphinx loads myst-nb
         configuration, meta = get_final_config(
             user_yaml=paths.REPO_ROOT / "_config.yml",
             cli_config={
