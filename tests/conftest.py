@@ -163,6 +163,7 @@ class FixtureBook:
                 patch.setattr(paths, name, self.root / relative)
             patch.setattr(paths, "REPO_ROOT", self.root)
             published = read_outcome() if carry_over else None
+            site = None
             try:
                 site = SiteRender(fresh=False, reuse_pages=True, published=published)
                 target, problems = site.run()
@@ -176,6 +177,7 @@ class FixtureBook:
                 cache.reset()  # nothing read under the fixture's root outlives its render
         process = subprocess.CompletedProcess(["render", str(self.root)], int(bool(problems)))
         process.log = "\n".join(problems)
+        process.written = sorted(site.written) if site is not None else []  # pages written
         return process
 
     def page(self, name: str) -> str:

@@ -308,7 +308,10 @@ def _build_with(computation, selected, jobs, out, render_site, kernels, started)
             )
             rendered, warnings = site.run()
             published = (publish(rendered), site.sources)
-            out(f"site: rendered and published in {time.perf_counter() - rendering:.1f} s")
+            out(
+                f"site: rendered and published in {time.perf_counter() - rendering:.1f} s "
+                f"({len(site.written)} of {len(site.sources)} pages written)"
+            )
     finally:
         for unused in prepared:
             unused.discard()

@@ -48,7 +48,7 @@ from pathlib import Path
 
 from claimbook import cache, paths
 from claimbook.atomic import write_text_atomically
-from claimbook.build import site_record
+from claimbook.build import site_record, unchanged_pages
 from claimbook.build.keys import file_digest
 from claimbook.claims.keys import environment_digest, function_digests
 from claimbook.errors import BuildError
@@ -368,6 +368,12 @@ class SiteRender:
         self._early: dict[str, str] = {}  # docname -> the digest of its source when read
         self._reading: dict[str, str] = {}  # docname -> its source's digest, before reading
         self._published_sources = dict(published["sources"]) if published else None
+        # What other pages showed of the pages this render reads again, before it read them
+        # (None: not compared, so every page Sphinx would write is written; see _write).
+        self._shown_before: tuple | None = None
+        self._read_now: list[str] = []  # the pages this render reads again
+        self.written: list[str] = []  # after run(): the pages (documents) it wrote
+        self._structure_changed = False  # a page added or removed
         self._contexts = ExitStack()
         shutil.rmtree(self.target, ignore_errors=True)
         if reuse_pages and not fresh and published is not None:
@@ -437,6 +443,8 @@ class SiteRender:
         app.connect("env-get-outdated", self._outdated_by_content)
         app.connect("doctree-read", self._note_read, priority=900)
         app.connect("env-updated", self._report_read_early)
+        app.builder.write = self._write_changed(app.builder.write)  # this application's
+        app.connect("html-page-context", self._note_written)
         self.app = app
 
     def _outdated_by_content(self, app, env, added, changed, removed) -> list[str]:
@@ -451,6 +459,7 @@ class SiteRender:
         handler asks for are added by Sphinx after every handler has run, and with a
         changed configuration Sphinx has every page in ``added``, which is left alone.
         """
+        self._structure_changed = bool(added or removed)
         read = getattr(env, _READ_DIGESTS, None)
         if not isinstance(read, dict):
             read = {}
@@ -478,6 +487,51 @@ class SiteRender:
     def _note_reading(self, app, env, docnames: list[str]) -> None:
         for docname in docnames:
             self._reading[docname] = _read_digest(env, docname)
+        if not self.fresh and not self._structure_changed and self._published_sources:
+            self._shown_before = unchanged_pages.shown(env, docnames)
+            self._read_now = sorted(docnames)
+
+    def _note_written(self, app, pagename, templatename, context, doctree) -> None:
+        if doctree is not None:  # a document's page, not the index or the search page
+            self.written.append(pagename)
+
+    def _write_changed(self, write):
+        """Sphinx's ``write``, leaving out the pages it would write with the same bytes.
+
+        See :mod:`claimbook.build.unchanged_pages` for when a page is left out. A page read
+        again whose title, table of contents and reference targets did not change does not
+        make the pages listing it in their tables of contents be written either.
+        """
+
+        def write_changed(build_docnames, updated_docnames, method="update"):
+            env = self.app.env
+            before, read = self._shown_before, self._read_now
+            if (
+                method != "update"
+                or before is None
+                or build_docnames is None
+                or self._structure_changed
+                or unchanged_pages.shown(env, read) != before
+            ):
+                return write(build_docnames, updated_docnames, method)
+            candidates = set(build_docnames) - set(updated_docnames) - set(read)
+            same = unchanged_pages.unchanged_pages(
+                self.app.builder,
+                candidates,
+                self._published_sources,
+                lambda docname: _page_digest(env, docname),
+            )
+            listed_by = env.files_to_rebuild
+            env.files_to_rebuild = {
+                name: parents for name, parents in listed_by.items() if name not in read
+            }
+            try:
+                kept = [name for name in build_docnames if name not in same]
+                return write(kept, updated_docnames, method)
+            finally:
+                env.files_to_rebuild = listed_by
+
+        return write_changed
 
     def _note_read(self, app, doctree) -> None:
         """Record the digest of the page just read (its source as it was before reading)."""

@@ -159,7 +159,7 @@ def _write_notebooks(book):
         jupytext.write(read_chapter(source).notebook, source.with_suffix(".ipynb"))
 
 
-def test_only_the_page_whose_cells_changed_is_read_again(copy_fixture_book, tmp_path):
+def test_only_the_page_whose_cells_changed_is_read_and_written_again(copy_fixture_book, tmp_path):
     book = copy_fixture_book("pages", tmp_path / "edited")
     _write_notebooks(book)
     assert book.build(carry_over=True).returncode == 0
@@ -169,7 +169,13 @@ def test_only_the_page_whose_cells_changed_is_read_again(copy_fixture_book, tmp_
     # executed notebook are written again, so every page of it is newer than its doctree.
     book.edit("chapters/one.md", "Nothing cited.", "Nothing cited, still.")
     _write_notebooks(book)
-    assert book.build(carry_over=True).returncode == 0
+    edited = book.build(carry_over=True)
+    assert edited.returncode == 0
+    # Written: that page, and the landing page (Sphinx writes it every time). Not the pages
+    # Sphinx finds newer only by their notebook's time -- the chapter's first page, its
+    # table of contents, the most costly to write -- nor chapter two's, whose notebook was
+    # written again unchanged (claimbook.build.unchanged_pages).
+    assert edited.written == ["chapters/one-exercises", "intro"]
     read_again = {
         name for name in PAGES if (doctrees / f"{name}.doctree").stat().st_mtime_ns != before[name]
     }
@@ -178,6 +184,26 @@ def test_only_the_page_whose_cells_changed_is_read_again(copy_fixture_book, tmp_
     # What a render from nothing writes for the same sources, byte for byte.
     fresh = copy_fixture_book("pages", tmp_path / "fresh")
     fresh.edit("chapters/one.md", "Nothing cited.", "Nothing cited, still.")
+    _write_notebooks(fresh)
+    assert fresh.build().returncode == 0
+    for name in PAGES:
+        path = f"chapters/{name}.html"
+        assert book.page(path) == fresh.page(path), name
+
+
+def test_a_heading_changed_on_a_page_writes_the_pages_that_show_it(copy_fixture_book, tmp_path):
+    book = copy_fixture_book("pages", tmp_path / "edited")
+    _write_notebooks(book)
+    assert book.build(carry_over=True).returncode == 0
+    # The last page's subsection is in the chapter's table of contents (the first page) and
+    # in the sidebar of every page, so every page is written, as Sphinx's own rule would.
+    book.edit("chapters/one.md", "### Worked solutions", "### Worked solutions, in full")
+    _write_notebooks(book)
+    edited = book.build(carry_over=True)
+    assert edited.returncode == 0
+    assert {"chapters/one", "chapters/one-more", "chapters/one-exercises"} <= set(edited.written)
+    fresh = copy_fixture_book("pages", tmp_path / "fresh")
+    fresh.edit("chapters/one.md", "### Worked solutions", "### Worked solutions, in full")
     _write_notebooks(fresh)
     assert fresh.build().returncode == 0
     for name in PAGES:
