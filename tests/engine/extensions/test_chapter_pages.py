@@ -159,6 +159,17 @@ def _write_notebooks(book):
         jupytext.write(read_chapter(source).notebook, source.with_suffix(".ipynb"))
 
 
+def _assert_as_rendered_from_nothing(book, copy_fixture_book, tmp_path, old, new) -> None:
+    """Each chapter page of ``book`` is what a render from nothing writes after the same edit."""
+    fresh = copy_fixture_book("pages", tmp_path / "fresh")
+    fresh.edit("chapters/one.md", old, new)
+    _write_notebooks(fresh)
+    assert fresh.build().returncode == 0
+    for name in PAGES:
+        path = f"chapters/{name}.html"
+        assert book.page(path) == fresh.page(path), name
+
+
 def test_only_the_page_whose_cells_changed_is_read_and_written_again(copy_fixture_book, tmp_path):
     book = copy_fixture_book("pages", tmp_path / "edited")
     _write_notebooks(book)
@@ -181,14 +192,9 @@ def test_only_the_page_whose_cells_changed_is_read_and_written_again(copy_fixtur
     }
     assert read_again == {"one-exercises"}
     assert "Nothing cited, still." in book.page("chapters/one-exercises.html")
-    # What a render from nothing writes for the same sources, byte for byte.
-    fresh = copy_fixture_book("pages", tmp_path / "fresh")
-    fresh.edit("chapters/one.md", "Nothing cited.", "Nothing cited, still.")
-    _write_notebooks(fresh)
-    assert fresh.build().returncode == 0
-    for name in PAGES:
-        path = f"chapters/{name}.html"
-        assert book.page(path) == fresh.page(path), name
+    _assert_as_rendered_from_nothing(
+        book, copy_fixture_book, tmp_path, "Nothing cited.", "Nothing cited, still."
+    )
 
 
 def test_a_heading_changed_on_a_page_writes_the_pages_that_show_it(copy_fixture_book, tmp_path):
@@ -202,13 +208,9 @@ def test_a_heading_changed_on_a_page_writes_the_pages_that_show_it(copy_fixture_
     edited = book.build(carry_over=True)
     assert edited.returncode == 0
     assert {"chapters/one", "chapters/one-more", "chapters/one-exercises"} <= set(edited.written)
-    fresh = copy_fixture_book("pages", tmp_path / "fresh")
-    fresh.edit("chapters/one.md", "### Worked solutions", "### Worked solutions, in full")
-    _write_notebooks(fresh)
-    assert fresh.build().returncode == 0
-    for name in PAGES:
-        path = f"chapters/{name}.html"
-        assert book.page(path) == fresh.page(path), name
+    _assert_as_rendered_from_nothing(
+        book, copy_fixture_book, tmp_path, "### Worked solutions", "### Worked solutions, in full"
+    )
 
 
 class _Env:
