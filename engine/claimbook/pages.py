@@ -95,10 +95,11 @@ def split_notebook(notebook: dict, starts: list[str]) -> list[dict]:
     pages: list[list[dict]] = [[]]
     pending = list(starts)
     for cell in notebook.get("cells", []):
-        if cell.get("cell_type") != "markdown" or not pending:
+        text = _source(cell) if cell.get("cell_type") == "markdown" and pending else ""
+        # A cell whose text does not hold the next start's label has no cut: it is not parsed.
+        if not pending or pending[0] not in text:
             pages[-1].append(cell)
             continue
-        text = _source(cell)
         lines = text.splitlines(keepends=True)
         cuts = []
         for kind, line, content in prose_blocks(text):

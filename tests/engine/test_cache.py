@@ -123,3 +123,87 @@ def test_caches_with_the_same_name_are_refused():
     first, second = cache.ContentCache("twin (a test)"), cache.ContentCache("twin (a test)")
     with pytest.raises(ValueError, match="parameter caches"):
         cache.fill_on_two_cores(lambda items: None, list(range(8)), [first, second], least=2)
+
+
+# --- kept between builds --------------------------------------------------------------------
+
+
+@pytest.fixture
+def stored(tmp_path, monkeypatch):
+    from claimbook import paths
+
+    monkeypatch.setattr(paths, "BUILD_DIR", tmp_path)
+    salt = ["lock and engine, version 1"]
+    store = cache.StoredCache("cubes (a test)", lambda: salt[0])
+    store.salt = salt  # the test changes what the values were computed with
+    return store
+
+
+def _files(store):
+    return sorted(store._file("k").parent.glob("*.json"))
+
+
+def test_a_stored_value_outlives_the_build_that_computed_it(stored):
+    assert stored.get(cache.digest("3"), lambda: {"cube": 27, "of": [3.0]}) == {
+        "cube": 27,
+        "of": [3.0],
+    }
+    cache.reset()
+    assert stored.get(cache.digest("3"), lambda: "computed again") == {"cube": 27, "of": [3.0]}
+    assert len(_files(stored)) == 1
+
+
+def test_another_salt_is_another_value(stored):
+    stored.get(cache.digest("3"), lambda: 27)
+    cache.reset()
+    stored.salt[0] = "lock and engine, version 2"
+    assert stored.get(cache.digest("3"), lambda: "computed with version 2") == (
+        "computed with version 2"
+    )
+    assert len(_files(stored)) == 2
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        lambda text: text.replace("27", "28"),  # an edited value: its digest no longer matches
+        lambda text: text[: len(text) // 2],  # cut short
+        lambda text: "[]",  # not what the cache writes
+        lambda text: text.replace('"key": "', '"key": "0'),  # stored under another key
+    ],
+)
+def test_a_spoiled_file_is_computed_again_and_replaced(stored, spoil):
+    key = cache.digest("3")
+    stored.get(key, lambda: 27)
+    (path,) = _files(stored)
+    path.write_text(spoil(path.read_text()))
+    cache.reset()
+    assert stored.get(key, lambda: 27.0) == 27.0
+    cache.reset()
+    assert stored.get(key, lambda: "not computed") == 27.0
+
+
+@pytest.mark.parametrize(
+    "value", [(1, 2), {1: "a key that is no string"}, float("nan"), {"a": object()}]
+)
+def test_a_value_json_would_change_is_kept_in_this_process_only(stored, value):
+    key = cache.digest("odd")
+    assert stored.get(key, lambda: value) is value
+    assert stored.get(key, lambda: "not computed") is value
+    assert _files(stored) == []
+
+
+def test_a_value_that_raised_is_stored_nowhere(stored):
+    def fails():
+        raise ValueError("no value")
+
+    with pytest.raises(ValueError):
+        stored.get(cache.digest("3"), fails)
+    assert _files(stored) == [] and len(stored) == 0
+
+
+def test_an_unwritable_folder_only_costs_the_computation(stored, tmp_path):
+    (tmp_path / ".cache").write_text("a file where the folder would be")
+    assert stored.get(cache.digest("3"), lambda: 27) == 27
+    cache.reset()
+    assert stored.get(cache.digest("3"), lambda: "computed again") == "computed again"

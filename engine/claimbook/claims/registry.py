@@ -73,9 +73,17 @@ __all__ = [
     "load_claim",
 ]
 
+
 # Validated entries by file name and bytes: a page build asks for the same claim once per
 # bound number, and parsing YAML in Python is slow.
-ENTRIES = cache.ContentCache("registry entries")
+def _validation_environment() -> str:
+    """What else than its bytes decides a validated entry: PyYAML, jsonschema and the engine."""
+    from claimbook.claims.keys import environment_digest
+
+    return environment_digest()
+
+
+ENTRIES = cache.StoredCache("registry entries", _validation_environment)
 
 
 # --- seeds ----------------------------------------------------------------------------------

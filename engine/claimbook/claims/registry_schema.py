@@ -44,19 +44,22 @@ claims/c0-toy-001.yaml: line 2, column 1: expected ',' or ']', but got '<stream 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import re
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import yaml
 
 from claimbook.errors import RegistryError
 from claimbook.paths import shown
 from claimbook.text import UNSAFE, escape_unsafe, one_line
+
+if TYPE_CHECKING:
+    import jsonschema
 
 __all__ = [
     "EXCERPT",
@@ -78,7 +81,15 @@ MAX_PROBLEMS = 6
 _CHAPTER_PREFIX = re.compile(r"c(\d+)-")
 _STATISTICAL_KINDS = ("ci_within", "mean", "fraction")
 _SCHEMA = json.loads(resources.files("claimbook.claims").joinpath("claim_schema.json").read_text())
-_VALIDATOR = jsonschema.Draft202012Validator(_SCHEMA)
+
+
+@functools.cache
+def _validator():
+    """The schema's validator; jsonschema is imported on the first file validated (a build
+    whose entries are all stored validates none: :class:`claimbook.cache.StoredCache`)."""
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(_SCHEMA)
 
 
 def excerpt(value: Any, limit: int = EXCERPT) -> str:
@@ -408,7 +419,7 @@ def validated(raw: bytes, path: Path) -> dict:
     """
     data = _parse(raw, path)
     _refuse_unusable_values(data, path)
-    errors = [inner for error in _VALIDATOR.iter_errors(data) for inner in _innermost(error)]
+    errors = [inner for error in _validator().iter_errors(data) for inner in _innermost(error)]
     if errors:
         errors.sort(key=lambda error: list(map(str, error.absolute_path)))
         problems = [_schema_problem(error) for error in errors]

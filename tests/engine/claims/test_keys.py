@@ -296,3 +296,33 @@ def test_a_cached_value_notes_again_the_functions_it_needed():
     assert served.functions == fresh.functions
     with pytest.raises(ValueError, match="maxsize"):
         cached_with_calls(maxsize=0)
+
+
+def test_a_modules_digests_are_kept_between_builds(fake_harness, tmp_path, monkeypatch):
+    from claimbook import cache, paths
+    from claimbook.claims import keys
+
+    monkeypatch.setattr(paths, "BUILD_DIR", tmp_path / "_build")
+    cache.reset()  # this process may hold the table already (another test read the module)
+    names = ["uses_constants", "plain", "Box.method", "outer", "outer.<locals>.inner"]
+    first = {name: _digest(fake_harness, name) for name in names}
+    cache.reset()
+
+    def parse(data):
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(keys, "_parse", parse)
+    assert {name: _digest(fake_harness, name) for name in names} == first
+
+
+def test_the_stored_table_gives_each_harness_function_the_digest_parsing_gives():
+    from claimbook.claims import keys
+
+    checked = 0
+    for path in sorted(instruments.package_dir().rglob("*.py")):
+        data = path.read_bytes()
+        table = keys._digest_table(data)
+        for qualname, digest in table.items():
+            assert keys._digest_of(keys._parse(data), qualname) == digest, (path, qualname)
+            checked += 1
+    assert checked > 100  # every definition of the harness, not a sample

@@ -272,3 +272,23 @@ def test_a_page_digest_follows_what_the_page_shows(tmp_path):
     # A notebook that cannot be cut into its pages: no digest (its bytes decide).
     notebook.write_text("{not json", encoding="utf-8")
     assert served_digest(env, "chapters/one") is None
+
+
+def test_a_page_digest_is_the_digest_of_what_sphinx_is_served_and_is_kept(tmp_path, monkeypatch):
+    from claimbook import cache, paths
+    from claimbook.extensions import chapter_pages
+    from claimbook.sources import read_chapter
+
+    monkeypatch.setattr(paths, "BUILD_DIR", tmp_path / "_build")
+    cache.reset()
+    notebook = tmp_path / "one.ipynb"
+    jupytext.write(read_chapter(BOOKS / "pages" / "chapters" / "one.md").notebook, notebook)
+    env = _Env(notebook)
+    text = notebook.read_text(encoding="utf-8")
+    pages = ["chapters/one", "chapters/one-more", "chapters/one-exercises"]
+    digests = {page: chapter_pages.served_digest(env, page) for page in pages}
+    for page in pages:
+        assert digests[page] == cache.digest(chapter_pages._served(env, page, text))
+    cache.reset()  # the next build: the notebook is not cut again
+    monkeypatch.setattr(chapter_pages, "split_notebook", None)
+    assert {page: chapter_pages.served_digest(env, page) for page in pages} == digests
