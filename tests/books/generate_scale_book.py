@@ -51,6 +51,7 @@ sphinx:
     - claimbook.extensions.plain_code_tokens
   config:
     trainable_first_chapter: {first}
+    html_use_index: false  # as the book: no empty index page
     numfig: true
     numfig_secnum_depth: 1
 """

@@ -36,6 +36,7 @@ from claimbook.build.checkout import check_checkout
 from claimbook.build.claim_runs import ClaimComputation, due_claims
 from claimbook.build.execute import execute_chapters, reassemble_chapter
 from claimbook.build.guard import ChapterGuard
+from claimbook.build.head_start import KernelHeadStart
 from claimbook.build.keys import ChapterPlan, plan_chapter, read_record, record_path
 from claimbook.build.lock import build_lock
 from claimbook.build.noop import forget_clean_build, record_clean_build
@@ -194,11 +195,20 @@ def _build(started, jobs, question, out, only, render_site, kernels) -> int:
     whole = not only and render_site
     if whole:  # only a whole build that ends clean leaves the record (claimbook.build.noop)
         forget_clean_build()
-    # The claims due compute in processes of their own from here on, beside the chapters.
-    computation = ClaimComputation(claim_ids, jobs=jobs, report=out) if kernels else None
+    # A chapter's kernel boots while the build plans and gets ready (.head_start): forked
+    # first, before any thread of this build starts, and stopped unused if nothing executes.
+    head_start = KernelHeadStart() if kernels else None
+    computation = None
     try:
-        status = _build_with(computation, selected, jobs, out, render_site, kernels, started)
+        plans = [plan_chapter(source) for source in selected]
+        # The claims due compute in processes of their own from here on, beside the chapters.
+        computation = ClaimComputation(claim_ids, jobs=jobs, report=out) if kernels else None
+        status = _build_with(
+            computation, plans, head_start, jobs, out, render_site, kernels, started
+        )
     finally:
+        if head_start is not None:  # it had no chapter: its kernel is stopped
+            head_start.close()
         if computation is not None:
             computation.stop()
     if whole:  # a record a chapter's cell may have written meanwhile is never kept
@@ -206,9 +216,9 @@ def _build(started, jobs, question, out, only, render_site, kernels) -> int:
     return status
 
 
-def _build_with(computation, selected, jobs, out, render_site, kernels, started) -> int:
+def _build_with(computation, plans, head_start, jobs, out, render_site, kernels, started) -> int:
     """The part of :func:`build` after the claims due started computing."""
-    plans = [_with_due_claims(plan_chapter(source), computation) for source in selected]
+    plans = [_with_due_claims(plan, computation) for plan in plans]
     unregistered = _unregistered_claims(plans)
     if unregistered:  # checked on every build: a cell that caught the error changes nothing
         for line in unregistered:
@@ -259,6 +269,7 @@ def _build_with(computation, selected, jobs, out, render_site, kernels, started)
                 continue
         if fresh:  # only a render that reads every page reads some early
             site.read_early(_pages_to_read_early(plans, running))
+        site.warm_up()
 
     running_stems = {plan.stem for plan in pending}
     guard = ChapterGuard(computation, [plan for plan in plans if plan.stem not in running_stems])
@@ -270,6 +281,7 @@ def _build_with(computation, selected, jobs, out, render_site, kernels, started)
             meanwhile=prepare if render_site else None,
             environment=guard.environment,
             inspect=guard.inspect,
+            head_start=head_start,
         )
         if computation is not None:
             computation.finish()

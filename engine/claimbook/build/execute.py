@@ -45,6 +45,11 @@ CHAPTER_ENVIRONMENT_VARIABLE = "TRAINABLE_CHAPTER"
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 _WORKERS: list = []  # chapter worker processes, joined by end_workers()
 _START = """\
+import os as _trainable_os
+
+# The chapter's variables: its kernel may have booted before the chapter was known.
+_trainable_os.environ.update({variables!r})
+
 from claimbook.claims.keys import HarnessCallRecorder
 
 _trainable_recorder = HarnessCallRecorder()
@@ -75,10 +80,13 @@ class ChapterRun:
     error: str = ""
 
 
-def _instrumented(notebook, functions_file: Path):
+def _instrumented(notebook, functions_file: Path, variables: dict[str, str]):
     import nbformat
 
-    start = nbformat.v4.new_code_cell(_START, metadata={"tags": [INSTRUMENT_TAG]})
+    start = nbformat.v4.new_code_cell(
+        _START.format(variables=dict(sorted(variables.items()))),
+        metadata={"tags": [INSTRUMENT_TAG]},
+    )
     stop = nbformat.v4.new_code_cell(
         _STOP.format(path=str(functions_file)), metadata={"tags": [INSTRUMENT_TAG]}
     )
@@ -129,35 +137,58 @@ def _figure_outputs(chapter) -> list[Path]:
     return sorted({path for path in found if path.is_file() and not path.is_symlink()})
 
 
-def _run_one(source: str, environment: dict[str, str]) -> ChapterRun:
+def chapter_process_variables() -> dict[str, str]:
+    """What every chapter's kernel starts with, whichever the chapter (set before launching).
+
+    The kernel hands its figures to a worker and reads what the claim processes kept for it.
+    Kernels run side by side, one per core: BLAS threads would only compete (and a fixed count
+    keeps reductions in one order); a count already set (the Makefile exports 1) is kept.
+    """
+    return {
+        WORKER_VARIABLE: "1",
+        SHARED_VARIABLE: "read",
+        **{variable: os.environ.get(variable, "1") for variable in BLAS_THREAD_VARIABLES},
+    }
+
+
+def _run_one(source: str, environment: dict[str, str], booted=None) -> ChapterRun:
     """Worker: execute one chapter and, on success, write its record.
 
     ``environment`` is added to the kernel's environment (the build's claim record).
+    ``booted``, if given, is a kernel started before the chapter was known and the seconds
+    its boot took (:mod:`.head_start`): the chapter runs on it if it is still alive, and its
+    time counts that boot, not the wait before the chapter came.
     """
+    from claimbook.build.kernels import start_kernel, stop_kernel
+
     started = time.perf_counter()
     source_path = Path(source)
     stem = source_path.stem
-    os.environ[CHAPTER_ENVIRONMENT_VARIABLE] = stem
-    os.environ[WORKER_VARIABLE] = "1"  # the kernel hands its figures to a worker
-    os.environ[SHARED_VARIABLE] = "read"  # and reads what the claim processes kept for it
-    os.environ.update(environment)
-    # Kernels run side by side, one per core: BLAS threads would only compete (and a fixed
-    # count keeps reductions in one order). The Makefile exports the same for every step.
-    for variable in BLAS_THREAD_VARIABLES:
-        os.environ.setdefault(variable, "1")
-    from claimbook.build.kernels import start_kernel, stop_kernel
-
+    variables = {CHAPTER_ENVIRONMENT_VARIABLE: stem, **environment}
+    os.environ.update(chapter_process_variables())
+    os.environ.update(variables)  # a kernel launched here starts with them
+    kernel = None
+    if booted is not None:
+        manager, boot_seconds = booted
+        process = getattr(manager.provisioner, "process", None)
+        if process is not None and process.poll() is None:
+            kernel, started = manager, started - boot_seconds
+        else:  # it died while the build got ready: this chapter starts its own
+            stop_kernel(manager)
+    if kernel is None:
+        try:
+            kernel = start_kernel()
+        except Exception as error:
+            return ChapterRun(
+                stem, False, time.perf_counter() - started, [], f"no kernel: {error}"
+            )
     try:
-        kernel = start_kernel()
-    except Exception as error:
-        return ChapterRun(stem, False, time.perf_counter() - started, [], f"no kernel: {error}")
-    try:
-        return _execute(source_path, kernel, started)
+        return _execute(source_path, kernel, started, variables)
     finally:
         stop_kernel(kernel)
 
 
-def _execute(source_path: Path, kernel, started: float) -> ChapterRun:
+def _execute(source_path: Path, kernel, started: float, variables: dict[str, str]) -> ChapterRun:
     import nbformat
     import papermill
     from papermill.exceptions import PapermillExecutionError
@@ -169,7 +200,7 @@ def _execute(source_path: Path, kernel, started: float) -> ChapterRun:
     work.mkdir(parents=True, exist_ok=True)
     functions_file = work / f"{stem}.functions.json"
     functions_file.unlink(missing_ok=True)
-    notebook = _instrumented(nbformat.from_dict(chapter.notebook), functions_file)
+    notebook = _instrumented(nbformat.from_dict(chapter.notebook), functions_file, variables)
     try:
         executed = papermill.execute_notebook(
             notebook,
@@ -267,6 +298,7 @@ def execute_chapters(
     meanwhile=None,
     environment=None,
     inspect=None,
+    head_start=None,
 ) -> list[ChapterRun]:
     """Execute ``sources`` in up to ``jobs`` worker processes (default: the CPU count).
 
@@ -277,46 +309,78 @@ def execute_chapters(
     called once, with the sources still executing, as soon as a core has no chapter to run
     (at once when fewer chapters than cores run, else when the chapters left fit on fewer
     cores than there are): the parent is otherwise idle until the chapters finish, and work
-    it did earlier would compete with them.
+    it did earlier would compete with them. ``head_start``, if given
+    (:class:`~claimbook.build.head_start.KernelHeadStart`), runs the first chapter on the
+    kernel it booted; at most ``jobs`` chapters run at a time in all.
     """
     if not sources:
         return []
     cores = os.cpu_count() or 1
     jobs = max(1, min(jobs or cores, len(sources)))
     runs = []
-    context = multiprocessing.get_context("fork")
-    others = set(multiprocessing.active_children())
-    pool = concurrent.futures.ProcessPoolExecutor(
-        jobs, mp_context=context, initializer=die_with_parent, initargs=(os.getpid(),)
-    )
+    waiting = list(sources)
+    futures: dict[concurrent.futures.Future, Path] = {}
+    pool = None
+
+    def variables(source: Path) -> dict[str, str]:
+        return environment(source) if environment else {}
+
+    def submit() -> None:
+        nonlocal pool
+        source = waiting.pop(0)
+        if pool is None:
+            others = set(multiprocessing.active_children())
+            pool = concurrent.futures.ProcessPoolExecutor(
+                min(jobs, len(waiting) + 1),
+                mp_context=multiprocessing.get_context("fork"),
+                initializer=die_with_parent,
+                initargs=(os.getpid(),),
+            )
+            futures[pool.submit(_run_one, str(source), variables(source))] = source
+            # With fork, the pool starts all its workers at the first submission.
+            _WORKERS.extend(set(multiprocessing.active_children()) - others)
+        else:
+            futures[pool.submit(_run_one, str(source), variables(source))] = source
+
+    def running() -> list[concurrent.futures.Future]:
+        return [future for future in futures if not future.done()]
+
+    def idle_core() -> None:
+        nonlocal meanwhile
+        unfinished = len(sources) - len(runs)
+        if meanwhile is not None and 0 < unfinished and min(jobs, unfinished) < cores:
+            later, meanwhile = meanwhile, None
+            later([source for future, source in futures.items() if not future.done()] + waiting)
+
     try:
-        futures = {
-            pool.submit(_run_one, str(source), environment(source) if environment else {}): source
-            for source in sources
-        }
-        # With fork, the pool starts all its workers at the first submission.
-        _WORKERS.extend(set(multiprocessing.active_children()) - others)
-
-        def idle_core() -> None:
-            nonlocal meanwhile
-            unfinished = len(sources) - len(runs)
-            if meanwhile is not None and 0 < unfinished and min(jobs, unfinished) < cores:
-                waiting, meanwhile = meanwhile, None
-                waiting([source for future, source in futures.items() if not future.done()])
-
+        if head_start is not None:
+            first = waiting.pop(0)
+            futures[head_start.submit(str(first), variables(first))] = first
+        while waiting and len(running()) < jobs:
+            submit()
         idle_core()
-        for future in concurrent.futures.as_completed(futures):
-            run = future.result()
-            if inspect is not None:
-                running = [futures[other].stem for other in futures if not other.done()]
-                run = inspect(run, running)
-            runs.append(run)
-            report(_progress_line(futures[future], run))
+        reported: set[concurrent.futures.Future] = set()
+        while len(runs) < len(sources):
+            done, _ = concurrent.futures.wait(
+                [future for future in futures if future not in reported],
+                return_when=concurrent.futures.FIRST_COMPLETED,
+            )
+            for future in sorted(done, key=lambda f: sources.index(futures[f])):
+                reported.add(future)
+                run = future.result()
+                if inspect is not None:
+                    still = [futures[other].stem for other in running()]
+                    run = inspect(run, still + [source.stem for source in waiting])
+                runs.append(run)
+                report(_progress_line(futures[future], run))
+            while waiting and len(running()) < jobs:
+                submit()
             idle_core()
     finally:
         # The workers are idle once every result is in; they exit while the build goes on,
         # and end_workers() waits for them before the process ends.
-        pool.shutdown(wait=False, cancel_futures=True)
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
     return sorted(runs, key=lambda run: [s.stem for s in sources].index(run.stem))
 
 

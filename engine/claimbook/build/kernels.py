@@ -33,7 +33,7 @@ from jupyter_client.manager import AsyncKernelManager
 
 from claimbook import paths
 
-__all__ = ["ReadyClient", "start_kernel", "stop_kernel"]
+__all__ = ["ReadyClient", "start_kernel", "start_ready_kernel", "stop_kernel"]
 
 # How long IOPub may stay silent after the kernel_info reply before the request is sent
 # again (jupyter_client's own value): a silence that long means IOPub was not connected yet
@@ -109,6 +109,32 @@ def start_kernel() -> AsyncKernelManager:
         shutil.rmtree(sockets, ignore_errors=True)
         raise
     return manager
+
+
+def start_ready_kernel(timeout: float = 60.0) -> tuple[AsyncKernelManager, float]:
+    """Launch a kernel (:func:`start_kernel`) and wait until it is ready to run code.
+
+    Returns the manager and the seconds the boot took. A client connects, waits
+    (:meth:`ReadyClient.wait_for_ready`) and disconnects; the one that then runs the chapter
+    finds the kernel ready at once.
+
+    Raises
+    ------
+    RuntimeError
+        If the kernel dies or is not ready within ``timeout`` seconds (it is stopped).
+    """
+    started = time.perf_counter()
+    manager = start_kernel()
+    client = manager.client()
+    try:
+        client.start_channels()
+        asyncio.run(client.wait_for_ready(timeout=timeout))
+    except BaseException:
+        stop_kernel(manager)
+        raise
+    finally:
+        client.stop_channels()
+    return manager, time.perf_counter() - started
 
 
 def stop_kernel(manager: AsyncKernelManager) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from multiprocessing.connection import wait
@@ -120,3 +121,52 @@ def _alive(pid: int) -> bool:
             return stream.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+class _HeadStart:
+    """A head start that runs its chapter in a thread, as :func:`_pretend` does."""
+
+    def __init__(self) -> None:
+        self.sources: list[str] = []
+
+    def submit(self, source: str, environment: dict):
+        import threading
+        from concurrent.futures import Future
+
+        self.sources.append(source)
+        future: Future = Future()
+        threading.Thread(target=lambda: future.set_result(_pretend(source, environment))).start()
+        return future
+
+
+_LOG = {"folder": ""}  # set by the test before the workers fork (they see it)
+
+
+def _logged(source: str, environment: dict, booted=None) -> execute.ChapterRun:
+    """:func:`_pretend`, leaving its start and end times in a file of ``_LOG["folder"]``."""
+    began = time.time()
+    run = _pretend(source, environment)
+    with open(os.path.join(_LOG["folder"], f"{run.stem}-{os.getpid()}"), "w") as stream:
+        stream.write(f"{began} {time.time()}")
+    return run
+
+
+def test_a_head_start_takes_the_first_chapter_and_no_more_than_jobs_run_at_once(
+    two_cores, monkeypatch, tmp_path
+):
+    monkeypatch.setattr(execute, "_run_one", _logged)
+    monkeypatch.setitem(_LOG, "folder", str(tmp_path))
+    first = _HeadStart()
+    sources = [paths.REPO_ROOT / "chapters" / f"s{n}.md" for n in (6, 1, 2, 3)]
+    reported = []
+    execute.execute_chapters(sources, report=reported.append, head_start=first)
+    execute.end_workers()
+    assert first.sources == [str(sources[0])]
+    assert sorted(line.split(":")[0] for line in reported) == sorted(
+        f"chapters/s{n}.md" for n in (6, 1, 2, 3)
+    )
+    # While the head start's chapter (0.6 s) ran, the other three ran one at a time.
+    spans = sorted(tuple(map(float, path.read_text().split())) for path in tmp_path.iterdir())
+    assert len(spans) == 3
+    for (_, end), (start, _) in itertools.pairwise(spans):
+        assert start >= end - 0.01

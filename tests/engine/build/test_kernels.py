@@ -106,3 +106,22 @@ def test_waiting_on_a_kernel_that_died_says_so():
     finally:
         client.stop_channels()
         kernels.stop_kernel(manager)
+
+
+@pytest.mark.book  # starts a kernel
+def test_a_ready_kernel_runs_code_at_once_and_says_how_long_its_boot_took():
+    manager, seconds = kernels.start_ready_kernel(timeout=60)
+    process = manager.provisioner.process
+    try:
+        assert 0 < seconds < 60
+        client = manager.client()
+        client.start_channels()
+        try:
+            asyncio.run(client.wait_for_ready(timeout=5))
+            reply = asyncio.run(client.execute_interactive("print(6 * 7)", timeout=30))
+            assert reply["content"]["status"] == "ok"
+        finally:
+            client.stop_channels()
+    finally:
+        kernels.stop_kernel(manager)
+    assert process.poll() is not None  # ended and reaped

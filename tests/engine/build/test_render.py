@@ -112,3 +112,31 @@ def test_a_page_digest_covers_its_dependencies_by_content_not_by_place(tmp_path)
     dependency.write_text("id: d\n")
     os.utime(dependency, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert render._page_digest(here, "intro") != digest
+
+
+def test_the_pages_that_exist_follow_the_contents_the_claims_and_the_configuration(
+    tmp_path, monkeypatch
+):
+    # Sphinx never removes a page it stopped making, so a render starts from the published
+    # site only while what decides the pages is as it was (a setting such as html_use_index
+    # drops genindex.html).
+    for name in ("REPO_ROOT", "CLAIMS_DIR"):
+        monkeypatch.setattr(paths, name, tmp_path if name == "REPO_ROOT" else tmp_path / "claims")
+    (tmp_path / "claims").mkdir()
+    (tmp_path / "_toc.yml").write_text("root: intro\n")
+    (tmp_path / "_config.yml").write_text("title: A book\n")
+    (tmp_path / "claims" / "c1-a-001.yaml").write_text("id: c1-a-001\n")
+    before = render.pages_digest()
+    assert render.pages_digest() == before
+    edits = [
+        ("_config.yml", "title: A book\nsphinx:\n  config:\n    html_use_index: false\n"),
+        ("_toc.yml", "root: intro\nchapters: [{file: one}]\n"),
+        ("claims/c1-b-001.yaml", "id: c1-b-001\n"),
+    ]
+    for name, text in edits:
+        (tmp_path / name).write_text(text)
+        after = render.pages_digest()
+        assert after != before, name
+        before = after
+    (tmp_path / "claims" / "c1-a-001.yaml").write_text("id: c1-a-001\nstatement: edited\n")
+    assert render.pages_digest() == before  # an entry's text shows on pages, not which exist

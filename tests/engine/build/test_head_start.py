@@ -1,0 +1,96 @@
+"""``claimbook.build.head_start``: one chapter worker whose kernel boots before its chapter."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import psutil
+import pytest
+
+from claimbook.build import execute, head_start
+from claimbook.build.execute import ChapterRun
+from claimbook.build.kernels import stop_kernel
+
+pytestmark = pytest.mark.book  # starts kernels
+
+
+def _probe(source: str, environment: dict, booted=None) -> ChapterRun:
+    """In the worker, instead of a chapter: ask the booted kernel for a variable it was given
+    after it booted, and say how it went (``error`` carries the answer, as JSON)."""
+    if booted is None:
+        return ChapterRun("probe", False, 0.0, [], "no kernel was booted")
+    manager, seconds = booted
+    client = manager.client()
+    client.start_channels()
+    answer: list[str] = []
+    try:
+        began = time.perf_counter()
+        asyncio.run(client.wait_for_ready(timeout=5))
+        ready_after = time.perf_counter() - began
+        code = f"import os; os.environ.update({environment!r}); print(os.environ['PROBE'])"
+        asyncio.run(
+            client.execute_interactive(
+                code,
+                timeout=30,
+                output_hook=lambda m: answer.append(m["content"].get("text", "")),
+            )
+        )
+    finally:
+        client.stop_channels()
+        stop_kernel(manager)
+    said = {"answer": "".join(answer).strip(), "ready_after": ready_after, "boot": seconds}
+    return ChapterRun("probe", True, seconds, [], json.dumps(said))
+
+
+def _kernels_of(process_id: int, wait: float = 60) -> list[psutil.Process]:
+    """The kernel processes below ``process_id``, once there is one (or none after ``wait``)."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        found = [
+            child
+            for child in psutil.Process(process_id).children(recursive=True)
+            if "ipykernel" in " ".join(child.cmdline())
+        ]
+        if found:
+            return found
+        time.sleep(0.05)
+    return []
+
+
+def test_the_chapter_runs_on_the_kernel_booted_before_it_came(monkeypatch):
+    monkeypatch.setattr(head_start, "_run_one", _probe)  # the worker is forked: it has it
+    worker = head_start.KernelHeadStart()
+    time.sleep(0.5)  # the build plans meanwhile
+    run = worker.submit("chapters/probe.md", {"PROBE": "given after the boot"}).result(60)
+    assert run.ok, run.error
+    said = json.loads(run.error)
+    assert said["answer"] == "given after the boot"
+    assert said["ready_after"] < 1.0  # booted already: no second boot
+    assert 0 < said["boot"] == run.seconds
+    execute.end_workers()
+    worker.process.join(30)  # its sentinel is ready as it closes; its status comes after
+    assert worker.process.exitcode == 0
+    with pytest.raises(RuntimeError, match="one chapter"):
+        worker.submit("chapters/another.md", {})
+
+
+def test_a_head_start_that_gets_no_chapter_stops_its_kernel():
+    worker = head_start.KernelHeadStart()
+    kernels = _kernels_of(worker.process.pid)
+    assert kernels, "the worker launched a kernel at once"
+    worker.close()
+    worker.close()  # once is enough; again does nothing
+    execute.end_workers()
+    worker.process.join(30)
+    assert worker.process.exitcode == 0
+    assert not any(kernel.is_running() for kernel in kernels)
+
+
+def test_a_worker_that_died_fails_its_chapter_and_says_so(monkeypatch):
+    monkeypatch.setattr(head_start, "_run_one", lambda *args, **kwargs: __import__("os")._exit(3))
+    worker = head_start.KernelHeadStart()
+    run = worker.submit("chapters/lost.md", {}).result(60)
+    execute.end_workers()
+    assert (run.ok, run.stem, run.error) == (False, "lost", "its worker process died")
