@@ -17,9 +17,9 @@ The kernel boots before its chapter is known, so the variables that name the cha
 build's claim record are set in it by the chapter's first (instrumentation) cell rather than
 inherited; everything the kernel needs at launch is the same for every chapter. A chapter's
 recorded kernel time is its kernel's boot plus its execution: not the wait in between, when the
-kernel did nothing. A worker that gets no chapter stops its kernel and exits
-(:meth:`KernelHeadStart.close`); one whose kernel did not boot leaves the chapter to start
-its own.
+kernel did nothing. A worker that gets no chapter stops its kernel and exits at once, even
+mid-boot (:meth:`KernelHeadStart.close`); one whose kernel did not boot leaves the chapter to
+start its own.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from __future__ import annotations
 import concurrent.futures
 import multiprocessing
 import os
+import signal
 import threading
 from pathlib import Path
 
@@ -91,32 +92,42 @@ class KernelHeadStart:
         return future
 
     def close(self) -> None:
-        """Tell the worker, if it has no chapter, that none comes: it stops its kernel."""
+        """End the worker if it has no chapter, at once: its kernel is stopped, booted or not.
+
+        A build that executes nothing does not wait for a boot it will not use.
+        """
         if not self._sent:
             self._sent = True
-            try:
-                self._connection.send(None)
-            except OSError:  # it has ended already
-                pass
+            self.process.terminate()  # SIGTERM: the worker stops its kernel and exits
 
 
 def _serve(connection, parent: int) -> None:
-    """The worker: boot a kernel, then run the one chapter it is sent (or none)."""
+    """The worker: boot a kernel, then run the one chapter it is sent (or none).
+
+    SIGTERM (:meth:`KernelHeadStart.close`, or the driver's death: :func:`die_with_parent`)
+    stops the kernel, whatever it is doing, and ends the worker.
+    """
     die_with_parent(parent)
     os.environ.update(chapter_process_variables())
     from claimbook.build.kernels import start_ready_kernel, stop_kernel
 
+    kernels = []
+
+    def stop(signum, frame) -> None:
+        for manager in kernels:
+            stop_kernel(manager)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
     try:
-        booted = start_ready_kernel()
+        booted = start_ready_kernel(launched=kernels.append)
     except Exception:  # the chapter starts a kernel of its own, and says why if it cannot
         booted = None
     try:
         message = connection.recv()
-    except (EOFError, OSError):
+    except (EOFError, OSError):  # the driver went away without a word
         message = None
     if message is None:
-        if booted is not None:
-            stop_kernel(booted[0])
-        return
+        stop(signal.SIGTERM, None)
     source, environment = message
     connection.send(_run_one(source, environment, booted=booted))

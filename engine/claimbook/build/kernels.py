@@ -26,6 +26,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from queue import Empty
 
 from jupyter_client.asynchronous.client import AsyncKernelClient
@@ -111,12 +112,15 @@ def start_kernel() -> AsyncKernelManager:
     return manager
 
 
-def start_ready_kernel(timeout: float = 60.0) -> tuple[AsyncKernelManager, float]:
+def start_ready_kernel(
+    timeout: float = 60.0, launched: Callable[[AsyncKernelManager], None] | None = None
+) -> tuple[AsyncKernelManager, float]:
     """Launch a kernel (:func:`start_kernel`) and wait until it is ready to run code.
 
     Returns the manager and the seconds the boot took. A client connects, waits
     (:meth:`ReadyClient.wait_for_ready`) and disconnects; the one that then runs the chapter
-    finds the kernel ready at once.
+    finds the kernel ready at once. ``launched``, if given, is called with the manager as soon
+    as the kernel's process exists (so that a caller can stop it while it boots).
 
     Raises
     ------
@@ -125,6 +129,8 @@ def start_ready_kernel(timeout: float = 60.0) -> tuple[AsyncKernelManager, float
     """
     started = time.perf_counter()
     manager = start_kernel()
+    if launched is not None:
+        launched(manager)
     client = manager.client()
     try:
         client.start_channels()

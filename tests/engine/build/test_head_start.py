@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 
 import psutil
@@ -88,8 +89,15 @@ def test_a_head_start_that_gets_no_chapter_stops_its_kernel():
     assert not any(kernel.is_running() for kernel in kernels)
 
 
+def _die(source: str, environment: dict, booted=None) -> ChapterRun:
+    """In the worker, instead of a chapter: stop the kernel (nothing is left behind), die."""
+    if booted is not None:
+        stop_kernel(booted[0])
+    os._exit(3)
+
+
 def test_a_worker_that_died_fails_its_chapter_and_says_so(monkeypatch):
-    monkeypatch.setattr(head_start, "_run_one", lambda *args, **kwargs: __import__("os")._exit(3))
+    monkeypatch.setattr(head_start, "_run_one", _die)
     worker = head_start.KernelHeadStart()
     run = worker.submit("chapters/lost.md", {}).result(60)
     execute.end_workers()
