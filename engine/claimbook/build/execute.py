@@ -407,15 +407,15 @@ def die_with_parent(parent: int) -> None:
 
 
 def end_workers() -> None:
-    """Wait until every chapter worker this process started has ended.
+    """Wait until every chapter worker this process started has ended, and reap it.
 
-    Waits on each worker's sentinel, which is ready once the process has ended whichever
-    thread reaps it (the pool's own thread joins its workers too).
+    Reaping a worker here (``join``; the pool's own thread may have reaped it first, which
+    is as good) adds its CPU time, and that of the kernel it reaped, to this process's
+    children's: the driver ends with ``os._exit``, and a worker left to ``init`` would take
+    a chapter's CPU out of what ``make bench`` records for the build.
     """
-    from multiprocessing.connection import wait
-
     while _WORKERS:
-        wait([_WORKERS.pop().sentinel])
+        _WORKERS.pop().join()
 
 
 def _stop(notebook) -> str:

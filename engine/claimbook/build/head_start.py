@@ -25,6 +25,7 @@ start its own.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -109,13 +110,21 @@ def _serve(connection, parent: int) -> None:
     """
     die_with_parent(parent)
     os.environ.update(chapter_process_variables())
-    from claimbook.build.kernels import start_ready_kernel, stop_kernel
+    from claimbook.build.kernels import kill_kernel, start_ready_kernel
 
     kernels = []
 
     def stop(signum, frame) -> None:
         for manager in kernels:
-            stop_kernel(manager)
+            kill_kernel(manager)
+        # A kernel launched but not yet handed back (the signal came in between) goes too.
+        import psutil
+
+        children = psutil.Process().children(recursive=True)
+        for child in children:
+            with contextlib.suppress(psutil.Error):
+                child.kill()
+        psutil.wait_procs(children, timeout=1)  # reaps those that are this worker's own
         os._exit(0)
 
     signal.signal(signal.SIGTERM, stop)

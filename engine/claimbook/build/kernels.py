@@ -22,6 +22,7 @@ and both lie on every chapter's path (a generated chapter executes in about a se
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import tempfile
@@ -34,7 +35,7 @@ from jupyter_client.manager import AsyncKernelManager
 
 from claimbook import paths
 
-__all__ = ["ReadyClient", "start_kernel", "start_ready_kernel", "stop_kernel"]
+__all__ = ["ReadyClient", "kill_kernel", "start_kernel", "start_ready_kernel", "stop_kernel"]
 
 # How long IOPub may stay silent after the kernel_info reply before the request is sent
 # again (jupyter_client's own value): a silence that long means IOPub was not connected yet
@@ -145,13 +146,24 @@ def start_ready_kernel(
 
 def stop_kernel(manager: AsyncKernelManager) -> None:
     """Stop the kernel at once: every output has arrived, and cells wrote their files."""
-    process = getattr(manager.provisioner, "process", None)
+    kill_kernel(manager)  # reaped now, so the shutdown below finds it gone without polling
     try:
-        if process is not None and process.poll() is None:
-            process.kill()
-            process.wait()  # reaped now, so the shutdown below finds it gone without polling
         asyncio.run(manager.shutdown_kernel(now=True))
     except Exception:  # a kernel that already died has nothing left to stop
         pass
     finally:  # its socket folder (see start_kernel); the shutdown removed the sockets
         shutil.rmtree(os.path.dirname(manager.ip), ignore_errors=True)
+
+
+def kill_kernel(manager: AsyncKernelManager) -> None:
+    """Kill and reap the kernel's process and remove its socket folder; nothing else.
+
+    Runs no event loop, so a signal handler may call it whatever the process was doing
+    (:mod:`.head_start`); the process is ending, so jupyter_client's own cleanup is skipped.
+    """
+    process = getattr(manager.provisioner, "process", None)
+    with contextlib.suppress(OSError):
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait()
+    shutil.rmtree(os.path.dirname(manager.ip), ignore_errors=True)

@@ -86,7 +86,14 @@ def test_a_head_start_that_gets_no_chapter_stops_its_kernel():
     execute.end_workers()
     worker.process.join(30)
     assert worker.process.exitcode == 0
-    assert not any(kernel.is_running() for kernel in kernels)
+    assert not any(_alive(kernel) for kernel in kernels)
+
+
+def _alive(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def _die(source: str, environment: dict, booted=None) -> ChapterRun:
@@ -102,3 +109,24 @@ def test_a_worker_that_died_fails_its_chapter_and_says_so(monkeypatch):
     run = worker.submit("chapters/lost.md", {}).result(60)
     execute.end_workers()
     assert (run.ok, run.stem, run.error) == (False, "lost", "its worker process died")
+
+
+def _busy(source: str, environment: dict, booted=None) -> ChapterRun:
+    """In the worker, instead of a chapter: stop the kernel, then compute for 0.3 s of CPU."""
+    if booted is not None:
+        stop_kernel(booted[0])
+    began = time.process_time()
+    while time.process_time() - began < 0.3:
+        pass
+    return ChapterRun("busy", True, 0.3, [])
+
+
+def test_the_workers_cpu_time_is_counted_as_the_builds(monkeypatch):
+    import resource
+
+    monkeypatch.setattr(head_start, "_run_one", _busy)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
+    worker = head_start.KernelHeadStart()
+    assert worker.submit("chapters/busy.md", {}).result(60).ok
+    execute.end_workers()  # reaps it: its time, and its kernel's, are this process's children's
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime - before >= 0.3
