@@ -65,6 +65,18 @@ def test_silence_before_the_idle_means_iopub_was_not_connected_and_the_request_i
     assert _idle_after([], "info-1") == (False, 0)
 
 
+def _runs_code(manager, ready_within: float) -> None:
+    """A client of ``manager``'s kernel finds it ready within the time given and runs code."""
+    client = manager.client()
+    client.start_channels()
+    try:
+        asyncio.run(client.wait_for_ready(timeout=ready_within))
+        reply = asyncio.run(client.execute_interactive("print(6 * 7)", timeout=60))
+        assert reply["content"]["status"] == "ok"
+    finally:
+        client.stop_channels()
+
+
 @pytest.mark.book  # starts kernels
 def test_kernels_started_at_once_talk_over_private_sockets_removed_when_they_stop():
     with ThreadPoolExecutor(2) as pool:
@@ -76,15 +88,8 @@ def test_kernels_started_at_once_talk_over_private_sockets_removed_when_they_sto
         assert folders[0] != folders[1]  # no names to share, so none to race for
         for manager, folder in zip(managers, folders, strict=True):
             assert os.stat(folder).st_mode & 0o077 == 0  # the creator's alone
-            client = manager.client()
-            assert isinstance(client, kernels.ReadyClient)
-            client.start_channels()
-            try:
-                asyncio.run(client.wait_for_ready(timeout=60))
-                reply = asyncio.run(client.execute_interactive("print(6 * 7)", timeout=60))
-                assert reply["content"]["status"] == "ok"
-            finally:
-                client.stop_channels()
+            assert isinstance(manager.client(), kernels.ReadyClient)
+            _runs_code(manager, ready_within=60)
             assert sorted(os.listdir(folder)) == [f"kernel-{port}" for port in range(1, 6)]
     finally:
         for manager in managers:
@@ -114,14 +119,7 @@ def test_a_ready_kernel_runs_code_at_once_and_says_how_long_its_boot_took():
     process = manager.provisioner.process
     try:
         assert 0 < seconds < 60
-        client = manager.client()
-        client.start_channels()
-        try:
-            asyncio.run(client.wait_for_ready(timeout=5))
-            reply = asyncio.run(client.execute_interactive("print(6 * 7)", timeout=30))
-            assert reply["content"]["status"] == "ok"
-        finally:
-            client.stop_channels()
+        _runs_code(manager, ready_within=5)  # booted already
     finally:
         kernels.stop_kernel(manager)
     assert process.poll() is not None  # ended and reaped
