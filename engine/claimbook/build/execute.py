@@ -21,12 +21,14 @@ kernel starts with the build's record of their artifacts in its environment, so
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import json
 import multiprocessing
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 from claimbook import paths
 from claimbook.atomic import write_text_atomically
@@ -333,7 +335,7 @@ def execute_chapters(
             pool = concurrent.futures.ProcessPoolExecutor(
                 min(jobs, len(waiting) + 1),
                 mp_context=multiprocessing.get_context("fork"),
-                initializer=die_with_parent,
+                initializer=start_worker,
                 initargs=(os.getpid(),),
             )
             futures[pool.submit(_run_one, str(source), variables(source))] = source
@@ -387,10 +389,9 @@ def execute_chapters(
 def die_with_parent(parent: int) -> None:
     """Ask Linux to send this process SIGTERM when its parent (the driver) dies.
 
-    A worker that outlived a killed driver would finish its chapter and write outputs
-    nobody plans for; with ``PR_SET_PDEATHSIG`` it ends with the driver (process
-    ``parent``), and its kernel (which polls its own parent) ends with it. Elsewhere than
-    Linux this does nothing.
+    A process that outlived a killed driver would finish its work and write outputs nobody
+    plans for; with ``PR_SET_PDEATHSIG`` it ends with the driver (process ``parent``).
+    Elsewhere than Linux this does nothing.
     """
     import ctypes
     import signal
@@ -404,6 +405,48 @@ def die_with_parent(parent: int) -> None:
     prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     if os.getppid() != parent:  # the driver died before the request took effect
         os._exit(1)
+
+
+def start_worker(parent: int) -> None:
+    """Begin a chapter worker forked from the driver (process ``parent``).
+
+    The worker ends with the driver (:func:`die_with_parent`), and SIGTERM, whoever sends
+    it, ends it through :func:`end_worker`, which ends its kernel first. (Left to itself a
+    kernel notices its parent's death within a second, but nothing would remove its sockets.)
+    """
+    import signal
+
+    signal.signal(signal.SIGTERM, end_worker)  # before the request: its signal may come at once
+    die_with_parent(parent)
+
+
+def end_worker(signum: int | None = None, frame=None) -> NoReturn:
+    """End this chapter worker now: kill every process it started, remove its kernels'
+    socket folders, and exit with status 0.
+
+    A worker's SIGTERM handler (:func:`start_worker`); it runs in the worker's main thread
+    wherever that thread was: booting a kernel, waiting for it, running a chapter.
+    """
+    import signal
+
+    # Linux sends the parent-death signal again each time the dying driver hands this
+    # worker to another of its threads. Python would run this handler again inside itself,
+    # so the first delivery does the work and the others are ignored.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    import psutil
+
+    from claimbook.build.kernels import remove_own_sockets
+
+    # Its kernel (even one launched but not yet handed back) and what that kernel started.
+    children = psutil.Process().children(recursive=True)
+    for child in children:
+        with contextlib.suppress(psutil.Error):
+            child.kill()
+    # Reaped by waitpid itself, not subprocess.Popen.wait: the interrupted code may be inside
+    # that wait for the same kernel, holding the lock a second wait would take.
+    psutil.wait_procs(children, timeout=1)
+    remove_own_sockets()
+    os._exit(0)
 
 
 def end_workers() -> None:

@@ -25,10 +25,8 @@ start its own.
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import multiprocessing
 import os
-import signal
 import threading
 from pathlib import Path
 
@@ -37,7 +35,8 @@ from claimbook.build.execute import (
     ChapterRun,
     _run_one,
     chapter_process_variables,
-    die_with_parent,
+    end_worker,
+    start_worker,
 )
 
 __all__ = ["KernelHeadStart"]
@@ -105,38 +104,20 @@ class KernelHeadStart:
 def _serve(connection, parent: int) -> None:
     """The worker: boot a kernel, then run the one chapter it is sent (or none).
 
-    SIGTERM (:meth:`KernelHeadStart.close`, or the driver's death: :func:`die_with_parent`)
-    stops the kernel, whatever it is doing, and ends the worker.
+    SIGTERM (:meth:`KernelHeadStart.close`, or the driver's death) ends the kernel, whatever
+    it is doing, and the worker (:func:`claimbook.build.execute.end_worker`).
     """
-    die_with_parent(parent)
+    start_worker(parent)
     os.environ.update(chapter_process_variables())
-    from claimbook.build.kernels import kill_kernel, start_ready_kernel
+    from claimbook.build.kernels import start_ready_kernel
 
-    kernels = []
-
-    def stop(signum, frame) -> None:
-        for manager in kernels:
-            kill_kernel(manager)
-        # A kernel launched but not yet handed back (the signal came in between) goes too.
-        import psutil
-
-        children = psutil.Process().children(recursive=True)
-        for child in children:
-            with contextlib.suppress(psutil.Error):
-                child.kill()
-        psutil.wait_procs(children, timeout=1)  # reaps those that are this worker's own
-        os._exit(0)
-
-    signal.signal(signal.SIGTERM, stop)
     try:
-        booted = start_ready_kernel(launched=kernels.append)
+        booted = start_ready_kernel()
     except Exception:  # the chapter starts a kernel of its own, and says why if it cannot
         booted = None
     try:
         message = connection.recv()
     except (EOFError, OSError):  # the driver went away without a word
-        message = None
-    if message is None:
-        stop(signal.SIGTERM, None)
+        end_worker()
     source, environment = message
     connection.send(_run_one(source, environment, booted=booted))

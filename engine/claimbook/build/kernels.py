@@ -27,7 +27,6 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
 from queue import Empty
 
 from jupyter_client.asynchronous.client import AsyncKernelClient
@@ -35,7 +34,19 @@ from jupyter_client.manager import AsyncKernelManager
 
 from claimbook import paths
 
-__all__ = ["ReadyClient", "kill_kernel", "start_kernel", "start_ready_kernel", "stop_kernel"]
+__all__ = [
+    "ReadyClient",
+    "kill_kernel",
+    "remove_own_sockets",
+    "remove_sockets",
+    "start_kernel",
+    "start_ready_kernel",
+    "stop_kernel",
+]
+
+# The socket folders start_kernel made and nobody removed yet, each with the process that
+# made it (a forked child copies this table, and a folder is its maker's to remove).
+_SOCKET_FOLDERS: dict[str, int] = {}
 
 # How long IOPub may stay silent after the kernel_info reply before the request is sent
 # again (jupyter_client's own value): a silence that long means IOPub was not connected yet
@@ -93,6 +104,7 @@ def start_kernel() -> AsyncKernelManager:
     # "Address already in use" (papermill#511; it failed a benchmark run). The folder is new
     # and private, so no other kernel can take its socket names.
     sockets = tempfile.mkdtemp(prefix="trainable-kernel-")
+    _SOCKET_FOLDERS[sockets] = os.getpid()
     manager = AsyncKernelManager(
         kernel_name="python3",
         transport="ipc",
@@ -108,20 +120,17 @@ def start_kernel() -> AsyncKernelManager:
             )
         )
     except BaseException:
-        shutil.rmtree(sockets, ignore_errors=True)
+        _remove_folder(sockets)
         raise
     return manager
 
 
-def start_ready_kernel(
-    timeout: float = 60.0, launched: Callable[[AsyncKernelManager], None] | None = None
-) -> tuple[AsyncKernelManager, float]:
+def start_ready_kernel(timeout: float = 60.0) -> tuple[AsyncKernelManager, float]:
     """Launch a kernel (:func:`start_kernel`) and wait until it is ready to run code.
 
     Returns the manager and the seconds the boot took. A client connects, waits
     (:meth:`ReadyClient.wait_for_ready`) and disconnects; the one that then runs the chapter
-    finds the kernel ready at once. ``launched``, if given, is called with the manager as soon
-    as the kernel's process exists (so that a caller can stop it while it boots).
+    finds the kernel ready at once.
 
     Raises
     ------
@@ -130,8 +139,6 @@ def start_ready_kernel(
     """
     started = time.perf_counter()
     manager = start_kernel()
-    if launched is not None:
-        launched(manager)
     client = manager.client()
     try:
         client.start_channels()
@@ -152,18 +159,39 @@ def stop_kernel(manager: AsyncKernelManager) -> None:
     except Exception:  # a kernel that already died has nothing left to stop
         pass
     finally:  # its socket folder (see start_kernel); the shutdown removed the sockets
-        shutil.rmtree(os.path.dirname(manager.ip), ignore_errors=True)
+        remove_sockets(manager)
 
 
 def kill_kernel(manager: AsyncKernelManager) -> None:
     """Kill and reap the kernel's process and remove its socket folder; nothing else.
 
-    Runs no event loop, so a signal handler may call it whatever the process was doing
-    (:mod:`.head_start`); the process is ending, so jupyter_client's own cleanup is skipped.
+    Runs no event loop; jupyter_client's shutdown, if run after it, finds the kernel gone.
     """
     process = getattr(manager.provisioner, "process", None)
     with contextlib.suppress(OSError):
         if process is not None and process.poll() is None:
             process.kill()
             process.wait()
-    shutil.rmtree(os.path.dirname(manager.ip), ignore_errors=True)
+    remove_sockets(manager)
+
+
+def remove_sockets(manager: AsyncKernelManager) -> None:
+    """Remove the folder :func:`start_kernel` made for the kernel's sockets, if it is there."""
+    _remove_folder(os.path.dirname(manager.ip))
+
+
+def remove_own_sockets() -> None:
+    """Remove every socket folder this process's :func:`start_kernel` made and left.
+
+    For a worker ended by a signal (:func:`claimbook.build.execute.end_worker`), whose kernels'
+    managers are wherever the interrupted code held them. A folder made by the process this
+    one was forked from stays: it is that process's.
+    """
+    for folder, maker in list(_SOCKET_FOLDERS.items()):
+        if maker == os.getpid():
+            _remove_folder(folder)
+
+
+def _remove_folder(folder: str) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+    _SOCKET_FOLDERS.pop(folder, None)

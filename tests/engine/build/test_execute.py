@@ -170,3 +170,56 @@ def test_a_head_start_takes_the_first_chapter_and_no_more_than_jobs_run_at_once(
     assert len(spans) == 3
     for (_, end), (start, _) in itertools.pairwise(spans):
         assert start >= end - 0.01
+
+
+def _kernel_then_wait(source: str, environment: dict, booted=None) -> execute.ChapterRun:
+    """In a chapter worker, instead of a chapter: start a kernel, say where it is, wait."""
+    from claimbook.build.kernels import start_kernel
+
+    manager = start_kernel()
+    said = f"{os.getpid()} {manager.provisioner.process.pid} {os.path.dirname(manager.ip)}"
+    with open(os.path.join(_LOG["folder"], "said"), "w") as stream:
+        stream.write(said)
+    time.sleep(60)
+    return execute.ChapterRun("waited", True, 60.0, [])
+
+
+@pytest.mark.book  # starts a kernel
+def test_a_chapter_worker_signalled_again_and_again_ends_its_kernel_and_its_sockets(
+    monkeypatch, tmp_path
+):
+    # SIGTERM is what a driver's death sends its workers (several times when the driver
+    # had several threads). A kernel left to itself would end within a second of its
+    # worker, but its socket folder would stay; a handler run inside itself could hang.
+    import signal
+    import threading
+
+    monkeypatch.setattr(execute, "_run_one", _kernel_then_wait)
+    monkeypatch.setitem(_LOG, "folder", str(tmp_path))
+    outcome: list[BaseException | list] = []
+
+    def build() -> None:
+        try:
+            outcome.append(execute.execute_chapters([paths.REPO_ROOT / "chapters" / "s1.md"]))
+        except BaseException as error:  # the pool breaks when its worker is ended
+            outcome.append(error)
+
+    thread = threading.Thread(target=build)
+    thread.start()
+    said = tmp_path / "said"
+    deadline = time.monotonic() + 60
+    while not said.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    worker, kernel, sockets = said.read_text().split()
+    assert os.path.isdir(sockets)
+    for _ in range(200):
+        try:
+            os.kill(int(worker), signal.SIGTERM)
+        except ProcessLookupError:
+            break
+        time.sleep(0.0005)
+    thread.join(30)
+    execute.end_workers()
+    assert not thread.is_alive() and outcome, "the build learned its worker had ended"
+    assert not _alive(int(worker)) and not _alive(int(kernel))
+    assert not os.path.exists(sockets)

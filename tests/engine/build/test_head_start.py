@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import time
 
 import psutil
@@ -87,6 +88,26 @@ def test_a_head_start_that_gets_no_chapter_stops_its_kernel():
     worker.process.join(30)
     assert worker.process.exitcode == 0
     assert not any(_alive(kernel) for kernel in kernels)
+
+
+def test_a_head_start_signalled_again_and_again_still_ends_with_its_kernel():
+    # A dying driver with several threads sends its workers the parent-death signal more
+    # than once (once per thread the worker is handed to): a handler run again inside
+    # itself once waited forever on a lock its first run held, the worker and its kernel
+    # outliving the build.
+    worker = head_start.KernelHeadStart()
+    kernels = _kernels_of(worker.process.pid)
+    assert kernels, "the worker launched a kernel at once"
+    for _ in range(200):
+        try:
+            os.kill(worker.process.pid, signal.SIGTERM)
+        except ProcessLookupError:  # it has ended
+            break
+        time.sleep(0.0005)
+    worker.process.join(10)
+    assert worker.process.exitcode == 0
+    assert not any(_alive(kernel) for kernel in kernels)
+    execute.end_workers()
 
 
 def _alive(process: psutil.Process) -> bool:
