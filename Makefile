@@ -39,6 +39,12 @@ export MKL_NUM_THREADS := 1
 
 EXECUTED := $(patsubst %.md,%.ipynb,$(wildcard chapters/*.md))
 MATHJAX := _build/site-extra/_vendor/mathjax/tex-chtml.js
+# MathJax's other combined entry points (SVG output, MathML input, the bundles with every
+# extension or with speech, the node and CDN loaders): the pages load tex-chtml.js and the
+# components it asks for (menu, accessibility, speech, fonts), never these. They are 14 of
+# MathJax's 24 MB, which every render copies, compares and hashes.
+MATHJAX_UNUSED := mml-chtml.js mml-svg.js tex-chtml-full.js tex-chtml-full-speech.js \
+	tex-mml-chtml.js tex-mml-svg.js tex-svg-full.js tex-svg.js node-main.js latest.js
 
 .PHONY: all venv site mathjax test lint unit claims-check mutate mutate-check book-check site-check check-artifacts rebuild clean verify repin serve browser lock uptodate bench bench-growth matrix-check screenshots
 
@@ -116,7 +122,8 @@ all: $(MATHJAX) | $(STAMP)
 $(MATHJAX): package.json package-lock.json
 	$(SETUP_LOCK) bash -c 'npm ci --no-audit --no-fund --silent && \
 	    rm -rf _build/site-extra/_vendor/mathjax && mkdir -p _build/site-extra/_vendor && \
-	    cp -r node_modules/mathjax/es5 _build/site-extra/_vendor/mathjax && touch $@'
+	    cp -r node_modules/mathjax/es5 _build/site-extra/_vendor/mathjax && \
+	    rm -f $(addprefix _build/site-extra/_vendor/mathjax/,$(MATHJAX_UNUSED)) && touch $@'
 
 site: all
 
