@@ -24,9 +24,13 @@ the Python version, the absolute root (a copied checkout, whose ``.venv`` names 
 original, takes the full path, which refuses it), and, when the engine that builds the book
 lives outside its root (a generated or fixture book named by ``TRAINABLE_ROOT``), the
 engine's place and the bytes of its modules: another engine, or an edited one, takes the
-full path (inside the root they are files of the tree). Contents are hashed, never sizes or times,
-so an edit whose old modification time is restored is seen like any other; any change
-anywhere in the tree, relevant or not, sends the build down its full path, which decides.
+full path (inside the root they are files of the tree). The check hashes contents, never
+trusting sizes or times, so an edit whose old modification time is restored is seen like any
+other; any change anywhere in the tree, relevant or not, sends the build down its full path,
+which decides. The record, written at a clean build's end, takes the digest of a file the
+build read and did not change (the same inode, size and times) from that read, and of the
+site from its publication (:mod:`claimbook.build.file_digests`): a digest gone stale
+meanwhile only makes the next check fail.
 The record is removed when a whole build starts its full path and again when it ends other
 than clean (a record a chapter's cell wrote meanwhile included), and written by the driver
 itself after a clean end: only a build that ended clean leaves one. Like the published site,
@@ -46,6 +50,7 @@ from pathlib import Path
 
 from claimbook import paths
 from claimbook.atomic import write_text_atomically
+from claimbook.build import file_digests
 
 __all__ = [
     "RECORD_NAME",
@@ -56,14 +61,13 @@ __all__ = [
 ]
 
 RECORD_NAME = "clean-build.json"
-_FORMAT = 1
+_FORMAT = 2  # 2: each file enters by the SHA-256 of its bytes
 _SKIPPED_DIRECTORIES = frozenset(
     {".git", ".venv", "node_modules", "__pycache__", ".pytest_cache", ".ruff_cache"}
     | {".hypothesis", ".mypy_cache"}
 )
 _SKIPPED_FILES = frozenset({("_build", RECORD_NAME), ("_build", ".build.lock"), (".setup.lock",)})
 _STAMP_VARIABLES = ("TRAINABLE_BUILD_COMMIT", "TRAINABLE_BUILD_DATE")
-_CHUNK = 1 << 20
 
 
 def _record_path(root: Path) -> Path:
@@ -100,13 +104,18 @@ def _files(
     return found
 
 
-def tree_digest(root: str | Path) -> str:
+def tree_digest(root: str | Path, reuse: bool = False) -> str:
     """SHA-256 over the book at ``root`` as the module doc describes (64 hex digits).
 
-    Each file enters as its relative path, its length and its bytes; a symbolic link as its
-    path and its target, never followed; anything else (a FIFO, a socket, a device) as its path
-    and its type, never opened (reading a FIFO would wait for a writer); so no two different
-    trees share an input stream.
+    Each file enters as its relative path, its length and the SHA-256 of its bytes; a
+    symbolic link as its path and its target, never followed; anything else (a FIFO, a
+    socket, a device) as its path and its type, never opened (reading a FIFO would wait for a
+    writer); so no two different trees share an input stream. A file that changed while it
+    was read, or went, enters as such: that tree is not at rest.
+
+    With ``reuse``, a file whose version this process has hashed already (same inode, size
+    and times: :mod:`claimbook.build.file_digests`) enters with that digest, unread; only
+    :func:`record_clean_build` asks for it.
     """
     root = Path(root).resolve()
     hasher = hashlib.sha256()
@@ -129,15 +138,19 @@ def tree_digest(root: str | Path) -> str:
                 f"special\0{path}\0{entry.stat(follow_symlinks=False).st_mode}\0".encode()
             )
             continue
-        with open(entry.path, "rb") as stream:
-            size = os.fstat(stream.fileno()).st_size
-            hasher.update(f"file\0{path}\0{size}\0".encode())
-            read = 0
-            while chunk := stream.read(_CHUNK):
-                hasher.update(chunk)
-                read += len(chunk)
-            if read != size:  # the file changed while it was read: this tree is not at rest
-                hasher.update(b"\0changed while read\0")
+        status = entry.stat(follow_symlinks=False) if reuse else None
+        digest = file_digests.known(status) if status is not None else None
+        if digest is not None:
+            hasher.update(f"file\0{path}\0{status.st_size}\0".encode() + digest)
+            continue
+        found = file_digests.sha256(entry.path)
+        if found is None:  # gone, or replaced by something else, since it was listed
+            hasher.update(f"gone\0{path}\0".encode())
+            continue
+        size, digest, steady = found
+        hasher.update(f"file\0{path}\0{size}\0".encode() + digest)
+        if not steady:
+            hasher.update(b"\0changed while read\0")
     return hasher.hexdigest()
 
 
@@ -159,7 +172,10 @@ def _engine_outside(root: Path) -> str | None:
 def record_clean_build(root: str | Path | None = None) -> str:
     """Record the tree's digest after a clean, complete build; return the digest."""
     root = Path(root) if root is not None else paths.REPO_ROOT
-    digest = tree_digest(root)
+    # The files this build did not write were hashed when it started, and the site it
+    # published as it published it: those are not read again (see file_digests for why a
+    # digest that went stale meanwhile is harmless here).
+    digest = tree_digest(root, reuse=True)
     record = {"format": _FORMAT, "tree": digest}
     write_text_atomically(_record_path(root), json.dumps(record, sort_keys=True) + "\n")
     return digest

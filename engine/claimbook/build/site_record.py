@@ -39,6 +39,8 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
+from claimbook.build import file_digests
+
 __all__ = ["Scan", "copy_verified", "differences", "file_sha256", "keep_regular", "scan"]
 
 _SHOWN = 3  # names shown per kind of difference
@@ -64,12 +66,13 @@ def _open_regular(path: str | Path) -> int | None:
 
 
 def file_sha256(path: str | Path) -> str | None:
-    """SHA-256 of a regular file's bytes; None if it is absent or not a regular file."""
-    descriptor = _open_regular(path)
-    if descriptor is None:
-        return None
-    with open(descriptor, "rb") as stream:
-        return hashlib.file_digest(stream, "sha256").hexdigest()
+    """SHA-256 of a regular file's bytes; None if it is absent or not a regular file.
+
+    The digest is remembered for the file's version (:mod:`claimbook.build.file_digests`), so
+    the record of a clean build does not read the site it published again.
+    """
+    found = file_digests.sha256(path)
+    return None if found is None else found[1].hex()
 
 
 def scan(directory: str | Path, skip: Collection[str] = ()) -> Scan:

@@ -152,3 +152,18 @@ def test_another_engine_outside_the_book_takes_the_full_path(tree, monkeypatch):
 def test_the_engine_counts_only_when_it_is_outside_the_book(tree):
     assert noop._engine_outside(tree.resolve()) is not None
     assert noop._engine_outside(Path(noop.__file__).resolve().parents[3]) is None
+
+
+def test_the_record_reads_again_only_the_files_changed_since_they_were_read(tree, monkeypatch):
+    from claimbook.build import file_digests
+
+    fresh = noop.tree_digest(tree)  # as a build's first check: every file read
+    read = []
+    original = file_digests.sha256
+    monkeypatch.setattr(file_digests, "sha256", lambda path: read.append(path) or original(path))
+    assert noop.tree_digest(tree, reuse=True) == fresh
+    assert read == []
+    (tree / "artifacts" / "a.json").write_text('{"status": "failed", "edited": true}\n')
+    again = noop.tree_digest(tree, reuse=True)
+    assert [os.path.basename(path) for path in read] == ["a.json"]
+    assert again == noop.tree_digest(tree) != fresh
