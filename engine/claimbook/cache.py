@@ -73,6 +73,7 @@ __all__ = [
     "one_build",
     "reset",
     "reset_for_application",
+    "stored_root",
 ]
 
 T = TypeVar("T")
@@ -136,6 +137,13 @@ class ContentCache:
         return f"<ContentCache {self.name!r}: {len(self)} values>"
 
 
+def stored_root() -> Path:
+    """The folder of the values kept between builds: ``<build dir>/.cache``."""
+    from claimbook import paths
+
+    return paths.BUILD_DIR / ".cache"
+
+
 class StoredCache(ContentCache):
     """A :class:`ContentCache` whose values are also kept between builds, as JSON files.
 
@@ -153,10 +161,8 @@ class StoredCache(ContentCache):
         self._salt = salt
 
     def _file(self, key: str) -> Path:
-        from claimbook import paths
-
         folder = "-".join(self.name.split())
-        return paths.BUILD_DIR / ".cache" / folder / f"{digest(self._salt(), key)}.json"
+        return stored_root() / folder / f"{digest(self._salt(), key)}.json"
 
     def get(self, key: str, compute: Callable[[], T]) -> T:
         """The value stored under ``key`` in this process, else in its file, else computed.

@@ -53,8 +53,20 @@ __all__ = ["STATES", "Judgement", "judge", "judge_ahead", "staleness", "state_fa
 STATES = ("verified", "refuted", "failed", "stale", "not run")
 _FAILING = ("failed", "stale", "not run")
 _SCALARS = (bool, int, float, str, type(None))
-# The verdict on an artifact's own consistency, by the bytes it was reached from.
-_CONSISTENCY = cache.ContentCache("judgements")
+
+
+def _judging_environment() -> str:
+    """What else than the entry's and the artifact's bytes decides a verdict on an artifact's
+    consistency: the engine that rebuilds it, and numpy and the lock its statistics use."""
+    from claimbook.claims.keys import environment_digest
+
+    return environment_digest()
+
+
+# The verdict on an artifact's own consistency, by the bytes it was reached from, kept
+# between builds: rebuilding a statistical artifact from its stored result is most of the
+# cost of judging it, and a build judges every claim before its first chapter can start.
+_CONSISTENCY = cache.StoredCache("judgements", _judging_environment)
 
 
 class Judgement(NamedTuple):
@@ -178,7 +190,8 @@ def judge(
     if stale is not None:
         return Judgement("stale", stored, stale)
     key = cache.digest(claim.id, claim.registry_digest, str(path), data)
-    state, reason = _CONSISTENCY.get(key, lambda: _consistency(claim, stored, path))
+    # A list, which JSON gives back as it was (a tuple would be kept in this process only).
+    state, reason = _CONSISTENCY.get(key, lambda: list(_consistency(claim, stored, path)))
     return Judgement(state, stored, reason)
 
 

@@ -214,8 +214,13 @@ def test_an_unchanged_artifact_is_not_rebuilt_again(toy, registry, artifacts, mo
     for _ in range(3):
         assert judged(registry, artifacts).state == "verified"
     assert calls == [TOY_ID]
-    cache.reset()  # a new build judges afresh
-    judged(registry, artifacts)
+    cache.reset()  # a new build reads the verdict kept for the same bytes
+    assert judged(registry, artifacts).state == "verified"
+    assert calls == [TOY_ID]
+    for kept in (cache.stored_root() / "judgements").iterdir():
+        kept.write_text(kept.read_text().replace("verified", "refuted"))  # edited by hand
+    cache.reset()
+    assert judged(registry, artifacts).state == "verified"  # not taken: judged afresh
     assert calls == [TOY_ID, TOY_ID]
 
 
