@@ -28,6 +28,9 @@ from claimbook.errors import BookError
 
 __all__ = ["PACKAGE", "package_dir", "version"]
 
+# The version found in each content of ``_version.py`` (a few dozen bytes) read so far.
+_VERSIONS: dict[bytes, str | None] = {}
+
 PACKAGE = "trainable_harness"
 
 
@@ -44,6 +47,19 @@ def package_dir() -> Path:
     return paths.HARNESS_DIR / PACKAGE
 
 
+def _literal_version(data: bytes) -> str | None:
+    """The literal string assigned to ``__version__`` in ``data`` (Python source), or None."""
+    for node in ast.parse(data).body:
+        if (
+            isinstance(node, ast.Assign)
+            and [getattr(t, "id", None) for t in node.targets] == ["__version__"]
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            return node.value.value
+    return None
+
+
 def version() -> str:
     """The instruments' version (the chapters' pin), read from ``_version.py`` as text.
 
@@ -53,15 +69,18 @@ def version() -> str:
     Raises
     ------
     BookError
-        If ``_version.py`` has no literal ``__version__ = "..."``.
+        If ``_version.py`` cannot be read or has no literal ``__version__ = "..."``.
     """
     path = package_dir() / "_version.py"
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if (
-            isinstance(node, ast.Assign)
-            and [getattr(t, "id", None) for t in node.targets] == ["__version__"]
-            and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, str)
-        ):
-            return node.value.value
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        message = f"{path}: cannot be read ({error}); the chapters' pin is read from it"
+        raise BookError(message) from None
+    # Parsed once per content: a build asks for every claim it judges, three times a claim.
+    if data not in _VERSIONS:
+        _VERSIONS[data] = _literal_version(data)
+    found = _VERSIONS[data]
+    if found is not None:
+        return found
     raise BookError(f"{path}: no literal __version__ = '...'; the chapters' pin is read from it")
