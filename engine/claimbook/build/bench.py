@@ -23,7 +23,10 @@ Every timing is measured by :mod:`claimbook.build.bench_meter`: wall and CPU sec
 load average while it ran, the peak memory of the command's process tree, and a ``loaded``
 flag when the load exceeded the machine's cores by more than one. Medians and the ratio
 ours/Jupyter Book are printed and written to ``_build/bench.json``; when any cold round was
-loaded the ratio is reported as "loaded", not compared with a target.
+loaded the ratio is reported as "loaded", not compared with a target. Each cold round waits
+first until the 1-minute load is at most half a load per core (at most three minutes;
+:func:`~claimbook.build.bench_meter.settle`), so that it does not start with the load of the
+round before it; the wait is recorded as ``settled``.
 Timings are noisy on a shared machine: this is a measurement, never a test (unit tests
 check its bookkeeping on a generated book without building it).
 """
@@ -43,7 +46,7 @@ import yaml
 
 from claimbook import paths
 from claimbook.atomic import write_text_atomically
-from claimbook.build.bench_meter import load_threshold, measure
+from claimbook.build.bench_meter import load_threshold, measure, settle
 from claimbook.build.keys import record_path
 
 __all__ = ["main", "run_bench"]
@@ -248,10 +251,14 @@ def run_bench(root: Path, rounds: int = 3, report=print) -> dict:
         _force_execute_config(theirs)
         for index in range(rounds):
             _clean(ours)
-            results["ours_cold"].append(_timed(_ours(ours), ours))
+            waited = settle()  # each cold round starts on a machine at rest
+            results["ours_cold"].append({**_timed(_ours(ours), ours), "settled": waited})
             _clean(theirs)
             shutil.rmtree(theirs / "_build" / ".jupyter_cache", ignore_errors=True)
-            results["jupyter_book_force"].append(_timed(_jupyter_book(theirs), theirs))
+            waited = settle()
+            results["jupyter_book_force"].append(
+                {**_timed(_jupyter_book(theirs), theirs), "settled": waited}
+            )
             report(
                 f"round {index + 1}: ours cold {describe(results['ours_cold'][-1])}; "
                 f"jupyter-book force {describe(results['jupyter_book_force'][-1])}"
@@ -319,8 +326,10 @@ def describe(measurement: dict) -> str:
     load = measurement["load"]
     text = (
         f"{measurement['wall']:.2f} s wall, {measurement['cpu']:.2f} s CPU, "
-        f"load {load['mean']:.1f} (max {load['max']:.1f}), "
-        f"peak {measurement['peak_rss'] / 2**20:.0f} MiB"
+        f"load {load['mean']:.1f} (max {load['max']:.1f}, "
+        f"{load['start']:.1f} at the start"
+        + (f", after {measurement['settled']:.0f} s to settle" if "settled" in measurement else "")
+        + f"), peak {measurement['peak_rss'] / 2**20:.0f} MiB"
     )
     return text + " [loaded]" if measurement["loaded"] else text
 

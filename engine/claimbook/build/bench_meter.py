@@ -34,7 +34,12 @@ import psutil
 
 from claimbook.errors import BenchCommandError
 
-__all__ = ["is_loaded", "load_threshold", "measure"]
+__all__ = ["is_loaded", "load_threshold", "measure", "settle"]
+
+# The 1-minute load a timed round waits for before it starts, per core: what the previous
+# round left (the average decays with a time constant of a minute) is not the machine's load.
+SETTLED_PER_CORE = 0.5
+SETTLE_TIMEOUT = 180.0  # seconds; a machine busy with other work starts the round loaded
 
 
 def load_threshold(cores: int | None = None) -> float:
@@ -50,6 +55,29 @@ def is_loaded(load_max: float, cores: int | None = None) -> bool:
     if load_max != load_max or load_max < 0:  # NaN or negative: not a load average
         raise ValueError(f"load_max must be a non-negative number, got {load_max!r}")
     return load_max > load_threshold(cores)
+
+
+def settle(
+    below: float | None = None, timeout: float = SETTLE_TIMEOUT, poll: float = 2.0
+) -> float:
+    """Wait until the 1-minute load average is at most ``below``; return the seconds waited.
+
+    ``below`` defaults to :data:`SETTLED_PER_CORE` times the machine's cores. A cold round
+    started right after another (ours after Jupyter Book's, one book size after the last)
+    would otherwise begin with that round's load, which it then shows as its own, being an
+    average over the last minute. Gives up after ``timeout`` seconds: the load is then other
+    work's, and the round reports it.
+    """
+    if below is None:
+        below = SETTLED_PER_CORE * (os.cpu_count() or 1)
+    if not below > 0 or not timeout >= 0 or not poll > 0:
+        raise ValueError(
+            f"below, timeout and poll must be positive, got {below!r}, {timeout!r}, {poll!r}"
+        )
+    started = time.monotonic()
+    while os.getloadavg()[0] > below and time.monotonic() - started < timeout:
+        time.sleep(poll)
+    return time.monotonic() - started
 
 
 def _tree_rss(process: psutil.Process) -> int:

@@ -66,3 +66,44 @@ def test_a_failing_command_raises_with_its_output(tmp_path):
 def test_the_interval_must_be_positive(tmp_path):
     with pytest.raises(ValueError, match="interval"):
         measure([sys.executable, "-c", "pass"], tmp_path, interval=0)
+
+
+class _Clock:
+    """A 1-minute load read from ``loads`` (the last repeats), and a clock the polls advance."""
+
+    def __init__(self, loads):
+        self.loads, self.now = list(loads), 0.0
+
+    def getloadavg(self):
+        return (self.loads[0] if len(self.loads) == 1 else self.loads.pop(0), 0.0, 0.0)
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+    def monotonic(self):
+        return self.now
+
+
+def _with_clock(monkeypatch, clock):
+    monkeypatch.setattr(bench_meter.os, "getloadavg", clock.getloadavg)
+    monkeypatch.setattr(bench_meter.time, "sleep", clock.sleep)
+    monkeypatch.setattr(bench_meter.time, "monotonic", clock.monotonic)
+
+
+def test_a_round_waits_until_the_load_has_settled(monkeypatch):
+    clock = _Clock([2.9, 2.1, 1.4, 0.9, 0.3])
+    _with_clock(monkeypatch, clock)
+    assert bench_meter.settle(below=1.0, poll=2.0) == 6.0  # three polls above 1.0
+
+
+def test_a_settled_machine_starts_at_once_and_a_busy_one_after_the_timeout(monkeypatch):
+    _with_clock(monkeypatch, _Clock([0.2]))
+    assert bench_meter.settle(below=1.0) == 0.0
+    _with_clock(monkeypatch, _Clock([3.5]))  # other work: it does not fall
+    assert bench_meter.settle(below=1.0, timeout=10.0, poll=2.0) == 10.0
+
+
+@pytest.mark.parametrize("arguments", [{"below": 0}, {"timeout": -1}, {"poll": 0}])
+def test_settle_refuses_what_cannot_be_waited_for(arguments):
+    with pytest.raises(ValueError):
+        bench_meter.settle(**{"below": 1.0, **arguments})
