@@ -164,6 +164,11 @@ class StoredCache(ContentCache):
         folder = "-".join(self.name.split())
         return stored_root() / folder / f"{digest(self._salt(), key)}.json"
 
+    def holds(self, key: str) -> bool:
+        """Whether a value for ``key`` is at hand without computing it: in this process, or
+        in a file (which :meth:`get` may still find unusable, and then compute again)."""
+        return key in self._values or self._file(key).is_file()
+
     def get(self, key: str, compute: Callable[[], T]) -> T:
         """The value stored under ``key`` in this process, else in its file, else computed.
 

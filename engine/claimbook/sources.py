@@ -38,8 +38,19 @@ from claimbook.text import one_line
 
 # Chapters read, by path and bytes (see read_chapter).
 _CHAPTERS = cache.ContentCache("chapter sources")
-# The targets and headings of a markdown text, by its text (see prose_blocks).
-_PROSE_BLOCKS = cache.ContentCache("prose blocks")
+
+
+def _markdown_environment() -> str:
+    """What else than a text decides its blocks: the parser (the lock) and the engine."""
+    from claimbook.claims.keys import environment_digest
+
+    return environment_digest()
+
+
+# The targets and headings of a markdown text, by its text (see prose_blocks), kept between
+# builds: a render cuts a chapter's executed notebook into its pages, which parses the
+# markdown cells it cuts and whose headings it raises, the same cells after any code edit.
+_PROSE_BLOCKS = cache.StoredCache("prose blocks", _markdown_environment)
 
 __all__ = [
     "CHAPTER_HEADER",
@@ -352,19 +363,20 @@ def prose_blocks(source: str) -> list[tuple[str, int, str]]:
     [('target', 0, 'sec-a'), ('heading', 1, '')]
     """
     # The pages of a chapter and their headings ask about the same cells in one render.
-    return list(_PROSE_BLOCKS.get(cache.digest(source), lambda: _prose_blocks(source)))
+    found = _PROSE_BLOCKS.get(cache.digest(source), lambda: _prose_blocks(source))
+    return [(kind, line, content) for kind, line, content in found]
 
 
-def _prose_blocks(source: str) -> tuple[tuple[str, int, str], ...]:
+def _prose_blocks(source: str) -> list[list]:  # lists, which JSON gives back as they were
     found = []
     for token in _markdown_parser().parse(source):
         if token.level != 0 or token.map is None:
             continue
         if token.type == "myst_target":
-            found.append(("target", token.map[0], token.content))
+            found.append(["target", token.map[0], token.content])
         elif token.type == "heading_open":
-            found.append(("heading", token.map[0], ""))
-    return tuple(found)
+            found.append(["heading", token.map[0], ""])
+    return found
 
 
 @dataclass(frozen=True)

@@ -141,3 +141,53 @@ def test_a_malformed_declaration_is_refused(tmp_path, front, message):
     path.write_text(CHAPTER_HEADER.replace("kernelspec:", front + "kernelspec:"), encoding="utf-8")
     with pytest.raises(ChapterSourceError, match=message):
         chapter_pages(path)
+
+
+def _containers(value) -> list:
+    """Every dict and list inside ``value``, ``value`` included."""
+    found = [value] if isinstance(value, (dict, list)) else []
+    for item in value.values() if isinstance(value, dict) else value if found else ():
+        found.extend(_containers(item))
+    return found
+
+
+def test_pages_share_no_dict_or_list_with_the_notebook_but_glued_outputs():
+    """A page's cells are copies: a caller that changes a page leaves the notebook and the
+    other pages as they were (the glued outputs a hidden cell carries are the notebook's)."""
+
+    def code(number: int) -> dict:
+        glued = {"data": {"text/plain": [f"{number}"]}, "metadata": {"scrapbook": {"name": "x"}}}
+        shown = {"name": "stdout", "output_type": "stream", "text": ["shown\n"]}
+        return {
+            "cell_type": "code",
+            "execution_count": number,
+            "id": f"code-{number}",
+            "metadata": {"tags": ["hide-input"]},
+            "outputs": [glued, shown],
+            "source": ["x = ", f"{number}\n"],
+        }
+
+    text = "# Title\n\n## One\n\n(sec-two)=\n## Two\n\n### Two a\n"
+    notebook = {
+        "cells": [
+            code(1),
+            {"cell_type": "markdown", "id": "prose", "metadata": {}, "source": text},
+            code(2),
+        ],
+        "metadata": {"kernelspec": {"name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    before = copy.deepcopy(notebook)
+    pages = split_notebook(notebook, ["sec-two"])
+    assert notebook == before
+    glued = {id(cell["outputs"][0]) for cell in notebook["cells"] if "outputs" in cell}
+    theirs = {id(item) for item in _containers(notebook)}
+    for page in pages:
+        for cell in page["cells"]:
+            if cell["source"] == "" and HIDDEN_TAG in cell["metadata"]["tags"]:
+                (output,) = cell["outputs"]  # another page's cell: its glued value, as it is
+                assert id(output) in glued
+                continue
+            assert not {id(item) for item in _containers(cell)} & theirs
+    assert [len(page["cells"]) for page in pages] == [3, 3]  # each holds the other's glue

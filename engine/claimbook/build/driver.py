@@ -39,7 +39,7 @@ from claimbook.build.guard import ChapterGuard
 from claimbook.build.head_start import KernelHeadStart
 from claimbook.build.keys import ChapterPlan, plan_chapter, read_record, record_path
 from claimbook.build.lock import build_lock
-from claimbook.build.noop import forget_clean_build, record_clean_build
+from claimbook.build.noop import forget_clean_build, hash_tree, record_clean_build
 from claimbook.build.render import (
     SiteRender,
     mark_outdated,
@@ -270,6 +270,8 @@ def _build_with(computation, plans, head_start, jobs, out, render_site, kernels,
         if fresh:  # only a render that reads every page reads some early
             site.read_early(_pages_to_read_early(plans, running))
         site.warm_up()
+        # The record of a clean end then reads only the files written from here on.
+        hash_tree()
 
     running_stems = {plan.stem for plan in pending}
     guard = ChapterGuard(computation, [plan for plan in plans if plan.stem not in running_stems])

@@ -35,14 +35,15 @@ Examples
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from claimbook import cache, instruments
+from claimbook import cache, instruments, paths
 from claimbook.claims.computations import normalize_result
 from claimbook.claims.keys import current_claim_key, parse_package
-from claimbook.claims.registry import ENTRIES, Claim, load_claim
+from claimbook.claims.registry import ENTRIES, Claim, entry_stored, load_claim
 from claimbook.claims.store import build_artifact, differences, parse_artifact, per_seed_results
 from claimbook.claims.summary import failure_summary
 from claimbook.errors import ClaimError, TamperedArtifactError, WitnessResultError
@@ -157,6 +158,33 @@ def _consistency(claim: Claim, stored: Mapping, path: Path) -> tuple[str, str]:
     return status, f"{where} {status} under harness {stored['provenance']['version']}"
 
 
+def _verdict_key(claim_id: str, registry_digest: str, path: Path, data: bytes) -> str:
+    """The key of a verdict on an artifact's consistency: the entry's and the artifact's."""
+    return cache.digest(claim_id, registry_digest, str(path), data)
+
+
+def _judged_before(
+    claim_id: str, registry_dir: str | Path | None, artifacts_dir: str | Path | None
+) -> bool:
+    """Whether judging the claim will find its slow parts stored: its validated registry
+    entry and the verdict on its artifact, for their bytes as they are now. A claim with no
+    artifact is judged at once; a stale one, whose verdict is never stored, counts as not
+    judged before."""
+    if not entry_stored(claim_id, registry_dir=registry_dir):
+        return False
+    path = artifact_path(claim_id, artifacts_dir)
+    try:
+        data = path.read_bytes()
+    except OSError:  # judged "not run", or refused, without rebuilding anything
+        return True
+    try:
+        registry = paths.registry_path(claim_id, registry_dir).read_bytes()
+    except (ClaimError, OSError):
+        return False
+    digest = hashlib.sha256(registry).hexdigest()
+    return _CONSISTENCY.holds(_verdict_key(claim_id, digest, path, data))
+
+
 def judge(
     claim_id: str,
     *,
@@ -189,7 +217,7 @@ def judge(
     stale = staleness(claim, stored)
     if stale is not None:
         return Judgement("stale", stored, stale)
-    key = cache.digest(claim.id, claim.registry_digest, str(path), data)
+    key = _verdict_key(claim.id, claim.registry_digest, path, data)
     # A list, which JSON gives back as it was (a tuple would be kept in this process only).
     state, reason = _CONSISTENCY.get(key, lambda: list(_consistency(claim, stored, path)))
     return Judgement(state, stored, reason)
@@ -210,9 +238,11 @@ def judge_ahead(
     and :func:`claimbook.cache.fill_on_two_cores` computes half of those values in a forked
     copy of the process. Nothing is decided here: each :func:`judge` call afterwards
     decides, from the files as they are then. A claim whose registry entry cannot be read
-    is skipped here and refused by :func:`judge`. With fewer than ``least`` claims all are
-    judged here (a fork costs more than it saves). The harness's modules are parsed first,
-    here, so that both halves find them parsed (every key reads them).
+    is skipped here and refused by :func:`judge`. Only the claims not judged before are
+    judged here (one whose entry and verdict are stored is quick to judge at each call), and
+    with fewer than ``least`` of them, in this process alone (a fork costs more than it
+    saves). The harness's modules are parsed first, so that both halves find them parsed
+    (every key reads them).
     """
 
     def work(ids: Sequence[str]) -> None:
@@ -222,6 +252,11 @@ def judge_ahead(
             except ClaimError:
                 continue
 
-    if len(claim_ids) >= least:
+    unjudged = [
+        claim_id
+        for claim_id in claim_ids
+        if not _judged_before(claim_id, registry_dir, artifacts_dir)
+    ]
+    if len(unjudged) >= least:
         parse_package()
-    cache.fill_on_two_cores(work, list(claim_ids), [ENTRIES, _CONSISTENCY], least=least)
+    cache.fill_on_two_cores(work, unjudged, [ENTRIES, _CONSISTENCY], least=least)

@@ -57,6 +57,7 @@ from claimbook.claims.registry_schema import (
     validated,
 )
 from claimbook.errors import (
+    ClaimError,
     ComputationNotFoundError,
     RegistryError,
     SeedNameError,
@@ -297,6 +298,22 @@ def _check_compute(data: dict, path: Path) -> None:
         raise refusal(path, f"field compute: {error}") from None
 
 
+def _entry_key(path: Path, raw: bytes) -> str:
+    """The key of a validated entry: the file's name and bytes."""
+    return cache.digest(path.name, raw)
+
+
+def entry_stored(claim_id: str, *, registry_dir: str | Path | None = None) -> bool:
+    """Whether the claim's registry file was validated before, as it is now (its entry is
+    stored), so that :func:`load_claim` need not validate it again. False for a file that
+    cannot be read, and for an id that names none."""
+    try:
+        path = paths.registry_path(claim_id, _registry_dir(registry_dir))
+        return ENTRIES.holds(_entry_key(path, path.read_bytes()))
+    except (ClaimError, OSError):
+        return False
+
+
 def load_claim(claim_id: str, *, registry_dir: str | Path | None = None) -> Claim:
     """Read, validate and return the registry entry ``<registry_dir>/<claim_id>.yaml``.
 
@@ -335,7 +352,7 @@ def load_claim(claim_id: str, *, registry_dir: str | Path | None = None) -> Clai
         raise _unknown_claim(claim_id, registry, list_claims(registry))
     with path.open("rb") as stream:
         raw = stream.read(MAX_FILE_BYTES + 1)  # a larger file is refused unread
-    data = ENTRIES.get(cache.digest(path.name, raw), lambda: validated(raw, path))
+    data = ENTRIES.get(_entry_key(path, raw), lambda: validated(raw, path))
     _check_compute(data, path)  # checked on every load: the witnesses may have changed since
     # A fresh copy each time: the cached entry is shared, and callers may mutate theirs.
     return _claim(copy.deepcopy(data), path, hashlib.sha256(raw).hexdigest())

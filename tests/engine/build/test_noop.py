@@ -106,7 +106,10 @@ def test_a_record_holds_until_one_byte_changes_and_is_forgotten_on_demand(tree):
     assert not noop.unchanged_since_clean_build()
 
 
-@pytest.mark.parametrize("damage", ["not json", '{"format": 0, "tree": "x"}', "[]"])
+@pytest.mark.parametrize(
+    "damage",
+    ["not json", '{"format": 0, "tree": "x"}', "[]", '{"format": 3, "files": []}'],
+)
 def test_a_damaged_record_is_no_record(tree, damage):
     noop.record_clean_build()
     (tree / "_build" / noop.RECORD_NAME).write_text(damage)
@@ -167,3 +170,72 @@ def test_the_record_reads_again_only_the_files_changed_since_they_were_read(tree
     again = noop.tree_digest(tree, reuse=True)
     assert [os.path.basename(path) for path in read] == ["a.json"]
     assert again == noop.tree_digest(tree) != fresh
+
+
+def _reads(monkeypatch) -> list[str]:
+    """The names of the files noop reads from now on, in order."""
+    from claimbook.build import file_digests
+
+    read: list[str] = []
+    original = file_digests.sha256
+    monkeypatch.setattr(
+        file_digests, "sha256", lambda path: read.append(os.path.basename(path)) or original(path)
+    )
+    return read
+
+
+def _age(tree: Path, seconds: int = 1000) -> None:
+    """Every file of the tree ``seconds`` older (the order of the check is by time)."""
+    for path in tree.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            status = path.stat()
+            os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns - seconds * 10**9))
+
+
+def test_the_check_reads_the_newest_file_first_and_stops_at_a_difference(tree, monkeypatch):
+    noop.record_clean_build()
+    _age(tree)
+    (tree / "chapters" / "one.md").write_text("# Uno\n")  # the same length, newest
+    read = _reads(monkeypatch)
+    assert not noop.unchanged_since_clean_build()
+    assert read == ["one.md"]
+
+
+def test_an_unchanged_tree_is_read_whole(tree, monkeypatch):
+    noop.record_clean_build()
+    read = _reads(monkeypatch)
+    assert noop.unchanged_since_clean_build()
+    assert sorted(read) == sorted(Path(name).name for name in noop.tree_entries(tree))
+
+
+def test_an_edit_made_to_look_oldest_is_still_found(tree, monkeypatch):
+    noop.record_clean_build()
+    artifact = tree / "artifacts" / "a.json"
+    artifact.write_text('{"status": "failed!"}\n')  # same length
+    os.utime(artifact, (1, 1))  # older than every other file: read last
+    read = _reads(monkeypatch)
+    assert not noop.unchanged_since_clean_build()
+    assert read[-1] == "a.json" and len(read) == len(noop.tree_entries(tree))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda root: (root / "chapters" / "two.md").write_text(""),
+        lambda root: (root / "artifacts" / "a.json").unlink(),
+    ],
+)
+def test_a_file_added_or_removed_is_found_without_reading_one(tree, monkeypatch, change):
+    noop.record_clean_build()
+    change(tree)
+    read = _reads(monkeypatch)
+    assert not noop.unchanged_since_clean_build()
+    assert read == []
+
+
+def test_a_tree_hashed_while_the_build_ran_is_not_read_again_for_the_record(tree, monkeypatch):
+    noop.hash_tree()
+    read = _reads(monkeypatch)
+    noop.record_clean_build()
+    assert read == []
+    assert noop.unchanged_since_clean_build()

@@ -263,6 +263,8 @@ def test_judging_ahead_on_two_cores_decides_nothing_and_leaves_the_values(
 ):
     verify_toy(registry, artifacts)
     expected = judged(registry, artifacts)
+    # Nothing stored yet (a folder of its own), so the claim is judged ahead.
+    monkeypatch.setattr(cache, "stored_root", lambda: registry.parent / "stored-afresh")
     with cache.one_build():
         # least=1: the one claim goes to the forked copy, so its values must come back.
         judge_module.judge_ahead([TOY_ID], registry_dir=registry, artifacts_dir=artifacts, least=1)
@@ -277,3 +279,31 @@ def test_judging_ahead_on_two_cores_decides_nothing_and_leaves_the_values(
         # Decided from the files as they are now, not from what was judged ahead.
         edit_artifact(artifacts, _set(lambda a: a, status="failed"))
         assert judged(registry, artifacts).state == "failed"
+
+
+def test_a_claim_judged_before_is_not_judged_ahead(toy, registry, artifacts, monkeypatch):
+    """Its entry and verdict are stored: judging it at each call is quick, and a fork for it
+    would cost more. Edited (the artifact's bytes), it is judged ahead again."""
+    verify_toy(registry, artifacts)
+    judged(registry, artifacts)  # stores the entry and the verdict
+    ahead = []
+    monkeypatch.setattr(
+        cache, "fill_on_two_cores", lambda work, items, caches, least: ahead.append(list(items))
+    )
+
+    def judge_ahead():
+        with cache.one_build():
+            judge_module.judge_ahead(
+                [TOY_ID], registry_dir=registry, artifacts_dir=artifacts, least=1
+            )
+        return ahead.pop()
+
+    assert judge_ahead() == []
+    edit_artifact(artifacts, _set(lambda a: a, status="failed"))
+    assert judge_ahead() == [TOY_ID]
+    judged(registry, artifacts)
+    assert judge_ahead() == []
+    (registry / f"{TOY_ID}.yaml").write_text(
+        (registry / f"{TOY_ID}.yaml").read_text() + "\n# an edit\n"
+    )
+    assert judge_ahead() == [TOY_ID]
