@@ -11,7 +11,8 @@ temporary directory and, alternating the two for ``--rounds`` rounds, times:
   ``execute_notebooks: force`` (myst-nb executes each chapter with nbclient as it renders).
 
 Then, on the warm copy of ours: a no-op build, a build after a one-sentence prose edit of the
-first chapter, after a code cell appended to the last chapter, after an edit of a harness
+first chapter, after a code cell appended to the last chapter (``--rounds`` times, each a new
+cell: judged on the median time beyond the kernel), after an edit of a harness
 function that only the last chapter runs, after an edit of a harness function exactly two
 chapters run (recording which chapters executed again: exactly those two should), and after
 an edit of a harness function that no chapter runs. An edited chapter's budget is its kernel
@@ -267,9 +268,15 @@ def run_bench(root: Path, rounds: int = 3, report=print) -> dict:
         stems = [source.stem for source in chapter_sources(ours)]
         results["prose_edit_chapter"] = _edit_prose(ours)
         results["prose_edit"] = _timed(_ours(ours), ours)
-        results["code_edit_chapter"] = _edit_code(ours)
-        results["code_edit"] = _timed(_ours(ours), ours)
-        results["code_edit_budget"] = _record(ours, stems[-1])["seconds"] + 2.0
+        # One code edit varies by a few tenths of a second from run to run (so does its
+        # kernel): the budget is judged on the median of ``rounds`` edits, each a new cell.
+        results["code_edit"] = []
+        for _ in range(rounds):
+            results["code_edit_chapter"] = _edit_code(ours)
+            measured = _timed(_ours(ours), ours)
+            results["code_edit"].append(
+                beyond_kernel(measured, _record(ours, stems[-1])["seconds"])
+            )
         runs = {stem: _functions_run(ours, stem) for stem in stems}
         others = set().union(*(runs[stem] for stem in stems[:-1])) if len(stems) > 1 else set()
         only_last = sorted(runs[stems[-1]] - others)
@@ -304,12 +311,19 @@ def run_bench(root: Path, rounds: int = 3, report=print) -> dict:
     return results
 
 
+def beyond_kernel(measurement: dict, kernel: float) -> dict:
+    """A build's measurement with the edited chapter's kernel seconds and the wall time
+    beyond them (what an edit's budget of "its kernel + 2 s" bounds)."""
+    return {**measurement, "kernel": kernel, "beyond_kernel": measurement["wall"] - kernel}
+
+
 def summarize(results: dict) -> dict:
-    """Medians of wall time, the cold ratio (or ``"loaded"``), CPU and peak memory."""
+    """Medians of wall time, the cold ratio (or ``"loaded"``), CPU and peak memory, and of
+    the code edits' time beyond the kernel (when there are code edits)."""
     cold, force = results["ours_cold"], results["jupyter_book_force"]
     loaded = any(measurement["loaded"] for measurement in cold + force)
     median_cold, median_force = statistics.median(_walls(cold)), statistics.median(_walls(force))
-    return {
+    summary = {
         "median_ours_cold": median_cold,
         "median_jupyter_book_force": median_force,
         "ratio": median_cold / median_force,
@@ -319,6 +333,11 @@ def summarize(results: dict) -> dict:
         "median_jupyter_book_force_cpu": statistics.median(m["cpu"] for m in force),
         "peak_rss_ours_cold": max(m["peak_rss"] for m in cold),
     }
+    if results.get("code_edit"):  # the book's run (a growth round edits no code)
+        summary["median_code_edit_beyond_kernel"] = statistics.median(
+            measurement["beyond_kernel"] for measurement in results["code_edit"]
+        )
+    return summary
 
 
 def describe(measurement: dict) -> str:
@@ -426,9 +445,14 @@ def main(argv: list[str] | None = None) -> int:
         f"no-op: {results['median_no_op']:.2f} s; prose edit: {describe(results['prose_edit'])} "
         f"(budget {results['prose_edit_budget']:.2f} s: the chapter's kernel time + 2 s)"
     )
+    for index, measurement in enumerate(results["code_edit"], start=1):
+        print(
+            f"code edit {index} of the last chapter: {describe(measurement)}; its kernel "
+            f"{measurement['kernel']:.2f} s, beyond it {measurement['beyond_kernel']:.2f} s"
+        )
     print(
-        f"code edit of the last chapter: {describe(results['code_edit'])} "
-        f"(budget {results['code_edit_budget']:.2f} s)"
+        "code edit beyond the kernel (median): "
+        f"{results['median_code_edit_beyond_kernel']:.2f} s (budget 2 s)"
     )
     if "edit_function_of_last_chapter" in results:
         print(

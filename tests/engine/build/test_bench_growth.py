@@ -94,3 +94,15 @@ def test_a_time_missed_on_a_loaded_machine_reads_loaded():
     assert judged["no_op"] == "loaded" and judged["prose_edit"] == "loaded"
     results["prose_edit"] = _measurement(1.0, loaded=True)
     assert verdicts(growth_row(results))["prose_edit"] == "met"
+
+
+def test_a_code_edit_is_judged_on_the_median_time_beyond_its_kernel():
+    results = _results(2)
+    walls, kernels = (10.4, 9.1, 11.0), (8.6, 7.5, 8.7)
+    results["code_edit"] = [
+        bench.beyond_kernel(_measurement(wall), kernel)
+        for wall, kernel in zip(walls, kernels, strict=True)
+    ]
+    assert [m["beyond_kernel"] for m in results["code_edit"]] == pytest.approx([1.8, 1.6, 2.3])
+    assert bench.summarize(results)["median_code_edit_beyond_kernel"] == pytest.approx(1.8)
+    assert "median_code_edit_beyond_kernel" not in bench.summarize(_results(2))
