@@ -148,7 +148,6 @@ class FixtureBook:
         return process
 
     def _render(self, carry_over: bool = False) -> subprocess.CompletedProcess:
-        from claimbook import cache
         from claimbook.build.render import SiteRender, publish, read_outcome, write_outcome
         from claimbook.errors import BuildError
 
@@ -244,21 +243,3 @@ class _ModulesPatch:
         import sys
 
         self._monkeypatch.setitem(sys.modules, name, module)
-
-
-_CHECKOUT_STORE = cache.stored_root()  # this checkout's _build/.cache
-
-
-@pytest.fixture(autouse=True)
-def _stored_values_kept_out_of_the_checkout(monkeypatch, tmp_path_factory):
-    """Values a test's computations keep between builds go to a scratch folder, never to
-    this checkout's ``_build/.cache`` (a test that points ``BUILD_DIR`` elsewhere keeps its
-    own): a unit test must not change the tree the next ``make`` compares."""
-    scratch = tmp_path_factory.getbasetemp() / "stored-values"
-    real = cache.stored_root
-
-    def root() -> Path:
-        found = real()
-        return scratch if found == _CHECKOUT_STORE else found
-
-    monkeypatch.setattr(cache, "stored_root", root)

@@ -1,13 +1,13 @@
 """claimbook: the engine that builds *Trainable* and checks every claim it states.
 
-A separate package from the instruments the chapters import (``trainable_harness``):
-imports go one way, from the instruments to the engine, never back; the engine reaches the
-instruments only through the names the book gives it (see :mod:`claimbook.instruments`).
-This module imports nothing, so the instruments' import of :mod:`claimbook.calls` stays
-cheap. One module per job:
+A separate package from the science the chapters import (``trainable_harness``, a plain
+numpy library that knows nothing of the book): imports go one way, from the engine to the
+science, which the engine reaches through the names the registry gives it (see
+:mod:`claimbook.instruments`). This module imports nothing. One module per job:
 
 - :mod:`claimbook.paths` -- every path the book uses; :mod:`claimbook.atomic` -- atomic writes.
-- :mod:`claimbook.calls` -- the import hook that notes which instrument functions run.
+- :mod:`claimbook.dependencies` -- the book's modules a piece of code reaches, and their
+  digests (what keys are made of); :mod:`claimbook.chapter` -- the names a chapter imports.
 - :mod:`claimbook.instruments` -- the instrument package, found without importing it.
 - :mod:`claimbook.claims` -- the registry, claim kinds and judging, keys, artifacts, repin.
 - :mod:`claimbook.sources` -- the one reader of chapter sources; :mod:`claimbook.settings`

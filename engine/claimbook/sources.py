@@ -40,17 +40,9 @@ from claimbook.text import one_line
 _CHAPTERS = cache.ContentCache("chapter sources")
 
 
-def _markdown_environment() -> str:
-    """What else than a text decides its blocks: the parser (the lock) and the engine."""
-    from claimbook.claims.keys import environment_digest
-
-    return environment_digest()
-
-
-# The targets and headings of a markdown text, by its text (see prose_blocks), kept between
-# builds: a render cuts a chapter's executed notebook into its pages, which parses the
-# markdown cells it cuts and whose headings it raises, the same cells after any code edit.
-_PROSE_BLOCKS = cache.StoredCache("prose blocks", _markdown_environment)
+# The targets and headings of a markdown text, by its text (see prose_blocks): a render cuts
+# a chapter's executed notebook into its pages, parsing the markdown cells it cuts.
+_PROSE_BLOCKS = cache.ContentCache("prose blocks")
 
 __all__ = [
     "CHAPTER_HEADER",

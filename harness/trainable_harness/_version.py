@@ -1,7 +1,3 @@
-"""The harness's version, defined once: the package, ``pyproject.toml`` and pins read it.
-
-A chapter's ``pin = "..."`` literal names the version (the API) the chapter was written
-against; see :mod:`claimbook.claims`.
-"""
+"""The package's version, defined once: the package and ``pyproject.toml`` read it."""
 
 __version__ = "0.2.0"

@@ -71,8 +71,8 @@ INVARIANCE = """
 ```{{code-cell}} ipython3
 import numpy as np
 
-from trainable_harness import centered_normalize, verify_claim
-from trainable_harness import glue_setting
+from trainable_harness import centered_normalize
+from claimbook.chapter import glue_setting, verify_claim
 
 x = np.linspace(-1.0, 1.0, 8) * {number}
 glue_setting("size", x.size)
@@ -99,7 +99,7 @@ FIGURE = """
 ```{{code-cell}} ipython3
 import matplotlib.pyplot as plt
 
-from trainable_harness import FIGURE_STYLE, glue_figure
+from claimbook.chapter import FIGURE_STYLE, glue_figure
 
 with plt.rc_context(FIGURE_STYLE):
     fig, ax = plt.subplots()
@@ -118,7 +118,7 @@ Normalized values of eight evenly spaced inputs. {{figure-artifact}}`{label}`
 """
 STATISTICAL = """
 ```{{code-cell}} ipython3
-from trainable_harness import verify_claim
+from claimbook.chapter import verify_claim
 
 spread = verify_claim("{claim_id}", expected_harness=pin)
 print(f"claim {{spread['id']}}: {{spread['status']}}")

@@ -187,7 +187,7 @@ def test_one_palette_and_one_style_for_every_chapter():
     # Figures are shown at the resolution their PNG is written at.
     assert figures.FIGURE_STYLE["figure.dpi"] == figures.PNG_DPI
     # Chapters reach both through the instruments' package, not a copy.
-    from trainable_harness import FIGURE_STYLE, PALETTE
+    from claimbook.chapter import FIGURE_STYLE, PALETTE
 
     assert PALETTE is figures.PALETTE and FIGURE_STYLE is figures.FIGURE_STYLE
 

@@ -8,7 +8,6 @@ from the sources with ``ast``, so a lazy import inside a function counts too.
 from __future__ import annotations
 
 import ast
-import sys
 from pathlib import Path
 
 from claimbook import instruments, paths
@@ -35,28 +34,6 @@ def test_no_engine_module_imports_the_instruments():
         for path in sorted(ENGINE.rglob("*.py"))
     }
     assert {path: names for path, names in offenders.items() if names} == {}
-
-
-def test_importing_the_instruments_loads_only_the_engines_call_notes():
-    import subprocess
-
-    script = (
-        "import sys, trainable_harness; "
-        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'claimbook'))"
-    )
-    loaded = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True
-    ).stdout
-    # calls (the hook) and what it needs to name the package (paths, which quotes a refused
-    # name with text); no claims, no build, no Sphinx.
-    assert ast.literal_eval(loaded) == [
-        "claimbook",
-        "claimbook.calls",
-        "claimbook.errors",
-        "claimbook.instruments",
-        "claimbook.paths",
-        "claimbook.text",
-    ]
 
 
 def test_the_package_is_found_and_versioned_without_importing_it():

@@ -183,21 +183,20 @@ def test_rewrite_pin_accepts_only_a_version_and_writes_nothing_else(tmp_path, ne
     assert path.read_bytes() == before
 
 
-def test_prose_blocks_are_kept_between_builds(monkeypatch):
-    """A later build finds a text's blocks stored (as the same tuples), without parsing it."""
+def test_prose_blocks_are_parsed_once_per_text_in_a_build(monkeypatch):
+    """Within a build a text's blocks are found once (as the same tuples)."""
     from claimbook import cache, sources
 
     text = "(sec-a)=\n## A\n\nText.\n\n```\n## code\n```\n\nB\n-\n"
     with cache.one_build():
         first = sources.prose_blocks(text)
-    assert first == [("target", 0, "sec-a"), ("heading", 1, ""), ("heading", 9, "")]
+        assert first == [("target", 0, "sec-a"), ("heading", 1, ""), ("heading", 9, "")]
 
-    def unparsed(source):
-        raise AssertionError("parsed again")
+        def unparsed(source):
+            raise AssertionError("parsed again")
 
-    monkeypatch.setattr(sources, "_prose_blocks", unparsed)
-    with cache.one_build():
+        monkeypatch.setattr(sources, "_prose_blocks", unparsed)
         assert sources.prose_blocks(text) == first
         assert sources.prose_blocks(text) is not sources.prose_blocks(text)  # the caller's own
-    with cache.one_build(), pytest.raises(AssertionError, match="parsed again"):
-        sources.prose_blocks(text + "\n")  # another text is parsed
+        with pytest.raises(AssertionError, match="parsed again"):
+            sources.prose_blocks(text + "\n")  # another text is parsed

@@ -159,47 +159,37 @@ def _record(root: Path, stem: str) -> dict:
     return json.loads(record_path(stem, root / "_build").read_text())
 
 
-def _functions_run(root: Path, stem: str) -> set[tuple[str, str]]:
-    """The harness functions chapter ``stem`` depends on: those its kernel ran and those its
-    claims' computations ran (an edit of either executes the chapter again)."""
+def _modules_reached(root: Path, stem: str) -> set[str]:
+    """The book's modules chapter ``stem`` depends on: those its code reaches and those its
+    claims' computations reach (an edit of either executes the chapter again)."""
     record = _record(root, stem)
-    functions = {tuple(name) for name in record["functions"]}
+    modules = set(record["modules"])
     for claim_id in record.get("claims", []):
         artifact = paths.artifact_path(claim_id, root / "artifacts" / "claims")
-        key = json.loads(artifact.read_text())["key"]
-        functions |= {tuple(name.split(":", 1)) for name in key["functions"]}
-    return functions
+        modules |= set(json.loads(artifact.read_text())["key"]["modules"])
+    return modules
 
 
-def _edit_function(root: Path, module: str, qualname: str) -> None:
-    """Insert a comment line as the first statement's neighbour in a function's body."""
-    import ast
-
-    path = root / "harness" / Path(*module.split(".")).with_suffix(".py")
-    source = path.read_text(encoding="utf-8")
-    tree = ast.parse(source)
-    node = next(
-        n
-        for n in ast.walk(tree)
-        if isinstance(n, ast.FunctionDef) and n.name == qualname.split(".")[-1]
-    )
-    lines = source.splitlines(keepends=True)
-    body = node.body[0]
-    indent = " " * body.col_offset
-    lines.insert(body.lineno - 1, f"{indent}# edited by the benchmark\n")
-    path.write_text("".join(lines), encoding="utf-8")
+def _module_path(root: Path, module: str) -> Path:
+    folder = {"trainable_harness": "harness", "claimbook": "engine"}[module.partition(".")[0]]
+    base = root / folder / Path(*module.split("."))
+    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
 
 
-def _unused_function(root: Path, used: set[tuple[str, str]]) -> tuple[str, str] | None:
-    """A top-level harness function that no chapter ran (for the 'unused edit' timing)."""
-    import ast
+def _edit_module(root: Path, module: str) -> None:
+    """Append a comment line to a module of the book (any byte counts as an edit)."""
+    path = _module_path(root, module)
+    path.write_text(path.read_text(encoding="utf-8") + "# edited by the benchmark\n")
 
+
+def _unused_module(root: Path, used: set[str]) -> str | None:
+    """A science module that no chapter and no claim reaches (for the 'unused edit' timing)."""
     package = root / "harness" / "trainable_harness"
     for path in sorted(package.rglob("*.py")):
-        module = ".".join(path.relative_to(root / "harness").with_suffix("").parts)
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            if isinstance(node, ast.FunctionDef) and (module, node.name) not in used:
-                return module, node.name
+        parts = path.relative_to(root / "harness").with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        if module not in used:
+            return module
     return None
 
 
@@ -214,13 +204,13 @@ def _reexecuted(root: Path, stems: list[str], before: dict[str, str]) -> list[st
     return [stem for stem in stems if after[stem] != before[stem]]
 
 
-def _shared_by_two(runs: dict[str, set]) -> tuple[tuple[str, str], list[str]] | None:
-    """A harness function exactly two chapters ran, and those chapters (first in order)."""
-    counts: dict[tuple[str, str], list[str]] = {}
-    for stem, functions in runs.items():
-        for function in functions:
-            counts.setdefault(function, []).append(stem)
-    pairs = sorted((function, stems) for function, stems in counts.items() if len(stems) == 2)
+def _shared_by_two(runs: dict[str, set]) -> tuple[str, list[str]] | None:
+    """A module exactly two chapters reach, and those chapters (first in order)."""
+    counts: dict[str, list[str]] = {}
+    for stem, modules in runs.items():
+        for module in modules:
+            counts.setdefault(module, []).append(stem)
+    pairs = sorted((module, stems) for module, stems in counts.items() if len(stems) == 2)
     return pairs[0] if pairs else None
 
 
@@ -281,31 +271,31 @@ def run_bench(root: Path, rounds: int = 3, report=print) -> dict:
             results["code_edit"].append(
                 beyond_kernel(measured, _record(ours, stems[-1])["seconds"])
             )
-        runs = {stem: _functions_run(ours, stem) for stem in stems}
+        runs = {stem: _modules_reached(ours, stem) for stem in stems}
         others = set().union(*(runs[stem] for stem in stems[:-1])) if len(stems) > 1 else set()
         only_last = sorted(runs[stems[-1]] - others)
         if only_last:
-            results["edited_function_of_last_chapter"] = ":".join(only_last[0])
-            _edit_function(ours, *only_last[0])
+            results["edited_function_of_last_chapter"] = only_last[0]
+            _edit_module(ours, only_last[0])
             results["edit_function_of_last_chapter"] = _timed(_ours(ours), ours)
             results["edit_function_of_last_chapter_budget"] = (
                 _record(ours, stems[-1])["seconds"] + 2.0
             )
         shared = _shared_by_two(runs)
         if shared is not None:
-            (function, pair), before = shared, _records(ours, stems)
-            results["edited_function_of_two_chapters"] = ":".join(function)
+            (module, pair), before = shared, _records(ours, stems)
+            results["edited_function_of_two_chapters"] = module
             results["two_chapters"] = pair
-            _edit_function(ours, *function)
+            _edit_module(ours, module)
             results["edit_function_of_two_chapters"] = _timed(_ours(ours), ours)
             results["two_chapters_reexecuted"] = _reexecuted(ours, stems, before)
             results["edit_function_of_two_chapters_budget"] = (
                 sum(_record(ours, stem)["seconds"] for stem in pair) + 2.0
             )
-        unused = _unused_function(ours, set().union(*runs.values()))
+        unused = _unused_module(ours, set().union(*runs.values()))
         if unused is not None:
-            results["edited_unused_function"] = ":".join(unused)
-            _edit_function(ours, *unused)
+            results["edited_unused_function"] = unused
+            _edit_module(ours, unused)
             results["edit_unused_function"] = _timed(_ours(ours), ours)
         records = {stem: _record(ours, stem)["seconds"] for stem in stems}
         results["chapters"] = len(stems)

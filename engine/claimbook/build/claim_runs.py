@@ -45,7 +45,6 @@ from claimbook.claims.record import (
     record_path as claim_record_path,
 )
 from claimbook.errors import BuildError, ClaimError
-from claimbook.shared_values import SHARED_VARIABLE
 
 __all__ = ["ClaimComputation", "ClaimRuns", "compute_claims", "due_claims", "spread"]
 
@@ -69,7 +68,6 @@ def due_claims(claim_ids: list[str], recorded: Mapping[str, str]) -> dict[str, s
     A claim whose registry entry cannot be read is left out: the render reports it on the
     page that states it, and the build fails there.
     """
-    claims.judge_ahead(claim_ids)  # half of them in a copy of this process, meanwhile
     due = {}
     for claim_id in claim_ids:
         try:
@@ -121,9 +119,6 @@ def _claim_environment(workers_per_process: int | None) -> dict[str, str]:
         environment.setdefault(variable, "1")
     if workers_per_process is not None:
         environment["TRAINABLE_CLAIM_WORKERS"] = str(workers_per_process)
-    # No role with shared values unless the caller gives one: mutate's processes run claims
-    # under perturbations, and what they compute must never reach a kernel.
-    environment.pop(SHARED_VARIABLE, None)
     return environment
 
 
@@ -196,9 +191,7 @@ class ClaimComputation:
                 subprocess.Popen(
                     [sys.executable, "-m", "claimbook", "claims", "compute", *batch],
                     cwd=paths.REPO_ROOT,
-                    # What a claim computes that a figure draws too is kept for the
-                    # chapters' kernels; a claim never reads it (claimbook.shared_values).
-                    env={**_claim_environment(workers), SHARED_VARIABLE: "write"},
+                    env=_claim_environment(workers),
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
                     text=True,

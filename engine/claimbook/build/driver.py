@@ -51,7 +51,6 @@ from claimbook.build.render import (
     site_key,
     write_outcome,
 )
-from claimbook.claims.keys import parse_package
 from claimbook.claims.ratios import wide_tolerance_problems
 from claimbook.claims.record import read_claim_record
 from claimbook.errors import BuildError, ChapterSourceError, ClaimError
@@ -254,9 +253,6 @@ def _build_with(computation, plans, head_start, jobs, out, render_site, kernels,
             computation.finish()
         site = SiteRender(fresh, reuse_pages=same_pages, published=outcome)
         prepared.append(site)
-        # Judging the claims after the chapters needs every harness module parsed and every
-        # registry entry validated; both are cached, so that work is done here, on a free core.
-        parse_package()
         for source in _selected_sources(None):
             try:
                 results_pasted_as_glue(source)  # the render's source check asks the same

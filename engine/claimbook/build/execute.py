@@ -3,9 +3,8 @@
 Each chapter runs in its own worker process (papermill changes the working directory, which
 is process-wide) with its own kernel, working directory ``chapters/`` as Binder has it. The
 notebook jupytext makes from the source gets two instrumentation cells, removed again from
-the executed notebook: the first starts a
-:class:`~claimbook.claims.keys.HarnessCallRecorder` in the kernel, the last writes
-the functions it recorded, which become part of the chapter's key, after waiting for the
+the executed notebook: the first sets the chapter's variables, the last notes that the
+chapter ran to its end, after waiting for the
 figures the kernel handed to a worker process (:mod:`claimbook.figure_worker`; a figure not
 drawn fails the chapter), whose glued PNGs move back into the cells that drew them.
 papermill saves the
@@ -22,7 +21,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import json
 import multiprocessing
 import os
 import time
@@ -32,11 +30,16 @@ from typing import NoReturn
 
 from claimbook import paths
 from claimbook.atomic import write_text_atomically
-from claimbook.build.keys import chapter_key, code_digest, read_record, write_record
+from claimbook.build.keys import (
+    chapter_key,
+    chapter_modules,
+    code_digest,
+    read_record,
+    write_record,
+)
 from claimbook.errors import InvalidFigureLabelError
 from claimbook.figure_worker import WORKER_VARIABLE, FigureWorkerError, move_glued_outputs
 from claimbook.figures import figure_files, figure_labels
-from claimbook.shared_values import SHARED_VARIABLE
 from claimbook.sources import read_chapter
 from claimbook.text import one_line
 
@@ -51,23 +54,13 @@ import os as _trainable_os
 
 # The chapter's variables: its kernel may have booted before the chapter was known.
 _trainable_os.environ.update({variables!r})
-
-from claimbook.claims.keys import HarnessCallRecorder
-
-_trainable_recorder = HarnessCallRecorder()
-_trainable_recorder.start()
 """
 _STOP = """\
-import json as _trainable_json
-
 from claimbook.figure_worker import finish_figures
 
 finish_figures()  # the figures drawn beside the kernel: one not drawn fails the chapter
 
-with open({path!r}, "w", encoding="utf-8") as _trainable_stream:
-    _trainable_json.dump(
-        [list(name) for name in _trainable_recorder.stop()], _trainable_stream
-    )
+open({path!r}, "w").close()  # the last cell ran
 """
 
 
@@ -82,7 +75,7 @@ class ChapterRun:
     error: str = ""
 
 
-def _instrumented(notebook, functions_file: Path, variables: dict[str, str]):
+def _instrumented(notebook, ended_file: Path, variables: dict[str, str]):
     import nbformat
 
     start = nbformat.v4.new_code_cell(
@@ -90,7 +83,7 @@ def _instrumented(notebook, functions_file: Path, variables: dict[str, str]):
         metadata={"tags": [INSTRUMENT_TAG]},
     )
     stop = nbformat.v4.new_code_cell(
-        _STOP.format(path=str(functions_file)), metadata={"tags": [INSTRUMENT_TAG]}
+        _STOP.format(path=str(ended_file)), metadata={"tags": [INSTRUMENT_TAG]}
     )
     notebook.cells = [start, *notebook.cells, stop]
     return notebook
@@ -142,13 +135,12 @@ def _figure_outputs(chapter) -> list[Path]:
 def chapter_process_variables() -> dict[str, str]:
     """What every chapter's kernel starts with, whichever the chapter (set before launching).
 
-    The kernel hands its figures to a worker and reads what the claim processes kept for it.
+    The kernel hands its figures to a worker.
     Kernels run side by side, one per core: BLAS threads would only compete (and a fixed count
     keeps reductions in one order); a count already set (the Makefile exports 1) is kept.
     """
     return {
         WORKER_VARIABLE: "1",
-        SHARED_VARIABLE: "read",
         **{variable: os.environ.get(variable, "1") for variable in BLAS_THREAD_VARIABLES},
     }
 
@@ -200,9 +192,9 @@ def _execute(source_path: Path, kernel, started: float, variables: dict[str, str
     claim_ids = chapter.verified_claims
     work = paths.BUILD_DIR / "notebooks"
     work.mkdir(parents=True, exist_ok=True)
-    functions_file = work / f"{stem}.functions.json"
-    functions_file.unlink(missing_ok=True)
-    notebook = _instrumented(nbformat.from_dict(chapter.notebook), functions_file, variables)
+    ended_file = work / f"{stem}.ended"
+    ended_file.unlink(missing_ok=True)
+    notebook = _instrumented(nbformat.from_dict(chapter.notebook), ended_file, variables)
     try:
         executed = papermill.execute_notebook(
             notebook,
@@ -236,9 +228,9 @@ def _execute(source_path: Path, kernel, started: float, variables: dict[str, str
             claim_ids,
             f"{type(error).__name__}: {error}",
         )
-    if not functions_file.is_file():  # papermill takes SystemExit() or SystemExit(0) for a stop
+    if not ended_file.is_file():  # papermill takes SystemExit() or SystemExit(0) for a stop
         return ChapterRun(stem, False, time.perf_counter() - started, claim_ids, _stop(executed))
-    functions = [tuple(name) for name in json.loads(functions_file.read_text(encoding="utf-8"))]
+    ended_file.unlink()
     try:
         notebook_text = nbformat.writes(_without_instrumentation(executed)) + "\n"
     except FigureWorkerError as error:
@@ -251,11 +243,12 @@ def _execute(source_path: Path, kernel, started: float, variables: dict[str, str
         *_figure_outputs(chapter),
     ]
     seconds = time.perf_counter() - started
+    modules = chapter_modules(chapter)
     write_record(
         source_path,
-        chapter_key(code_digest(chapter), claim_ids, functions),
+        chapter_key(code_digest(chapter), claim_ids, modules),
         claim_ids,
-        functions,
+        modules,
         outputs,
         seconds,
     )
@@ -286,10 +279,10 @@ def reassemble_chapter(source: Path) -> bool:
         new.outputs, new.execution_count = old.outputs, old.execution_count
     fresh.metadata = executed.metadata
     write_text_atomically(target, nbformat.writes(fresh) + "\n")
-    functions = [tuple(name) for name in record["functions"]]
+    modules = record["modules"]  # the same code cells, so the same imports
     outputs = [paths.REPO_ROOT / name for name in record["outputs"]]
-    key = chapter_key(code_digest(chapter), chapter.verified_claims, functions)
-    write_record(source, key, chapter.verified_claims, functions, outputs, record["seconds"])
+    key = chapter_key(code_digest(chapter), chapter.verified_claims, modules)
+    write_record(source, key, chapter.verified_claims, modules, outputs, record["seconds"])
     return True
 
 

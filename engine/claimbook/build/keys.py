@@ -8,17 +8,16 @@ A chapter's **key** is a SHA-256 over four things, and nothing else:
   and of the artifact the build computed for it (which ids:
   :attr:`claimbook.sources.Chapter.verified_claims`, read from its code; the chapter shows
   what the artifact says, and computes no claim itself);
-- ``functions``: the digest of each harness function the chapter's cells ran the last time
-  it executed, recorded by
-  :class:`claimbook.claims.keys.HarnessCallRecorder` and digested from today's
-  sources by :func:`claimbook.claims.keys.function_digests`;
+- ``modules``: the digest of each module of the book's own packages that its code cells
+  import, directly or through another (:mod:`claimbook.dependencies` states the rule; the
+  names are found when the chapter executes and kept in its record);
 - ``environment``: the lock ``requirements.txt`` and the Python version.
 
 So a README, CLI, test or build-tool edit changes no key, and neither does an edit of a
-harness function the chapter never runs; an edit of one it runs changes its key.
+module the chapter's imports never reach; any edit of one they reach changes its key.
 
 After a successful execution the build writes ``_build/keys/<stem>.json``: the key, its
-parts, the recorded functions, and the SHA-256 of every output (the executed notebook, the
+parts, the modules reached, and the SHA-256 of every output (the executed notebook, the
 claim artifacts, the figures). The chapter executes again when its key differs, when that
 record is missing, or when an output is missing or differs from what was recorded (a
 deleted or hand-edited artifact is recomputed, never trusted). An edit of the prose alone
@@ -27,8 +26,8 @@ cells and the stored outputs of its unchanged code cells, without running a kern
 
 A record is read as data that may have been edited, copied from elsewhere or cut short, and
 it is used only when every field has its type and form (:func:`load_record`): the stem its
-file is named for, digests of 64 hex digits, claim ids of the registry's grammar, functions
-as ``[module, qualname]`` pairs of dotted names, and outputs named relative to the root,
+file is named for, digests of 64 hex digits, claim ids of the registry's grammar, modules
+as dotted names, and outputs named relative to the root,
 written plainly (no ``..``, not absolute) and each a build product
 (:func:`claimbook.paths.build_product`: under ``artifacts/`` or ``_build/``, or the executed
 notebook ``chapters/<stem>.ipynb``; a link among its folders that leads elsewhere is
@@ -47,9 +46,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from claimbook import paths
+from claimbook import dependencies, paths
 from claimbook.atomic import write_text_atomically
-from claimbook.claims.keys import environment_digest, function_digests
+from claimbook.claims.keys import environment_digest
 from claimbook.errors import InvalidClaimIdError, KeyRecordError, OutsideBuildProductsError
 from claimbook.sources import Chapter, read_chapter
 from claimbook.text import one_line
@@ -59,6 +58,7 @@ __all__ = [
     "RECORD_FORMAT",
     "ChapterPlan",
     "chapter_key",
+    "chapter_modules",
     "code_digest",
     "file_digest",
     "load_record",
@@ -70,13 +70,12 @@ __all__ = [
 ]
 
 # Bump when the record's meaning or the instrumentation changes: every chapter re-executes.
-RECORD_FORMAT = 3
+RECORD_FORMAT = 4
 MISSING = "missing"
 MAX_RECORD_BYTES = 1 << 20  # a record of this book's largest chapter holds about 20 KB
 _HEX_DIGEST = re.compile("[0-9a-f]{64}")
-# A recorded function: module and qualified name, dotted identifiers (a nested function's
-# qualified name holds "<locals>").
-_DOTTED = re.compile(r"[A-Za-z_<][A-Za-z0-9_<>]*(\.[A-Za-z_<][A-Za-z0-9_<>]*)*")
+# A module's dotted name.
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 _MAX_DOTTED = 300
 
 
@@ -100,7 +99,22 @@ def code_digest(chapter: Chapter) -> str:
     return _digest({"cells": cells, "kernel": kernel})
 
 
-def chapter_key(code: str, claim_ids: Iterable[str], functions: Iterable[tuple[str, str]]) -> dict:
+def chapter_modules(chapter: Chapter) -> list[str]:
+    """The first-party modules the chapter's code cells reach (:mod:`claimbook.dependencies`).
+
+    A cell that is not Python (after IPython's ``%`` and ``!`` lines) imports nothing here;
+    the kernel reports its error when the chapter executes.
+    """
+    starts: set[str] = set()
+    for _index, source, _tags in chapter.code_cells():
+        try:
+            starts |= dependencies.imports_in_code(source)
+        except SyntaxError:
+            continue
+    return dependencies.modules_reached(starts)
+
+
+def chapter_key(code: str, claim_ids: Iterable[str], modules: Iterable[str]) -> dict:
     """The key of a chapter whose code digests to ``code``: ``{"digest", "parts"}``."""
     parts = {
         "format": RECORD_FORMAT,
@@ -112,7 +126,7 @@ def chapter_key(code: str, claim_ids: Iterable[str], functions: Iterable[tuple[s
             }
             for claim_id in sorted(claim_ids)
         },
-        "functions": function_digests([tuple(function) for function in functions]),
+        "modules": dependencies.module_digests(modules),
         "environment": environment_digest(),
     }
     return {"digest": _digest(parts), "parts": parts}
@@ -208,13 +222,6 @@ def _claim_id_ok(value: object) -> bool:
     return True
 
 
-def _function_name_ok(value: object) -> bool:
-    if not isinstance(value, str):
-        return False
-    module, colon, qualname = value.partition(":")
-    return colon == ":" and _is_dotted(module) and _is_dotted(qualname)
-
-
 def _output_problem(name: object, digest: object) -> str | None:
     if not isinstance(name, str) or PurePosixPath(name).is_absolute():
         return f"output {name!r} is not a path relative to the book"
@@ -249,7 +256,7 @@ def _record_problem(record: object, stem: str) -> str | None:
             return f"field parts.{name} is not a digest"
     for name, key_ok, value_ok in (
         ("claims", _claim_id_ok, _claim_digests_ok),
-        ("functions", _function_name_ok, None),
+        ("modules", _is_dotted, None),
     ):
         problem = _digest_map_problem(f"parts.{name}", parts.get(name), key_ok, value_ok)
         if problem is not None:
@@ -257,12 +264,9 @@ def _record_problem(record: object, stem: str) -> str | None:
     claims = record.get("claims")
     if not isinstance(claims, list) or not all(map(_claim_id_ok, claims)):
         return "field claims is not a list of claim ids"
-    functions = record.get("functions")
-    if not isinstance(functions, list) or not all(
-        isinstance(entry, list) and len(entry) == 2 and all(map(_is_dotted, entry))
-        for entry in functions
-    ):
-        return "field functions is not a list of [module, qualname] pairs of dotted names"
+    modules = record.get("modules")
+    if not isinstance(modules, list) or not all(map(_is_dotted, modules)):
+        return "field modules is not a list of dotted module names"
     outputs = record.get("outputs")
     if not isinstance(outputs, dict):
         return "field outputs is not a mapping of paths to digests"
@@ -282,7 +286,7 @@ def _record_problem(record: object, stem: str) -> str | None:
 
 
 def write_record(
-    source: Path, key: Mapping, claim_ids, functions, outputs: Iterable[Path], seconds: float
+    source: Path, key: Mapping, claim_ids, modules, outputs: Iterable[Path], seconds: float
 ) -> dict:
     """Write the record of a successful execution; ``source`` and ``outputs`` are hashed now.
 
@@ -303,7 +307,7 @@ def write_record(
         "key": key["digest"],
         "parts": key["parts"],
         "claims": sorted(claim_ids),
-        "functions": [list(function) for function in sorted(map(tuple, functions))],
+        "modules": sorted(modules),
         "outputs": {
             Path(output).relative_to(paths.REPO_ROOT).as_posix(): file_digest(output)
             for output in sorted(outputs)
@@ -355,11 +359,11 @@ def plan_chapter(source: Path) -> ChapterPlan:
         if code != record["parts"]["code"]:
             return ChapterPlan(stem, source, "execute", "code changed")
         action = "reassemble"
-    key = chapter_key(code, claim_ids, record["functions"])
+    key = chapter_key(code, claim_ids, record["modules"])
     if key["digest"] != record["key"]:
         changed = [
             name
-            for name in ("claims", "functions", "environment", "format")
+            for name in ("claims", "modules", "environment", "format")
             if key["parts"].get(name) != record["parts"].get(name)
         ]
         detail = _changed_names(key["parts"], record["parts"])
@@ -387,10 +391,10 @@ def output_problems(record: Mapping) -> list[str]:
 
 
 def _changed_names(now: Mapping, before: Mapping) -> str:
-    """`` (harness function x, claim y)``: the first few names whose digest moved."""
+    """`` (module x, claim y)``: the first few names whose digest moved."""
     names = [
         name
-        for group in ("functions", "claims")
+        for group in ("modules", "claims")
         for name in sorted(set(now.get(group, {})) | set(before.get(group, {})))
         if now.get(group, {}).get(name) != before.get(group, {}).get(name)
     ]

@@ -47,11 +47,11 @@ import shutil
 import sys
 from pathlib import Path
 
-from claimbook import cache, paths
+from claimbook import cache, dependencies, paths
 from claimbook.atomic import write_text_atomically
 from claimbook.build import site_record, unchanged_pages
 from claimbook.build.keys import file_digest
-from claimbook.claims.keys import environment_digest, function_digests
+from claimbook.claims.keys import environment_digest
 from claimbook.errors import BuildError
 
 __all__ = [
@@ -105,18 +105,17 @@ def regular_files(directory: Path) -> list[Path]:
     return sorted(path for path in found if not path.is_symlink())
 
 
-def _claim_function_digests() -> dict:
-    """Today's digests of the functions each claim artifact recorded (its staleness input)."""
-    recorded = set()
+def _claim_module_digests() -> dict:
+    """Today's digests of the modules each claim artifact's key names (its staleness input)."""
+    named = set()
     for artifact in sorted(paths.CLAIM_ARTIFACTS_DIR.glob("*.json")):
         try:
             key = json.loads(artifact.read_text(encoding="utf-8")).get("key") or {}
         except (OSError, ValueError, AttributeError):
             continue
-        for name in key.get("functions", {}) if isinstance(key, dict) else ():
-            module, _, qualname = str(name).partition(":")
-            recorded.add((module, qualname))
-    return function_digests(sorted(recorded))
+        modules = key.get("modules", {}) if isinstance(key, dict) else {}
+        named.update(str(name) for name in modules if isinstance(modules, dict))
+    return dependencies.module_digests(named)
 
 
 def mutation_record_digest() -> str:
@@ -137,7 +136,7 @@ def site_key() -> str:
             else path.name
         )
         digest.update(f"{name}\0{file_digest(path)}\n".encode())
-    digest.update(json.dumps(_claim_function_digests(), sort_keys=True).encode())
+    digest.update(json.dumps(_claim_module_digests(), sort_keys=True).encode())
     digest.update(mutation_record_digest().encode())  # what the claim pages say each catches
     digest.update(environment_digest().encode())
     digest.update(json.dumps(_build_stamp(), sort_keys=True).encode())

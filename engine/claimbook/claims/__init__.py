@@ -39,14 +39,8 @@ from claimbook.claims.computations import (
     flatten,  # noqa: F401 -- the dotted field names of a result, for callers and tests
     resolve_computation,
 )
-from claimbook.claims.judgement import STATES, Judgement, judge, judge_ahead, state_fails_build
-from claimbook.claims.keys import (
-    HarnessCallRecorder,
-    claim_key,
-    current_claim_key,
-    environment_digest,
-    function_digests,
-)
+from claimbook.claims.judgement import STATES, Judgement, judge, state_fails_build
+from claimbook.claims.keys import claim_key, current_claim_key, environment_digest
 from claimbook.claims.registry import (
     Claim,
     claim_seed,
@@ -69,7 +63,6 @@ __all__ = [
     "STATES",
     "Claim",
     "ClaimReport",
-    "HarnessCallRecorder",
     "Judgement",
     "PinUpdate",
     "RepinReport",
@@ -84,10 +77,8 @@ __all__ = [
     "display_contract",
     "environment_digest",
     "failure_summary",
-    "function_digests",
     "harness_pin",
     "judge",
-    "judge_ahead",
     "list_claims",
     "load_claim",
     "repin_chapters",

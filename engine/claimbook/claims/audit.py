@@ -80,7 +80,7 @@ def check_artifact(
         claim,
         outcome.results,
         error=outcome.error,
-        key=claim_key(claim, outcome.functions),
+        key=claim_key(claim),
         provenance={"version": instruments.version(), **machine},
     )
     found = differences(stored, recomputed)

@@ -9,10 +9,9 @@ computation takes no input except ``seed=`` and returns a mapping of result fiel
 (numbers, booleans, strings, or nested mappings of them).
 
 :func:`run_computation` calls it -- once with ``seed=claim.seed`` (or no argument) for a
-deterministic claim, once per seed of :attr:`Claim.seeds` for a statistical claim -- inside
-a :class:`~claimbook.claims.keys.HarnessCallRecorder`, so the claim's key names the
-harness functions that actually ran. An exception raised by the computation is recorded
-as the outcome's ``error``, never raised at the caller.
+deterministic claim, once per seed of :attr:`Claim.seeds` for a statistical claim. An
+exception raised by the computation is recorded as the outcome's ``error``, never raised at
+the caller.
 
 Examples
 --------
@@ -43,7 +42,6 @@ from typing import Any
 import numpy as np
 
 from claimbook import instruments
-from claimbook.claims.keys import HarnessCallRecorder
 from claimbook.claims.registry import excerpt
 from claimbook.errors import ComputationNotFoundError, WitnessResultError
 
@@ -124,15 +122,12 @@ class Outcome:
     results : list of dict
         One normalized result per call: a single entry for a deterministic claim, one per
         seed (in the order of :attr:`Claim.seeds`) for a statistical claim.
-    functions : tuple of (module, qualname)
-        The harness functions that ran.
     error : str or None
         ``"<ExceptionType>: <message>"`` when the computation raised or returned an unusable
         result; then ``results`` holds what was computed before (possibly nothing).
     """
 
     results: list[dict]
-    functions: tuple[tuple[str, str], ...]
     error: str | None
 
 
@@ -192,20 +187,17 @@ def _error_text(exc: BaseException) -> str:
     return text if len(text) <= _ERROR_LIMIT else text[: _ERROR_LIMIT - 3] + "..."
 
 
-def _run_call(claim, arguments: dict) -> tuple[dict | None, tuple, str | None]:
-    """One call of the claim's computation, recorded: (normalized result, functions, error)."""
+def _run_call(claim, arguments: dict) -> tuple[dict | None, str | None]:
+    """One call of the claim's computation: (normalized result, error)."""
     function = resolve_computation(claim.compute)  # load_claim checked the name
-    recorder = HarnessCallRecorder()
-    recorder.start()  # around the computation only, not this bookkeeping
     try:
         value = function(**arguments)
     except Exception as exc:  # recorded in the artifact: the chapter goes on
-        return None, recorder.stop(), _error_text(exc)
-    functions = recorder.stop()
+        return None, _error_text(exc)
     try:
-        return normalize_result(value, claim), functions, None
+        return normalize_result(value, claim), None
     except Exception as exc:
-        return None, functions, _error_text(exc)
+        return None, _error_text(exc)
 
 
 def _workers(remaining: int, first_seconds: float) -> int:
@@ -223,11 +215,11 @@ def _workers(remaining: int, first_seconds: float) -> int:
 
 
 def run_computation(claim) -> Outcome:
-    """Run ``claim``'s registered computation (per seed if statistical), recording its calls.
+    """Run ``claim``'s registered computation (per seed if statistical).
 
     The seeds of a statistical claim are independent, so when the first seed took longer
     than ``PARALLEL_THRESHOLD_SECONDS`` the rest run in worker processes (forked, one per
-    core, or ``$TRAINABLE_CLAIM_WORKERS``), each recording the harness functions it ran.
+    core, or ``$TRAINABLE_CLAIM_WORKERS``).
     Each seed's result is the same whichever process computes it, and results keep the
     order of :attr:`Claim.seeds`.
     """
@@ -239,23 +231,21 @@ def run_computation(claim) -> Outcome:
     first = _run_call(claim, calls[0])
     outcomes = [first]
     rest = calls[1:]
-    workers = _workers(len(rest), time.perf_counter() - started) if first[2] is None else 0
+    workers = _workers(len(rest), time.perf_counter() - started) if first[1] is None else 0
     if workers:
         context = multiprocessing.get_context("fork")
         with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
             outcomes.extend(pool.map(_run_call, [claim] * len(rest), rest))
     else:
         for arguments in rest:
-            if outcomes[-1][2] is not None:
+            if outcomes[-1][1] is not None:
                 break
             outcomes.append(_run_call(claim, arguments))
     results: list[dict] = []
-    functions: set = set()
     error = None
-    for result, ran, failure in outcomes:
-        functions.update(ran)
+    for result, failure in outcomes:
         if failure is not None:
             error = failure
             break
         results.append(result)
-    return Outcome(results=results, functions=tuple(sorted(functions)), error=error)
+    return Outcome(results=results, error=error)

@@ -6,8 +6,8 @@ claims command line, the badges and bound numbers of a page, the claim pages, th
 
 - ``"not run"`` -- no artifact;
 - ``"stale"`` -- written by another harness version, or its key is not the key of the
-  functions it recorded under today's sources, registry file and lock (a function it ran
-  was edited, its registry entry was edited, the lock or the engine changed);
+  modules it names under today's files, registry file and lock (a module its computation
+  reaches was edited, its registry entry was edited, the lock or Python changed);
 - ``"failed"`` -- unreadable, status failed, or a stored field its own stored result does
   not support under the current registry (an edited file is shown as failed, never as
   verified);
@@ -17,11 +17,10 @@ claims command line, the badges and bound numbers of a page, the claim pages, th
 :func:`state_fails_build` is True for failed, stale and not run.
 :func:`claimbook.claims.audit.check_artifact` goes further and recomputes.
 
-A page asks about the same claim once per number it binds, so the expensive part of a
-judgement (rebuilding the artifact from its own stored result) is kept in a
-:class:`~claimbook.cache.ContentCache`, keyed by the bytes of the registry entry and of the
-artifact; it is reached only once the artifact's key has been found current, and that key
-covers everything else the rebuild depends on (the functions, the lock, the engine).
+Every build judges every claim afresh from the registry and the artifact: no verdict is
+stored between processes. Within one process the verdict on an artifact's consistency is
+kept in a :class:`~claimbook.cache.ContentCache`, keyed by the bytes of the registry entry and
+of the artifact, reached only once the artifact's key has been found current.
 
 Examples
 --------
@@ -35,39 +34,29 @@ Examples
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from claimbook import cache, instruments, paths
+from claimbook import cache, instruments
 from claimbook.claims.computations import normalize_result
-from claimbook.claims.keys import current_claim_key, parse_package
-from claimbook.claims.registry import ENTRIES, Claim, entry_stored, load_claim
+from claimbook.claims.keys import current_claim_key
+from claimbook.claims.registry import Claim, load_claim
 from claimbook.claims.store import build_artifact, differences, parse_artifact, per_seed_results
 from claimbook.claims.summary import failure_summary
 from claimbook.errors import ClaimError, TamperedArtifactError, WitnessResultError
 from claimbook.paths import artifact_path, shown
 
-__all__ = ["STATES", "Judgement", "judge", "judge_ahead", "staleness", "state_fails_build"]
+__all__ = ["STATES", "Judgement", "judge", "staleness", "state_fails_build"]
 
 STATES = ("verified", "refuted", "failed", "stale", "not run")
 _FAILING = ("failed", "stale", "not run")
 _SCALARS = (bool, int, float, str, type(None))
 
 
-def _judging_environment() -> str:
-    """What else than the entry's and the artifact's bytes decides a verdict on an artifact's
-    consistency: the engine that rebuilds it, and numpy and the lock its statistics use."""
-    from claimbook.claims.keys import environment_digest
-
-    return environment_digest()
-
-
-# The verdict on an artifact's own consistency, by the bytes it was reached from, kept
-# between builds: rebuilding a statistical artifact from its stored result is most of the
-# cost of judging it, and a build judges every claim before its first chapter can start.
-_CONSISTENCY = cache.StoredCache("judgements", _judging_environment)
+# The verdict on an artifact's own consistency, by the bytes it was reached from, in this
+# process only: a page asks about the same claim once per number it binds.
+_CONSISTENCY = cache.ContentCache("judgements")
 
 
 class Judgement(NamedTuple):
@@ -102,18 +91,17 @@ def staleness(claim: Claim, stored: Mapping) -> str | None:
     if key.get("digest") == current["digest"]:
         return None
     if key.get("environment_digest") != current["environment_digest"]:
-        return "artifact computed under another lock (requirements.txt), Python or engine"
+        return "artifact computed under another lock (requirements.txt) or Python"
+    stored_modules = key.get("modules") if isinstance(key.get("modules"), Mapping) else {}
     changed = sorted(
-        name
-        for name, digest in current["functions"].items()
-        if key.get("functions", {}).get(name) != digest
+        name for name, digest in current["modules"].items() if stored_modules.get(name) != digest
     )
     if changed:
         listed = ", ".join(changed[:5])
         if len(changed) > 5:
             listed += f" and {len(changed) - 5} more"
-        return f"harness functions it ran have changed: {listed}"
-    return "artifact key does not match its recorded functions, registry file and lock"
+        return f"modules its computation reaches have changed: {listed}"
+    return "artifact key does not match its modules, registry file and lock"
 
 
 def _stored_results(claim: Claim, stored: Mapping) -> list[dict]:
@@ -163,28 +151,6 @@ def _verdict_key(claim_id: str, registry_digest: str, path: Path, data: bytes) -
     return cache.digest(claim_id, registry_digest, str(path), data)
 
 
-def _judged_before(
-    claim_id: str, registry_dir: str | Path | None, artifacts_dir: str | Path | None
-) -> bool:
-    """Whether judging the claim will find its slow parts stored: its validated registry
-    entry and the verdict on its artifact, for their bytes as they are now. A claim with no
-    artifact is judged at once; a stale one, whose verdict is never stored, counts as not
-    judged before."""
-    if not entry_stored(claim_id, registry_dir=registry_dir):
-        return False
-    path = artifact_path(claim_id, artifacts_dir)
-    try:
-        data = path.read_bytes()
-    except OSError:  # judged "not run", or refused, without rebuilding anything
-        return True
-    try:
-        registry = paths.registry_path(claim_id, registry_dir).read_bytes()
-    except (ClaimError, OSError):
-        return False
-    digest = hashlib.sha256(registry).hexdigest()
-    return _CONSISTENCY.holds(_verdict_key(claim_id, digest, path, data))
-
-
 def judge(
     claim_id: str,
     *,
@@ -221,42 +187,3 @@ def judge(
     # A list, which JSON gives back as it was (a tuple would be kept in this process only).
     state, reason = _CONSISTENCY.get(key, lambda: list(_consistency(claim, stored, path)))
     return Judgement(state, stored, reason)
-
-
-def judge_ahead(
-    claim_ids: Sequence[str],
-    *,
-    registry_dir: str | Path | None = None,
-    artifacts_dir: str | Path | None = None,
-    least: int = 8,
-) -> None:
-    """Judge ``claim_ids`` on two cores, so that judging each of them afterwards is quick.
-
-    A build judges every claim before it starts (which are due) and its render judges them
-    all again; the slow part of a judgement -- validating the registry file and rebuilding
-    the artifact from its own stored result -- is cached by the bytes it was computed from,
-    and :func:`claimbook.cache.fill_on_two_cores` computes half of those values in a forked
-    copy of the process. Nothing is decided here: each :func:`judge` call afterwards
-    decides, from the files as they are then. A claim whose registry entry cannot be read
-    is skipped here and refused by :func:`judge`. Only the claims not judged before are
-    judged here (one whose entry and verdict are stored is quick to judge at each call), and
-    with fewer than ``least`` of them, in this process alone (a fork costs more than it
-    saves). The harness's modules are parsed first, so that both halves find them parsed
-    (every key reads them).
-    """
-
-    def work(ids: Sequence[str]) -> None:
-        for claim_id in ids:
-            try:
-                judge(claim_id, registry_dir=registry_dir, artifacts_dir=artifacts_dir)
-            except ClaimError:
-                continue
-
-    unjudged = [
-        claim_id
-        for claim_id in claim_ids
-        if not _judged_before(claim_id, registry_dir, artifacts_dir)
-    ]
-    if len(unjudged) >= least:
-        parse_package()
-    cache.fill_on_two_cores(work, unjudged, [ENTRIES, _CONSISTENCY], least=least)

@@ -57,7 +57,6 @@ from claimbook.claims.registry_schema import (
     validated,
 )
 from claimbook.errors import (
-    ClaimError,
     ComputationNotFoundError,
     RegistryError,
     SeedNameError,
@@ -75,16 +74,9 @@ __all__ = [
 ]
 
 
-# Validated entries by file name and bytes: a page build asks for the same claim once per
-# bound number, and parsing YAML in Python is slow.
-def _validation_environment() -> str:
-    """What else than its bytes decides a validated entry: PyYAML, jsonschema and the engine."""
-    from claimbook.claims.keys import environment_digest
-
-    return environment_digest()
-
-
-ENTRIES = cache.StoredCache("registry entries", _validation_environment)
+# Validated entries by file name and bytes, in this process: a page build asks for the same
+# claim once per bound number, and parsing YAML in Python is slow.
+ENTRIES = cache.ContentCache("registry entries")
 
 
 # --- seeds ----------------------------------------------------------------------------------
@@ -301,17 +293,6 @@ def _check_compute(data: dict, path: Path) -> None:
 def _entry_key(path: Path, raw: bytes) -> str:
     """The key of a validated entry: the file's name and bytes."""
     return cache.digest(path.name, raw)
-
-
-def entry_stored(claim_id: str, *, registry_dir: str | Path | None = None) -> bool:
-    """Whether the claim's registry file was validated before, as it is now (its entry is
-    stored), so that :func:`load_claim` need not validate it again. False for a file that
-    cannot be read, and for an id that names none."""
-    try:
-        path = paths.registry_path(claim_id, _registry_dir(registry_dir))
-        return ENTRIES.holds(_entry_key(path, path.read_bytes()))
-    except (ClaimError, OSError):
-        return False
 
 
 def load_claim(claim_id: str, *, registry_dir: str | Path | None = None) -> Claim:

@@ -85,8 +85,7 @@ _SCHEMA = json.loads(resources.files("claimbook.claims").joinpath("claim_schema.
 
 @functools.cache
 def _validator():
-    """The schema's validator; jsonschema is imported on the first file validated (a build
-    whose entries are all stored validates none: :class:`claimbook.cache.StoredCache`)."""
+    """The schema's validator; jsonschema is imported on the first file validated."""
     import jsonschema
 
     return jsonschema.Draft202012Validator(_SCHEMA)

@@ -92,7 +92,7 @@ def compute_artifact(claim) -> dict:
         claim,
         outcome.results,
         error=outcome.error,
-        key=claim_key(claim, outcome.functions),
+        key=claim_key(claim),
         provenance=provenance(),
     )
 

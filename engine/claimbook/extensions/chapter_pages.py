@@ -41,16 +41,9 @@ __all__ = ["PagedProject", "chapter_docname", "served_digest", "setup"]
 # A chapter's pages, by the notebook's text and the page starts: every page of a chapter is
 # cut from the same split, and the render's digests ask for the same pages again.
 _PAGES = cache.ContentCache("chapter pages")
-# The digest of each of those pages as served, kept between builds: a render digests every
-# page to find those to read again, and a chapter whose notebook did not change is then not
-# parsed and cut (about 0.1 s for a chapter of 2 MB).
-_SERVED_DIGESTS = cache.StoredCache("served page digests", lambda: _engine())
-
-
-def _engine() -> str:
-    from claimbook.claims.keys import engine_digest
-
-    return engine_digest()
+# The digest of each of those pages as served: a render digests every page to find those to
+# read again.
+_SERVED_DIGESTS = cache.ContentCache("served page digests")
 
 
 class PagedProject(Project):

@@ -426,10 +426,11 @@ def _collect_pages(app):
 
 def _inputs_digest(info: dict, navigation: str) -> str:
     """SHA-256 of what a claim page is made from (see :func:`_collect_pages`)."""
-    from claimbook.claims.keys import engine_digest
+    from claimbook.dependencies import package_digest
 
     described = json.dumps(info, sort_keys=True, ensure_ascii=False, allow_nan=True)
-    return hashlib.sha256(f"{described}\0{navigation}\0{engine_digest()}".encode()).hexdigest()
+    engine = package_digest("claimbook")
+    return hashlib.sha256(f"{described}\0{navigation}\0{engine}".encode()).hexdigest()
 
 
 _NOT_SEARCHED = {"seeds-and-intervals", "contract", "provenance", "record", "re-verify"}

@@ -7,11 +7,11 @@ thresholds against :func:`label_entropy`, the loss of the best constant predicto
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
 
-from claimbook.calls import cached_with_calls
 from trainable_harness.errors import MLPError, ShapeError, check_integer
 from trainable_harness.mlp.checks import _check_bool, _check_labels, _positive_vector
 from trainable_harness.mlp.network import train_full_batch
@@ -79,9 +79,8 @@ def learning_rate_sweep(
     The task is ``make_teacher_task(seed, TASK_SIZE)`` and the initialization
     ``init_mlp(seed + 1, batch_norm)``, so a network with and without batch norm meet the
     same data and the same first-draw weights. The result is a pure function of the
-    arguments and is cached (its arrays are read-only), so a chapter that draws a figure
-    from the same sweeps its claim verifies does not train twice; in a build, the kernel
-    reads the sweeps the claim's own process trained (``claimbook.shared_values``).
+    arguments and is cached in the process (its arrays are read-only), so a chapter that
+    draws a figure from the same sweeps does not train twice.
 
     Examples
     --------
@@ -95,7 +94,7 @@ def learning_rate_sweep(
     return _cached_sweep(seed, _check_bool(batch_norm, "batch_norm"), rates, steps)
 
 
-@cached_with_calls(maxsize=256, shared=True)
+@functools.lru_cache(maxsize=256)
 def _cached_sweep(seed: int, batch_norm: bool, rates: tuple, steps: int) -> Sweep:
     task = make_teacher_task(seed, TASK_SIZE)
     learning_rates = np.array(rates)

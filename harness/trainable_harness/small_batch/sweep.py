@@ -7,9 +7,10 @@ its fixes and of group norm.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from claimbook.calls import cached_with_calls
 from trainable_harness.errors import (
     SmallBatchError,
     check_integer,
@@ -71,16 +72,15 @@ def small_batch_sweep(seed: int, samples_per_size: int = SAMPLES_PER_SIZE) -> di
     (7,)
 
     The result is a pure function of the arguments and is cached (a fresh dict of
-    read-only arrays each call), so a figure and a claim on the same seeds compute once;
-    in a build, the kernel reads what the claim's own process computed
-    (``claimbook.shared_values``).
+    read-only arrays each call), so a figure and a claim on the same seeds compute once
+    in a process.
     """
     seed = check_integer(seed, "seed", minimum=0, error=SmallBatchError)
     samples_per_size = _positive_integer(samples_per_size, "samples_per_size")
     return dict(_cached_sweep(seed, samples_per_size))
 
 
-@cached_with_calls(maxsize=256, shared=True)
+@functools.lru_cache(maxsize=256)
 def _cached_sweep(seed: int, samples_per_size: int) -> dict:
     rng = np.random.default_rng(seed)
     names = ("mean_error", "std_error", "gap", "renorm_gap")

@@ -17,7 +17,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "books"))
 from generate_scale_book import generate
 
 from claimbook.build import bench
-from claimbook.claims.keys import function_digests
 from claimbook.sources import read_chapter
 
 
@@ -47,30 +46,25 @@ def test_a_code_edit_adds_one_code_cell_to_the_last_chapter(book):
     assert code_after[: len(code)] == code and len(code_after) == len(code) + 1
 
 
-def test_the_unused_function_is_one_no_chapter_ran_and_its_edit_changes_only_it(book):
-    package = book / "harness"
-    used = {("trainable_harness.normalization", "centered_normalize")}
-    module, name = bench._unused_function(book, used)
-    assert (module, name) not in used
-    before = function_digests([(module, name), *used], package / "trainable_harness")
-    bench._edit_function(book, module, name)
-    after = function_digests([(module, name), *used], package / "trainable_harness")
-    changed = {key for key in before if before[key] != after[key]}
-    assert changed == {f"{module}:{name}"}
-    assert "missing" not in after.values()
+def test_the_unused_module_is_one_nothing_reached_and_its_edit_changes_only_it(book):
+    used = {"trainable_harness", "trainable_harness.normalization"}
+    module = bench._unused_module(book, used)
+    assert module not in used and module.startswith("trainable_harness.")
+    path = bench._module_path(book, module)
+    others = {name: bench._module_path(book, name).read_bytes() for name in used}
+    before = path.read_bytes()
+    bench._edit_module(book, module)
+    assert path.read_bytes() != before
+    assert {name: bench._module_path(book, name).read_bytes() for name in used} == others
 
 
-def test_no_unused_function_when_every_function_ran(book):
-    import ast
-
+def test_no_unused_module_when_every_module_is_reached(book):
     package = book / "harness" / "trainable_harness"
-    every = {
-        (".".join(path.relative_to(book / "harness").with_suffix("").parts), node.name)
-        for path in package.rglob("*.py")
-        for node in ast.parse(path.read_text()).body
-        if isinstance(node, ast.FunctionDef)
-    }
-    assert bench._unused_function(book, every) is None
+    every = set()
+    for path in package.rglob("*.py"):
+        parts = path.relative_to(book / "harness").with_suffix("").parts
+        every.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    assert bench._unused_module(book, every) is None
 
 
 def test_generate_refuses_an_empty_book(tmp_path):

@@ -92,8 +92,8 @@ def test_a_cell_that_patches_the_computation_cannot_make_a_failing_claim_pass(ti
     tiny_book.edit("claims/c15-invariance-001.yaml", "value: 2.055", "value: 2.5")
     tiny_book.edit(
         "chapters/alpha.md",
-        "from trainable_harness import verify_claim\n",
-        "from trainable_harness import verify_claim\n" + PATCH_WITNESS,
+        "from claimbook.chapter import verify_claim\n",
+        "from claimbook.chapter import verify_claim\n" + PATCH_WITNESS,
     )
     process = tiny_book.build()
     assert process.returncode == 1, process.stdout

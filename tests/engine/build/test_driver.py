@@ -152,8 +152,8 @@ def test_an_edit_of_a_function_only_one_chapters_claim_runs_reexecutes_that_chap
 def test_a_raising_cell_fails_naming_chapter_cell_and_exception_and_keeps_the_old_site(tiny_book):
     tiny_book.edit(
         "chapters/beta.md",
-        "from trainable_harness import verify_claim\n",
-        "from trainable_harness import verify_claim\n\nraise RuntimeError('broken on purpose')\n",
+        "from claimbook.chapter import verify_claim\n",
+        "from claimbook.chapter import verify_claim\n\nraise RuntimeError('broken on purpose')\n",
     )
     for _ in range(2):
         process = tiny_book.build()
@@ -292,8 +292,8 @@ def _no_traceback(process: subprocess.CompletedProcess) -> None:
 def test_a_cell_that_exits_fails_its_chapter_in_one_line_until_removed(tiny_book):
     tiny_book.edit(
         "chapters/beta.md",
-        "from trainable_harness import verify_claim\n",
-        "from trainable_harness import verify_claim\n\nraise SystemExit(0)\n",
+        "from claimbook.chapter import verify_claim\n",
+        "from claimbook.chapter import verify_claim\n\nraise SystemExit(0)\n",
     )
     for _ in range(2):
         process = tiny_book.build()

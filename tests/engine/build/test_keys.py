@@ -37,11 +37,11 @@ def valid_record() -> dict:
             "format": keys.RECORD_FORMAT,
             "code": DIGEST,
             "claims": {"c15-invariance-001": {"registry": DIGEST, "artifact": DIGEST}},
-            "functions": {"trainable_harness.normalization:ScaledMoments.normalized": DIGEST},
+            "modules": {"trainable_harness.normalization": DIGEST},
             "environment": DIGEST,
         },
         "claims": ["c15-invariance-001"],
-        "functions": [["trainable_harness.normalization", "ScaledMoments.normalized"]],
+        "modules": ["trainable_harness.normalization"],
         "outputs": {
             "artifacts/claims/c15-invariance-001.json": DIGEST,
             "artifacts/figures/fig.svg": "missing",
@@ -78,18 +78,18 @@ def _with(field_path: str, value) -> dict:
 
 
 MALFORMED = {
-    "functions entry of one name": (
-        _with("functions", [["trainable_harness.normalization"]]),
-        "field functions is not a list of [module, qualname] pairs of dotted names",
+    "modules entry that is a pair": (
+        _with("modules", [["trainable_harness.normalization", "f"]]),
+        "field modules is not a list of dotted module names",
     ),
-    "functions entry that is a number": (
-        _with("functions", [["trainable_harness.normalization", 3]]),
-        "field functions is not a list of [module, qualname] pairs",
+    "modules entry that is a number": (
+        _with("modules", [3]),
+        "field modules is not a list of dotted module names",
     ),
-    "functions as a mapping": (_with("functions", {"a": "b"}), "field functions is not a list"),
-    "function name that is a path": (
-        _with("functions", [["../../etc/passwd", "x"]]),
-        "field functions is not a list",
+    "modules as a mapping": (_with("modules", {"a": "b"}), "field modules is not a list"),
+    "module name that is a path": (
+        _with("modules", ["../../etc/passwd"]),
+        "field modules is not a list",
     ),
     "outputs as a list": (_with("outputs", ["chapters/alpha.ipynb"]), "field outputs is not a"),
     "absolute output": (
@@ -120,9 +120,9 @@ MALFORMED = {
         _with("parts/claims", {"../../package": DIGEST}),
         "field parts.claims has an entry '../../package'",
     ),
-    "parts.functions of the wrong type": (
-        _with("parts/functions", [1, 2]),
-        "field parts.functions is not a mapping",
+    "parts.modules of the wrong type": (
+        _with("parts/modules", [1, 2]),
+        "field parts.modules is not a mapping",
     ),
     "parts missing": (_with("parts", None), "field parts is not a mapping of format"),
     "key of the wrong form": (_with("key", "abc"), "field key is not a digest"),

@@ -18,7 +18,6 @@ def test_seeds_in_worker_processes_give_the_same_results_in_order(monkeypatch, f
     assert serial.error is None and parallel.error is None
     assert len(parallel.results) == 20
     assert parallel.results == serial.results
-    assert parallel.functions == serial.functions
     # Every seed's draws differ, so a reordering of the workers' results would show.
     assert len({result["estimate"] for result in parallel.results}) == 20
 

@@ -58,7 +58,7 @@ def test_verify_returns_and_writes_the_artifact(toy, registry, artifacts):
     registry_bytes = (registry / f"{TOY_ID}.yaml").read_bytes()
     assert artifact["registry_digest"] == hashlib.sha256(registry_bytes).hexdigest()
     assert artifact["key"]["registry_digest"] == artifact["registry_digest"]
-    assert "trainable_harness.normalization:centered_normalize" in artifact["key"]["functions"]
+    assert "trainable_harness.normalization" in artifact["key"]["modules"]
     assert artifact["provenance"]["version"] == __version__
     assert artifact["provenance"]["numpy"] == np.__version__
     assert set(artifact["provenance"]) == {"version", "python", "numpy", "platform", "machine"}

@@ -163,8 +163,7 @@ def placement_witness(seed: int, *, d: int = PLACEMENT_WIDTH) -> dict:
 
     Examples
     --------
-    >>> from claimbook.claims import claim_seed
-    >>> result = placement_witness(claim_seed("c15-placement"))
+    >>> result = placement_witness(1098144132)
     >>> result["rank_pre"], result["rank_post"]
     (4, 2)
     """

@@ -128,8 +128,7 @@ def running_state_witness(
 
     Examples
     --------
-    >>> from claimbook.claims import claim_seed
-    >>> result = running_state_witness(claim_seed("c15-running-state"))
+    >>> result = running_state_witness(316832669)
     >>> round(result["running_mean"], 3), round(result["evaluation_mean"], 3)
     (4.096, 3.766)
     >>> round(result["normalized_discrepancy"]["maximum_absolute"], 3)

@@ -83,8 +83,7 @@ def batch_dependence_witness(
 
     Examples
     --------
-    >>> from claimbook.claims import claim_seed
-    >>> result = batch_dependence_witness(claim_seed("c16-batch-dependence"))
+    >>> result = batch_dependence_witness(1822889834)
     >>> [result["alone_vs_batch"][kind] for kind in ("layer", "instance", "group")]
     [0.0, 0.0, 0.0]
     >>> result["alone_vs_batch"]["batch"] > 0.1

@@ -249,8 +249,7 @@ def folding_witness(seed: int, *, eps: float = FOLD_EPS, updates: int = FOLD_UPD
 
     Examples
     --------
-    >>> from claimbook.claims import claim_seed
-    >>> result = folding_witness(claim_seed("c16-folding"))
+    >>> result = folding_witness(901883453)
     >>> result["linear"]["max_ratio_to_bound"] <= 1, result["conv2d"]["max_ratio_to_bound"] <= 1
     (True, True)
     >>> result["work"]["elementwise"], result["work"]["folded_elementwise"]

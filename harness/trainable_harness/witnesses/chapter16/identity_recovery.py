@@ -73,8 +73,7 @@ def identity_recovery_witness(
 
     Examples
     --------
-    >>> from claimbook.claims import claim_seed
-    >>> result = identity_recovery_witness(claim_seed("c16-identity-recovery"))
+    >>> result = identity_recovery_witness(2401772406)
     >>> result["error_in_rounding_units"] <= 32
     True
     >>> result["sample_variance_gamma"]["max_abs_error"] > 1e-4

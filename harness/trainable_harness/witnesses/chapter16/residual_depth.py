@@ -161,8 +161,7 @@ def residual_depth_witness(seed: int, *, networks: int = RESIDUAL_NETWORKS) -> d
 
     Examples
     --------
-    >>> from claimbook.claims import claim_seed
-    >>> result = residual_depth_witness(claim_seed("c16-residual-depth/0"), networks=4)
+    >>> result = residual_depth_witness(2831822681, networks=4)
     >>> result["pre_norm"]["top_gain_slope"] < -0.3 < result["post_norm"]["top_gain_slope"]
     True
     """

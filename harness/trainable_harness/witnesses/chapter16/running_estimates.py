@@ -147,8 +147,7 @@ def train_eval_witness(
 
     Examples
     --------
-    >>> from claimbook.claims import claim_seed
-    >>> result = train_eval_witness(claim_seed("c16-train-eval/0"))
+    >>> result = train_eval_witness(3687714594)
     >>> result["eval_mode"]["alone_vs_batch"]
     0.0
     >>> sorted(result["running_mean_gap"])

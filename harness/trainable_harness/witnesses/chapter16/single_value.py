@@ -125,8 +125,7 @@ def single_value_witness(seed: int, *, eps: float = 1e-5) -> dict:
 
     Examples
     --------
-    >>> from claimbook.claims import claim_seed
-    >>> result = single_value_witness(claim_seed("c16-train-mode-output"))
+    >>> result = single_value_witness(31780653)
     >>> result["harness"]["max_abs_output_minus_beta"], result["fresh_layer"]["max_abs_output"]
     (0.0, 0.0)
     >>> result["fused_kernel"]["max_ratio_to_bound"] <= 1.0

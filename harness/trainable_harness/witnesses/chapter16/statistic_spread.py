@@ -175,8 +175,7 @@ def statistic_spread_witness(seed: int, *, repeats: int = SPREAD_REPEATS) -> dic
 
     Examples
     --------
-    >>> from claimbook.claims import claim_seed
-    >>> result = statistic_spread_witness(claim_seed("c16-statistic-spread/0"), repeats=200)
+    >>> result = statistic_spread_witness(1101522529, repeats=200)
     >>> bool(-0.6 < result["independent"]["slope"] < -0.4)
     True
     """

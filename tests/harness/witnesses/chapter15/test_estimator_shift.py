@@ -2,7 +2,7 @@
 
 from witness_checks import check_fields_match_the_registry
 
-from trainable_harness import claim_seed
+from claimbook.chapter import claim_seed
 from trainable_harness.witnesses.chapter15.estimator_shift import estimator_shift_witness
 
 

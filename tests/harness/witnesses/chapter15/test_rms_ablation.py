@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from trainable_harness import claim_seed
+from claimbook.chapter import claim_seed
 from trainable_harness.witnesses.chapter15.rms_ablation import rms_ablation_control_witness
 
 

@@ -1,6 +1,6 @@
 """Tests of trainable_harness.witnesses.chapter16.backward_pass."""
 
-from trainable_harness import claim_seed
+from claimbook.chapter import claim_seed
 from trainable_harness.witnesses.chapter16.backward_pass import bn_backward_witness
 
 

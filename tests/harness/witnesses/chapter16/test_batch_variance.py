@@ -3,7 +3,7 @@ fractions of the derivation."""
 
 import pytest
 
-from trainable_harness import claim_seed
+from claimbook.chapter import claim_seed
 from trainable_harness.witnesses.chapter16.batch_variance import batch_variance_witness
 
 

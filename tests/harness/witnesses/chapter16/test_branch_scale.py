@@ -6,7 +6,7 @@ import itertools
 import numpy as np
 import pytest
 
-from trainable_harness import claim_seed
+from claimbook.chapter import claim_seed
 from trainable_harness.normalization import centered_normalize, normalization_jacobian
 from trainable_harness.witnesses.chapter16.branch_scale import (
     branch_scale_witness,

@@ -3,7 +3,7 @@
 import numpy as np
 from witness_checks import check_fields_match_the_registry
 
-from trainable_harness import claim_seed
+from claimbook.chapter import claim_seed
 from trainable_harness.running_drift import drifting_running_means
 from trainable_harness.witnesses.chapter16.drift_momentum import drift_momentum_witness
 

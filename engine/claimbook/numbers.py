@@ -1,0 +1,77 @@
+"""The one format of a result on a page: a number, an interval, or a value over seeds.
+
+Every number the book prints from a claim, in a chapter's text, on a claim page or in the
+ledger, is written by :func:`format_value`, so the prose and the claim pages cannot round
+the same value two ways.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from numbers import Real
+
+__all__ = ["format_value", "is_statistical", "level_percent"]
+
+
+def is_statistical(value) -> bool:
+    """True for a statistical field's summary (it has a mean and an interval)."""
+    return isinstance(value, Mapping) and "mean" in value and "ci" in value
+
+
+def _format_number(value, spec: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise ValueError(f"{value!r} is not a number")
+    return format(value, spec)
+
+
+def level_percent(level) -> str:
+    if not isinstance(level, Real):
+        return "95%"
+    return f"{level * 100 if level <= 1 else level:g}%"
+
+
+def format_value(value, spec: str = "") -> str:
+    """Page text of a result field: a number, an interval ``[lo, hi]``, or a statistical
+    field's "m (95% CI lo to hi)" (or "m (median; 95% CI lo to hi)" for an interval of the
+    median); ``spec`` is a Python format spec applied to each number.
+
+    Raises
+    ------
+    ValueError
+        If the value is none of these, or ``spec`` does not apply to it.
+
+    Examples
+    --------
+    >>> format_value(2.0553, ".3f")
+    '2.055'
+    >>> format_value([0.1, 0.25], ".2f")
+    '[0.10, 0.25]'
+    >>> format_value(True)
+    'true'
+    >>> format_value(
+    ...     {"mean": 2.6, "median": 3.0, "ci": [1.0, 4.0], "level": 0.95, "method": "median-rank"},
+    ...     "g",
+    ... )
+    '3 (median; 95% CI 1 to 4)'
+    """
+    if is_statistical(value) and value.get("method") == "median-rank" and "median" in value:
+        low, high = value["ci"]
+        return (
+            f"{_format_number(value['median'], spec)} (median; "
+            f"{level_percent(value.get('level'))} CI {_format_number(low, spec)} to "
+            f"{_format_number(high, spec)})"
+        )
+    if is_statistical(value):
+        low, high = value["ci"]
+        return (
+            f"{_format_number(value['mean'], spec)} ({level_percent(value.get('level'))} CI "
+            f"{_format_number(low, spec)} to {_format_number(high, spec)})"
+        )
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        return f"[{_format_number(value[0], spec)}, {_format_number(value[1], spec)}]"
+    if isinstance(value, bool) and not spec:
+        return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value) and not spec:
+        return str(value)
+    return _format_number(value, spec)
