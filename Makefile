@@ -233,14 +233,14 @@ uptodate: | $(STAMP)
 
 # Timings of a cold build against Jupyter Book's own execution (not part of `make test`).
 bench: all
-	$(BIN)/python -m claimbook bench
+	$(BIN)/python -m bench
 
 # Generated books of 20, 50 and 100 chapters, each timed as `make bench` times this one; the
 # growth table in _build/bench.json and its plot in _build/bench.svg (22 minutes on two cores
 # on 2 December 2026, most of it the 100-chapter book).
 GROWTH ?= 20,50,100
 bench-growth: venv
-	$(BIN)/python -m claimbook bench --growth $(GROWTH) --rounds 1 \
+	$(BIN)/python -m bench --growth $(GROWTH) --rounds 1 \
 	    --generator tests/books/generate_scale_book.py
 
 # The workflow's jobs (.github/workflows/book.yml), each in a fresh clone of HEAD, and the

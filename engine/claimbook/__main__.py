@@ -8,7 +8,6 @@
     outputs CHAPTER ...             the files each chapter's record lists, and the record
     chapters [--json]               the chapter stems, in the order of _toc.yml
     matrix-check [--root DIR]       the CI workflow's jobs, locally, against one build
-    bench [--rounds N]              time a cold build against Jupyter Book's own execution
     claims list|verify|show         the claims (see :mod:`claimbook.claims.cli`)
     repin                           re-verify every claim, then re-pin every chapter
     mutate [ID ...]                 each claim under the mistakes it names (perturbations)
@@ -30,7 +29,7 @@ from __future__ import annotations
 import os
 import sys
 
-_BUILD_COMMANDS = ("build", "execute", "render", "bench")
+_BUILD_COMMANDS = ("build", "execute", "render")
 
 
 # Options the claims commands take before the command word, each with one value.

@@ -140,7 +140,7 @@ class RenderExecutionError(BuildError):
 
 class BenchCommandError(BuildError):
     """A command the benchmark times exited non-zero; the message ends with its output's tail
-    (:mod:`claimbook.build.bench_meter`)."""
+    (:mod:`bench.meter`)."""
 
 
 # --- paths.py and figures.py: the book's root, figure labels --------------------------------

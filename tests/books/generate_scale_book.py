@@ -17,7 +17,7 @@ costs a real one has:
 The first two chapters also count the values a batch-norm statistic pools, which no other
 chapter (and no claim) does: an edit of that harness function must execute exactly those
 two again (the benchmark's two-chapter edit). The book carries its own copy of the harness, so
-``python -m claimbook bench --root OUT`` can edit them freely.
+``python -m bench --root OUT`` can edit them freely.
 """
 
 from __future__ import annotations

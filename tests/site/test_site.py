@@ -598,11 +598,19 @@ SIDEBAR_STATE = """selector => {
 }"""
 
 
+# How long a sidebar may take to reach a state: the theme animates, and on a loaded machine
+# (four runnable processes on two cores) an animation of a few tenths of a second and the
+# handler that starts it can take seconds. A longer wait only delays a real failure.
+STATE_WAIT_MS = 15_000
+
+
 def _shown(page, sidebar, expected):
-    """Whether ``sidebar`` reaches the ``expected`` state within 3 s (the theme animates)."""
+    """Whether ``sidebar`` reaches the ``expected`` state within :data:`STATE_WAIT_MS`."""
     try:
         page.wait_for_function(
-            f"s => ({SIDEBAR_STATE})(s) === {str(expected).lower()}", arg=sidebar, timeout=3000
+            f"s => ({SIDEBAR_STATE})(s) === {str(expected).lower()}",
+            arg=sidebar,
+            timeout=STATE_WAIT_MS,
         )
     except Exception:  # playwright's TimeoutError: the state was not reached
         return not expected
@@ -615,9 +623,9 @@ ANIMATING = """() => document.getAnimations().some(a => a.playState === "running
 
 
 def _settled(page):
-    """Wait (at most 3 s) until no transition or animation of the page is running."""
+    """Wait (at most :data:`STATE_WAIT_MS`) until no transition or animation is running."""
     try:
-        page.wait_for_function(f"!({ANIMATING})()", timeout=3000)
+        page.wait_for_function(f"!({ANIMATING})()", timeout=STATE_WAIT_MS)
     except Exception:  # playwright's TimeoutError: still animating; the checks say what fails
         pass
 

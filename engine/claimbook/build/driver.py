@@ -10,7 +10,6 @@
     outputs CHAPTER ...  the files a chapter's record lists, and the record, one per line
     chapters [--json]    the chapter stems, in the order of _toc.yml
     matrix-check         the CI matrix run locally, compared with one build (see .matrix)
-    bench [--rounds N]   time a cold build against Jupyter Book's own execution (see .bench)
 
 ``execute CHAPTER`` on one machine, ``outputs CHAPTER`` to know what to carry to another,
 and ``render`` there once every chapter's outputs are in place: a build spread over machines
@@ -431,17 +430,12 @@ def _print(line: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["bench"]:
-        from claimbook.build import bench
-
-        return bench.main(argv[1:])
     if argv[:1] == ["matrix-check"]:
         from claimbook.build import matrix
 
         return matrix.main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m claimbook")
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("bench", help="time the build (see `bench --help`)")
     build_parser = commands.add_parser("build", help="bring the site up to date")
     build_parser.add_argument("--jobs", type=int, default=None, help="parallel chapters")
     build_parser.add_argument(

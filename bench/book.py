@@ -1,6 +1,6 @@
 """Time the book's build against Jupyter Book's own execution of the same sources.
 
-``python -m claimbook bench`` (``make bench``) copies the book twice into a
+``python -m bench`` (``make bench``) copies the book twice into a
 temporary directory and, alternating the two for ``--rounds`` rounds, times:
 
 - **ours, cold**: everything ``make rebuild`` does after ``clean`` -- plan, execute every
@@ -20,13 +20,13 @@ time (the ``seconds`` its key record stores) plus 2 s; an unused function's is 1
 copy imports its own harness (``PYTHONPATH`` and ``TRAINABLE_ROOT`` point at it), so the
 edits never touch the checkout.
 
-Every timing is measured by :mod:`claimbook.build.bench_meter`: wall and CPU seconds, the
+Every timing is measured by :mod:`bench.meter`: wall and CPU seconds, the
 load average while it ran, the peak memory of the command's process tree, and a ``loaded``
 flag when the load exceeded the machine's cores by more than one. Medians and the ratio
 ours/Jupyter Book are printed and written to ``_build/bench.json``; when any cold round was
 loaded the ratio is reported as "loaded", not compared with a target. Each cold round waits
 first until the 1-minute load is at most half a load per core (at most three minutes;
-:func:`~claimbook.build.bench_meter.settle`), so that it does not start with the load of the
+:func:`~bench.meter.settle`), so that it does not start with the load of the
 round before it; the wait is recorded as ``settled``.
 Timings are noisy on a shared machine: this is a measurement, never a test (unit tests
 check its bookkeeping on a generated book without building it).
@@ -34,7 +34,6 @@ check its bookkeeping on a generated book without building it).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -45,12 +44,11 @@ from pathlib import Path
 
 import yaml
 
+from bench.meter import load_threshold, measure, settle
 from claimbook import paths
-from claimbook.atomic import write_text_atomically
-from claimbook.build.bench_meter import load_threshold, measure, settle
 from claimbook.build.keys import record_path
 
-__all__ = ["main", "run_bench"]
+__all__ = ["run_bench"]
 
 _SKIP = {".venv", "node_modules", ".git", ".pytest_cache", ".hypothesis", ".ruff_cache"}
 
@@ -221,7 +219,7 @@ def _walls(measurements: list[dict]) -> list[float]:
 def run_bench(root: Path, rounds: int = 3, report=print) -> dict:
     """Run the benchmark on the book at ``root`` and return the measurements.
 
-    Every timing is a :func:`claimbook.build.bench_meter.measure` record (wall and CPU
+    Every timing is a :func:`bench.meter.measure` record (wall and CPU
     seconds, load average, peak memory, the ``loaded`` flag); the medians and the ratio are
     of wall times, and the ratio is marked ``"loaded"`` when any cold round was.
     """
@@ -354,114 +352,3 @@ def _ratio_line(results: dict) -> str:
             "round, so it is not compared with a target"
         )
     return ratio
-
-
-def _update_record(output: Path, key: str, value) -> None:
-    """Set ``key`` of the JSON record at ``output`` (``"book"`` or ``"growth"``), atomically."""
-    try:
-        record = json.loads(output.read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
-        record = {}
-    if not isinstance(record, dict) or not set(record) <= {"book", "growth"}:
-        record = {}  # an older, flat record: replaced
-    record[key] = value
-    write_text_atomically(output, json.dumps(record, indent=2, sort_keys=True) + "\n")
-
-
-def _sizes(text: str) -> list[int]:
-    try:
-        sizes = [int(part) for part in text.split(",")]
-    except ValueError:
-        message = f"--growth takes sizes like 20,50,100, got {text!r}"
-        raise argparse.ArgumentTypeError(message) from None
-    if not sizes or min(sizes) < 1:
-        raise argparse.ArgumentTypeError(f"--growth sizes must be positive, got {text!r}")
-    return sizes
-
-
-def _print_growth(rows: list[dict]) -> None:
-    from claimbook.build.bench_growth import verdicts
-
-    print("chapters | cold ours / JB (s) | ratio | no-op (s) | prose edit (s, budget) | peak MiB")
-    for row in rows:
-        judged = verdicts(row)
-        ratio = f"{row['ratio']:.2f}" + (" loaded" if row["ratio_status"] == "loaded" else "")
-        print(
-            f"{row['chapters']} | {row['ours_cold']:.1f} / {row['jupyter_book_force']:.1f} | "
-            f"{ratio} ({judged['ratio']}) | {row['no_op']:.2f} ({judged['no_op']}) | "
-            f"{row['prose_edit']:.2f} ({row['prose_edit_budget']:.2f}, {judged['prose_edit']}) | "
-            f"{row['peak_rss'] / 2**20:.0f} ({judged['peak_rss']})"
-        )
-        if "two_chapters" in row:
-            print(
-                f"    two-chapter function edit: ran again {row['two_chapters_reexecuted']} "
-                f"(expected {row['two_chapters']}: {judged['two_chapter_edit']})"
-            )
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m claimbook bench")
-    parser.add_argument("--root", type=Path, default=paths.REPO_ROOT, help="the book to time")
-    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (>= 1)")
-    parser.add_argument("--output", type=Path, default=paths.BUILD_DIR / "bench.json")
-    parser.add_argument(
-        "--growth",
-        type=_sizes,
-        default=None,
-        help="instead of the book at --root, time generated books of these sizes (20,50,100)",
-    )
-    parser.add_argument(
-        "--generator", type=Path, default=None, help="the book generator script (--growth)"
-    )
-    options = parser.parse_args(argv)
-    if options.rounds < 1:
-        parser.error(f"--rounds must be at least 1, got {options.rounds}")
-    if options.growth is not None:
-        from claimbook.build.bench_growth import plot_growth, run_growth
-
-        if options.generator is None:
-            parser.error("--growth needs --generator (tests/books/generate_scale_book.py)")
-        rows = run_growth(options.growth, options.generator, options.rounds)
-        _update_record(options.output, "growth", rows)
-        svg = options.output.with_suffix(".svg")
-        write_text_atomically(svg, plot_growth(rows))
-        _print_growth(rows)
-        print(f"written to {options.output} and {svg}")
-        return 0
-    results = run_bench(options.root.resolve(), options.rounds)
-    _update_record(options.output, "book", results)
-    print(
-        f"ours cold (median): {results['median_ours_cold']:.2f} s; jupyter-book force "
-        f"(median): {results['median_jupyter_book_force']:.2f} s; {_ratio_line(results)}"
-    )
-    print(
-        f"no-op: {results['median_no_op']:.2f} s; prose edit: {describe(results['prose_edit'])} "
-        f"(budget {results['prose_edit_budget']:.2f} s: the chapter's kernel time + 2 s)"
-    )
-    for index, measurement in enumerate(results["code_edit"], start=1):
-        print(
-            f"code edit {index} of the last chapter: {describe(measurement)}; its kernel "
-            f"{measurement['kernel']:.2f} s, beyond it {measurement['beyond_kernel']:.2f} s"
-        )
-    print(
-        "code edit beyond the kernel (median): "
-        f"{results['median_code_edit_beyond_kernel']:.2f} s (budget 2 s)"
-    )
-    if "edit_function_of_last_chapter" in results:
-        print(
-            "edit function of last chapter: "
-            f"{describe(results['edit_function_of_last_chapter'])} (budget "
-            f"{results['edit_function_of_last_chapter_budget']:.2f} s)"
-        )
-    if "edit_function_of_two_chapters" in results:
-        print(
-            f"edit {results['edited_function_of_two_chapters']} (run by "
-            f"{', '.join(results['two_chapters'])}): "
-            f"{describe(results['edit_function_of_two_chapters'])}; executed again: "
-            f"{', '.join(results['two_chapters_reexecuted']) or 'none'}"
-        )
-    if "edit_unused_function" in results:
-        print(f"edit unused function: {describe(results['edit_unused_function'])} (budget 1 s)")
-    print(f"peak memory of a cold build: {results['peak_rss_ours_cold'] / 2**20:.0f} MiB")
-    print(f"written to {options.output}")
-    return 0

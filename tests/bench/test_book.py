@@ -1,4 +1,4 @@
-"""The benchmark's bookkeeping (``claimbook.build.bench``), on a generated book, no build.
+"""The benchmark's bookkeeping (``bench.book``), on a generated book, no build.
 
 The benchmark itself times builds and is not a test (``make bench``); what is tested here
 is what it edits between rounds: each edit must change exactly what its timing claims to
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "books"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "books"))
 
 from generate_scale_book import generate
 
-from claimbook.build import bench
+from bench import book as bench
 from claimbook.sources import read_chapter
 
 

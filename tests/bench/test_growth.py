@@ -1,11 +1,11 @@
-"""The growth table's bookkeeping (``claimbook.build.bench_growth``), on made-up rows."""
+"""The growth table's bookkeeping (``bench.growth``), on made-up rows."""
 
 from __future__ import annotations
 
 import pytest
 
-from claimbook.build import bench
-from claimbook.build.bench_growth import TARGETS, growth_row, plot_growth, verdicts
+from bench import book as bench
+from bench.growth import TARGETS, growth_row, plot_growth, verdicts
 
 
 def _measurement(wall, loaded=False, cpu=None, peak=2**28):

@@ -1,4 +1,4 @@
-"""The benchmark's meter (``claimbook.build.bench_meter``): what a timed command reports."""
+"""The benchmark's meter (``bench.meter``): what a timed command reports."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from claimbook.build import bench_meter
-from claimbook.build.bench_meter import is_loaded, load_threshold, measure
+from bench import meter as bench_meter
+from bench.meter import is_loaded, load_threshold, measure
 from claimbook.errors import BenchCommandError
 
 

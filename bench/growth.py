@@ -1,9 +1,9 @@
 """How the build grows with the book: the benchmark on generated books of several sizes.
 
-``python -m claimbook bench --growth 20,50,100 --generator tests/books/generate_scale_book.py``
+``python -m bench --growth 20,50,100 --generator tests/books/generate_scale_book.py``
 (``make bench-growth``) writes a book of each size with the generator script (a fixture
 writer that lives with the tests; its path is an argument, so the engine names no test
-file), runs :func:`claimbook.build.bench.run_bench` on it, and keeps, per size, the figures
+file), runs :func:`bench.book.run_bench` on it, and keeps, per size, the figures
 the growth table shows (:func:`growth_row`). The rows go into ``_build/bench.json`` under
 ``"growth"`` (beside this book's own ``"book"`` entry) and a plot of each figure against the
 number of chapters into ``_build/bench.svg``.
@@ -23,7 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from claimbook.build.bench import run_bench
+from bench.book import run_bench
 
 __all__ = ["TARGETS", "growth_row", "plot_growth", "run_growth", "verdicts"]
 
