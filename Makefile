@@ -21,7 +21,10 @@ SHELL := bash
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
 
-PYTHON ?= python3.11
+# The interpreter the environment is made with: CPython 3.11.5 or later, up to 3.13 (the lock
+# resolves for each; CI builds on all three). By default the first of python3.11, python3.12
+# and python3.13 on PATH (3.11 first: Binder's runtime.txt and the published book use it).
+PYTHON ?= $(or $(firstword $(shell command -v python3.11 python3.12 python3.13 2>/dev/null)),python3.11)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -88,14 +91,16 @@ endif
 # the newest release a build environment would fetch (and 1 s faster).
 # Two `make` runs started at once take turns here (flock), then the build driver's own lock
 # refuses the second build with a message naming the first.
-# The lock needs Python 3.11.5 or later within 3.11 (the locked soupsieve 4.1.3 requires 3.11.5); say so
-# before anything is installed rather than let the resolver fail half way.
-PYTHON_CHECK = import sys; v = sys.version_info; sys.exit(not ((3, 11, 5) <= v[:3] and v[:2] == (3, 11)))
+# The lock is universal (markers for 3.11, 3.12 and 3.13) and needs Python 3.11.5 or later (the
+# locked soupsieve 4.1.3 requires 3.11.5), up to 3.13, the newest it is checked on; say so
+# before anything is installed rather than let the install fail half way.
+PYTHON_CHECK = import sys; v = sys.version_info; sys.exit(not ((3, 11, 5) <= v[:3] and v[:2] <= (3, 13)))
 
 $(STAMP): requirements.txt harness/pyproject.toml engine/pyproject.toml
 	@$(PYTHON) -c '$(PYTHON_CHECK)' 2>/dev/null || { echo "make: the book needs Python 3.11.5 or \
-	    later 3.11 (the locked soupsieve requires it); $(PYTHON) is $$($(PYTHON) --version \
-	    2>&1 || echo missing). Set PYTHON=/path/to/python3.11 or install one." >&2; exit 2; }
+	    later, up to 3.13 (the locked soupsieve requires 3.11.5; the lock is checked on 3.11, 3.12 \
+	    and 3.13); $(PYTHON) is $$($(PYTHON) --version 2>&1 || echo missing). Set \
+	    PYTHON=/path/to/python3.X (X = 11, 12 or 13) or install one." >&2; exit 2; }
 	@if [ -n "$(FOREIGN_VENV)" ]; then echo "make: .venv was made for $(or $(VENV_MADE_IN),another \
 	    directory), not for $(CURDIR) (a copied checkout?); making it again here" >&2; \
 	    $(SETUP_LOCK) rm -rf $(VENV); fi
