@@ -70,6 +70,14 @@ class MomentState:
     mean: np.floating
     m2: np.floating
 
+    def __eq__(self, other: object) -> bool:
+        # A Python bool on every version: from 3.13 the generated __eq__ compares field by
+        # field and returns the last comparison, here a numpy bool (np.True_); 3.11 and 3.12
+        # compared the fields' tuples, a bool. The dataclass still generates __hash__.
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.count, self.mean, self.m2) == (other.count, other.mean, other.m2)
+
     def __post_init__(self) -> None:
         if isinstance(self.count, bool) or not isinstance(self.count, int | np.integer):
             raise InvalidMomentStateError(
