@@ -256,13 +256,18 @@ matrix-check: $(MATHJAX) | $(STAMP)
 serve: all
 	$(BIN)/python -m http.server --directory _build/html --bind 127.0.0.1 8000
 
-# The whole environment but uv and pip (the tools that install it): uv pip freeze, unlike pip
-# freeze, also lists setuptools and wheel, which a locked package requires.
+# One universal lock for every Python the book supports (3.11.5 to 3.13): uv resolves
+# requirements.in for all of them at once and writes markers where they differ (papermill's
+# aiohttp on 3.12), keeping the lock's present pins where they still fit (an output file's pins
+# are uv's preferences). It lists setuptools and wheel, which a locked package requires, and
+# not uv or pip; the lock's leading comment lines are kept.
 lock: | $(STAMP)
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements.in
-	{ sed -n '1,2p' requirements.txt; $(BIN)/uv pip freeze --python $(BIN)/python --exclude-editable \
-	    --exclude uv --exclude pip; } > requirements.lock.tmp
-	mv requirements.lock.tmp requirements.txt
+	cp requirements.txt requirements.lock.tmp
+	$(BIN)/uv pip compile --quiet --universal --python-version 3.11.5 --no-header --no-annotate \
+	    requirements.in -o requirements.lock.tmp
+	{ sed '/^[^#]/,$$d' requirements.txt; cat requirements.lock.tmp; } > requirements.lock.new
+	rm requirements.lock.tmp
+	mv requirements.lock.new requirements.txt
 
 # Build products only; sources, the environment and node_modules stay. The engine removes
 # them while holding the build lock, so a clean during a build is refused (claimbook.build.clean);
