@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from claimbook import cache, paths
+from claimbook.claims.computations import resolve_computation
 from claimbook.claims.registry_schema import (
     MAX_FILE_BYTES,
     excerpt,
@@ -282,8 +283,6 @@ def _unknown_claim(claim_id: Any, registry: Path, known: list[str]) -> UnknownCl
 
 
 def _check_compute(data: dict, path: Path) -> None:
-    from claimbook.claims.computations import resolve_computation
-
     try:
         resolve_computation(data["compute"])
     except ComputationNotFoundError as error:
