@@ -395,8 +395,8 @@ def chapter_pages(path: str | Path) -> list[Page]:
 
     Examples
     --------
-    >>> chapter_pages(paths.CHAPTERS_DIR / "normalization-invariance.md")
-    [Page(file='normalization-invariance-exercises', starts='sec-exercises')]
+    >>> [page.file for page in chapter_pages(paths.CHAPTERS_DIR / "normalization-invariance.md")]
+    ['normalization-invariance-scale', 'normalization-invariance-exercises']
     """
     path = Path(path)
     text = path.read_text(encoding="utf-8")
