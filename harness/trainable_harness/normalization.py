@@ -58,6 +58,7 @@ __all__ = [
     "centered_normalize_with_jacobian",
     "normalization_jacobian",
     "rms_normalize",
+    "root_of_sum",
     "scaled_moments",
     "validated_eps",
 ]
@@ -118,6 +119,61 @@ def _as_float_array(x, name: str = "x") -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------
+# The root of eqs. 15.1, 15.2 and 16.3: the one place eps enters a square root.
+# ---------------------------------------------------------------------------
+
+
+def root_of_sum(variance, eps) -> np.ndarray:
+    """``sqrt(variance + eps)``: the denominator of every normalization, written once.
+
+    Every standardization of the harness divides by this root, whether its statistics are
+    the reduction set's own (:meth:`ScaledMoments.normalized`, which calls it with the
+    variance and eps in the units of its scale, so the sum is the same up to a power of
+    two) or given ones (eval mode, folding, population statistics:
+    :func:`~trainable_harness.layers.standardize_with`). eps is added *inside* the root,
+    to the population variance (the mean of the squared deviations, divided by ``m``) or
+    the mean square: a mistake here reaches every claim that normalizes.
+
+    Where ``variance + eps`` overflows (both near the largest float), the root is taken as
+    ``2 sqrt(variance/4 + eps/4)``: quartering is exact away from the subnormals, and the
+    root of a finite float is always finite. Elsewhere the result is ``np.sqrt(variance +
+    eps)`` to the bit.
+
+    Parameters
+    ----------
+    variance : numpy.ndarray or float, finite, ``>= 0``
+        Any shape; float64 for every caller of the harness (a floating dtype is kept).
+    eps : float or numpy.ndarray broadcastable to ``variance``, finite, ``>= 0``
+        Checked by the callers (:func:`validated_eps`).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``variance``'s shape (broadcast with ``eps``) and dtype; a new array (the inputs
+        are never modified).
+
+    Raises
+    ------
+    Nothing: a negative or non-finite input is the caller's to refuse.
+
+    Examples
+    --------
+    >>> root_of_sum(np.array([4.0, 0.0]), 1e-4)
+    array([2.000025, 0.01    ])
+    >>> root_of_sum(np.array([1.5e308]), 1.5e308)  # the sum overflows; its root does not
+    array([1.73205081e+154])
+    """
+    variance = np.asarray(variance)
+    with np.errstate(over="ignore"):
+        total = variance + eps
+    overflowed = np.isinf(total)
+    if overflowed.any():
+        quartered = 2.0 * np.sqrt(variance * 0.25 + eps * 0.25)
+        return np.where(overflowed, quartered, np.sqrt(np.where(overflowed, 0.0, total)))
+    return np.sqrt(total)
+
+
+# ---------------------------------------------------------------------------
 # The scaled kernel: scale before you square.
 # ---------------------------------------------------------------------------
 
@@ -148,8 +204,20 @@ class ScaledMoments(NamedTuple):
     constant: np.ndarray  # True where the set is constant (its deviations are all 0)
 
     def normalized(self) -> np.ndarray:
-        """``D / sqrt(variance + eps)``: the standardized values, in ``x``'s dtype."""
-        return self.deviations / np.sqrt(self.mean_square + self.scaled_eps)
+        """``D / sqrt(variance + eps)``: the standardized values, in ``x``'s dtype.
+
+        The root is :func:`root_of_sum` of the scaled mean square and the scaled eps.
+        """
+        return self.deviations / root_of_sum(self.mean_square, self.scaled_eps)
+
+    def root(self) -> np.ndarray:
+        """``sqrt(variance + eps)`` in ``x``'s units, ``2**E`` times the scaled root.
+
+        +-inf only where its exact value is beyond the dtype's range (never for float64
+        input: the root of a variance is far below the largest float).
+        """
+        with np.errstate(over="ignore"):
+            return np.ldexp(root_of_sum(self.mean_square, self.scaled_eps), self.exponent)
 
     def variance(self, name: str = "x") -> np.ndarray:
         """The population variance (or mean square) in original units, ``mean_square * 4**E``.
@@ -463,7 +531,7 @@ def _jacobian_from_parts(x: np.ndarray, parts: ScaledMoments, centered: bool, ep
     # In units of 2**E: y = r 2**E and s = sigma 2**E, so J = 2**-E (Q - r r^T/(d sigma^2))
     # / sigma; r and sigma are O(1), and only the final power of two can leave the range.
     r = parts.deviations
-    sigma = np.sqrt(parts.mean_square + parts.scaled_eps)[0]
+    sigma = root_of_sum(parts.mean_square, parts.scaled_eps)[0]
     scaled = (projector - np.outer(r, r) / (d * sigma * sigma)) / sigma
     with np.errstate(over="ignore", under="ignore"):
         J = np.ldexp(scaled, -parts.exponent[0])

@@ -54,6 +54,9 @@ Modules, one job each (every public name is re-exported here):
 
 - :mod:`~trainable_harness.layers.reduction_sets` -- layouts, channel axes and reduction
   sets: :func:`reduction_axes`, :func:`statistic_labels`, :func:`values_per_statistic`;
+- :mod:`~trainable_harness.layers.standardize` -- standardization over a reduction set,
+  written once (eqs. 16.1-16.3): :func:`standardize`, :func:`standardized_moments` (own
+  statistics) and :func:`standardize_with` (given statistics);
 - :mod:`~trainable_harness.layers.normalize` -- the four layers (eqs. 16.1-16.4):
   :func:`batch_norm`, :func:`layer_norm`, :func:`instance_norm`, :func:`group_norm`,
   :func:`apply_normalization`;
@@ -113,6 +116,11 @@ from trainable_harness.layers.running_state import (
     batch_statistics,
     update_running_statistics,
 )
+from trainable_harness.layers.standardize import (
+    standardize,
+    standardize_with,
+    standardized_moments,
+)
 from trainable_harness.layers.train_eval import batch_norm_eval, batch_norm_train
 
 __all__ = [
@@ -135,6 +143,9 @@ __all__ = [
     "layer_norm",
     "linear",
     "reduction_axes",
+    "standardize",
+    "standardize_with",
+    "standardized_moments",
     "statistic_labels",
     "update_running_statistics",
     "values_per_statistic",

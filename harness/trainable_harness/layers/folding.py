@@ -28,9 +28,8 @@ from trainable_harness.layers.safe_arithmetic import (
     _affine_quotient,
     _check_representable,
     _product_quotient,
-    _root_of_sum,
 )
-from trainable_harness.normalization import validated_eps
+from trainable_harness.normalization import root_of_sum, validated_eps
 
 __all__ = [
     "BatchNormEvalWork",
@@ -55,7 +54,7 @@ def _fold_scale_shift(
             "cannot fold with eps = 0: some running_variance is 0, so the scale "
             "gamma/sqrt(running_variance) is undefined; pass eps > 0"
         )
-    root = _root_of_sum(state.running_variance, eps)
+    root = root_of_sum(state.running_variance, eps)
     with np.errstate(over="ignore"):
         scale = gamma / root  # +-inf only if the exact scale is beyond range
         difference = b - state.running_mean
@@ -99,7 +98,7 @@ def _fold_weights(weights: np.ndarray, scale: np.ndarray, gamma, state, eps, nam
         folded = scale[column] * weights
     beyond = ~np.isfinite(folded)
     if beyond.any():
-        root = _root_of_sum(state.running_variance, eps)[column]
+        root = root_of_sum(state.running_variance, eps)[column]
         exact = _product_quotient(gamma[column], weights, root)
         folded = np.where(beyond, exact, folded)
     _check_representable(

@@ -3,7 +3,7 @@
 One implementation, :func:`_normalize`, serves all four: it checks the batch and the
 per-channel ``gamma`` and ``beta``, standardizes every reduction set of the kind (for
 group norm, after splitting the channel axis into groups) with
-:func:`~trainable_harness.normalization.scaled_moments`, scaled before squaring, and
+:func:`~trainable_harness.layers.standardize.standardize`, scaled before squaring, and
 applies the per-channel affine. Batch norm here uses the batch's own statistics (the
 train-mode output, no running state); see :mod:`trainable_harness.layers.train_eval` for
 the two modes.
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from trainable_harness.errors import DegenerateNormalizationError
 from trainable_harness.layers.inputs import _as_per_channel
 from trainable_harness.layers.reduction_sets import (
     _CHANNEL_AXIS,
@@ -26,29 +25,10 @@ from trainable_harness.layers.reduction_sets import (
     _check_kind,
 )
 from trainable_harness.layers.safe_arithmetic import _affine, _check_representable
-from trainable_harness.normalization import scaled_moments, validated_eps
+from trainable_harness.layers.standardize import standardize
+from trainable_harness.normalization import validated_eps
 
 __all__ = ["apply_normalization", "batch_norm", "group_norm", "instance_norm", "layer_norm"]
-
-
-def _standardize(X: np.ndarray, axes: tuple[int, ...], eps: float, kind: str) -> np.ndarray:
-    """Eqs. 16.1-16.3 over ``axes`` of ``X``, scaled before squaring.
-
-    :func:`~trainable_harness.normalization.scaled_moments` computes the deviations from the
-    mean (after a shift by the set's first value) and divides them by a power of two near
-    the larger of their largest magnitude and ``sqrt(eps)`` before squaring, with eps
-    rescaled by the same square; ``x_hat`` is their ratio, so no square over- or
-    underflows in any floating dtype.
-    """
-    parts = scaled_moments(X, axes, centered=True, eps=eps)
-    if eps == 0.0 and parts.constant.any():
-        where = tuple(int(i) for i in np.argwhere(parts.constant)[0])
-        raise DegenerateNormalizationError(
-            f"{kind} norm with eps = 0 is undefined: a reduction set (statistic index "
-            f"{where} over axes {axes}) holds one repeated value, so its variance is 0. "
-            "Pass eps > 0 (e.g. 1e-5) for a defined output"
-        )
-    return parts.normalized()
 
 
 def _normalize(kind, X, gamma, beta, *, eps, num_groups=None, dtype=np.float64) -> np.ndarray:
@@ -65,10 +45,10 @@ def _normalize(kind, X, gamma, beta, *, eps, num_groups=None, dtype=np.float64) 
         before, after = X.shape[:channel_axis], X.shape[channel_axis + 1 :]
         grouped_shape = (*before, num_groups, num_channels // num_groups, *after)
         grouped_axes = tuple(range(channel_axis + 1, len(grouped_shape)))
-        X_hat = _standardize(X.reshape(grouped_shape), grouped_axes, eps, kind)
+        X_hat = standardize(X.reshape(grouped_shape), grouped_axes, eps=eps, what=f"{kind} norm")
         X_hat = X_hat.reshape(X.shape)
     else:
-        X_hat = _standardize(X, _REDUCTION_AXES[kind][X.ndim], eps, kind)
+        X_hat = standardize(X, _REDUCTION_AXES[kind][X.ndim], eps=eps, what=f"{kind} norm")
     affine_shape = _broadcast_shape(num_channels, X.ndim)
     Y = _affine(gamma.reshape(affine_shape), X_hat, beta.reshape(affine_shape))
 

@@ -1,6 +1,7 @@
 """The element-wise steps of eqs. 16.3-16.4 without a spurious overflow.
 
-``sqrt(variance + eps)``, ``(a - b) / denominator`` and ``gamma * x_hat + beta``, each
+``(a - b) / denominator`` and ``gamma * x_hat + beta`` (the root ``sqrt(variance + eps)``
+is :func:`~trainable_harness.normalization.root_of_sum`, written once there), each
 computed directly and, only where an intermediate sum or product overflows although the
 result would not, again from halved (or quartered) operands. Halving is exact away from
 the subnormals, so these agree with the direct forms wherever those are finite; a result
@@ -17,22 +18,6 @@ from __future__ import annotations
 import numpy as np
 
 from trainable_harness.errors import ResultOverflowError, first_nonfinite
-
-
-def _root_of_sum(variance: np.ndarray, eps: float) -> np.ndarray:
-    """``sqrt(variance + eps)``; where the sum overflows, ``2 sqrt(variance/4 + eps/4)``.
-
-    Both are finite for finite ``variance, eps >= 0``: the root of a finite float is far
-    below the largest one. Quartering is exact away from the subnormals, and in that
-    branch one of the two terms is near the largest float.
-    """
-    with np.errstate(over="ignore"):
-        total = variance + eps
-    overflowed = np.isinf(total)
-    if overflowed.any():
-        quartered = 2.0 * np.sqrt(variance * 0.25 + eps * 0.25)
-        return np.where(overflowed, quartered, np.sqrt(np.where(overflowed, 0.0, total)))
-    return np.sqrt(total)
 
 
 def _scaled_difference(a: np.ndarray, b: np.ndarray, denominator: np.ndarray) -> np.ndarray:

@@ -28,10 +28,9 @@ from trainable_harness.layers.safe_arithmetic import (
     _affine,
     _affine_quotient,
     _check_representable,
-    _root_of_sum,
     _scaled_difference,
 )
-from trainable_harness.normalization import validated_eps
+from trainable_harness.normalization import root_of_sum, validated_eps
 
 __all__ = ["batch_norm_eval", "batch_norm_train"]
 
@@ -101,7 +100,7 @@ def batch_norm_eval(X, gamma, beta, state: BatchNormState, *, eps: float = 1e-5)
     shape = _broadcast_shape(num_channels, X.ndim)
     gamma, beta = gamma.reshape(shape), beta.reshape(shape)
     mean = state.running_mean.reshape(shape)
-    root = _root_of_sum(state.running_variance.reshape(shape), eps)
+    root = root_of_sum(state.running_variance.reshape(shape), eps)
     X_hat = _scaled_difference(X, mean, root)
     Y = _affine(gamma, X_hat, beta)
     beyond = ~np.isfinite(Y)

@@ -8,7 +8,15 @@ from package_surface import assert_exports_exactly, assert_same_objects
 import trainable_harness
 from trainable_harness import layers
 
-MODULES = ("reduction_sets", "normalize", "running_state", "train_eval", "linear_conv", "folding")
+MODULES = (
+    "reduction_sets",
+    "standardize",
+    "normalize",
+    "running_state",
+    "train_eval",
+    "linear_conv",
+    "folding",
+)
 
 
 def test_the_package_exports_exactly_the_public_names_of_its_modules():

@@ -10,7 +10,8 @@ from layer_reference import UNIT_ROUNDOFF
 
 from trainable_harness.errors import ResultOverflowError
 from trainable_harness.layers import BatchNormState, batch_norm_eval, fold_batch_norm_into_linear
-from trainable_harness.layers.safe_arithmetic import _affine, _root_of_sum, _scaled_difference
+from trainable_harness.layers.safe_arithmetic import _affine, _scaled_difference
+from trainable_harness.normalization import root_of_sum
 
 
 def test_eval_mode_and_folding_do_not_overflow_on_the_way():
@@ -62,7 +63,7 @@ BIG = np.finfo(np.float64).max
 
 def test_each_step_takes_halved_operands_only_where_the_direct_form_overflows():
     # variance + eps overflows in the first entry only: 2 sqrt(v/4 + e/4) = sqrt(1.5 max).
-    root = _root_of_sum(np.array([BIG, 4.0]), 0.5 * BIG)
+    root = root_of_sum(np.array([BIG, 4.0]), 0.5 * BIG)
     np.testing.assert_allclose(root[0], math.sqrt(1.5) * math.sqrt(BIG), rtol=4 * UNIT_ROUNDOFF)
     assert root[1] == np.sqrt(4.0 + 0.5 * BIG)
     # a - b overflows in the first entry: (a/2 - b/2) / (d/2) is exact here.
