@@ -34,6 +34,8 @@ from trainable_harness.errors import (
     check_real,
     check_seed,
 )
+from trainable_harness.layers.standardize import standardize, standardize_with
+from trainable_harness.normalization import scaled_moments
 
 __all__ = ["ESTIMATOR", "discrepancy", "mean_square_discrepancy", "shift_part"]
 
@@ -89,9 +91,21 @@ def discrepancy(rng: np.random.Generator, batch_count: int, batch_size: int, shi
     mean, std, eps = ESTIMATOR["mean"], ESTIMATOR["std"], check_eps(ESTIMATOR["eps"])
     training = rng.normal(mean, std, size=(batch_count, batch_size))
     evaluation = rng.normal(mean + shift, std, size=batch_size)
-    merged = (evaluation - training.mean()) / np.sqrt(training.var() + eps)
-    own = (evaluation - evaluation.mean()) / np.sqrt(evaluation.var() + eps)
-    return _rms(merged - own)
+    return _rms(_with_training_state(evaluation, training, eps) - _own(evaluation, eps))
+
+
+def _with_training_state(evaluation: np.ndarray, training: np.ndarray, eps: float):
+    """The evaluation values standardized with the merged training state: the mean and
+    population variance of all training values (the harness's one moment kernel) and
+    :func:`~trainable_harness.layers.standardize_with` (eps inside the root)."""
+    state = scaled_moments(training, (0, 1), centered=True, eps=0.0, with_mean=True)
+    return standardize_with(evaluation, state.mean[0, 0], state.variance()[0, 0], eps=eps)
+
+
+def _own(evaluation: np.ndarray, eps: float) -> np.ndarray:
+    """The evaluation values standardized with their own statistics (train mode,
+    :func:`~trainable_harness.layers.standardize`)."""
+    return standardize(evaluation, (0,), eps=eps)
 
 
 def mean_square_discrepancy(

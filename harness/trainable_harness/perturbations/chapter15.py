@@ -142,19 +142,15 @@ def matrix_work_in_multiply_adds(patch=setattr) -> None:
 def training_state_from_the_last_batch(patch=setattr) -> None:
     """The training state taken from the last training batch alone instead of the merge
     of all of them, as a running state whose update replaces the old value
-    (``estimator_shift.discrepancy``)."""
+    (``estimator_shift._with_training_state``)."""
     from trainable_harness import estimator_shift
 
-    def last_batch_only(rng, batch_count, batch_size, shift):
-        mean, std, eps = (estimator_shift.ESTIMATOR[k] for k in ("mean", "std", "eps"))
-        training = rng.normal(mean, std, size=(batch_count, batch_size))
-        evaluation = rng.normal(mean + shift, std, size=batch_size)
-        last = training[-1]
-        merged = (evaluation - last.mean()) / np.sqrt(last.var() + eps)
-        own = (evaluation - evaluation.mean()) / np.sqrt(evaluation.var() + eps)
-        return estimator_shift._rms(merged - own)
+    with_all_batches = estimator_shift._with_training_state
 
-    patch(estimator_shift, "discrepancy", last_batch_only)
+    def with_the_last_batch(evaluation, training, eps):
+        return with_all_batches(evaluation, training[-1:], eps)
+
+    patch(estimator_shift, "_with_training_state", with_the_last_batch)
 
 
 # --- scale invariance (c15-scale-geometry-001, c15-decay-equilibrium-001) ------------------

@@ -38,11 +38,20 @@ def _sample_variance_moments(X):
     return mean, variance * m / (m - 1)
 
 
+def _sample_variance_standardized(X, eps, what):
+    """Train-mode standardization whose variance is divided by m - 1 instead of m."""
+    parts = checks._batch_standardized(X, eps, what)
+    m = X.shape[1] * X.shape[3] * X.shape[4]
+    return parts._replace(mean_square=parts.mean_square * (m / (m - 1)))
+
+
 def sample_variance_batch_moments(patch=setattr) -> None:
-    """Batch norm's statistics divided by m - 1 (``small_batch.checks._batch_moments``, in
-    each module of ``small_batch`` that binds it)."""
-    for module in (train_eval, fixes, model):
+    """Batch norm's statistics divided by m - 1 (``small_batch.checks._batch_moments`` and
+    ``_batch_standardized``, in each module of ``small_batch`` that binds them)."""
+    for module in (train_eval, model):
         patch(module, "_batch_moments", _sample_variance_moments)
+    for module in (train_eval, fixes):
+        patch(module, "_batch_standardized", _sample_variance_standardized)
 
 
 def _ghosts_ignored(X, ghost_size, eps=model.EPS):
@@ -71,12 +80,11 @@ def device_merge_without_the_between_device_term(patch=setattr) -> None:
 
 def _group_norm_over_the_batch(X, gamma, beta, *, num_groups, eps=1e-5):
     """Group norm whose statistics pool the samples of the batch too."""
+    from trainable_harness.layers import standardize
+
     batch, channels = X.shape[:2]
     grouped = X.reshape(batch, num_groups, channels // num_groups, *X.shape[2:])
-    axes = (0, 2, 3, 4)
-    centered = grouped - grouped.mean(axis=axes, keepdims=True)
-    variance = np.mean(centered**2, axis=axes, keepdims=True)
-    Y = (centered / np.sqrt(variance + eps)).reshape(X.shape)
+    Y = standardize(grouped, (0, 2, 3, 4), eps=eps).reshape(X.shape)
     return Y * gamma[None, :, None, None] + beta[None, :, None, None]
 
 

@@ -1,8 +1,9 @@
 """Argument checks and per-channel helpers shared by :mod:`trainable_harness.small_batch`.
 
-Private: positive counts, per-channel batch moments over ``(B, H, W)`` (two passes, as
-written, refused beyond float64"s range), per-channel parameters and the refusal of an
-output that is not finite.
+Private: positive counts, per-channel batch moments and standardization over
+``(B, H, W)`` (the harness's one kernel, :mod:`trainable_harness.layers.standardize`;
+a variance beyond float64"s range is refused), per-channel parameters and the refusal of
+an output that is not finite.
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ import numpy as np
 
 from trainable_harness.errors import (
     DegenerateNormalizationError,
+    MomentOverflowError,
     ResultOverflowError,
     SmallBatchError,
     check_integer,
 )
+from trainable_harness.layers.standardize import standardized_moments
+from trainable_harness.normalization import scaled_moments
 
 __all__: list[str] = []
 
@@ -23,19 +27,31 @@ def _positive_integer(value, name: str) -> int:
     return check_integer(value, f"{name} (a positive integer)", minimum=1, error=SmallBatchError)
 
 
+# The reduction sets of batch norm in the model's (repeats, B, C, H, W) batches: per repeat
+# and channel, over the batch and the positions.
+_BATCH_AXES = (1, 3, 4)
+
+
+def _batch_standardized(X: np.ndarray, eps: float, what: str):
+    """Train-mode batch norm's parts of every repeat: :func:`standardized_moments` over
+    ``(B, H, W)`` (x_hat, mean, population variance, root), the harness's one
+    standardization; refuses a constant channel at ``eps = 0``, naming ``what``."""
+    return standardized_moments(X, _BATCH_AXES, eps=eps, what=what)
+
+
 def _batch_moments(X: np.ndarray):
-    # Per-channel statistics over (B, H, W) of each repeat: axes 1, 3, 4. Two passes as
-    # written, without scaling: statistics that leave float64's range are refused.
-    with np.errstate(over="ignore", invalid="ignore"):
-        mean = X.mean(axis=(1, 3, 4), keepdims=True)
-        centered = X - mean
-        variance = np.mean(centered * centered, axis=(1, 3, 4), keepdims=True)
-    if not (np.isfinite(mean).all() and np.isfinite(variance).all()):
+    """Per-channel mean and population variance (``1/m``) over ``(B, H, W)`` of each repeat,
+    by the harness's one moment kernel (:func:`scaled_moments`); shapes
+    ``(repeats, 1, C, 1, 1)``. A variance beyond float64's range is refused."""
+    parts = scaled_moments(X, _BATCH_AXES, centered=True, eps=0.0, with_mean=True)
+    try:
+        variance = parts.variance("X")
+    except MomentOverflowError:
         raise ResultOverflowError(
-            "a batch statistic of X overflows float64 (its values or their squares beyond "
-            "about 1e154): the small-batch experiment computes as written; rescale X"
-        )
-    return mean, variance
+            "a batch statistic of X overflows float64 (a batch variance beyond about 1.8e308, "
+            "deviations beyond about 1e154); rescale X"
+        ) from None
+    return parts.mean, variance
 
 
 def _finite_output(Y: np.ndarray, eps: float, variance: np.ndarray, what: str) -> np.ndarray:

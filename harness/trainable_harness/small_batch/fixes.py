@@ -18,10 +18,11 @@ from trainable_harness.errors import (
     UnsupportedDtypeError,
     check_finite,
 )
+from trainable_harness.layers.standardize import standardize_with
 from trainable_harness.moments import MomentState, merge_moments
-from trainable_harness.normalization import validated_eps
+from trainable_harness.normalization import root_of_sum, scaled_moments, validated_eps
 from trainable_harness.small_batch.checks import (
-    _batch_moments,
+    _batch_standardized,
     _finite_output,
     _per_channel,
     _positive_integer,
@@ -85,15 +86,16 @@ def batch_renorm_train(X, r_max: float, d_max: float, eps: float = EPS) -> np.nd
     r_max, d_max = (value if value <= _LARGEST else np.inf for value in (r_max, d_max))
     eps = validated_eps(eps)
     X = _check_5d(X)
-    mean, variance = _batch_moments(X)
+    batch = _batch_standardized(X, eps, "batch_renorm_train")
     population_mean, population_variance = _population()
-    batch_std = np.sqrt(variance + eps)
-    population_std = np.sqrt(_per_channel(population_variance) + eps)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.clip(batch_std / population_std, 1.0 / r_max, r_max)
-        d = np.clip((mean - _per_channel(population_mean)) / population_std, -d_max, d_max)
-        Y = r * (X - mean) / batch_std + d
-    return _finite_output(Y, eps, variance, "batch_renorm_train")
+    mean, variance = _per_channel(population_mean), _per_channel(population_variance)
+    # d is the batch mean standardized with the population's statistics, r the ratio of the
+    # two roots: both from the one standardization (eps inside each root).
+    d = standardize_with(batch.mean, mean, variance, eps=eps, what="batch_renorm_train")
+    r = np.clip(batch.root() / root_of_sum(variance, eps), 1.0 / r_max, r_max)
+    d = np.clip(d, -d_max, d_max)
+    Y = r * batch.normalized() + d
+    return _finite_output(Y, eps, population_variance, "batch_renorm_train")
 
 
 def clipped_renorm_gap_theory(batch: int, d_max: float) -> float:
@@ -159,10 +161,11 @@ def synchronized_statistics(device_batches) -> tuple[np.ndarray, np.ndarray]:
     """Per-channel mean and population variance of several devices' batches, by merging.
 
     Each device reduces its ``(B_k, C, H, W)`` batch to one centered moment state per
-    channel (count, mean, m2, computed two-pass in float64); the states are merged with
-    :func:`trainable_harness.moments.merge_moments` (what an all-reduce of these three
-    numbers per channel implements), and the merged state gives the statistics of the
-    concatenated batch.
+    channel (count, mean, ``m2 = count * population variance``, from
+    :func:`~trainable_harness.normalization.scaled_moments`, in float64); the states are
+    merged with :func:`trainable_harness.moments.merge_moments` (what an all-reduce of
+    these three numbers per channel implements), and the merged state gives the
+    statistics of the concatenated batch.
 
     Returns
     -------
@@ -213,10 +216,13 @@ def synchronized_statistics(device_batches) -> tuple[np.ndarray, np.ndarray]:
                 "same channels"
             )
         count = batch.shape[0] * batch.shape[2] * batch.shape[3]
-        with np.errstate(over="ignore", invalid="ignore"):
-            means = batch.mean(axis=(0, 2, 3))
-            m2 = ((batch - means[None, :, None, None]) ** 2).sum(axis=(0, 2, 3))
-        if not (np.isfinite(means).all() and np.isfinite(m2).all()):
+        # The device's state per channel from the harness's one moment kernel: the mean and
+        # the population variance over (B, H, W), m2 = count * variance.
+        parts = scaled_moments(batch, (0, 2, 3), centered=True, eps=0.0, with_mean=True)
+        with np.errstate(over="ignore"):
+            means = parts.mean.reshape(-1)
+            m2 = np.ldexp(parts.mean_square, 2 * parts.exponent).reshape(-1) * count
+        if not np.isfinite(m2).all():
             raise ResultOverflowError(
                 f"device batch {device}: a channel's sum of squared deviations overflows "
                 "float64 (values beyond about 1e154); rescale the batches"

@@ -15,9 +15,11 @@ from trainable_harness.errors import (
     UnsupportedDtypeError,
     check_finite,
 )
+from trainable_harness.layers.standardize import standardize_with
 from trainable_harness.normalization import validated_eps
 from trainable_harness.small_batch.checks import (
     _batch_moments,
+    _batch_standardized,
     _finite_output,
     _per_channel,
 )
@@ -34,7 +36,9 @@ __all__ = ["population_eval", "statistic_errors", "train_eval_gap", "train_mode"
 def train_mode(X, eps: float = EPS) -> np.ndarray:
     """Train-mode batch norm (gamma 1, beta 0) of every repeat with its own statistics.
 
-    Equal to :func:`trainable_harness.layers.batch_norm` applied to each ``X[r]``.
+    Equal to :func:`trainable_harness.layers.batch_norm` applied to each ``X[r]``: both
+    standardize with :func:`trainable_harness.layers.standardize` (eq. 16.3, the
+    population variance, eps inside the root).
 
     Examples
     --------
@@ -45,10 +49,7 @@ def train_mode(X, eps: float = EPS) -> np.ndarray:
     """
     eps = validated_eps(eps)
     X = _check_5d(X)
-    mean, variance = _batch_moments(X)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        Y = (X - mean) / np.sqrt(variance + eps)
-    return _finite_output(Y, eps, variance, "train_mode")
+    return _batch_standardized(X, eps, "train_mode").normalized()
 
 
 def population_eval(X, eps: float = EPS) -> np.ndarray:
@@ -63,8 +64,7 @@ def population_eval(X, eps: float = EPS) -> np.ndarray:
     eps = validated_eps(eps)
     X = _check_5d(X)
     mean, variance = _population()
-    with np.errstate(over="ignore"):
-        Y = (X - _per_channel(mean)) / np.sqrt(_per_channel(variance) + eps)
+    Y = standardize_with(X, _per_channel(mean), _per_channel(variance), eps=eps)
     return _finite_output(Y, eps, variance, "population_eval")
 
 

@@ -16,14 +16,22 @@ X = small_batch.draw_activations(np.random.default_rng(3), repeats=2, batch=8)
 
 def test_sample_variance_divides_by_m_minus_one(monkeypatch):
     mean, variance = checks._batch_moments(X)
+    x_hat = train_eval.train_mode(X, eps=0.0)
     chapter16.sample_variance_batch_moments(monkeypatch.setattr)
     m = X.shape[1] * X.shape[3] * X.shape[4]
-    for module in (train_eval, fixes, model):
+    for module in (train_eval, model):
         patched_mean, patched_variance = module._batch_moments(X)
         np.testing.assert_array_equal(patched_mean, mean)
         np.testing.assert_allclose(patched_variance, variance * m / (m - 1), rtol=1e-15)
+    for module in (train_eval, fixes):
+        parts = module._batch_standardized(X, 0.0, "train_mode")
+        np.testing.assert_allclose(parts.variance(), variance * m / (m - 1), rtol=1e-14)
+    # Train mode divides by the larger root: x_hat shrinks by sqrt((m - 1) / m).
+    shrunk = train_eval.train_mode(X, eps=0.0)
+    np.testing.assert_allclose(shrunk, x_hat * np.sqrt((m - 1) / m), rtol=1e-13, atol=1e-15)
     monkeypatch.undo()
     assert train_eval._batch_moments is checks._batch_moments
+    assert fixes._batch_standardized is checks._batch_standardized
 
 
 def test_ghost_batches_not_split_normalize_the_whole_batch(monkeypatch):

@@ -44,8 +44,13 @@ def test_batch_of_one_is_instance_norm_and_differs_from_eval():
 
 def test_statistics_beyond_range_and_nan_are_refused_not_returned():
     X = draw_activations(RNG, repeats=2, batch=2)
-    # Squares of 1e200 overflow: the variance was inf and train_mode's output all 0.
-    for function in (train_mode, group_norm_train, statistic_errors, batch_population_variances):
+    # Squares of 1e200 overflow: the variance was inf and train_mode's output all 0. The
+    # standardizations scale before squaring (layers.standardize), so they standardize
+    # X * 1e200 as they do X (at eps = 0, which is in X's units); the statistics
+    # themselves are beyond range and refused.
+    for function in (train_mode, group_norm_train):
+        np.testing.assert_allclose(function(X * 1e200, eps=0.0), function(X, eps=0.0), atol=1e-13)
+    for function in (statistic_errors, batch_population_variances):
         with pytest.raises(ResultOverflowError, match="overflow"):
             function(X * 1e200)
     bad = X.copy()

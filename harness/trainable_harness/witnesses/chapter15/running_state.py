@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from trainable_harness.claimable import claim_computation
+from trainable_harness.layers.standardize import standardize_with
 from trainable_harness.moments import MomentState, merge_moments, stable_online_moments
 
 __all__ = [
@@ -36,13 +37,16 @@ MERGED_MEAN_TOLERANCE = 3e-15
 def normalize_with(values: np.ndarray, state: MomentState, eps: float) -> np.ndarray:
     """``(values - mean) / sqrt(population_variance + eps)`` with a given state's moments.
 
+    The harness's one standardization with given statistics,
+    :func:`~trainable_harness.layers.standardize_with`.
+
     Examples
     --------
     >>> state = stable_online_moments(np.array([1.0, 3.0]), dtype=np.float64)
     >>> normalize_with(np.array([1.0, 3.0]), state, 0.0)
     array([-1.,  1.])
     """
-    return (values - state.mean) / np.sqrt(state.population_variance + eps)
+    return standardize_with(values, state.mean, state.population_variance, eps=eps)
 
 
 def running_state_experiment(

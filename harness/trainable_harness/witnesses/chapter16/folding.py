@@ -24,6 +24,7 @@ from trainable_harness.layers import (
     fold_batch_norm_into_linear,
     linear,
 )
+from trainable_harness.normalization import root_of_sum
 from trainable_harness.witnesses.chapter16.batch_dependence import channel_shaped
 from trainable_harness.witnesses.chapter16.identity_recovery import UNIT_ROUNDOFF
 
@@ -134,7 +135,7 @@ def linear_fold_case(rng: np.random.Generator, updates: int, eps: float) -> dict
     reference = batch_norm_eval(linear(X, W, b), gamma, beta, state, eps=eps)
     # Fold (eq. 16.6), and bound the rounding of both paths.
     W_folded, b_folded = fold_batch_norm_into_linear(W, b, gamma, beta, state, eps=eps)
-    scale = gamma / np.sqrt(state.running_variance + eps)
+    scale = gamma / root_of_sum(state.running_variance, eps)
     magnitude = np.abs(X) @ np.abs(W).T + np.abs(b) + np.abs(state.running_mean)
     return folding_report(
         linear(X, W_folded, b_folded), reference, scale, magnitude, beta, n_terms=fan_in
@@ -172,7 +173,7 @@ def conv_fold_case(rng: np.random.Generator, batch_shape: tuple, updates: int, e
     X = rng.normal(0.5, 2.0, batch_shape)
     output = conv2d(X, K, c, padding=FOLD_PADDING)
     reference = batch_norm_eval(output, gamma, beta, state, eps=eps)
-    scale = channel_shaped(gamma / np.sqrt(state.running_variance + eps))
+    scale = channel_shaped(gamma / root_of_sum(state.running_variance, eps))
     magnitude = conv2d(np.abs(X), np.abs(K), np.abs(c), padding=FOLD_PADDING) + channel_shaped(
         np.abs(state.running_mean)
     )
