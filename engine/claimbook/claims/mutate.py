@@ -1,9 +1,9 @@
 """``python -m claimbook mutate [ID ...]``: every claim shown to be able to fail.
 
 A registry entry's ``catches`` names the mistakes the claim exists to catch, each a
-perturbation of the harness: a function of ``trainable_harness.perturbations`` that replaces
-one harness function with a mistaken version (see that package), and a line saying what it
-gets wrong::
+perturbation of the harness: a function in a mistakes file beside the registry
+(``claims/mistakes/<module>.py``, named ``<module>.<function>``) that replaces one harness
+function with a mistaken version, and a line saying what it gets wrong::
 
     catches:
       - perturbation: chapter16.sample_variance_batch_moments
@@ -21,11 +21,11 @@ error, not as a catch: a perturbation that breaks the computation shows nothing 
 claim's criteria).
 
 The outcomes go to ``_build/mutations.json`` (atomically), per claim with the digests of its
-registry entry and of the harness's sources, so a record made before either changed is
-recognised as stale (:func:`mutation_states`, which the claim pages show). The command
-exits 1 when a claim catches none of its named perturbations, naming the claim; a claim
-without ``catches`` is listed as "no mistake named yet", which is not a failure; a
-perturbation name that does not exist is refused (exit 2) before anything runs.
+registry entry and of the harness's sources and mistake files, so a record made before
+either changed is recognised as stale (:func:`mutation_states`, which the claim pages
+show). The command exits 1 when a claim catches none of its named perturbations, naming
+the claim; a claim without ``catches`` is listed as "no mistake named yet", which is not a
+failure; a perturbation name that does not exist is refused (exit 2) before anything runs.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ import argparse
 import concurrent.futures
 import hashlib
 import importlib
+import importlib.machinery
+import importlib.util
 import json
 import multiprocessing
 import os
@@ -50,18 +52,26 @@ from claimbook.claims.registry import Claim, list_claims, load_claim
 from claimbook.errors import RegistryError
 
 __all__ = [
-    "PERTURBATIONS",
+    "MISTAKES",
+    "MISTAKES_PACKAGE",
     "RECORD_NAME",
     "Mutation",
     "harness_digest",
+    "load_mistakes",
     "main",
+    "mistakes_dir",
     "mutation_states",
     "record_path",
     "resolve_perturbation",
     "run_mutations",
 ]
 
-PERTURBATIONS = f"{instruments.PACKAGE}.perturbations"
+MISTAKES = "mistakes"  # the folder of the mistakes, beside the registry's YAML files
+# The package name the mistake files are loaded under (they are files, not an installed
+# package): ``<MISTAKES_PACKAGE>.chapter16`` for ``<registry>/mistakes/chapter16.py``. A
+# mistake file may import another one by that name (``from claim_mistakes.chapter15
+# import ...``).
+MISTAKES_PACKAGE = "claim_mistakes"
 RECORD_NAME = "mutations.json"
 _ERROR_LIMIT = 400
 
@@ -71,24 +81,78 @@ def record_path() -> Path:
     return paths.BUILD_DIR / RECORD_NAME
 
 
-def resolve_perturbation(name: str, claim: Claim | None = None):
-    """The function ``trainable_harness.perturbations.<name>``.
+def mistakes_dir(registry_dir: str | Path | None = None) -> Path:
+    """``<registry_dir>/mistakes``: by default ``claims/mistakes/`` of the repository."""
+    return Path(registry_dir if registry_dir is not None else paths.CLAIMS_DIR) / MISTAKES
+
+
+def load_mistakes(module: str, registry_dir: str | Path | None = None):
+    """The mistake file ``<registry_dir>/mistakes/<module>.py``, loaded by its path.
+
+    Loaded once per process and directory (:func:`importlib.util.spec_from_file_location`)
+    as ``claim_mistakes.<module>``, in a package of that name whose path is the folder, so
+    that one mistake file can import another. The files import the harness; the harness
+    never imports them.
 
     Raises
     ------
     RegistryError
-        If the module cannot be imported or has no such function; the message names the
-        perturbation (and the claim's registry file when given).
+        If the file does not exist, or raises when loaded (the message names the file).
+    """
+    folder = mistakes_dir(registry_dir).resolve()
+    path = folder / f"{module}.py"
+    package = sys.modules.get(MISTAKES_PACKAGE)
+    if package is None or list(getattr(package, "__path__", [])) != [str(folder)]:
+        for name in [n for n in sys.modules if n.split(".")[0] == MISTAKES_PACKAGE]:
+            del sys.modules[name]  # the mistakes of another registry
+        package = importlib.util.module_from_spec(
+            importlib.machinery.ModuleSpec(MISTAKES_PACKAGE, None, is_package=True)
+        )
+        package.__path__ = [str(folder)]
+        sys.modules[MISTAKES_PACKAGE] = package
+    name = f"{MISTAKES_PACKAGE}.{module}"
+    if name in sys.modules:
+        return sys.modules[name]
+    if not path.is_file():
+        raise RegistryError(f"the mistakes file {paths.shown(path)} does not exist")
+    spec = importlib.util.spec_from_file_location(name, path)
+    loaded = importlib.util.module_from_spec(spec)
+    sys.modules[name] = loaded
+    try:
+        spec.loader.exec_module(loaded)
+    except Exception as error:
+        del sys.modules[name]
+        raise RegistryError(
+            f"the mistakes file {paths.shown(path)} cannot be loaded "
+            f"({type(error).__name__}: {error})"
+        ) from error
+    return loaded
+
+
+def resolve_perturbation(
+    name: str, claim: Claim | None = None, registry_dir: str | Path | None = None
+):
+    """The function named ``<module>.<function>``: in the mistakes file ``<module>.py``.
+
+    The file is in the ``mistakes/`` folder beside the claim's registry file (when
+    ``claim`` is given), else beside ``registry_dir`` (default ``claims/``).
+
+    Raises
+    ------
+    RegistryError
+        If the file does not exist or cannot be loaded, or has no such function; the
+        message names the perturbation, the file and the function (and the claim's
+        registry file when given).
     """
     where = f"{paths.shown(claim.path)}: field catches: " if claim is not None else ""
-    module_name, _, function_name = f"{PERTURBATIONS}.{name}".rpartition(".")
+    module_name, _, function_name = name.rpartition(".")
+    if claim is not None:
+        registry_dir = Path(claim.path).parent
+    path = mistakes_dir(registry_dir) / f"{module_name}.py"
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise RegistryError(
-            f"{where}perturbation {name!r} names module {module_name}, which cannot be "
-            f"imported ({error})"
-        ) from None
+        module = load_mistakes(module_name, registry_dir)
+    except RegistryError as error:
+        raise RegistryError(f"{where}perturbation {name!r}: {error}") from None
     function = getattr(module, function_name, None)
     if not callable(function):
         known = sorted(
@@ -97,18 +161,23 @@ def resolve_perturbation(name: str, claim: Claim | None = None):
             if callable(getattr(module, n, None))
         )
         raise RegistryError(
-            f"{where}perturbation {name!r}: {module_name} has no function {function_name!r}"
-            + (f"; it has {', '.join(known)}" if known else "")
+            f"{where}perturbation {name!r}: the mistakes file {paths.shown(path)} has no "
+            f"function {function_name!r}" + (f"; it has {', '.join(known)}" if known else "")
         )
     return function
 
 
-def harness_digest() -> str:
-    """SHA-256 of the harness package's Python sources (their paths and bytes)."""
+def harness_digest(registry_dir: str | Path | None = None) -> str:
+    """SHA-256 of the harness package's Python sources and of the mistake files (their
+    paths and bytes): a record made before either changed is stale."""
     root = instruments.package_dir()
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    folder = mistakes_dir(registry_dir)
+    for path in sorted(folder.glob("*.py")) if folder.is_dir() else []:
+        digest.update(f"{MISTAKES}/{path.name}".encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
 
@@ -199,7 +268,9 @@ def _judge_in_child(
 _SERVER_PRELOAD = [
     "numpy",
     f"{instruments.PACKAGE}",
-    f"{instruments.PACKAGE}.perturbations",
+    # What the mistake files import first (they are files, loaded by path in each child).
+    f"{instruments.PACKAGE}.small_batch",
+    f"{instruments.PACKAGE}.precision",
     "claimbook.claims.verify",
     "claimbook.claims.mutate",
 ]
@@ -349,12 +420,15 @@ def _recorded_seconds(record) -> dict:
 
 def _write_record(claims: Sequence[Claim], mutations: Sequence[Mutation], record) -> None:
     path = Path(record) if record is not None else record_path()
-    digest = harness_digest()
+    digests = {}  # per registry folder: its mistake files count
     entries = _read_record(record)
     for claim in claims:
+        folder = Path(claim.path).parent
+        if folder not in digests:
+            digests[folder] = harness_digest(folder)
         entries[claim.id] = {
             "registry_digest": claim.registry_digest,
-            "harness_digest": digest,
+            "harness_digest": digests[folder],
             "catches": [m.as_record() for m in mutations if m.claim_id == claim.id],
         }
     document = {"version": 1, "claims": dict(sorted(entries.items()))}
@@ -408,10 +482,9 @@ def mutation_states(claim: Claim, record: str | Path | None = None) -> list[dict
         entry = _read_record(record).get(claim.id) or {}
         if not isinstance(entry, dict):
             entry = {}
-        current = (
-            entry.get("registry_digest") == claim.registry_digest
-            and entry.get("harness_digest") == harness_digest()
-        )
+        current = entry.get("registry_digest") == claim.registry_digest and entry.get(
+            "harness_digest"
+        ) == harness_digest(Path(claim.path).parent)
         if not current:
             entry = {}
     recorded = {c.get("perturbation"): c for c in entry.get("catches", []) if isinstance(c, dict)}

@@ -2,6 +2,7 @@
 own."""
 
 import importlib
+import importlib.util
 import json
 import shutil
 import sys
@@ -11,7 +12,12 @@ import pytest
 
 from claimbook import paths
 from claimbook.__main__ import main as claimbook_main
-from claimbook.claims.mutate import mutation_states, resolve_perturbation, run_mutations
+from claimbook.claims.mutate import (
+    load_mistakes,
+    mutation_states,
+    resolve_perturbation,
+    run_mutations,
+)
 from claimbook.claims.registry import list_claims, load_claim
 from claimbook.errors import RegistryError
 
@@ -134,13 +140,27 @@ def test_a_perturbation_that_does_not_exist_is_refused_by_name_before_anything_r
     record = tmp_path / "mutations.json"
     with pytest.raises(RegistryError, match="mean_not_substracted") as raised:
         run_mutations(registry_dir=fixture_registry, record=record, imports=["mutation_fixtures"])
-    assert "has no function" in str(raised.value) and "mean_not_subtracted" in str(raised.value)
+    message = str(raised.value)
+    assert "mistakes/mutation_fixtures.py has no function 'mean_not_substracted'" in message
+    assert "mean_not_subtracted" in message  # the functions it has
     assert not record.exists()
 
 
-def test_a_perturbation_module_that_does_not_exist_is_named():
-    with pytest.raises(RegistryError, match=r"chapter99\.nothing.*cannot be imported"):
+def test_a_perturbation_module_that_does_not_exist_is_named_by_its_file():
+    with pytest.raises(RegistryError, match=r"chapter99\.nothing.*mistakes/chapter99\.py"):
         resolve_perturbation("chapter99.nothing")
+
+
+def test_the_mistakes_are_files_beside_the_registry_loaded_by_path(fixture_registry):
+    """``<module>.<function>`` is the function of ``<registry>/mistakes/<module>.py``; the
+    book's mistakes are ``claims/mistakes/``, not a module of the harness."""
+    claim = load_claim(CATCHES, registry_dir=fixture_registry)
+    function = resolve_perturbation("mutation_fixtures.mean_not_subtracted", claim)
+    module = sys.modules[function.__module__]
+    assert Path(module.__file__) == fixture_registry.resolve() / "mistakes/mutation_fixtures.py"
+    chapter16 = load_mistakes("chapter16")
+    assert Path(chapter16.__file__) == paths.CLAIMS_DIR.resolve() / "mistakes/chapter16.py"
+    assert importlib.util.find_spec("trainable_harness.perturbations") is None
 
 
 def test_the_command_line_exits_2_naming_an_unknown_perturbation(fixture_registry, capsys):

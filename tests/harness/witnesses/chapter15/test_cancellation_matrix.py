@@ -33,9 +33,9 @@ def test_the_claim_turns_red_when_bf16_is_not_rounded(monkeypatch):
     claim = load_claim("c15-cancellation-matrix-001")
     records = comparisons(claim.expect, cancellation_matrix_witness(), statistical=False)
     assert all(record["passed"] for record in records.values())
-    from trainable_harness.perturbations import chapter15
+    from claimbook.claims.mutate import load_mistakes
 
-    chapter15.bf16_not_rounded(monkeypatch.setattr)
+    load_mistakes("chapter15").bf16_not_rounded(monkeypatch.setattr)
     assert precision.round_to_bfloat16(np.float32(1 + 2**-10)) == np.float32(1 + 2**-10)
     records = comparisons(claim.expect, cancellation_matrix_witness(), statistical=False)
     failing = {field for field, record in records.items() if not record["passed"]}

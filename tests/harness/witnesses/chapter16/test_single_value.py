@@ -16,7 +16,7 @@ from witness_checks import (
     seed_of,
 )
 
-from trainable_harness.perturbations import chapter16
+from claimbook.claims.mutate import load_mistakes
 from trainable_harness.witnesses.chapter16 import single_value
 from trainable_harness.witnesses.chapter16.single_value import (
     fused_kernel_batch_norm,
@@ -24,6 +24,7 @@ from trainable_harness.witnesses.chapter16.single_value import (
 )
 
 CLAIM = "c16-train-mode-output-001"
+chapter16 = load_mistakes("chapter16")  # claims/mistakes/chapter16.py
 
 
 def test_registered_expectations_cover_exactly_the_witness_fields():

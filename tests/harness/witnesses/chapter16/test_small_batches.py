@@ -93,4 +93,4 @@ def test_group_distance_theory_against_a_large_draw():
 
 
 # The mistakes the claim exists to catch are its registry's catches, run by
-# `python -m claimbook mutate` (trainable_harness.perturbations.chapter16).
+# `python -m claimbook mutate` (claims/mistakes/chapter16.py).

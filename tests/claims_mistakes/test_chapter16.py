@@ -1,17 +1,19 @@
-"""trainable_harness.perturbations.chapter16: each replaces the one function it names with
+"""claims/mistakes/chapter16.py: each replaces the one function it names with
 the mistake it says, and ``patch`` lets a test undo it (the claims under them are
 `python -m claimbook mutate`'s)."""
 
 import numpy as np
 import pytest
 
+from claimbook.claims.mutate import load_mistakes
 from trainable_harness import small_batch
 from trainable_harness.moments import MomentState
-from trainable_harness.perturbations import chapter16
 from trainable_harness.small_batch import checks, fixes, groups, model, sweep, train_eval
 from trainable_harness.witnesses.chapter16 import residual_depth
 
 X = small_batch.draw_activations(np.random.default_rng(3), repeats=2, batch=8)
+
+chapter16 = load_mistakes("chapter16")  # claims/mistakes/chapter16.py, loaded by its path
 
 
 def test_sample_variance_divides_by_m_minus_one(monkeypatch):

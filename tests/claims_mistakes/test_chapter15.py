@@ -1,16 +1,18 @@
-"""trainable_harness.perturbations.chapter15: each replaces the one function it names with
+"""claims/mistakes/chapter15.py: each replaces the one function it names with
 the mistake it says, and ``patch`` lets a test undo it (the claims under them are
 `python -m claimbook mutate`'s)."""
 
 import numpy as np
 import pytest
 
+from claimbook.claims.mutate import load_mistakes
 from trainable_harness import estimator_shift, geometry
 from trainable_harness.normalization import centered_normalize, rms_normalize
-from trainable_harness.perturbations import chapter15
 from trainable_harness.transformer_cost import block_flops_per_token
 from trainable_harness.witnesses.chapter15 import norm_cost, placement, rms_ablation
 from trainable_harness.witnesses.chapter15 import scale_invariance as si
+
+chapter15 = load_mistakes("chapter15")  # claims/mistakes/chapter15.py, loaded by its path
 
 
 def test_the_pre_norm_residual_from_the_normalized_input_keeps_no_identity_path(monkeypatch):

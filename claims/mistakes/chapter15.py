@@ -1,4 +1,16 @@
-"""Perturbations of the chapter 15 harness (see :mod:`trainable_harness.perturbations`)."""
+"""The mistakes the chapter 15 claims exist to catch, as perturbations of the harness.
+
+A registry entry's ``catches`` names a function of this file as ``chapter15.<function>``
+(``claims/<id>.yaml``). Each is a small function that replaces *one* named harness
+function (in every module that binds it) with a mistaken version and returns nothing.
+``python -m claimbook mutate`` (:mod:`claimbook.claims.mutate`) loads this file by its path
+(it is not an installed package: it imports the harness, the harness never imports it),
+applies one function in a fresh process, recomputes the claim there and records whether it
+turned red; no file is ever edited.
+
+Each takes ``patch``, the setter it uses (``setattr`` by default); a test passes
+``monkeypatch.setattr`` so the harness is restored after it (``tests/claims_mistakes/``).
+"""
 
 from __future__ import annotations
 

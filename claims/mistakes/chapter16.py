@@ -1,10 +1,22 @@
-"""Perturbations of the chapter 16 harness (see :mod:`trainable_harness.perturbations`)."""
+"""The mistakes the chapter 16 claims exist to catch, as perturbations of the harness.
+
+A registry entry's ``catches`` names a function of this file as ``chapter16.<function>``
+(``claims/<id>.yaml``). Each is a small function that replaces *one* named harness
+function (in every module that binds it) with a mistaken version and returns nothing.
+``python -m claimbook mutate`` (:mod:`claimbook.claims.mutate`) loads this file by its path
+(it is not an installed package: it imports the harness, the harness never imports it),
+applies one function in a fresh process, recomputes the claim there and records whether it
+turned red; no file is ever edited.
+
+Each takes ``patch``, the setter it uses (``setattr`` by default); a test passes
+``monkeypatch.setattr`` so the harness is restored after it (``tests/claims_mistakes/``).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from trainable_harness.perturbations.chapter15 import _merge_without_between_term
+from claim_mistakes.chapter15 import _merge_without_between_term
 from trainable_harness.small_batch import checks, fixes, groups, model, sweep, train_eval
 
 __all__ = [
