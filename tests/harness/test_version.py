@@ -1,16 +1,9 @@
 """trainable_harness._version: the one definition of the version, as everything reads it."""
 
 import importlib.metadata
-import re
 
 from claimbook import paths, sources
-from trainable_harness import __version__
 from trainable_harness._version import __version__ as defined
-
-
-def test_the_package_exports_the_version_its_module_defines():
-    assert __version__ is defined
-    assert re.fullmatch(r"\d+\.\d+\.\d+", defined), defined
 
 
 def test_the_installed_distribution_has_that_version():

@@ -5,10 +5,6 @@ import numpy as np
 from trainable_harness.witnesses.chapter15.cancellation_matrix import cancellation_matrix_witness
 
 
-def test_cancellation_matrix_witness_repeats_exactly():
-    assert cancellation_matrix_witness() == cancellation_matrix_witness()
-
-
 def test_bf16_raw_formula_is_exact_at_ten_where_the_rounding_bound_points():
     """The bound u offset^2 > 0.25 puts BF16's threshold at 8, so it points at 10^1; but
     there every intermediate fits BF16's 8 significant bits and nothing rounds."""

@@ -9,11 +9,6 @@ from trainable_harness.witnesses.chapter15.scale_invariance import (
 )
 
 
-def test_scale_invariance_witness_repeats_exactly():
-    seed = claim_seed("c15-scale-geometry")
-    assert scale_invariance_witness(seed=seed) == scale_invariance_witness(seed=seed)
-
-
 def test_scale_invariance_witness_fields():
     result = scale_invariance_witness(seed=1)
     assert result["norm_never_decreases"] is True

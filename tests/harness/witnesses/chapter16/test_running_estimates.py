@@ -33,9 +33,8 @@ def test_statistical_bounds_quote_other_seed_sets_not_the_registered_one():
     check_statistical_bounds_quote_other_seed_sets(CLAIM)
 
 
-def test_witnesses_are_deterministic_in_their_seed():
+def test_the_witness_depends_on_its_seed():
     seed = seed_of(CLAIM)
-    assert train_eval_witness(seed) == train_eval_witness(seed)
     assert train_eval_witness(seed + 1)["merged"] != train_eval_witness(seed)["merged"]
 
 
