@@ -152,7 +152,7 @@ class Claim:
         ``{"account": ..., "source": ...}`` for a claim that refutes a common account.
     catches : list of dict or None
         ``[{"perturbation": ..., "says": ...}, ...]``: the mistakes the claim exists to catch,
-        each a function of ``trainable_harness.perturbations`` (see
+        each a function of ``claims/mistakes/<file>.py`` (see
         :mod:`claimbook.claims.mutate`).
     """
 

@@ -182,8 +182,9 @@ def claim_page(info: Mapping) -> nodes.section:
         catches += listed
         catches += nodes.paragraph(
             "",
-            "Each is a perturbation of the harness (trainable_harness.perturbations), applied "
-            "alone by python -m claimbook mutate; the state is that of its last run.",
+            "Each mistake is planted alone in the book's code (claims/mistakes/) by "
+            "python -m claimbook mutate, which recomputes the claim; the state is that of "
+            "its last run.",
         )
         page += catches
 
