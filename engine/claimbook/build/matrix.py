@@ -4,10 +4,12 @@
 
     matrix-check [--root DIR] [--work DIR] [--keep] [--reference SITE]
 
-``.github/workflows/book.yml`` lists the chapters in one job, executes each chapter in a job
-of its own, uploads exactly the files that chapter's record lists, and renders the site in
-one last job from those files alone. This check runs the same commands (:data:`COMMANDS`),
-each job in a fresh copy of the book at ``--root`` (default: this repository):
+``.github/workflows/book.yml`` computes every claim in a job that runs no chapter code, lists
+the chapters in one job, executes each chapter in a job of its own (starting from the claims
+job's artifacts), uploads exactly the files that chapter's record lists, and renders the site
+in one last job from those files alone, the claim artifacts taken from the claims job. This
+check runs the same commands (:data:`COMMANDS`), each job in a fresh copy of the book at
+``--root`` (default: this repository):
 
 1. **Copies.** A ``git clone`` of the root's HEAD when the root is a git checkout (so
    uncommitted changes are not part of the check; it says so), otherwise a copy of the tree
@@ -60,6 +62,7 @@ __all__ = ["COMMANDS", "compare_sites", "critical_path", "fresh_copy", "matrix_c
 # The workflow's commands (``python -m claimbook ...``), in the order its jobs run them;
 # tests/engine/build/test_matrix.py checks that book.yml runs each of them.
 COMMANDS = {
+    "claims": ("claims", "verify"),
     "chapters": ("chapters", "--json"),
     "execute": ("execute", "{chapter}"),
     "outputs": ("outputs", "{chapter}"),
@@ -266,12 +269,23 @@ def matrix_check(
         return 1
     jobs = _Jobs(root, work, stamp, out)
     try:
+        # The claims job: every claim computed in a copy that runs no chapter; its artifacts
+        # are the ones every chapter job starts from and the render job renders.
+        claims_copy = jobs.copy("claims")
+        jobs.run(claims_copy, COMMANDS["claims"])
+        claims_upload = work / "uploads" / "claims"
+        computed = sorted((claims_copy / "artifacts" / "claims").glob("*.json"))
+        _collect(
+            claims_copy, [p.relative_to(claims_copy).as_posix() for p in computed], claims_upload
+        )
+        out(f"matrix-check: claims: {len(computed)} artifact(s) uploaded")
         listing = jobs.copy("chapters")
         chapters = json.loads(jobs.run(listing, COMMANDS["chapters"]))
         shutil.rmtree(listing)
         uploads: dict[str, Path] = {}
         for chapter in chapters:
             copy = jobs.copy(f"chapter-{chapter}")
+            _assemble({"claims": claims_upload}, copy)
             jobs.run(copy, COMMANDS["execute"], chapter)
             listed = jobs.run(copy, COMMANDS["outputs"], chapter).split()
             uploads[chapter] = work / "uploads" / chapter
@@ -279,7 +293,11 @@ def matrix_check(
             out(f"matrix-check: chapter-{chapter}: {len(listed)} file(s) uploaded")
         render_copy = jobs.copy("render")
         count = _assemble(uploads, render_copy)
-        out(f"matrix-check: render: {count} file(s) downloaded from {len(uploads)} job(s)")
+        # The claim artifacts are the claims job's, whatever a chapter job uploaded.
+        for stale in (render_copy / "artifacts" / "claims").glob("*.json"):
+            stale.unlink()
+        count += _assemble({"claims": claims_upload}, render_copy)
+        out(f"matrix-check: render: {count} file(s) downloaded from {len(uploads) + 1} job(s)")
         rendering = [render_copy]
         if reference is None:
             one_machine = jobs.copy("one-machine")

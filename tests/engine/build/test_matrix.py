@@ -29,8 +29,26 @@ def test_the_workflow_runs_the_commands_the_local_check_runs():
     # One job per chapter, the list derived from the repository by the first job.
     matrix = jobs["chapter"]["strategy"]["matrix"]["chapter"]
     assert matrix == "${{ fromJSON(needs.chapters.outputs.chapters) }}"
-    assert jobs["chapter"]["needs"] == "chapters"
-    assert jobs["render"]["needs"] == ["chapter", "mutate"]
+    assert jobs["chapter"]["needs"] == ["chapters", "claims"]
+    assert jobs["render"]["needs"] == ["claims", "chapter", "mutate"]
+
+
+def test_the_render_job_takes_the_claim_artifacts_from_the_claims_job_alone():
+    """The trust boundary: the artifacts the badges are judged from come from a job that runs
+    no chapter code, replace whatever the chapter jobs uploaded, and are checked against the
+    digest that job computed, before the render."""
+    jobs = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))["jobs"]
+    claims_runs = [s["run"] for s in jobs["claims"]["steps"] if "run" in s]
+    assert not any("execute" in run or "make\n" in run for run in claims_runs)
+    assert ".venv/bin/python -m claimbook claims verify" in claims_runs
+    render = jobs["render"]["steps"]
+    chapters = next(i for i, s in enumerate(render) if s.get("with", {}).get("pattern"))
+    removed = next(i for i, s in enumerate(render) if "rm -f artifacts/claims" in s.get("run", ""))
+    claims = next(i for i, s in enumerate(render) if s.get("with", {}).get("name") == "claims")
+    checked = next(i for i, s in enumerate(render) if "EXPECTED" in s.get("env", {}))
+    rendering = next(i for i, s in enumerate(render) if "claimbook render" in s.get("run", ""))
+    assert chapters < removed < claims < checked < rendering
+    assert render[checked]["env"]["EXPECTED"] == "${{ needs.claims.outputs.digest }}"
 
 
 def test_the_render_job_renders_the_claim_pages_with_the_mutate_record():
