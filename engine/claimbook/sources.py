@@ -545,6 +545,8 @@ def chapter_sources(root: str | Path | None = None) -> list[Path]:
     InvalidChapterStemError
         If a chapter's name cannot name the build's files
         (:func:`claimbook.paths.check_chapter_stem`).
+    ChapterSourceError
+        If a chapter's source is a symbolic link (the message names it).
     """
     root = Path(root) if root is not None else paths.REPO_ROOT
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8")) or {}
@@ -561,6 +563,12 @@ def chapter_sources(root: str | Path | None = None) -> list[Path]:
                 raise InvalidChapterStemError(
                     f"_toc.yml: entry {entry['file']!r}: {error}"
                 ) from None
+            if source.is_symlink():
+                raise ChapterSourceError(
+                    f"{paths.shown(source)} is a symbolic link; a chapter must be a regular "
+                    "file of chapters/ (what a link points to can change without the book "
+                    "seeing it): replace the link with the file"
+                )
             sources.append(source)
     return sources
 

@@ -200,3 +200,15 @@ def test_prose_blocks_are_parsed_once_per_text_in_a_build(monkeypatch):
         assert sources.prose_blocks(text) is not sources.prose_blocks(text)  # the caller's own
         with pytest.raises(AssertionError, match="parsed again"):
             sources.prose_blocks(text + "\n")  # another text is parsed
+
+
+def test_a_chapter_that_is_a_symbolic_link_is_refused_naming_it(tmp_path, monkeypatch):
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "_toc.yml").write_text(
+        "format: jb-book\nroot: intro\nchapters:\n- file: chapters/a\n"
+    )
+    (tmp_path / "elsewhere.md").write_text("# A\n")
+    (tmp_path / "chapters" / "a.md").symlink_to(tmp_path / "elsewhere.md")
+    monkeypatch.setattr(paths, "REPO_ROOT", tmp_path)
+    with pytest.raises(ChapterSourceError, match=r"^chapters/a\.md is a symbolic link; "):
+        chapter_sources(tmp_path)

@@ -202,6 +202,12 @@ class Claim:
         return None
 
 
+_LINK_REFUSED = (
+    "is a symbolic link; a registry entry must be a regular file of claims/ (what a link "
+    "points to can change without the book seeing it): replace the link with the file"
+)
+
+
 def _registry_dir(registry_dir: str | Path | None) -> Path:
     return Path(registry_dir) if registry_dir is not None else paths.CLAIMS_DIR
 
@@ -213,7 +219,7 @@ def list_claims(registry_dir: str | Path | None = None) -> list[str]:
     ------
     RegistryError
         If the registry directory does not exist, or holds a ``*.yml`` file (which would
-        otherwise be ignored without a word).
+        otherwise be ignored without a word), or a symbolic link (the message names it).
 
     Examples
     --------
@@ -229,6 +235,9 @@ def list_claims(registry_dir: str | Path | None = None) -> list[str]:
             f"registry directory {registry} does not exist; the harness finds the repository "
             "from its editable install, or from the TRAINABLE_ROOT environment variable"
         ) from None
+    linked = sorted(entry.name for entry in entries if entry.is_symlink())
+    if linked:  # its target could change, or lie outside the book, without the book seeing
+        raise refusal(registry / linked[0], _LINK_REFUSED)
     misnamed = sorted(entry.name for entry in entries if entry.name.endswith(".yml"))
     if misnamed:
         raise RegistryError(
@@ -310,9 +319,9 @@ def load_claim(claim_id: str, *, registry_dir: str | Path | None = None) -> Clai
     UnknownClaimError
         If no such claim is registered; the message lists the nearest other ids.
     RegistryError
-        If the file is larger than 64 KiB, is not usable YAML, breaks the schema or a rule of
-        :mod:`claimbook.claims.registry_schema`, or names an unregistered computation; the
-        message is one line naming file and field.
+        If the file is a symbolic link, is larger than 64 KiB, is not usable YAML, breaks the
+        schema or a rule of :mod:`claimbook.claims.registry_schema`, or names an unregistered
+        computation; the message is one line naming file and field.
 
     Examples
     --------
@@ -328,6 +337,8 @@ def load_claim(claim_id: str, *, registry_dir: str | Path | None = None) -> Clai
     if not (isinstance(claim_id, str) and _is_claim_id(claim_id)):
         raise _unknown_claim(claim_id, registry, list_claims(registry))
     path = paths.registry_path(claim_id, registry)
+    if path.is_symlink():
+        raise refusal(path, _LINK_REFUSED)
     if not path.is_file():
         raise _unknown_claim(claim_id, registry, list_claims(registry))
     with path.open("rb") as stream:

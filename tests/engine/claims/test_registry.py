@@ -331,6 +331,16 @@ def test_yml_files_are_refused_rather_than_ignored(registry):
         list_claims(registry)
 
 
+def test_a_registry_file_that_is_a_symbolic_link_is_refused_naming_it(registry, tmp_path):
+    target = tmp_path / "elsewhere.yaml"
+    target.write_text(TOY_CLAIM.replace(TOY_ID, "t01-linked-001"))
+    (registry / "t01-linked-001.yaml").symlink_to(target)
+    with pytest.raises(RegistryError, match=r"t01-linked-001\.yaml: is a symbolic link; "):
+        list_claims(registry)
+    with pytest.raises(RegistryError, match=r"t01-linked-001\.yaml: is a symbolic link; "):
+        load_claim("t01-linked-001", registry_dir=registry)
+
+
 def test_missing_registry_directory_is_named(tmp_path):
     with pytest.raises(RegistryError, match=r"does not exist.*TRAINABLE_ROOT"):
         list_claims(tmp_path / "nowhere")
