@@ -17,8 +17,8 @@ function that only the last chapter runs, after an edit of a harness function ex
 chapters run (recording which chapters executed again: exactly those two should), and after
 an edit of a harness function that no chapter runs. An edited chapter's budget is its kernel
 time (the ``seconds`` its key record stores) plus 2 s; an unused function's is 1 s. Each
-copy imports its own harness (``PYTHONPATH`` and ``TRAINABLE_ROOT`` point at it), so the
-edits never touch the checkout.
+copy imports its own harness and engine (``PYTHONPATH`` and ``TRAINABLE_ROOT`` point at
+them), so the edits never touch the checkout.
 
 Every timing is measured by :mod:`bench.meter`: wall and CPU seconds, the
 load average while it ran, the peak memory of the command's process tree, and a ``loaded``
@@ -88,10 +88,12 @@ def _force_execute_config(root: Path) -> None:
 def _environment(root: Path) -> dict:
     environment = dict(os.environ)
     environment["TRAINABLE_ROOT"] = str(root)
-    harness = root / "harness"
-    if harness.is_dir():
+    # The copy's own harness and engine: a book that holds an engine is built by it
+    # (claimbook.build.checkout.check_engine).
+    code = [str(root / name) for name in ("harness", "engine") if (root / name).is_dir()]
+    if code:
         environment["PYTHONPATH"] = os.pathsep.join(
-            filter(None, [str(harness), environment.get("PYTHONPATH")])
+            filter(None, [*code, environment.get("PYTHONPATH")])
         )
     return environment
 

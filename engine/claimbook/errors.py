@@ -146,6 +146,7 @@ class BenchCommandError(BuildError):
 # --- paths.py and figures.py: the book's root, figure labels --------------------------------
 
 __all__ += [
+    "EnvironmentMismatchError",
     "FigureWorkerError",
     "InvalidFigureLabelError",
     "OutsideBuildProductsError",
@@ -156,6 +157,12 @@ __all__ += [
 
 class RepositoryRootError(BookError):
     """``TRAINABLE_ROOT`` names a directory that does not exist."""
+
+
+class EnvironmentMismatchError(BookError):
+    """The running environment is not the book's: installed distributions or Python differ
+    from the lock (:mod:`claimbook.environment`), or the engine running is not the one the
+    book's checkout holds (:mod:`claimbook.build.checkout`). Exit status 2."""
 
 
 class OutsideBuildProductsError(BookError):

@@ -11,7 +11,20 @@ the engine itself, for any other way in.
 The directory a command is asked to build is the book that holds the working directory: the
 nearest folder, from the working directory upward, that holds a ``_config.yml`` and a
 ``_toc.yml``. When ``TRAINABLE_ROOT`` is set it names the book explicitly (the tests, the
-benchmark and the matrix check build copies that way), and there is nothing to check.
+benchmark and the matrix check build copies that way), and there is nothing to check there.
+
+Whichever way the root was found, a book that holds an engine of its own
+(``<root>/engine/claimbook``, as every checkout does) is built by that engine: another
+checkout's engine, reached through ``TRAINABLE_ROOT`` or an engine installed or moved
+elsewhere, would build this book with code this checkout does not hold, and its pages would
+show a clean stamp. :func:`foreign_engine` names the running engine then, and
+:func:`check_engine` refuses the build in one line, unless the author allowed it
+(``--allow-environment-mismatch``, the option that builds in an environment that is not the
+book's); every page's footer then says "built with the engine at <path>, not this
+checkout's" (:mod:`claimbook.extensions.book_site`). A book without an engine of its own (a
+fixture or generated book, which the tests and the benchmark build) has none to compare
+with and is built by the engine that runs. The benchmark and the matrix check put the
+copy's own engine first on ``PYTHONPATH``, so each copy is built by its own engine.
 
 Examples
 --------
@@ -32,9 +45,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from claimbook import paths
-from claimbook.errors import BuildError
+from claimbook.errors import BuildError, EnvironmentMismatchError
 
-__all__ = ["book_holding", "check_checkout"]
+__all__ = ["book_holding", "check_checkout", "check_engine", "foreign_engine", "running_engine"]
 
 _BOOK_FILES = ("_config.yml", "_toc.yml")
 
@@ -67,3 +80,64 @@ def check_checkout(environ: Mapping[str, str] = os.environ, cwd: str | Path | No
             "(claimbook.paths.REPO_ROOT): the environment was made there, e.g. a `cp -a` copy "
             f"of its .venv; remove {asked / '.venv'} and run `make` in {asked} to make its own"
         )
+
+
+def running_engine() -> Path:
+    """The folder of the ``claimbook`` package this process imported, resolved."""
+    return Path(paths.__file__).resolve().parent
+
+
+def foreign_engine(
+    root: str | Path | None = None, engine: str | Path | None = None
+) -> Path | None:
+    """The running engine's folder when the book at ``root`` holds another engine, else None.
+
+    Parameters
+    ----------
+    root : path, optional
+        The book (default :data:`claimbook.paths.REPO_ROOT`).
+    engine : path, optional
+        The engine's package folder (default :func:`running_engine`).
+
+    Returns
+    -------
+    pathlib.Path or None
+        ``engine`` when ``<root>/engine/claimbook`` is a folder and is not ``engine`` (both
+        resolved); None when they are the same, or the book holds no engine of its own.
+    """
+    root = Path(root) if root is not None else paths.REPO_ROOT
+    engine = Path(engine).resolve() if engine is not None else running_engine()
+    own = root / "engine" / "claimbook"
+    if not own.is_dir() or own.resolve() == engine:
+        return None
+    return engine
+
+
+def check_engine(allow: bool = False, root: str | Path | None = None) -> Path | None:
+    """Refuse, in one line, to build a book with an engine that is not its own, unless ``allow``.
+
+    Returns
+    -------
+    pathlib.Path or None
+        The foreign engine's folder, when allowed (:func:`foreign_engine`); else None.
+
+    Raises
+    ------
+    EnvironmentMismatchError
+        If the book holds an engine of its own and another runs, and ``allow`` is false.
+    """
+    root = Path(root) if root is not None else paths.REPO_ROOT
+    engine = foreign_engine(root)
+    if engine is not None and not allow:
+        how = (
+            f"{paths.ROOT_ENVIRONMENT_VARIABLE} names the book, the engine is another checkout's"
+            if os.environ.get(paths.ROOT_ENVIRONMENT_VARIABLE)
+            else "the engine was installed or moved elsewhere"
+        )
+        raise EnvironmentMismatchError(
+            f"this build would run the engine at {engine}, not the book's own "
+            f"{root / 'engine' / 'claimbook'} ({how}): run `make` in {root}, which builds "
+            "the book with its own engine, or build anyway with --allow-environment-mismatch "
+            "(every page then names the engine that built it)"
+        )
+    return engine

@@ -3,6 +3,9 @@
 ::
 
     build [--jobs N]     plan, execute what changed, render, publish; exit 1 on any failure
+          [--allow-environment-mismatch]
+                         build even when the environment is not the lock's (every page
+                         then says how); without it such a build exits 2 before anything
     build --question     exit 0 only if the tree is built, current and clean (does nothing)
     execute [CHAPTER ...] execute what changed in those chapters (default all), no render
     render               plan like build, but start no kernel: exit 1 naming each chapter
@@ -16,10 +19,20 @@ and ``render`` there once every chapter's outputs are in place: a build spread o
 (``.github/workflows/book.yml``). ``render`` may still reassemble a chapter whose prose alone
 changed (that needs no kernel), as ``build`` does.
 
+``build``, ``execute`` and ``render`` start by comparing the environment with the book's
+(:func:`check_environment`): the installed distributions and Python with the lock
+(:mod:`claimbook.environment`) and the running engine with the one the book holds
+(:func:`claimbook.build.checkout.check_engine`). A difference refuses the command in one
+line naming it (exit 2), unless ``--allow-environment-mismatch`` is given (``make
+ALLOW_ENV_MISMATCH=1``): then each difference is printed, the build goes on, every page's
+footer names them, and the build leaves no record of a clean build
+(:mod:`claimbook.build.noop`), so the next one compares the environment again.
+
 Exit status: 0 built and every claim holds; 1 a chapter, a claim or the site build failed
 (the message says which, and the same inputs fail the same way every time); 2 a bad claim
-id, registry file or path, or a filesystem problem; 3 another build holds the lock. Every
-failure is one line, never a traceback (:mod:`claimbook.failures`).
+id, registry file or path, a filesystem problem, or an environment that is not the book's;
+3 another build holds the lock. Every failure is one line, never a traceback
+(:mod:`claimbook.failures`).
 """
 
 from __future__ import annotations
@@ -30,8 +43,8 @@ import sys
 import time
 from pathlib import Path
 
-from claimbook import cache, claims, paths
-from claimbook.build.checkout import check_checkout
+from claimbook import cache, claims, environment, paths
+from claimbook.build.checkout import check_checkout, check_engine
 from claimbook.build.claim_runs import ClaimComputation, due_claims
 from claimbook.build.execute import execute_chapters, reassemble_chapter
 from claimbook.build.guard import ChapterGuard
@@ -143,22 +156,57 @@ def build(
     only: list[str] | None = None,
     render_site: bool = True,
     kernels: bool = True,
+    foreign_environment: bool = False,
 ) -> int:
     """Bring the site up to date; return the exit status (see the module doc).
 
     ``only`` limits planning and execution to those chapter stems, and ``render_site=False``
     stops after execution (one job of a build spread over machines). ``kernels=False`` is the
     render-only mode: a chapter that would execute fails the build, one line each, before
-    anything is written.
+    anything is written. ``foreign_environment`` says the build runs in an environment that
+    is not the book's (allowed: :func:`check_environment`); it then leaves no record of a
+    clean build.
     """
     started = time.perf_counter()
     # Every cached value of a previous build in this process is dropped; the render's
     # Sphinx application shares this build's.
     with cache.one_build():
-        return _build(started, jobs, question, out, only, render_site, kernels)
+        return _build(
+            started, jobs, question, out, only, render_site, kernels, foreign_environment
+        )
 
 
-def _build(started, jobs, question, out, only, render_site, kernels) -> int:
+def check_environment(allow: bool = False, out=print) -> list[str]:
+    """Compare the environment with the book's; refuse a difference unless ``allow``.
+
+    Returns
+    -------
+    list of str
+        The differences allowed (each printed through ``out``, one line each), or none.
+
+    Raises
+    ------
+    EnvironmentMismatchError
+        If the engine running is not the book's own
+        (:func:`claimbook.build.checkout.check_engine`), or the installed distributions or
+        Python differ from the lock (:func:`claimbook.environment.check_environment`), and
+        ``allow`` is false; one line naming them.
+    """
+    found = []
+    engine = check_engine(allow)
+    if engine is not None:
+        found.append(f"built with the engine at {engine}, not this checkout's")
+    differences = environment.check_environment(allow=allow)
+    if differences:
+        found.append(
+            f"the environment differs from {environment.LOCK_NAME}: {'; '.join(differences)}"
+        )
+    for line in found:
+        out(f"build: {line} ({environment.ALLOW_OPTION}: every page says so)")
+    return found
+
+
+def _build(started, jobs, question, out, only, render_site, kernels, foreign_environment) -> int:
     selected = _selected_sources(only)
     claim_ids = _claims_of(selected) if only else claims.list_claims()
     if question:
@@ -210,7 +258,8 @@ def _build(started, jobs, question, out, only, render_site, kernels) -> int:
         if computation is not None:
             computation.stop()
     if whole:  # a record a chapter's cell may have written meanwhile is never kept
-        record_clean_build() if status == 0 else forget_clean_build()
+        clean = status == 0 and not foreign_environment
+        record_clean_build() if clean else forget_clean_build()
     return status
 
 
@@ -446,10 +495,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     execute_parser.add_argument("chapters", nargs="*", metavar="CHAPTER", help="chapter stems")
     execute_parser.add_argument("--jobs", type=int, default=None, help="parallel chapters")
-    commands.add_parser(
+    render_parser = commands.add_parser(
         "render",
         help="render and publish from the outputs present; fail if a chapter would execute",
     )
+    for checked in (build_parser, execute_parser, render_parser):
+        checked.add_argument(
+            environment.ALLOW_OPTION,
+            action="store_true",
+            help="build even if the installed packages, Python or engine are not the book's "
+            "(every page then says so)",
+        )
     outputs_parser = commands.add_parser(
         "outputs", help="the files each named chapter's record lists, and the record"
     )
@@ -470,11 +526,19 @@ def main(argv: list[str] | None = None) -> int:
             listed = [line for stem in options.chapters for line in chapter_outputs(stem)]
             print("\n".join(dict.fromkeys(listed)))
             return 0
+        # Before the lock: a refused environment leaves everything as it was.
+        foreign = bool(check_environment(options.allow_environment_mismatch, out=_print))
         with build_lock(paths.BUILD_DIR / ".build.lock"):
             if options.command == "execute":
-                return build(options.jobs, out=_print, only=options.chapters, render_site=False)
+                return build(
+                    options.jobs,
+                    out=_print,
+                    only=options.chapters,
+                    render_site=False,
+                    foreign_environment=foreign,
+                )
             if options.command == "render":
-                return build(out=_print, kernels=False)
-            return build(options.jobs, options.question, out=_print)
+                return build(out=_print, kernels=False, foreign_environment=foreign)
+            return build(options.jobs, options.question, out=_print, foreign_environment=foreign)
     except Exception as error:  # one line and a status, never a traceback
         return report(error, DOING[options.command])

@@ -22,23 +22,26 @@ notebooks, keys, artifacts, the published site and its records, the mutate recor
   build writes for itself.
 
 Beside the files it covers what a page shows that is not a file of the tree: the commit the
-footer names (``git rev-parse HEAD``, or ``TRAINABLE_BUILD_COMMIT`` / ``TRAINABLE_BUILD_DATE``),
-the Python version, the absolute root (a copied checkout, whose ``.venv`` names the
-original, takes the full path, which refuses it), and, when the engine that builds the book
-lives outside its root (a generated or fixture book named by ``TRAINABLE_ROOT``), the
-engine's place and the bytes of its modules: another engine, or an edited one, takes the
-full path (inside the root they are files of the tree). The check hashes contents, never
-trusting sizes or times (times only order the reading), so an edit whose old modification
-time is restored is seen like any other; any change anywhere in the tree, relevant or not,
-sends the build down its full path, which decides. The record, written at a clean build's
-end, takes the digest of a file the build read and did not change (the same inode, size and
-times) from that read (the driver hashes the tree while its chapters execute:
-:func:`hash_tree`), and of the site from its publication
-(:mod:`claimbook.build.file_digests`): a digest gone stale meanwhile only makes the next
-check fail.
+footer names (``git rev-parse HEAD``, or ``TRAINABLE_BUILD_COMMIT`` /
+``TRAINABLE_BUILD_DATE``), the Python version, the installed distributions (the names of
+their metadata folders, which carry their versions: :func:`_distributions`), the absolute
+root (a copied checkout, whose ``.venv`` names the original, takes the full path, which
+refuses it), and, when the engine that builds the book lives outside its root (a generated
+or fixture book named by ``TRAINABLE_ROOT``), the engine's place and the bytes of its
+modules: another engine, or an edited one, takes the full path (inside the root they are
+files of the tree). The check hashes contents, never trusting sizes or times (times only
+order the reading), so an edit whose old modification time is restored is seen like any
+other; any change anywhere in the tree, relevant or not, sends the build down its full path,
+which decides. The record, written at a clean build's end, takes the digest of a file the
+build read and did not change (the same inode, size and times) from that read (the driver
+hashes the tree while its chapters execute: :func:`hash_tree`), and of the site from its
+publication (:mod:`claimbook.build.file_digests`): a digest gone stale meanwhile only makes
+the next check fail.
 The record is removed when a whole build starts its full path and again when it ends other
 than clean (a record a chapter's cell wrote meanwhile included), and written by the driver
-itself after a clean end: only a build that ended clean leaves one. Like the published site,
+itself after a clean end: only a build that ended clean leaves one, and never one that ran
+in an environment that is not the book's (``--allow-environment-mismatch``), so the next
+build compares the environment with the lock again. Like the published site,
 it is a build product: whoever can write ``_build/`` can forge either, and the full path,
 which judges every claim anew from the registry and the artifacts, is one edit away (any
 byte of the tree, the record's own bytes excluded).
@@ -120,7 +123,32 @@ def _stamp(root: Path) -> dict:
         "commit": _commit(root),
         "stamp": {name: os.environ.get(name) for name in _STAMP_VARIABLES},
         "engine": _engine_outside(root),
+        "distributions": _distributions(),
     }
+
+
+def _distributions() -> str:
+    """SHA-256 of the names of the installed distributions' metadata folders on ``sys.path``.
+
+    Their names carry the versions (``numpy-2.4.6.dist-info``), so a distribution installed,
+    removed, upgraded or downgraded since the clean build changes it, and the build takes its
+    full path, which compares the environment with the lock (:mod:`claimbook.environment`)
+    and refuses a difference; a folder listing per entry of ``sys.path``, well under a
+    millisecond, and nothing imported.
+    """
+    hasher = hashlib.sha256()
+    for entry in sys.path:
+        try:
+            with os.scandir(entry or ".") as entries:
+                names = sorted(
+                    item.name
+                    for item in entries
+                    if item.name.endswith((".dist-info", ".egg-info"))
+                )
+        except OSError:
+            continue
+        hasher.update(f"{entry}\0{chr(0).join(names)}\n".encode())
+    return hasher.hexdigest()
 
 
 def _entry(entry: os.DirEntry, reuse: bool = False) -> str:

@@ -30,7 +30,7 @@ from claimbook.paths import artifact_path, shown
 
 __all__ = ["check_artifact"]
 
-_MACHINE_FIELDS = ("python", "numpy", "platform", "machine")
+_MACHINE_FIELDS = ("python", "numpy", "platform", "machine", "environment_mismatch")
 
 
 def check_artifact(
@@ -45,7 +45,8 @@ def check_artifact(
     -------
     dict
         The stored artifact, when it matches the recomputation in every field except the
-        machine description in ``provenance`` (python, numpy, platform, machine).
+        machine description in ``provenance`` (python, numpy, platform, machine,
+        environment_mismatch).
 
     Raises
     ------

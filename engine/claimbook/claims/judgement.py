@@ -91,7 +91,9 @@ def staleness(claim: Claim, stored: Mapping) -> str | None:
     if key.get("digest") == current["digest"]:
         return None
     if key.get("environment_digest") != current["environment_digest"]:
-        return "artifact computed under another lock (requirements.txt) or Python"
+        return (
+            "artifact computed under another lock (requirements.txt), installed versions or Python"
+        )
     stored_modules = key.get("modules") if isinstance(key.get("modules"), Mapping) else {}
     changed = sorted(
         name for name, digest in current["modules"].items() if stored_modules.get(name) != digest

@@ -7,7 +7,8 @@ A claim's result is a function of three things, and its *key* is a digest of exa
    from the module of its ``compute:`` function and from the engine module that runs it
    (:data:`CLAIM_RUNNER`), each digested whole (:mod:`claimbook.dependencies` states the
    rule).
-3. **The locked environment**: the bytes of ``requirements.txt`` and the Python version
+3. **The environment**: the bytes of ``requirements.txt``, the installed version of every
+   locked distribution that is not at its pin, and the Python version
    (:func:`environment_digest`).
 
 :func:`claim_key` combines them into ``{"digest", "registry_digest", "environment_digest",
@@ -38,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from claimbook import dependencies, paths
+from claimbook import dependencies, environment, paths
 
 __all__ = [
     "CLAIM_RUNNER",
@@ -53,19 +54,29 @@ CLAIM_RUNNER = "claimbook.claims.computations"
 
 
 def environment_digest(root: str | Path | None = None) -> str:
-    """SHA-256 of the lock (``requirements.txt``) and the Python version.
+    """SHA-256 of the lock (``requirements.txt``), the installed versions and the Python version.
 
-    Without a lock file (a fixture root), the numpy version stands for it.
+    The installed versions enter as :func:`claimbook.environment.installed_digest` states
+    them: nothing when every locked distribution is installed at its pin (the lock's bytes
+    say it all), else each one that is not, with its installed version; so an artifact
+    computed under numpy 2.3.5 is stale under a numpy 2.4.6 lock, and the other way round.
+    The scan of the installed distributions and the lock's parse are cached per process;
+    the lock's bytes are read on every call. Without a lock file (a fixture root), the numpy
+    version stands for it.
 
     Examples
     --------
     >>> len(environment_digest())
     64
     """
-    lock = Path(root if root is not None else paths.REPO_ROOT) / "requirements.txt"
+    root = Path(root if root is not None else paths.REPO_ROOT)
+    lock = root / "requirements.txt"
     digest = hashlib.sha256()
     if lock.is_file():
         digest.update(b"lock\0" + lock.read_bytes())
+        installed = environment.installed_digest(root)
+        if installed:
+            digest.update(b"\0installed\0" + installed.encode())
     else:
         digest.update(b"numpy\0" + np.__version__.encode())
     digest.update(b"\0python\0" + platform.python_version().encode())

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from claimbook import instruments, paths
+from claimbook import environment, instruments, paths
 from claimbook.atomic import write_text_atomically
 from claimbook.claims.compare import comparisons, is_number
 from claimbook.claims.computations import flatten
@@ -63,14 +63,25 @@ __all__ = [
 
 
 def provenance() -> dict:
-    """Where and with what a claim was computed: harness version, Python, numpy, machine."""
-    return {
+    """Where and with what a claim was computed: harness version, Python, numpy, machine.
+
+    ``python`` is the exact version running and ``numpy`` the version imported (the
+    installed one, whatever the lock says). When the environment differs from the lock (a
+    build with ``--allow-environment-mismatch``), ``environment_mismatch`` lists how, one
+    phrase each ("numpy 2.3.5 installed, 2.4.6 locked": :mod:`claimbook.environment`); an
+    environment that is the lock's adds no field, so its artifacts are what they were.
+    """
+    record = {
         "version": instruments.version(),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "platform": platform.platform(),
         "machine": platform.machine(),
     }
+    mismatch = environment.differences()
+    if mismatch:
+        record["environment_mismatch"] = mismatch
+    return record
 
 
 # --- statistical summaries ------------------------------------------------------------------

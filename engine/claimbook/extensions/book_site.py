@@ -27,11 +27,20 @@
   page is the same whichever way it was rendered.
 - **Footer.** Every page says which commit of the book it was built from, and on which date,
   in the theme's ``extra_footer``. The values are fixed for a given state of the repository:
-  the commit is ``git rev-parse --short HEAD`` (with "uncommitted changes" when ``git status``
-  is not clean) and the date is that commit's date, so rebuilding an unchanged tree renders
-  the same footer and Sphinx rewrites no page because the clock moved. A build driver or CI
-  may pass ``TRAINABLE_BUILD_COMMIT`` / ``TRAINABLE_BUILD_DATE`` to state them itself. The
-  artifacts (claims, figures) never carry these values.
+  the commit is ``git rev-parse --short HEAD`` (with "uncommitted changes" when a file's
+  content differs from that commit's, whatever git's index says, or ``git status`` lists a
+  new file: :mod:`claimbook.worktree`) and the date is that commit's date, so rebuilding an
+  unchanged tree renders the same footer and Sphinx rewrites no page because the clock
+  moved. A build driver or CI may pass ``TRAINABLE_BUILD_COMMIT`` / ``TRAINABLE_BUILD_DATE``
+  to state them itself. The artifacts (claims, figures) never carry these values.
+- **Environment.** When the book was built in an environment that is not its own (the author
+  allowed it: ``--allow-environment-mismatch``), the same footer line says how, on every
+  page: the installed distributions or Python that differ from the lock
+  (:func:`claimbook.environment.differences`: "numpy 2.3.5 installed, 2.4.6 locked"), and
+  the engine that built it when that is not the one the book holds
+  (:func:`claimbook.build.checkout.foreign_engine`: "built with the engine at <path>, not
+  this checkout's"). The stamp carries them as ``environment`` and ``engine``, present only
+  then, so they enter the site key with it (:mod:`claimbook.build.render`).
 """
 
 from __future__ import annotations
@@ -43,6 +52,9 @@ import subprocess
 
 from docutils import nodes
 from sphinx.domains import Index, IndexEntry
+
+from claimbook import environment, worktree
+from claimbook.errors import EnvironmentMismatchError
 
 COMMIT_VARIABLE = "TRAINABLE_BUILD_COMMIT"
 DATE_VARIABLE = "TRAINABLE_BUILD_DATE"
@@ -64,15 +76,41 @@ def _git(srcdir: str, *arguments: str) -> str | None:
 
 
 def build_stamp(srcdir: str, environ=os.environ) -> dict[str, str]:
-    """``{"commit", "date", "dirty"}`` of the tree at ``srcdir`` (environment overrides git)."""
+    """``{"commit", "date", "dirty"}`` of the tree at ``srcdir`` (environment overrides git),
+    and ``environment`` and ``engine`` when the book is not built in its own environment
+    (:func:`environment_notes`)."""
     commit = environ.get(COMMIT_VARIABLE) or _git(srcdir, "rev-parse", "--short", "HEAD")
     date = environ.get(DATE_VARIABLE) or _git(srcdir, "log", "-1", "--format=%cs")
     if COMMIT_VARIABLE in environ:
         dirty = ""
     else:
-        status = _git(srcdir, "status", "--porcelain")
-        dirty = "uncommitted changes" if status else ""
-    return {"commit": commit or "unknown", "date": date or "unknown", "dirty": dirty}
+        dirty = "uncommitted changes" if worktree.uncommitted(srcdir) else ""
+    stamp = {"commit": commit or "unknown", "date": date or "unknown", "dirty": dirty}
+    stamp.update(environment_notes(srcdir))
+    return stamp
+
+
+def environment_notes(srcdir: str) -> dict[str, str]:
+    """How the environment building the book at ``srcdir`` is not its own, for the footer.
+
+    ``{"environment": "numpy 2.3.5 installed, 2.4.6 locked; ..."}`` when the installed
+    distributions or Python differ from the lock, ``{"engine": "<path>"}`` when the engine
+    running is not the one the book holds; empty when neither (a build refuses both unless
+    the author allowed them).
+    """
+    from claimbook.build.checkout import foreign_engine
+
+    notes = {}
+    try:
+        found = environment.differences(srcdir)
+    except EnvironmentMismatchError as error:  # an unreadable lock: said as it is
+        found = [str(error)]
+    if found:
+        notes["environment"] = "; ".join(found)
+    engine = foreign_engine(srcdir)
+    if engine is not None:
+        notes["engine"] = str(engine)
+    return notes
 
 
 def footer_html(stamp: dict[str, str]) -> str:
@@ -84,7 +122,18 @@ def footer_html(stamp: dict[str, str]) -> str:
     )
     if stamp["dirty"]:
         text += ' with <span class="build-dirty">uncommitted changes</span>'
-    return f'<p class="build-stamp">{text}.</p>'
+    text += "."
+    if stamp.get("environment"):
+        text += (
+            ' <span class="build-environment">Computed in an environment that differs from '
+            f"requirements.txt: {html.escape(stamp['environment'])}.</span>"
+        )
+    if stamp.get("engine"):
+        text += (
+            ' <span class="build-engine">Built with the engine at '
+            f"<code>{html.escape(stamp['engine'])}</code>, not this checkout's.</span>"
+        )
+    return f'<p class="build-stamp">{text}</p>'
 
 
 _STAMP = re.compile(r'<p class="build-stamp">.*?</p>', re.DOTALL)

@@ -12,7 +12,7 @@ import pytest
 from claimbook import paths
 from claimbook.build import checkout, clean
 from claimbook.build.checkout import book_holding, check_checkout
-from claimbook.errors import BuildError
+from claimbook.errors import BuildError, EnvironmentMismatchError
 
 
 def _book(folder: Path) -> Path:
@@ -98,3 +98,54 @@ def test_a_copy_is_refused_even_when_the_original_was_built_clean(tmp_path, monk
     assert entry._nothing_to_do(["build", "--question"]) is False
     monkeypatch.chdir(paths.REPO_ROOT)
     assert entry._nothing_to_do(["build", "--question"]) is True
+
+
+def _clone_with_engine(root: Path) -> Path:
+    """Another checkout: a book that holds an engine of its own."""
+    clone = _book(root)
+    (clone / "engine" / "claimbook").mkdir(parents=True)
+    return clone
+
+
+def test_a_book_with_its_own_engine_built_by_another_is_named(tmp_path):
+    clone = _clone_with_engine(tmp_path / "clone")
+    running = Path(checkout.__file__).resolve().parents[1]
+    assert checkout.foreign_engine(clone) == running
+    assert checkout.foreign_engine(paths.REPO_ROOT) is None
+    assert checkout.foreign_engine(_book(tmp_path / "fixture")) is None  # no engine of its own
+    with pytest.raises(EnvironmentMismatchError) as refused:
+        checkout.check_engine(root=clone)
+    message = str(refused.value)
+    assert "\n" not in message and str(running) in message and str(clone) in message
+    assert "--allow-environment-mismatch" in message
+    assert checkout.check_engine(allow=True, root=clone) == running
+
+
+def test_trainable_root_at_another_clone_is_refused_from_the_command_line(tmp_path):
+    clone = _clone_with_engine(tmp_path / "clone")
+    process = subprocess.run(
+        [sys.executable, "-m", "claimbook", "build", "--question"],
+        cwd=clone,
+        env={**_without_root(), paths.ROOT_ENVIRONMENT_VARIABLE: str(clone)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert process.returncode == 2, process.stderr
+    assert process.stdout == ""
+    (line,) = process.stderr.splitlines()
+    assert line.startswith("make: this build would run the engine at ")
+    assert f"not the book's own {clone / 'engine' / 'claimbook'}" in line
+
+
+def test_the_footer_names_a_foreign_engine(tmp_path):
+    from claimbook.extensions import book_site
+
+    clone = _clone_with_engine(tmp_path / "clone")
+    stamp = book_site.build_stamp(str(clone), environ={})
+    running = Path(checkout.__file__).resolve().parents[1]
+    assert stamp["engine"] == str(running)
+    assert (
+        f'<span class="build-engine">Built with the engine at <code>{running}</code>, '
+        "not this checkout's.</span>"
+    ) in book_site.footer_html(stamp)

@@ -1,0 +1,92 @@
+"""claimbook.worktree: "uncommitted changes" is the content compared with HEAD, whatever
+git's index says."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from claimbook import worktree
+from claimbook.extensions import book_site
+
+
+@pytest.fixture
+def git(tmp_path):
+    """``git`` in the repository of :func:`repository`; its output."""
+    root = tmp_path / "book"
+    identity = ["-c", "user.name=t", "-c", "user.email=t@example.org"]
+
+    def git(*arguments):
+        return subprocess.run(
+            ["git", "-C", str(root), *identity, *arguments],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+
+    return git
+
+
+@pytest.fixture
+def repository(tmp_path, git):
+    """A committed book: a harness module, a lock and a link."""
+    root = tmp_path / "book"
+    root.mkdir()
+    git("init", "-q")
+    (root / "harness").mkdir()
+    (root / "harness" / "f.py").write_text("def f():\n    return 1\n")
+    (root / "requirements.txt").write_text("numpy==2.4.6\n")
+    os.symlink("harness/f.py", root / "link")
+    git("add", ".")
+    git("commit", "-qm", "a")
+    return root
+
+
+def test_a_clean_checkout_has_no_uncommitted_changes(repository):
+    assert worktree.uncommitted_files(repository) == []
+    assert not worktree.uncommitted(repository)
+    assert book_site.build_stamp(str(repository), environ={})["dirty"] == ""
+
+
+def test_the_blob_ids_are_gits(repository):
+    blobs = worktree.tracked_blobs(repository)
+    data = (repository / "harness" / "f.py").read_bytes()
+    assert blobs["harness/f.py"] == ("100644", worktree.blob_id(data))
+    assert blobs["link"] == ("120000", worktree.blob_id(b"harness/f.py"))
+
+
+@pytest.mark.parametrize("flag", ["--skip-worktree", "--assume-unchanged"])
+def test_an_edit_hidden_from_git_status_is_an_uncommitted_change(repository, git, flag):
+    git("update-index", flag, "harness/f.py")
+    (repository / "harness" / "f.py").write_text("def f():\n    return 2\n")
+    assert git("status", "--porcelain") == ""  # git itself sees nothing
+    assert worktree.uncommitted_files(repository) == ["harness/f.py"]
+    stamp = book_site.build_stamp(str(repository), environ={})
+    assert stamp["dirty"] == "uncommitted changes"
+
+
+def test_a_removed_file_or_a_retargeted_link_is_a_change(repository):
+    (repository / "requirements.txt").unlink()
+    os.remove(repository / "link")
+    os.symlink("elsewhere", repository / "link")
+    assert worktree.uncommitted_files(repository) == ["link", "requirements.txt"]
+
+
+def test_an_untracked_file_is_still_a_change(repository):
+    (repository / "harness" / "new.py").write_text("x = 1\n")
+    assert worktree.uncommitted_files(repository) == [] and worktree.uncommitted(repository)
+
+
+def test_a_file_git_converts_is_compared_as_git_stores_it(repository, git):
+    """A checkout with CRLF line ends that git stores as LF is not a change."""
+    (repository / ".gitattributes").write_text("*.md text eol=crlf\n")
+    (repository / "a.md").write_bytes(b"one\r\ntwo\r\n")
+    git("add", ".")
+    git("commit", "-qm", "crlf")
+    assert worktree.uncommitted_files(repository) == []
+
+
+def test_outside_a_repository_nothing_is_uncommitted(tmp_path):
+    assert worktree.uncommitted_files(tmp_path) is None and not worktree.uncommitted(tmp_path)
