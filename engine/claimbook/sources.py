@@ -125,6 +125,14 @@ class Chapter:
             if cell.cell_type == "code"
         ]
 
+    def code_cell_number(self, index: int) -> int:
+        """The number a reader gives the cell at notebook ``index``: its 1-based position
+        among the chapter's code cells, as they appear in the source (markdown cells do not
+        count, an empty code cell does). Every message naming a code cell uses it, the
+        source check's and the execution's (:func:`claimbook.build.execute.code_cell_number`).
+        """
+        return sum(1 for cell in self.notebook.cells[: index + 1] if cell.cell_type == "code")
+
     def markdown_cells(self) -> list[tuple[int, str]]:
         """``(cell index, source)`` of every markdown cell, in order."""
         return [
@@ -150,8 +158,8 @@ class Chapter:
                 yield index, ast.parse(python)
             except SyntaxError as exc:
                 raise ChapterSourceError(
-                    f"{self.path}: code cell {index} is not valid Python ({exc.msg}, "
-                    f"line {exc.lineno})"
+                    f"{self.path}: code cell {self.code_cell_number(index)} is not valid "
+                    f"Python ({exc.msg}, line {exc.lineno})"
                 ) from exc
 
     def calls(self, function_name: str) -> list[tuple[int, ast.Call]]:
@@ -184,8 +192,9 @@ class Chapter:
                 argument = next((k.value for k in call.keywords if k.arg == "claim_id"), None)
             if not (isinstance(argument, ast.Constant) and isinstance(argument.value, str)):
                 raise ChapterSourceError(
-                    f"{self.path}: code cell {index} calls {function_name} with a first "
-                    "argument that is not a string literal; write the id out"
+                    f"{self.path}: code cell {self.code_cell_number(index)} calls "
+                    f"{function_name} with a first argument that is not a string literal; "
+                    "write the id out"
                 )
             if argument.value not in values:
                 values.append(argument.value)
@@ -217,7 +226,8 @@ class Chapter:
                     )
                 )
                 raise ChapterSourceError(
-                    f"{paths.shown(self.path)}: code cell {cell}: verify_claim: {error}"
+                    f"{paths.shown(self.path)}: code cell {self.code_cell_number(cell)}: "
+                    f"verify_claim: {error}"
                 ) from None
         return ids
 

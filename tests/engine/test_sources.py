@@ -82,7 +82,7 @@ verify_claim({claim_id!r}, expected_harness=pin)
     with pytest.raises(ChapterSourceError) as caught:
         _ = chapter.verified_claims
     message = str(caught.value)
-    assert message.startswith(f"{chapter.path}: code cell 1: verify_claim: ")
+    assert message.startswith(f"{chapter.path}: code cell 2: verify_claim: ")
     assert "is not a claim id: an id is lower-case words and digits joined by hyphens" in message
     assert "\x1b" not in message and "\n" not in message
 
@@ -212,3 +212,29 @@ def test_a_chapter_that_is_a_symbolic_link_is_refused_naming_it(tmp_path, monkey
     monkeypatch.setattr(paths, "REPO_ROOT", tmp_path)
     with pytest.raises(ChapterSourceError, match=r"^chapters/a\.md is a symbolic link; "):
         chapter_sources(tmp_path)
+
+
+def test_a_syntax_error_is_named_by_the_code_cell_count_a_reader_makes(tmp_path):
+    """Markdown cells do not count, an empty code cell does: the third code cell is 3, as the
+    execution's messages number it (claimbook.build.execute.code_cell_number)."""
+    body = """
+Prose.
+
+```{code-cell} ipython3
+x = 1
+```
+
+More prose.
+
+```{code-cell} ipython3
+```
+
+And more.
+
+```{code-cell} ipython3
+x = (
+```
+"""
+    chapter = read_chapter(write_chapter(tmp_path, body))
+    with pytest.raises(ChapterSourceError, match=r": code cell 3 is not valid Python"):
+        _ = chapter.verified_claims

@@ -19,6 +19,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -46,8 +47,18 @@ from claimbook.claims.record import (
 )
 from claimbook.errors import BuildError, ClaimError
 
-__all__ = ["ClaimComputation", "ClaimRuns", "compute_claims", "due_claims", "spread"]
+__all__ = [
+    "ClaimComputation",
+    "ClaimRuns",
+    "compute_claims",
+    "due_claims",
+    "spread",
+    "stop_all",
+]
 
+# Seconds a kernel waits for the claim record beyond the claim limit (the build writes the
+# record within that margin of killing a claim that ran out of time).
+_WAIT_MARGIN = 30.0
 _UNKNOWN_SECONDS = 1.0  # a claim never timed counts as this, so new claims spread evenly
 
 
@@ -145,6 +156,12 @@ class ClaimComputation:
         self.seconds = dict(previous.seconds)
         self.batches: list[list[str]] = []
         self.processes: list[subprocess.Popen] = []
+        from claimbook.build.limits import read_limits
+
+        self.limit = read_limits().claim  # trainable_claim_timeout, per claim
+        # Per process: the claim it is computing and since when (time.monotonic()).
+        self._current: list[tuple[str, float]] = []
+        self._timed_out: list[str] = []
         self._runs: ClaimRuns | None = None
         self._error: BaseException | None = None
         self._lock = threading.Lock()
@@ -187,14 +204,19 @@ class ClaimComputation:
         workers = 1 if len(self.batches) > 1 else None
         parent = os.getpid()
         for batch in self.batches:
+            self._current.append((batch[0], time.monotonic()))
             self.processes.append(
-                subprocess.Popen(
+                _started(
                     [sys.executable, "-m", "claimbook", "claims", "compute", *batch],
                     cwd=paths.REPO_ROOT,
                     env=_claim_environment(workers),
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
                     text=True,
+                    # A process group of its own: a claim out of time is killed with every
+                    # process it started, and Ctrl-C in the terminal reaches the driver
+                    # alone, which ends these.
+                    start_new_session=True,
                     preexec_fn=lambda: die_with_parent(parent),  # ends with the driver
                 )
             )
@@ -232,11 +254,16 @@ class ClaimComputation:
             with self._lock:
                 self._write(complete=True)  # the waiting kernels learn what is missing
 
-    def _read(self, process: subprocess.Popen, done: list[str]) -> None:
-        """One compute process's reports, as they come: record each claim at once."""
-        for line in process.stdout:
+    def _read(self, number: int, done: list[str]) -> None:
+        """Process ``number``'s reports, as they come: record each claim at once, and note
+        which claim it starts next (``{"start": id}``) for the time limit."""
+        for line in self.processes[number].stdout:
             try:
                 entry = json.loads(line)
+                if isinstance(entry, dict) and isinstance(entry.get("start"), str):
+                    with self._lock:
+                        self._current[number] = (entry["start"], time.monotonic())
+                    continue
                 claim_id, seconds = entry["id"], float(entry["seconds"])
                 data = paths.artifact_path(claim_id).read_bytes()
             except (ValueError, KeyError, TypeError, OSError):
@@ -247,16 +274,43 @@ class ClaimComputation:
                 done.append(claim_id)
                 self._write(complete=False)
 
+    def _watch(self, readers: list[threading.Thread]) -> None:
+        """Wait for the readers; kill the process group of a claim that runs out of time
+        (:attr:`limit`), which ends its reader, and remove that claim's artifact, so that
+        no earlier artifact stands for a computation that never ended."""
+        while any(reader.is_alive() for reader in readers):
+            time.sleep(0.1)
+            now = time.monotonic()
+            for number, (process, reader) in enumerate(zip(self.processes, readers, strict=True)):
+                with self._lock:
+                    claim_id, since = self._current[number]
+                if not reader.is_alive() or now - since <= self.limit:
+                    continue
+                _kill_group(process)
+                self._timed_out.append(claim_id)
+                paths.artifact_path(claim_id).unlink(missing_ok=True)
+                with self._lock:
+                    self._current[number] = (claim_id, float("inf"))
+
     def _record(self) -> ClaimRuns:
+        from claimbook.build.limits import seconds_text
+
         done: list[list[str]] = [[] for _ in self.processes]
         readers = [
-            threading.Thread(target=self._read, args=(process, finished), daemon=True)
-            for process, finished in zip(self.processes, done, strict=True)
+            threading.Thread(target=self._read, args=(number, finished), daemon=True)
+            for number, finished in enumerate(done)
         ]
         for reader in readers:
             reader.start()
-        for reader in readers:
-            reader.join()
+        self._watch(readers)
+        if self._timed_out:
+            for process in self.processes:  # the build fails: the others are not waited for
+                _kill_group(process)
+            named = ", ".join(self._timed_out)
+            raise BuildError(
+                f"claim {named} ran out of time ({seconds_text(self.limit)} s, "
+                "trainable_claim_timeout)"
+            )
         for batch, process, finished in zip(self.batches, self.processes, done, strict=True):
             err = process.stderr.read()
             process.wait()
@@ -281,19 +335,53 @@ class ClaimComputation:
         )
 
     def stop(self) -> None:
-        """End any computation still running (the build is over or failed)."""
+        """End any computation still running, with every process it started (the build is
+        over or failed)."""
         for process in self.processes:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+            _kill_group(process)
 
     def kernel_environment(self) -> dict[str, str]:
-        """What every chapter kernel of this build is started with (see the class doc)."""
+        """What every chapter kernel of this build is started with (see the class doc).
+
+        A kernel's ``verify_claim`` gives up when the record has not changed for longer than
+        a claim may compute, and a margin (:data:`claimbook.build.limits.CLAIM_WAIT_VARIABLE`).
+        """
+        from claimbook.build.limits import CLAIM_WAIT_VARIABLE
+
         return {
+            CLAIM_WAIT_VARIABLE: f"{self.limit + _WAIT_MARGIN:g}",
             RECORD_VARIABLE: str(claim_record_path()),
             BUILD_VARIABLE: self.token,
             DRIVER_VARIABLE: str(os.getpid()),
         }
+
+
+_RUNNING: list[subprocess.Popen] = []  # every compute process started here: stop_all()
+
+
+def _started(*args, **kwargs) -> subprocess.Popen:
+    process = subprocess.Popen(*args, **kwargs)
+    _RUNNING.append(process)
+    return process
+
+
+def stop_all() -> None:
+    """Kill every compute process this process started, with its group (the build ends)."""
+    while _RUNNING:
+        _kill_group(_RUNNING.pop())
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    """Kill ``process`` and its process group (it leads one of its own), and reap it."""
+    import signal
+
+    if process.poll() is None:
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            process.kill()
+    with contextlib.suppress(OSError):
+        process.wait()
 
 
 def compute_claims(

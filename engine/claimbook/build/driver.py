@@ -50,6 +50,13 @@ from claimbook.build.execute import execute_chapters, reassemble_chapter
 from claimbook.build.guard import ChapterGuard
 from claimbook.build.head_start import KernelHeadStart
 from claimbook.build.keys import ChapterPlan, plan_chapter, read_record, record_path
+from claimbook.build.limits import (
+    BuildTimeout,
+    end_everything,
+    read_limits,
+    stopped_line,
+    stops,
+)
 from claimbook.build.lock import build_lock
 from claimbook.build.noop import forget_clean_build, hash_tree, record_clean_build
 from claimbook.build.render import (
@@ -65,7 +72,12 @@ from claimbook.build.render import (
 )
 from claimbook.claims.ratios import wide_tolerance_problems
 from claimbook.claims.record import read_claim_record
-from claimbook.errors import BuildError, ChapterSourceError, ClaimError
+from claimbook.errors import (
+    BuildError,
+    ChapterSourceError,
+    ClaimError,
+    OutsideBuildProductsError,
+)
 from claimbook.failures import DOING, report
 from claimbook.settings import results_pasted_as_glue
 from claimbook.sources import chapter_sources
@@ -238,6 +250,7 @@ def _build(started, jobs, question, out, only, render_site, kernels, foreign_env
             return 1
         out("up to date")
         return 0
+    _refuse_linked_folders()
     whole = not only and render_site
     if whole:  # only a whole build that ends clean leaves the record (claimbook.build.noop)
         forget_clean_build()
@@ -380,18 +393,67 @@ def _build_with(computation, plans, head_start, jobs, out, render_site, kernels,
         write_outcome(key, warnings, problems, *published)
     seconds = time.perf_counter() - started
     if warnings or problems:
-        for line in warnings:
+        shown = _shown_warnings(warnings, problems)
+        for line in shown:
             out(line)
         for line in problems:
             out(line)
         out(
-            f"make: FAILED in {seconds:.1f} s: {len(warnings)} site warning(s), "
+            f"make: FAILED in {seconds:.1f} s: {len(shown)} site warning(s), "
             f"{len(problems)} claim problem(s); the site shows them: "
             f"{site_dir() / 'index.html'}"
         )
         return 1
     out(f"The book is built ({seconds:.1f} s): {site_dir() / 'index.html'}")
     return 0
+
+
+def _refuse_linked_folders() -> None:
+    """Refuse, before anything is written, a build whose ``artifacts/`` (or
+    ``artifacts/claims/``) is a link: the engine writes only into the book's own folders.
+
+    Raises
+    ------
+    OutsideBuildProductsError
+        Naming the link and where it leads, in one line.
+    """
+    import os
+
+    for folder in (paths.ARTIFACTS_DIR, paths.CLAIM_ARTIFACTS_DIR):
+        if folder.is_symlink():
+            raise OutsideBuildProductsError(
+                f"{paths.shown(folder)}/ is a link to {os.readlink(folder)}: the build writes "
+                "only into the book's own folders; replace the link with a folder (nothing "
+                "was changed)"
+            )
+
+
+def _shown_warnings(warnings: list[str], problems: list[str]) -> list[str]:
+    """The site's warnings as the build prints them: one line per problem.
+
+    A warning that a claim fails the build is left out when a claim problem names that
+    claim (that line says it, with its numbers), and a warning repeated at other places
+    (a claim shown on several pages, a role used twice) is printed once, with how many
+    places more.
+    """
+    failing = {line.split()[1] for line in problems if line.startswith("claim ")}
+    shown: dict[str, list[str]] = {}
+    for line in warnings:
+        _where, marker, message = line.partition(" WARNING: ")
+        if not marker:
+            shown.setdefault(line, [line])
+            continue
+        words = message.split()
+        if len(words) > 2 and words[0] == "claim" and words[2] == "is" and words[1] in failing:
+            continue
+        shown.setdefault(message, []).append(line)
+    lines = []
+    for places in shown.values():
+        more = len(places) - 1
+        lines.append(
+            places[0] + (f" (and {more} more place{'s' if more > 1 else ''})" if more else "")
+        )
+    return lines
 
 
 def _claims_of(sources: list[Path]) -> list[str]:
@@ -514,6 +576,7 @@ def main(argv: list[str] | None = None) -> int:
     chapters_parser.add_argument("--json", action="store_true", help="one JSON list")
     commands.add_parser("matrix-check", help="the CI matrix, locally (see `matrix-check --help`)")
     options = parser.parse_args(argv)
+    started = time.monotonic()
     if getattr(options, "jobs", None) is not None and options.jobs < 1:
         parser.error(f"--jobs must be a positive integer, got {options.jobs}")
     try:
@@ -528,7 +591,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         # Before the lock: a refused environment leaves everything as it was.
         foreign = bool(check_environment(options.allow_environment_mismatch, out=_print))
-        with build_lock(paths.BUILD_DIR / ".build.lock"):
+        with build_lock(paths.BUILD_DIR / ".build.lock"), stops(read_limits().build):
             if options.command == "execute":
                 return build(
                     options.jobs,
@@ -540,5 +603,11 @@ def main(argv: list[str] | None = None) -> int:
             if options.command == "render":
                 return build(out=_print, kernels=False, foreign_environment=foreign)
             return build(options.jobs, options.question, out=_print, foreign_environment=foreign)
+    except (KeyboardInterrupt, BuildTimeout) as stop:  # Ctrl-C, trainable_build_timeout
+        line, status = stopped_line(stop, started)
+        end_everything()
+        print(line, file=sys.stderr, flush=True)
+        return status
     except Exception as error:  # one line and a status, never a traceback
+        end_everything()  # a chapter still running has no build to report to
         return report(error, DOING[options.command])

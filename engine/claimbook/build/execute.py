@@ -43,7 +43,14 @@ from claimbook.figures import figure_files, figure_labels
 from claimbook.sources import read_chapter
 from claimbook.text import one_line
 
-__all__ = ["ChapterRun", "end_workers", "execute_chapters", "reassemble_chapter"]
+__all__ = [
+    "ChapterRun",
+    "code_cell_number",
+    "end_workers",
+    "execute_chapters",
+    "kill_workers",
+    "reassemble_chapter",
+]
 
 INSTRUMENT_TAG = "trainable-instrumentation"
 CHAPTER_ENVIRONMENT_VARIABLE = "TRAINABLE_CHAPTER"
@@ -178,6 +185,8 @@ def _run_one(source: str, environment: dict[str, str], booted=None) -> ChapterRu
             )
     try:
         return _execute(source_path, kernel, started, variables)
+    except Exception as error:  # one line for the driver, never a worker's traceback
+        return ChapterRun(stem, False, time.perf_counter() - started, [], one_line(error))
     finally:
         stop_kernel(kernel)
 
@@ -195,6 +204,18 @@ def _execute(source_path: Path, kernel, started: float, variables: dict[str, str
     ended_file = work / f"{stem}.ended"
     ended_file.unlink(missing_ok=True)
     notebook = _instrumented(nbformat.from_dict(chapter.notebook), ended_file, variables)
+    from nbclient.exceptions import CellTimeoutError
+
+    from claimbook.build.limits import read_limits, seconds_text
+
+    limit = read_limits().cell
+    _quiet_timeouts()
+    timing: list[str] = []  # the id of each cell nbclient started timing, in order
+
+    def cell_timeout(cell) -> float:
+        timing.append(cell.get("id", ""))
+        return limit
+
     try:
         executed = papermill.execute_notebook(
             notebook,
@@ -210,15 +231,29 @@ def _execute(source_path: Path, kernel, started: float, variables: dict[str, str
             # merges each stream of a cell into one output, in a fixed order, as the site
             # shows them (nb_merge_streams), and the notebook is the same on every machine.
             coalesce_streams=True,
+            # Each cell's limit (trainable_cell_timeout); nbclient asks as it starts a cell,
+            # so the last id asked is the cell that ran out of time. A stopped or hung
+            # kernel never replies: the limit ends that wait too.
+            timeout_func=cell_timeout,
         )
     except PapermillExecutionError as error:
-        cell = error.exec_count - 1 if error.exec_count else "?"
         return ChapterRun(
             stem,
             False,
             time.perf_counter() - started,
             claim_ids,
-            f"code cell {cell} raised {error.ename}: {error.evalue}",
+            f"{code_cell_name(notebook, error.cell_index)} raised {error.ename}: {error.evalue}",
+        )
+    except CellTimeoutError:
+        ids = [cell.get("id") for cell in notebook.cells]
+        index = ids.index(timing[-1]) if timing and timing[-1] in ids else None
+        where = "the last cell" if index is None else code_cell_name(notebook, index)
+        return ChapterRun(
+            stem,
+            False,
+            time.perf_counter() - started,
+            claim_ids,
+            f"{where} ran out of time ({seconds_text(limit)} s, trainable_cell_timeout)",
         )
     except Exception as error:  # a kernel that died or never started
         return ChapterRun(
@@ -406,11 +441,31 @@ def start_worker(parent: int) -> None:
     The worker ends with the driver (:func:`die_with_parent`), and SIGTERM, whoever sends
     it, ends it through :func:`end_worker`, which ends its kernel first. (Left to itself a
     kernel notices its parent's death within a second, but nothing would remove its sockets.)
+    SIGINT (Ctrl-C, which the terminal sends to the driver's whole process group) is
+    ignored: the driver ends its workers itself, and a worker's traceback would only repeat
+    it. The worker is a child subreaper, so a process its kernel started and detached (a
+    daemon that forked twice) becomes the worker's child, and ends with the chapter
+    (:func:`claimbook.build.kernels.kill_kernel`).
     """
     import signal
 
     signal.signal(signal.SIGTERM, end_worker)  # before the request: its signal may come at once
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent(parent)
+    become_subreaper()
+
+
+def become_subreaper() -> None:
+    """Ask Linux to make this process the parent of its orphaned descendants
+    (``PR_SET_CHILD_SUBREAPER``), so that none escapes to ``init``; elsewhere, nothing."""
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return
+    PR_SET_CHILD_SUBREAPER = 36
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
 def end_worker(signum: int | None = None, frame=None) -> NoReturn:
@@ -442,6 +497,16 @@ def end_worker(signum: int | None = None, frame=None) -> NoReturn:
     os._exit(0)
 
 
+def kill_workers() -> None:
+    """End every chapter worker this process started (SIGTERM: each kills its kernel and
+    what that kernel started, :func:`end_worker`), and reap them."""
+    for worker in list(_WORKERS):
+        with contextlib.suppress(Exception):
+            if worker.is_alive():
+                worker.terminate()
+    end_workers()
+
+
 def end_workers() -> None:
     """Wait until every chapter worker this process started has ended, and reap it.
 
@@ -454,14 +519,57 @@ def end_workers() -> None:
         _WORKERS.pop().join()
 
 
+def _without_timeout_notes(record) -> bool:
+    return "Timeout waiting for execute reply" not in str(record.msg)
+
+
+def _quiet_timeouts() -> None:
+    """nbclient logs a cell that ran out of time (to papermill's logger) before raising; the
+    chapter's failure line says it, once."""
+    import logging
+
+    logger = logging.getLogger("papermill")
+    if _without_timeout_notes not in logger.filters:
+        logger.addFilter(_without_timeout_notes)
+
+
+def code_cell_number(notebook, index: int | None) -> int | str:
+    """The number a reader gives the cell at ``index`` of ``notebook``: its 1-based position
+    among the code cells of the chapter's source (the instrumentation cells do not count,
+    markdown cells do not count, an empty code cell does). ``"?"`` if unknown.
+
+    The source check (:meth:`claimbook.sources.Chapter.code_cell_number`) counts the same
+    way, so a chapter's error names one cell whichever found it.
+    """
+    if index is None or not 0 <= index < len(notebook.cells):
+        return "?"
+    number = 0
+    for cell in notebook.cells[: index + 1]:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if cell.cell_type == "code" and INSTRUMENT_TAG not in tags:
+            number += 1
+    return number
+
+
+def code_cell_name(notebook, index: int | None) -> str:
+    """``code cell N`` for a chapter's own cell, else what the build added there."""
+    if index is None or not 0 <= index < len(notebook.cells):
+        return "code cell ?"
+    tags = notebook.cells[index].get("metadata", {}).get("tags", [])
+    if INSTRUMENT_TAG in tags:
+        if index == 0:
+            return "the build's first cell (setting the chapter's variables)"
+        return "the build's last cell (waiting for the chapter's figures)"
+    return f"code cell {code_cell_number(notebook, index)}"
+
+
 def _stop(notebook) -> str:
     """Why an executed notebook ended before its last cell: the first cell that raised."""
-    for cell in notebook.cells:
+    for index, cell in enumerate(notebook.cells):
         error = next((o for o in cell.get("outputs", []) if o.output_type == "error"), None)
         if error is not None:
-            cell_number = cell.execution_count - 1 if cell.execution_count else "?"
             return (
-                f"code cell {cell_number} raised {error.ename}: {error.evalue} "
+                f"{code_cell_name(notebook, index)} raised {error.ename}: {error.evalue} "
                 "(a chapter runs to its last cell; remove the exit)"
             )
     return "the notebook stopped before its last cell"

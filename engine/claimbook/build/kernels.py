@@ -163,16 +163,61 @@ def stop_kernel(manager: AsyncKernelManager) -> None:
 
 
 def kill_kernel(manager: AsyncKernelManager) -> None:
-    """Kill and reap the kernel's process and remove its socket folder; nothing else.
+    """Kill and reap the kernel, every process it started, and remove its socket folder.
 
-    Runs no event loop; jupyter_client's shutdown, if run after it, finds the kernel gone.
+    The kernel runs in a session and process group of its own (jupyter_client launches it
+    with ``start_new_session``); the whole group is killed, and with it any process a cell
+    started and left running there. A process that left the group (a cell's own
+    ``start_new_session``, a daemon that forked twice) is found as the kernel's descendant,
+    or, once orphaned, as a child of this process (a chapter worker is a child subreaper:
+    :func:`claimbook.build.execute.start_worker`) that inherited the kernel's
+    ``JPY_PARENT_PID``. Runs no event loop; jupyter_client's shutdown, if run after it,
+    finds the kernel gone.
     """
+    import signal
+
     process = getattr(manager.provisioner, "process", None)
+    group = getattr(manager.provisioner, "pgid", None)
+    doomed = _kernel_processes(process)
+    if group:
+        with contextlib.suppress(OSError):
+            os.killpg(group, signal.SIGKILL)
+    for found in doomed:
+        with contextlib.suppress(Exception):
+            found.kill()
     with contextlib.suppress(OSError):
         if process is not None and process.poll() is None:
             process.kill()
+        if process is not None:
             process.wait()
+    import psutil
+
+    psutil.wait_procs([p for p in doomed if process is None or p.pid != process.pid], timeout=1)
     remove_sockets(manager)
+
+
+def _kernel_processes(process) -> list:
+    """The kernel's process and its descendants, and this process's children that a kernel
+    of this process started (orphans reparented here), with their descendants."""
+    import psutil
+
+    found: dict[int, psutil.Process] = {}
+
+    def add(root: psutil.Process) -> None:
+        with contextlib.suppress(psutil.Error):
+            for member in (root, *root.children(recursive=True)):
+                found.setdefault(member.pid, member)
+
+    if process is not None and process.poll() is None:
+        with contextlib.suppress(psutil.Error):
+            add(psutil.Process(process.pid))
+    me = str(os.getpid())
+    with contextlib.suppress(psutil.Error):
+        for child in psutil.Process().children():
+            with contextlib.suppress(psutil.Error):
+                if child.environ().get("JPY_PARENT_PID") == me:
+                    add(child)
+    return list(found.values())
 
 
 def remove_sockets(manager: AsyncKernelManager) -> None:

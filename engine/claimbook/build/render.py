@@ -242,14 +242,20 @@ def mark_outdated(reason: str) -> None:
         )
 
 
+_WARNING_LINE = re.compile(r"(WARNING|ERROR|CRITICAL):")
+
+
 class _Tee(io.TextIOBase):
-    """Write through to a stream while keeping a copy (Sphinx's warnings)."""
+    """Keep a copy of what is written (Sphinx's warnings), writing the rest through to a
+    stream: the warnings themselves the build prints once, after the render."""
 
     def __init__(self, stream):
         self.stream, self.copy = stream, io.StringIO()
 
     def write(self, text):
         self.copy.write(text)
+        if _WARNING_LINE.search(text):  # printed once, by the build, when the render ends
+            return len(text)
         return self.stream.write(text)
 
     def flush(self):

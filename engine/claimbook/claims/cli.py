@@ -110,13 +110,16 @@ def _compute(options) -> int:
     """Compute each claim in this process and write its artifact; a JSON line per claim.
 
     The build (:mod:`claimbook.build.claim_runs`) runs this in a fresh interpreter, which
-    imports only the engine, the harness and the registry entries it is given. A failed
+    imports only the engine, the harness and the registry entries it is given. Before each
+    claim, a JSON line ``{"start": id}``; after it, ``{"id": id, "seconds": s}``. A failed
     claim is an artifact with status failed, not an error of this command.
     """
     for claim_id in options.ids:  # refuse unknown ids before computing anything
         claims.load_claim(claim_id, registry_dir=options.registry)
     pin = claims.harness_pin()
     for claim_id in options.ids:
+        # Said first, so that the build times each claim (trainable_claim_timeout).
+        print(json.dumps({"start": claim_id}), flush=True)
         started = time.perf_counter()
         claims.verify_claim(
             claim_id, pin, registry_dir=options.registry, artifacts_dir=options.artifacts

@@ -45,6 +45,7 @@ from claimbook.paths import artifact_path, shown
 __all__ = [
     "BUILD_VARIABLE",
     "CHAPTER_CLAIMS_VARIABLE",
+    "CLAIM_WAIT_VARIABLE",
     "DRIVER_VARIABLE",
     "RECORD_FORMAT",
     "RECORD_VARIABLE",
@@ -151,21 +152,44 @@ def build_is_running() -> bool:
     return bool(os.environ.get(RECORD_VARIABLE))
 
 
+# Variable naming how long, in seconds, a kernel waits for the record to change (set by the
+# build, claimbook.build.limits.CLAIM_WAIT_VARIABLE); without it, this default.
+CLAIM_WAIT_VARIABLE = "CLAIMBOOK_CLAIM_WAIT"
+DEFAULT_CLAIM_WAIT = 630.0
+
+
 def _wait_for_record(claim_id: str) -> ClaimRecord:
     """The record of the build that started this kernel, once it names ``claim_id`` or is
     complete without it.
 
+    The wait is limited: the build rewrites the record as each claim is computed, and kills
+    a claim that computes longer than ``trainable_claim_timeout``, so a record unchanged for
+    longer than that (and a margin; :data:`CLAIM_WAIT_VARIABLE`) means the build is stuck.
+
     Raises
     ------
     ClaimError
-        If the build's process ended before writing it.
+        If the build's process ended before writing it, or the record did not change for
+        the wait's limit.
     """
     token = os.environ.get(BUILD_VARIABLE, "")
     driver = int(os.environ.get(DRIVER_VARIABLE, "0") or 0)
+    try:
+        limit = float(os.environ.get(CLAIM_WAIT_VARIABLE) or DEFAULT_CLAIM_WAIT)
+    except ValueError:
+        limit = DEFAULT_CLAIM_WAIT
+    last, changed = None, time.monotonic()
     while True:
         record = read_claim_record(os.environ[RECORD_VARIABLE])
         if record.build == token and (claim_id in record.artifacts or record.complete):
             return record
+        if record != last:
+            last, changed = record, time.monotonic()
+        elif time.monotonic() - changed > limit:
+            raise ClaimError(
+                f"claim {claim_id}: the build's claim record did not change for {limit:g} s "
+                "(longer than a claim may compute, trainable_claim_timeout); the build is stuck"
+            )
         try:
             if driver:
                 os.kill(driver, 0)
