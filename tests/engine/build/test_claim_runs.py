@@ -118,12 +118,24 @@ def test_a_claim_named_by_a_computed_id_is_refused_in_a_build(tiny_book):
 
 @pytest.mark.book
 def test_the_chapter_kernel_computes_no_claim(tiny_book):
-    """The chapter's record lists the functions its cells ran: none of the claim's witness."""
-    tiny_book.edit("chapters/alpha.md", 'print(f"claim', 'print("edited")\nprint(f"claim')
+    """The claim's computation runs in the claim process alone: the witness notes, each time
+    it runs, which chapter's kernel (if any) runs it. (A kernel may import its module: the
+    registry checks that a compute: name resolves.)"""
+    marker = tiny_book.path("run-by.txt")
+    witness = tiny_book.path("harness/trainable_harness/witnesses/chapter15/invariance.py")
+    witness.write_text(
+        witness.read_text()
+        + "\nimport functools as _functools\nimport os as _os\n\n"
+        + "_computed = invariance_witness\n\n\n"
+        + "@_functools.wraps(_computed)\ndef invariance_witness(*args, **kwargs):\n"
+        + f"    with open({str(marker)!r}, 'a') as note:\n"
+        + "        note.write(_os.environ.get('TRAINABLE_CHAPTER', 'no chapter') + '\\n')\n"
+        + "    return _computed(*args, **kwargs)\n"
+    )
     process = tiny_book.build()
     assert process.returncode == 0, process.stdout
-    record = json.loads(tiny_book.path("_build/keys/alpha.json").read_text())
-    assert not [name for name in record["functions"] if "witnesses" in name[0]]
+    assert "alpha.md" in tiny_book.executed(process)  # its claim changed: it ran again
+    assert set(marker.read_text().split("\n")) - {""} == {"no chapter"}
     claim_record = read_claim_record(tiny_book.path("_build/claims.json"))
     data = tiny_book.path("artifacts/claims/c15-invariance-001.json").read_bytes()
     assert claim_record.artifacts["c15-invariance-001"] == bytes_digest(data)

@@ -117,36 +117,31 @@ def test_a_hand_edited_artifact_is_recomputed_not_trusted(tiny_book):
     assert json.loads(path.read_text())["status"] == "verified"
 
 
-def test_edits_the_chapters_never_run_execute_nothing(tiny_book):
+def test_edits_of_code_no_chapter_or_claim_reaches_execute_nothing(tiny_book):
+    # The README and a science module neither chapter nor claim imports: no kernel. (The
+    # engine modules a chapter or claim reaches are listed by tests/engine/claims/test_keys.)
     tiny_book.path("README.md").write_text("# a readme\n")
-    version = tiny_book.path("harness/trainable_harness/witnesses/__init__.py")
-    version.write_text(version.read_text() + "\n# an edit of a module no chapter runs\n")
-    tiny_book.edit(
-        "harness/trainable_harness/layers/normalize.py",
-        "def group_norm(",
-        "def _unused_helper():\n    return 1\n\n\ndef group_norm(",
-    )
+    path = tiny_book.path("harness/trainable_harness/mlp/sweeps.py")
+    path.write_text(path.read_text() + "\nBUDGET += 0  # an edit nothing runs\n")
     process = tiny_book.build()
     assert process.returncode == 0, process.stdout
     assert tiny_book.executed(process) == []
 
 
-def test_an_edit_of_a_function_only_one_chapters_claim_runs_reexecutes_that_chapter(tiny_book):
-    def ran(claim_id: str) -> set[str]:
+def test_an_edit_of_a_module_only_one_chapters_claim_reaches_reexecutes_that_chapter(tiny_book):
+    def reached(claim_id: str) -> set[str]:
         artifact = json.loads(tiny_book.path(f"artifacts/claims/{claim_id}.json").read_text())
-        return set(artifact["key"]["functions"])
+        return set(artifact["key"]["modules"])
 
-    welford = "trainable_harness.moments.welford:stable_online_moments"
-    assert welford in ran("c15-running-state-001") - ran("c15-invariance-001")
-    tiny_book.edit(
-        "harness/trainable_harness/moments/welford.py",
-        "def stable_online_moments(",
-        "def stable_online_moments(  # edited\n",
-    )
+    witness = "trainable_harness.witnesses.chapter15.running_state"
+    assert witness in reached("c15-running-state-001") - reached("c15-invariance-001")
+    # An augmented assignment at module level: a key on plain assignments would miss it.
+    path = tiny_book.path("harness/trainable_harness/witnesses/chapter15/running_state.py")
+    path.write_text(path.read_text() + "\n_EDITS = 0\n_EDITS += 1\n")
     process = tiny_book.build()
     assert process.returncode == 0, process.stdout
     assert tiny_book.executed(process) == ["beta.md"]
-    assert "stable_online_moments" in process.stdout
+    assert witness in process.stdout
 
 
 def test_a_raising_cell_fails_naming_chapter_cell_and_exception_and_keeps_the_old_site(tiny_book):

@@ -280,7 +280,7 @@ def test_a_page_digest_follows_what_the_page_shows(tmp_path):
     assert served_digest(env, "chapters/one") is None
 
 
-def test_a_page_digest_is_the_digest_of_what_sphinx_is_served_and_is_kept(tmp_path, monkeypatch):
+def test_a_page_digest_is_the_digest_of_what_sphinx_is_served(tmp_path, monkeypatch):
     from claimbook import cache, paths
     from claimbook.extensions import chapter_pages
     from claimbook.sources import read_chapter
@@ -295,6 +295,6 @@ def test_a_page_digest_is_the_digest_of_what_sphinx_is_served_and_is_kept(tmp_pa
     digests = {page: chapter_pages.served_digest(env, page) for page in pages}
     for page in pages:
         assert digests[page] == cache.digest(chapter_pages._served(env, page, text))
-    cache.reset()  # the next build: the notebook is not cut again
+    # Within a build the notebook is cut once; a page asked for again is not cut again.
     monkeypatch.setattr(chapter_pages, "split_notebook", None)
     assert {page: chapter_pages.served_digest(env, page) for page in pages} == digests
