@@ -256,7 +256,12 @@ bench-growth: venv
 matrix-check: $(MATHJAX) | $(STAMP)
 	$(BIN)/python -m claimbook matrix-check
 
-serve: all
+# After a failed build the site kept in _build/html is served too: every page carries the
+# banner saying when it was built and why the latest build failed (claimbook.build.failed_build).
+serve: $(MATHJAX) | $(STAMP)
+	@PYTHONDONTWRITEBYTECODE= $(BIN)/python -m claimbook build || \
+	    echo "make serve: the build failed; serving the site it kept, marked as such on every page"
+	@test -f _build/html/index.html || { echo "make serve: no site in _build/html"; exit 1; }
 	$(BIN)/python -m http.server --directory _build/html --bind 127.0.0.1 8000
 
 # One universal lock for every Python the book supports (3.11.5 to 3.13): uv resolves

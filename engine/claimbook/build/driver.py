@@ -47,6 +47,7 @@ from claimbook import cache, claims, environment, paths
 from claimbook.build.checkout import check_checkout, check_engine
 from claimbook.build.claim_runs import ClaimComputation, due_claims
 from claimbook.build.execute import execute_chapters, reassemble_chapter
+from claimbook.build.failed_build import failure_reason, mark_failed_build
 from claimbook.build.guard import ChapterGuard
 from claimbook.build.head_start import KernelHeadStart
 from claimbook.build.keys import ChapterPlan, plan_chapter, read_record, record_path
@@ -180,12 +181,26 @@ def build(
     clean build.
     """
     started = time.perf_counter()
+    printed: list[str] = []  # what a failing build's banner gives as the reason
+
+    def noted(line: str) -> None:
+        printed.append(line)
+        out(line)
+
     # Every cached value of a previous build in this process is dropped; the render's
     # Sphinx application shares this build's.
     with cache.one_build():
-        return _build(
-            started, jobs, question, out, only, render_site, kernels, foreign_environment
-        )
+        try:
+            status = _build(
+                started, jobs, question, noted, only, render_site, kernels, foreign_environment
+            )
+        except BaseException as error:  # interrupted too: the kept site says it failed
+            if not question:
+                mark_failed_build(failure_reason(printed, error), out)
+            raise
+        if status and not question:  # every failing exit: a banner on every kept page
+            mark_failed_build(failure_reason(printed), out)
+        return status
 
 
 def check_environment(allow: bool = False, out=print) -> list[str]:

@@ -6,7 +6,8 @@ executed notebooks, the claim registry, every regular file under ``artifacts/``,
 code that decides and draws a badge (the claims package, the chapter-source reader), the
 current digests of the functions each claim artifact recorded (so a claim whose computation
 was edited turns stale on the page), the locked environment, and the commit, date and
-"uncommitted changes" flag the footer of every page names.
+"uncommitted changes" flag the footer of every page names, and the state each claim is
+judged in now.
 
 Sphinx renders into a new directory, reusing its parsed pages (``_build/.doctrees``) and,
 when the same pages exist as last time, a copy of the published site (so only changed pages
@@ -140,7 +141,24 @@ def site_key() -> str:
     digest.update(mutation_record_digest().encode())  # what the claim pages say each catches
     digest.update(environment_digest().encode())
     digest.update(json.dumps(_build_stamp(), sort_keys=True).encode())
+    # What every badge shows: a verdict that changed with no file above changing (a claim
+    # judged stale, say) renders the site again, never "unchanged since the last render".
+    digest.update(json.dumps(_judged_states(), sort_keys=True).encode())
     return digest.hexdigest()
+
+
+def _judged_states() -> dict[str, str]:
+    """Each registered claim's state as judged now (an unreadable entry: its error)."""
+    from claimbook import claims
+    from claimbook.errors import ClaimError
+
+    states = {}
+    for claim_id in claims.list_claims():
+        try:
+            states[claim_id] = claims.judge(claim_id).state
+        except ClaimError as error:
+            states[claim_id] = f"unreadable: {type(error).__name__}"
+    return states
 
 
 def _build_stamp() -> dict:
