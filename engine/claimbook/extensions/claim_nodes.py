@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from docutils import nodes
 
 from claimbook.extensions.claim_pages_model import Badge, first_per_section, relative_uri
+from claimbook.extensions.engine_marks import drawn
 
 __all__ = ["badge_node", "place_links", "section", "shown", "table"]
 
@@ -33,7 +34,7 @@ def badge_node(docname: str, badge: Badge) -> nodes.reference:
         classes=badge.classes,
     )
     node["claim-state"] = badge.state
-    return node
+    return drawn(node)
 
 
 def shown(value) -> str:

@@ -25,7 +25,9 @@ A page that binds numbers to claims begins (after its title, subtitle and chips)
 one-line legend of the marks its numbers carry, linking to the full explanation on the
 landing page (:func:`mark_legend`).
 
-Figure artifacts (``{figure-artifact}``) are ``figure_artifacts.py``'s.
+Figure artifacts (``{figure-artifact}``) are ``figure_artifacts.py``'s. Every mark drawn here
+is flagged as the engine's; a mark a page draws itself (raw HTML, a notebook's HTML output)
+fails the build (:mod:`~claimbook.extensions.engine_marks`).
 
 The state always comes from ``artifacts/claims/<id>.json`` through
 :func:`claimbook.claims.judge`; nothing here decides that a claim holds, and what a badge or
@@ -61,6 +63,7 @@ from claimbook.errors import ChapterSourceError, ClaimError, UnknownClaimError
 from claimbook.extensions import claim_pages_model as model
 from claimbook.extensions.claim_nodes import badge_node
 from claimbook.extensions.claim_places import mark_statement, setup_places, warn
+from claimbook.extensions.engine_marks import drawn
 from claimbook.settings import results_pasted_as_glue
 
 logger = logging.getLogger(__name__)
@@ -123,7 +126,7 @@ def visit_claim_value_html(self, node) -> None:
 def _claim_value_node(claim_id: str, state: str, display: str, tooltip: str, **extra):
     node = claim_value("", claim=claim_id, state=state, display=display, tooltip=tooltip, **extra)
     node["classes"] += ["claim-value", model.NUMBER_CLASSES[state]]
-    return node
+    return drawn(node)
 
 
 # The legend of a chapter page sits after its title and the short lines under it (subtitle,
@@ -148,8 +151,8 @@ def mark_legend(docname: str, states: list[str]) -> nodes.paragraph:
         if seen:
             legend += nodes.Text("; ")
         seen.append(mark)
-        legend += nodes.inline(
-            "", mark, classes=["claim-legend-mark", model.NUMBER_CLASSES[state]]
+        legend += drawn(
+            nodes.inline("", mark, classes=["claim-legend-mark", model.NUMBER_CLASSES[state]])
         )
         legend += nodes.Text(f" {model.NUMBER_WORDS[state]}")
     legend += nodes.Text(". Each marked number links to its claim. ")
@@ -352,7 +355,7 @@ class ClaimStateRole(SphinxRole):
             nodes.inline("", model.STATE_WORDS[state], classes=["claim-state"]),
             classes=["claim-badge", model.STATE_CLASSES[state]],
         )
-        return [badge], []
+        return [drawn(badge)], []
 
 
 class ClaimValueSampleRole(SphinxRole):
@@ -426,4 +429,5 @@ def setup(app):
     app.connect("doctree-resolved", _plain_claim_values)
     app.connect("doctree-resolved", _add_mark_legend)
     app.setup_extension("claimbook.extensions.claim_pages")
+    app.setup_extension("claimbook.extensions.engine_marks")  # refuses marks drawn otherwise
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "3"}
