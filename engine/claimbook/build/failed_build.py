@@ -188,11 +188,21 @@ def mark_failed_build(reason: str, note=None, now: datetime | None = None) -> in
             except (OSError, UnicodeDecodeError, ValueError) as error:
                 _note(note, f"site: {paths.shown(page)} could not be marked: {one_line(error)}")
         _rewrite_ledger(site / "claims.json", states, note)
-        write_text_atomically(site / "OUTDATED.txt", sentence + reason + "\n")
+        _write_note(site / "OUTDATED.txt", sentence + reason)
         return marked
     except Exception as error:  # reported; the build's own failure stands
         _note(note, f"site: the kept site could not be marked as failed: {one_line(error)}")
         return 0
+
+
+def _write_note(path: Path, line: str) -> None:
+    """``OUTDATED.txt``: ``line``, then what a build that started said there (if anything)."""
+    try:
+        before = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        before = []
+    kept = [text for text in before if not text.startswith("This site is from the build of")]
+    write_text_atomically(path, "\n".join([line, *kept]) + "\n")
 
 
 def _note(note, line: str) -> None:
