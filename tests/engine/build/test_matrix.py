@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from claimbook import paths
+from claimbook.build.failed_build import BANNER_ID
 from claimbook.build.matrix import COMMANDS, compare_sites, critical_path
 
 WORKFLOW = paths.REPO_ROOT / ".github" / "workflows" / "book.yml"
@@ -199,7 +200,13 @@ def test_render_only_fails_naming_the_chapter_and_executes_nothing(tiny_book, da
     ]
     assert "nothing was executed or rendered" in process.stdout
     assert tiny_book.executed(process) == []
-    # Nothing was written: no output came back, none changed, and the site is untouched.
+    # Nothing was written: no output came back and none changed. The kept site was only
+    # marked: every page carries the failed build's banner (claimbook.build.failed_build).
     assert {name: tiny_book.path(name).is_file() for name in listed} == before
     assert {name: tiny_book.path(name).read_bytes() for name in contents} == contents
-    assert _site_files(tiny_book) == site
+    assert set(_site_files(tiny_book)) - set(site) == {tiny_book.path("_build/html/OUTDATED.txt")}
+    site_dir = tiny_book.path("_build/html")
+    pages = [page for page in site_dir.rglob("*.html") if "_static" not in page.parts]
+    assert pages
+    for page in pages:
+        assert BANNER_ID in page.read_text(encoding="utf-8"), page
