@@ -28,11 +28,13 @@ __all__ = [
     "fold_without_eps",
     "fold_without_the_mean_shift",
     "ghost_batches_not_split",
+    "gradient_shift_without_the_earlier_update",
     "group_norm_statistics_over_the_batch",
     "instance_norm_statistics_over_the_batch",
     "mean_not_subtracted_first",
     "momentum_as_the_old_value_weight",
     "no_final_normalization",
+    "noise_shared_by_every_sample",
     "noise_that_does_not_shift",
     "renorm_without_the_clip_of_d",
     "sample_variance_batch_moments",
@@ -174,16 +176,40 @@ def sample_variance_batch_norm(patch=setattr) -> None:
 
 
 def noise_that_does_not_shift(patch=setattr) -> None:
-    """The noisy network's injected noise with mean 0 and scale 1, which moves no
-    distribution (``witnesses.chapter16.activation_drift.covariate_shift_run``)."""
+    """Every noisy network's noise at dose 0 (mean 0, scale 1), which moves no
+    distribution (``witnesses.chapter16.activation_drift.noise_specs``)."""
+    from trainable_harness.covariate_shift import ALGORITHM_1
     from trainable_harness.witnesses.chapter16 import activation_drift
 
-    original = activation_drift.covariate_shift_run
+    original = activation_drift.noise_specs
 
-    def without_shifting_noise(seed, variant, **settings):
-        return original(seed, variant, **{**settings, "noise_mean": 0.0, "noise_scale": 1.0})
+    def without_shifting_noise():
+        return [ALGORITHM_1.at_dose(0.0) for _ in original()]
 
-    patch(activation_drift, "covariate_shift_run", without_shifting_noise)
+    patch(activation_drift, "noise_specs", without_shifting_noise)
+
+
+def noise_shared_by_every_sample(patch=setattr) -> None:
+    """Algorithm 1 without its per-sample part (``r_mu = r_sigma = 0``): one draw per step,
+    layer and unit shared by every sample, as the book's first version drew it
+    (``witnesses.chapter16.activation_drift.ALGORITHM_1``)."""
+    from trainable_harness.witnesses.chapter16 import activation_drift
+
+    shared = activation_drift.ALGORITHM_1._replace(r_mu=0.0, r_sigma=0.0)
+    patch(activation_drift, "ALGORITHM_1", shared)
+
+
+def gradient_shift_without_the_earlier_update(patch=setattr) -> None:
+    """Definition 2.1 with G' taken before the earlier layers update, so G' = G
+    (``covariate_shift.gradient_shift``)."""
+    from trainable_harness import covariate_shift
+
+    original = covariate_shift.gradient_shift
+
+    def unmoved(params, grads, task, normalize, learning_rate, noise=None):
+        return original(params, grads, task, normalize, 0.0 * learning_rate, noise)
+
+    patch(covariate_shift, "gradient_shift", unmoved)
 
 
 # --- running estimates (c16-drift-momentum-001, c16-train-eval-001) -----------------------
