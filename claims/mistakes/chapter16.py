@@ -23,6 +23,7 @@ __all__ = [
     "backward_without_the_variance_term",
     "batch_statistics_over_the_batch_axis_only",
     "branch_scale_left_out_of_the_jacobian",
+    "branch_scale_only_in_the_forward_pass",
     "device_merge_without_the_between_device_term",
     "eps_outside_the_root",
     "fold_without_eps",
@@ -39,6 +40,7 @@ __all__ = [
     "renorm_without_the_clip_of_d",
     "sample_variance_batch_moments",
     "sample_variance_batch_norm",
+    "skip_gradient_not_added",
 ]
 
 
@@ -121,12 +123,15 @@ def _backward_without_the_variance_term(dY, cache, gamma):
 
 def backward_without_the_variance_term(patch=setattr) -> None:
     """Batch norm's backward pass without its variance term (``mlp.layers``'s backward
-    pass, where the training network and the backward-pass witness bind it)."""
+    pass, where the training network, the backward-pass witness and the depth experiment
+    bind it)."""
+    from trainable_harness import depth
     from trainable_harness.mlp import network
     from trainable_harness.witnesses.chapter16 import backward_pass
 
     patch(network, "_batch_norm_backward", _backward_without_the_variance_term)
     patch(backward_pass, "batch_norm_backward", _backward_without_the_variance_term)
+    patch(depth, "batch_norm_backward", _backward_without_the_variance_term)
 
 
 # --- residual depth (c16-residual-depth-001) -----------------------------------------------
@@ -144,6 +149,35 @@ def no_final_normalization(patch=setattr) -> None:
         return [*jacobians[:-1], np.eye(jacobians[-1].shape[0])]
 
     patch(residual_depth, "residual_block_jacobians", without_final_normalization)
+
+
+# --- depth at initialization (c16-init-depth-001) -----------------------------------------
+
+
+def skip_gradient_not_added(patch=setattr) -> None:
+    """A residual block whose backward pass drops the skip connection's gradient: only the
+    branch's reaches the block's input (``depth._block_backward``)."""
+    from trainable_harness import depth
+
+    original = depth._block_backward
+
+    def without_the_skip(dX, saved, W, alpha, skip):
+        return original(dX, saved, W, alpha, False)
+
+    patch(depth, "_block_backward", without_the_skip)
+
+
+def branch_scale_only_in_the_forward_pass(patch=setattr) -> None:
+    """A scaled residual branch whose backward pass leaves out the scale ``alpha``
+    (``depth._block_backward``)."""
+    from trainable_harness import depth
+
+    original = depth._block_backward
+
+    def unscaled(dX, saved, W, alpha, skip):
+        return original(dX, saved, W, 1.0, skip)
+
+    patch(depth, "_block_backward", unscaled)
 
 
 # --- one value per channel (c16-train-mode-output-001) -------------------------------------

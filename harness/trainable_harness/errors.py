@@ -381,3 +381,12 @@ __all__ += ["DriftSettingError"]
 
 class DriftSettingError(TrainableError):
     """A setting of the drift experiment that cannot run (names the parameter)."""
+
+
+# --- depth.py: gradients of deep batch-normalized networks at initialization --------------
+
+__all__ += ["DepthSettingError"]
+
+
+class DepthSettingError(TrainableError):
+    """A depth, width, batch or variant of the depth experiment that cannot run (named)."""

@@ -104,3 +104,34 @@ def test_the_fold_without_eps_divides_by_the_root_of_the_variance_alone(monkeypa
     chapter16.fold_without_eps(monkeypatch.setattr)
     K_folded, _ = folding.fold_batch_norm_into_conv2d(K, b, gamma, beta, state, eps=1e-5)
     np.testing.assert_allclose(K_folded.ravel(), gamma / np.sqrt(state.running_variance))
+
+
+def test_skip_gradient_not_added_leaves_only_the_branch_gradient(monkeypatch):
+    from trainable_harness import depth
+
+    weights, X0, R = depth.draw_network(np.random.default_rng(1), 3, width=6, batch=5)
+    plain = depth.input_gradient(weights, X0, R, "plain")[1]
+    chapter16.skip_gradient_not_added(monkeypatch.setattr)
+    # The forward pass keeps its skips, so the result is not the plain chain's gradient,
+    # but the identity term is gone: one block gives the branch's gradient alone.
+    one = [weights[0]]
+    _, branch_only = depth.input_gradient(one, X0, R, "residual")
+    monkeypatch.undo()
+    _, whole = depth.input_gradient(one, X0, R, "residual")
+    np.testing.assert_allclose(branch_only, whole - R, rtol=1e-12, atol=1e-15)
+    assert not np.allclose(depth.input_gradient(weights, X0, R, "residual")[1], plain)
+
+
+def test_branch_scale_only_in_the_forward_pass_drops_alpha_from_the_backward(monkeypatch):
+    from trainable_harness import depth
+
+    weights, X0, R = depth.draw_network(np.random.default_rng(1), 1, width=6, batch=5)
+    weights = weights * 4  # four blocks with one matrix: alpha = 1/2
+    _, right = depth.input_gradient(weights[:1], X0, R, "scaled")
+    chapter16.branch_scale_only_in_the_forward_pass(monkeypatch.setattr)
+    _, wrong = depth.input_gradient(weights[:1], X0, R, "scaled")
+    np.testing.assert_allclose(wrong, right, rtol=1e-13)  # one block: alpha = 1 anyway
+    _, unscaled = depth.input_gradient(weights, X0, R, "scaled")
+    monkeypatch.undo()
+    _, scaled = depth.input_gradient(weights, X0, R, "scaled")
+    assert not np.allclose(unscaled, scaled)
