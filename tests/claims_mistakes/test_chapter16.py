@@ -135,3 +135,15 @@ def test_branch_scale_only_in_the_forward_pass_drops_alpha_from_the_backward(mon
     monkeypatch.undo()
     _, scaled = depth.input_gradient(weights, X0, R, "scaled")
     assert not np.allclose(unscaled, scaled)
+
+
+def test_the_batch_norm_variance_term_matters_to_the_gradient(monkeypatch):
+    # tests/harness/test_depth.py's finite differences would fail without the term: check
+    # that leaving it out is not a tiny change.
+    from trainable_harness import depth
+
+    weights, X0, R = depth.draw_network(np.random.default_rng(11), 4, width=6, batch=5)
+    _, right = depth.input_gradient(weights, X0, R, "plain")
+    chapter16.backward_without_the_variance_term(monkeypatch.setattr)
+    _, wrong = depth.input_gradient(weights, X0, R, "plain")
+    assert np.abs(wrong - right).max() > 1e-3 * np.abs(right).max()

@@ -41,17 +41,6 @@ def test_input_gradient_matches_central_differences(variant):
     np.testing.assert_allclose(dX0, numeric, atol=1e-7 * np.abs(numeric).max())
 
 
-def test_the_batch_norm_variance_term_matters_to_the_gradient(monkeypatch):
-    # The finite-difference test above would fail without it: check that it is not tiny.
-    from trainable_harness.perturbations import chapter16
-
-    weights, X0, R = depth.draw_network(np.random.default_rng(11), 4, width=6, batch=5)
-    _, right = depth.input_gradient(weights, X0, R, "plain")
-    chapter16.backward_without_the_variance_term(monkeypatch.setattr)
-    _, wrong = depth.input_gradient(weights, X0, R, "plain")
-    assert np.abs(wrong - right).max() > 1e-3 * np.abs(right).max()
-
-
 def test_shapes_and_draw_order():
     weights, X0, R = depth.draw_network(np.random.default_rng(0), 3, width=4, batch=7)
     assert [W.shape for W in weights] == [(4, 4)] * 3
