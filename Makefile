@@ -117,15 +117,18 @@ $(STAMP): requirements.txt harness/pyproject.toml engine/pyproject.toml
 	echo '$(CURDIR)' > $(VENV_RECORD)
 	touch $@
 
-# The build itself is the driver's: it keys each chapter on its source, the harness functions
-# it runs, its claims' registry entries and the lock, executes what changed (in parallel),
-# renders, and publishes the site whole. Make cannot see those keys, so `all` always asks it;
-# an unchanged tree costs the driver under a second. It first compares the environment with
-# the lock and refuses a difference; `make ALLOW_ENV_MISMATCH=1` builds anyway, and every page
-# then says which environment computed it.
+# The build itself is the driver's: it keys each chapter on its source, the book's modules
+# its code reaches, its claims' registry entries and the lock, executes what changed (in
+# parallel), renders, and publishes the site whole. Make cannot see those keys, so `all`
+# always asks it; an unchanged tree costs the driver under a second. It first compares the
+# environment with the lock and refuses a difference; `make ALLOW_ENV_MISMATCH=1` builds
+# anyway, and every page then says which environment computed it. The driver, which judges
+# every claim, reads and writes bytecode only under _build/bytecode, never a __pycache__
+# folder a chapter's kernel could have written (docs/threat-model.md).
+DRIVER = PYTHONDONTWRITEBYTECODE= $(BIN)/python -X pycache_prefix=$(CURDIR)/_build/bytecode \
+	-m claimbook build
 all: $(MATHJAX) | $(STAMP)
-	@PYTHONDONTWRITEBYTECODE= $(BIN)/python -m claimbook build \
-	    $(if $(ALLOW_ENV_MISMATCH),--allow-environment-mismatch)
+	@$(DRIVER) $(if $(ALLOW_ENV_MISMATCH),--allow-environment-mismatch)
 
 $(MATHJAX): package.json package-lock.json
 	$(SETUP_LOCK) bash -c 'npm ci --no-audit --no-fund --silent && \
@@ -259,7 +262,7 @@ matrix-check: $(MATHJAX) | $(STAMP)
 # After a failed build the site kept in _build/html is served too: every page carries the
 # banner saying when it was built and why the latest build failed (claimbook.build.failed_build).
 serve: $(MATHJAX) | $(STAMP)
-	@PYTHONDONTWRITEBYTECODE= $(BIN)/python -m claimbook build || \
+	@$(DRIVER) || \
 	    echo "make serve: the build failed; serving the site it kept, marked as such on every page"
 	@test -f _build/html/index.html || { echo "make serve: no site in _build/html"; exit 1; }
 	$(BIN)/python -m http.server --directory _build/html --bind 127.0.0.1 8000

@@ -44,15 +44,21 @@ __all__ = [
     "module_file",
     "modules_reached",
     "package_digest",
+    "package_folder",
 ]
 
 FIRST_PARTY = ("trainable_harness", "claimbook")
 MISSING = "missing"  # the digest of a module whose file no longer exists
 
 
+def package_folder(top: str) -> Path | None:
+    """The folder of a top-level first-party package, found without importing it."""
+    return _package_dir(top)
+
+
 @functools.cache
 def _package_dir(top: str) -> Path | None:
-    """The folder of a top-level first-party package, found without importing it."""
+    """The folder of a top-level first-party package (see :func:`package_folder`)."""
     spec = importlib.util.find_spec(top)
     if spec is None or not spec.submodule_search_locations:
         return None

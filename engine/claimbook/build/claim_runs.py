@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from claimbook import claims, paths
+from claimbook import claims, dependencies, paths
 from claimbook.build.execute import BLAS_THREAD_VARIABLES, die_with_parent
 from claimbook.claims.record import (
     BUILD_VARIABLE,
@@ -116,6 +116,36 @@ def spread(seconds: Mapping[str, float], processes: int) -> list[list[str]]:
         batches[lightest].append(claim_id)
         loads[lightest] += seconds[claim_id]
     return [sorted(batch) for batch in batches]
+
+
+# Bytecode of the claim processes, apart from the __pycache__ folders a chapter's kernel
+# writes beside the sources (and removed by `make clean`, as the rest of _build/).
+BYTECODE_FOLDER = "claim-bytecode"
+
+
+def isolated_command(*arguments: str) -> list[str]:
+    """``python -m claimbook ARGUMENTS``, started isolated from what a chapter can leave behind.
+
+    ``-I``: no ``PYTHONPATH``, no user site-packages, no other ``PYTHON*`` variable, and not the
+    current folder on ``sys.path``; the process then puts on ``sys.path`` exactly the folders
+    this process imports the book's two packages from, so it runs the same code.
+    ``-X pycache_prefix``: bytecode is read and written under ``_build/claim-bytecode`` only,
+    never from a ``__pycache__`` folder a kernel could write. The ``.pth`` files every Python
+    process runs are checked by the build before it starts
+    (:func:`claimbook.startup_code.foreign_startup_files`).
+    """
+    folders = []
+    for top in dependencies.FIRST_PARTY:
+        package = dependencies.package_folder(top)
+        if package is not None and str(package.parent) not in folders:
+            folders.append(str(package.parent))
+    boot = (
+        "import runpy, sys; "
+        f"sys.path[:0] = {folders!r}; "
+        "runpy.run_module('claimbook', run_name='__main__', alter_sys=True)"
+    )
+    prefix = paths.BUILD_DIR / BYTECODE_FOLDER
+    return [sys.executable, "-I", "-X", f"pycache_prefix={prefix}", "-c", boot, *arguments]
 
 
 def _claim_environment(workers_per_process: int | None) -> dict[str, str]:
@@ -207,7 +237,7 @@ class ClaimComputation:
             self._current.append((batch[0], time.monotonic()))
             self.processes.append(
                 _started(
-                    [sys.executable, "-m", "claimbook", "claims", "compute", *batch],
+                    isolated_command("claims", "compute", *batch),
                     cwd=paths.REPO_ROOT,
                     env=_claim_environment(workers),
                     stdout=subprocess.PIPE,

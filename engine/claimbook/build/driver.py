@@ -77,11 +77,13 @@ from claimbook.errors import (
     BuildError,
     ChapterSourceError,
     ClaimError,
+    EnvironmentMismatchError,
     OutsideBuildProductsError,
 )
 from claimbook.failures import DOING, report
 from claimbook.settings import results_pasted_as_glue
 from claimbook.sources import chapter_sources
+from claimbook.startup_code import foreign_startup_files
 from claimbook.text import one_line
 
 
@@ -215,9 +217,11 @@ def check_environment(allow: bool = False, out=print) -> list[str]:
     ------
     EnvironmentMismatchError
         If the engine running is not the book's own
-        (:func:`claimbook.build.checkout.check_engine`), or the installed distributions or
-        Python differ from the lock (:func:`claimbook.environment.check_environment`), and
-        ``allow`` is false; one line naming them.
+        (:func:`claimbook.build.checkout.check_engine`), the installed distributions or
+        Python differ from the lock (:func:`claimbook.environment.check_environment`), or
+        site-packages holds start-up code no distribution installed
+        (:func:`claimbook.startup_code.foreign_startup_files`), and ``allow`` is false; one
+        line naming them.
     """
     found = []
     engine = check_engine(allow)
@@ -228,6 +232,16 @@ def check_environment(allow: bool = False, out=print) -> list[str]:
         found.append(
             f"the environment differs from {environment.LOCK_NAME}: {'; '.join(differences)}"
         )
+    foreign = foreign_startup_files()
+    if foreign:
+        names = ", ".join(str(path) for path in foreign)
+        line = f"start-up code that no installed package put there: {names}"
+        if not allow:
+            raise EnvironmentMismatchError(
+                f"{line}; every Python process would run it before the book's code. Remove "
+                f"it, or build anyway with {environment.ALLOW_OPTION}"
+            )
+        found.append(line)
     for line in found:
         out(f"build: {line} ({environment.ALLOW_OPTION}: every page says so)")
     return found

@@ -160,3 +160,31 @@ def test_an_unregistered_claim_caught_in_a_cell_fails_every_build_until_fixed(ti
     assert tiny_book.build("--question").returncode == 1
     tiny_book.edit("chapters/beta.md", CAUGHT, "")
     assert tiny_book.build().returncode == 0
+
+
+def test_a_claim_process_starts_isolated_from_what_a_chapter_leaves(tmp_path):
+    """No PYTHONPATH (and its sitecustomize), no __pycache__ beside the sources: the process
+    imports the book's packages from where this process does."""
+    import subprocess
+
+    from claimbook import dependencies
+    from claimbook.build.claim_runs import isolated_command
+
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    marker = tmp_path / "ran"
+    (planted / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    command = isolated_command("claims", "--help")
+    assert command[1:4] == ["-I", "-X", f"pycache_prefix={paths.BUILD_DIR / 'claim-bytecode'}"]
+    for top in dependencies.FIRST_PARTY:
+        assert str(dependencies.package_folder(top).parent) in command[5]
+    done = subprocess.run(
+        command,
+        env={"PYTHONPATH": str(planted), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "compute" in done.stdout
+    assert not marker.exists()

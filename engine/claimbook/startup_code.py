@@ -1,0 +1,62 @@
+"""Code Python runs at start-up that no installed distribution put there.
+
+Python's :mod:`site` executes the import lines of every ``*.pth`` file in site-packages, and
+imports ``sitecustomize`` and ``usercustomize``, before any of the book's code runs. A chapter
+cell can write such a file into ``.venv``, and every later process (a claim's, the driver's)
+would then run code that no commit shows. A file of that kind is *foreign* when no installed
+distribution's ``RECORD`` lists it; the build refuses to start while one is present.
+
+Only the ``RECORD`` files are read (a few milliseconds for the book's 120 distributions), not
+the distributions' metadata.
+
+Examples
+--------
+>>> foreign_startup_files()
+[]
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import site
+from pathlib import Path
+
+__all__ = ["STARTUP_NAMES", "foreign_startup_files"]
+
+STARTUP_NAMES = ("sitecustomize.py", "usercustomize.py")
+
+
+def _runs_at_startup(name: str) -> bool:
+    return name.endswith(".pth") or name in STARTUP_NAMES
+
+
+def _recorded(folder: Path) -> set[Path]:
+    """The start-up files the ``RECORD`` of each distribution in ``folder`` lists."""
+    listed = set()
+    for record in folder.glob("*.dist-info/RECORD"):
+        try:
+            text = record.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if ".pth" not in text and "customize.py" not in text:  # most list none: skip parsing
+            continue
+        for row in csv.reader(io.StringIO(text)):
+            if row and _runs_at_startup(Path(row[0]).name):
+                listed.add((folder / row[0]).resolve())
+    return listed
+
+
+def foreign_startup_files(folders: list[Path] | None = None) -> list[Path]:
+    """``*.pth``, ``sitecustomize.py`` and ``usercustomize.py`` files in ``folders`` (default:
+    this interpreter's site-packages) that no distribution installed there lists, sorted."""
+    if folders is None:
+        folders = [Path(folder) for folder in site.getsitepackages()]
+    foreign = []
+    for folder in folders:
+        if not folder.is_dir():
+            continue
+        listed = _recorded(folder)
+        present = [*folder.glob("*.pth"), *(folder / name for name in STARTUP_NAMES)]
+        foreign.extend(path for path in present if path.is_file() and path.resolve() not in listed)
+    return sorted(foreign)
