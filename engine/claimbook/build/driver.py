@@ -415,6 +415,14 @@ def _build_with(computation, plans, head_start, jobs, out, render_site, kernels,
     finally:
         for unused in prepared:
             unused.discard()
+    # The guard once more, over the render and the publication too.
+    changed = guard.final_check()
+    if changed:
+        out(
+            "make: files only the build writes changed before the build ended: "
+            f"{'; '.join(changed[:5])}; put back as the build computed them"
+        )
+        return 1
     # Judged again by every build, from the registry and the artifacts: the stored outcome
     # is never read back as the claims' state.
     problems = _claim_problems()

@@ -1,4 +1,4 @@
-"""The guard on what only the build writes, checked as each chapter ends.
+"""The guard on what only the build writes, checked as each chapter ends and at the end.
 
 A chapter's cells run with the book's files at hand, so a cell could write an artifact, the
 build's claim record, or another chapter's executed notebook, record or figure. As each
@@ -129,6 +129,17 @@ class ChapterGuard:
         found = self.computation.kernel_environment() if self.computation else {}
         ids = " ".join(read_chapter(source).verified_claims)
         return {**found, CHAPTER_CLAIMS_VARIABLE: ids}
+
+    def final_check(self) -> list[str]:
+        """Once the site is published, the same check over the whole build: a file the build
+        owns that changed at any time before its end (a process a chapter left behind, say,
+        while the site rendered) is put back, one line each (:meth:`ArtifactGuard.check`)."""
+        if self.guard is None:
+            if self.computation is None:
+                return []
+            computed = self.computation.finish()
+            self.guard = ArtifactGuard(computed.artifacts, {**self.kept, **computed.others})
+        return self.guard.check()
 
     def inspect(self, run: ChapterRun, running: list[str]) -> ChapterRun:
         if self.computation is None:

@@ -39,6 +39,21 @@ def test_the_guard_puts_back_a_changed_a_removed_and_removes_an_added_artifact(a
     assert guard.check() == []  # put back: the next check finds nothing
 
 
+def test_the_final_check_covers_the_build_after_its_last_chapter(artifacts):
+    """An artifact rewritten after every chapter ended (while the site renders) is found and
+    put back by the check the build makes once the site is published."""
+    from types import SimpleNamespace
+
+    from claimbook.build.guard import ChapterGuard
+
+    computed = SimpleNamespace(artifacts=dict(artifacts), others={})
+    guard = ChapterGuard(SimpleNamespace(finish=lambda: computed), [])
+    assert guard.final_check() == []
+    paths.artifact_path("c1-a-001").write_bytes(b'{"status": "verified", "forged": true}\n')
+    assert guard.final_check() == ["artifacts/claims/c1-a-001.json changed"]
+    assert paths.artifact_path("c1-a-001").read_bytes() == artifacts["c1-a-001"]
+
+
 def test_the_guard_replaces_a_link_even_to_identical_bytes(artifacts, tmp_path):
     guard = ArtifactGuard(artifacts)
     elsewhere = tmp_path / "elsewhere.json"
