@@ -104,7 +104,6 @@ __all__ += [
     "InvalidChapterStemError",
     "KeyRecordError",
     "MatrixCheckError",
-    "RenderExecutionError",
 ]
 
 
@@ -133,11 +132,6 @@ class MatrixCheckError(BuildError):
     which (:mod:`claimbook.build.matrix`)."""
 
 
-class RenderExecutionError(BuildError):
-    """The render was asked to execute a notebook; it renders stored outputs only
-    (:mod:`claimbook.build.render_executes_nothing`)."""
-
-
 class BenchCommandError(BuildError):
     """A command the benchmark times exited non-zero; the message ends with its output's tail
     (:mod:`bench.meter`)."""
@@ -147,7 +141,6 @@ class BenchCommandError(BuildError):
 
 __all__ += [
     "EnvironmentMismatchError",
-    "FigureWorkerError",
     "InvalidFigureLabelError",
     "OutsideBuildProductsError",
     "RepositoryRootError",
@@ -175,15 +168,6 @@ class UnknownFigureError(BookError):
 
 class InvalidFigureLabelError(BookError):
     """A figure label that cannot name a file (empty, a path, or unusual characters)."""
-
-
-class FigureWorkerError(BookError):
-    """A figure handed to the worker beside a kernel was not drawn, or its output was lost."""
-
-
-# --- settings.py: settings and inputs glued for the prose -----------------------------------
-
-__all__ += ["SettingError"]
 
 
 class SettingError(BookError):

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from claimbook import figure_worker, instruments, paths, sources
+from claimbook import instruments, paths, sources
 from claimbook.atomic import atomic_output
 from claimbook.errors import ChapterSourceError, InvalidFigureLabelError, UnknownFigureError
 
@@ -330,22 +330,11 @@ def glue_figure(fig, label: str, *, chapter: str | None = None) -> None:
     so the notebook does not draw it at the end of the cell either. It returns nothing, so a
     cell that ends with it prints nothing (the files are :func:`figure_files` of ``label``).
 
-    In a build's kernel, when the chapter has figures enough to be worth a worker process,
-    the files are drawn beside the kernel and the PNG is glued when the chapter ends, into
-    this cell's outputs (:mod:`claimbook.figure_worker`); anywhere else both are done before
-    this returns.
-
-    Raises as :func:`save_figure`; nothing is glued or handed over when it raises.
+    Raises as :func:`save_figure`; nothing is glued when it raises.
     """
     files = figure_job(label, chapter)
-    handed = (
-        figure_worker.in_use()
-        and figure_worker.worth_it(len(_source_labels(files.source)))
-        and figure_worker.hand_over(fig, files)
-    )
-    if not handed:
-        files.draw(fig)
-        glue_png(files)
+    files.draw(fig)
+    glue_png(files)
     import matplotlib.pyplot as plt
 
     plt.close(fig)

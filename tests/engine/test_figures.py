@@ -213,34 +213,11 @@ def test_a_source_is_parsed_once_per_content_and_an_edit_is_seen(book, monkeypat
         figures.locate_figure("fig-gamma", "second")
 
 
-def test_in_a_build_a_chapter_of_two_figures_hands_them_over_and_one_of_one_does_not(
-    book, glued, monkeypatch
-):
-    from claimbook import figure_worker
-
-    monkeypatch.setenv(figure_worker.WORKER_VARIABLE, "1")
-    displayed = []
-    monkeypatch.setattr(
-        "IPython.display.display",
-        lambda bundle, raw, metadata: displayed.append(metadata),
-    )
-    try:
-        for label in ("fig-gamma", "fig-beta"):  # the second chapter's one, the first's two
-            figure, axis = plt.subplots(figsize=(2, 2))
-            axis.plot([0, 1], [1, 0])
-            figures.glue_figure(figure, label)
-            assert not plt.fignum_exists(figure.number)
-        # fig-gamma was drawn and glued at once; fig-beta left a placeholder and waits for
-        # the chapter's end.
-        assert [name for name, _, _ in glued] == ["fig-gamma"]
-        assert figures.figure_files("fig-gamma")[0].is_file()
-        assert [entry[0].label for entry in figure_worker._PENDING] == ["fig-beta"]
-        assert displayed == [{figure_worker.PENDING_KEY: "fig-beta"}]
-        assert figure_worker.finish_figures() == ["fig-beta"]
-        assert [name for name, _, _ in glued] == ["fig-gamma", "fig-beta"]
-        assert all(path.is_file() for path in figures.figure_files("fig-beta"))
-    finally:
-        figure_worker._PENDING.clear()
-        if figure_worker._POOL is not None:
-            figure_worker._POOL.shutdown()
-            figure_worker._POOL = None
+def test_a_glued_figure_is_drawn_and_glued_before_it_returns(book, glued):
+    for label in ("fig-gamma", "fig-beta"):
+        figure, axis = plt.subplots(figsize=(2, 2))
+        axis.plot([0, 1], [1, 0])
+        figures.glue_figure(figure, label)
+        assert not plt.fignum_exists(figure.number)
+        assert all(path.is_file() for path in figures.figure_files(label))
+    assert [name for name, _, _ in glued] == ["fig-gamma", "fig-beta"]

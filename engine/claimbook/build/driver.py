@@ -49,7 +49,6 @@ from claimbook.build.claim_runs import ClaimComputation, due_claims
 from claimbook.build.execute import execute_chapters, reassemble_chapter
 from claimbook.build.failed_build import failure_reason, mark_failed_build
 from claimbook.build.guard import ChapterGuard
-from claimbook.build.head_start import KernelHeadStart
 from claimbook.build.keys import ChapterPlan, plan_chapter, read_record, record_path
 from claimbook.build.limits import (
     BuildTimeout,
@@ -115,36 +114,6 @@ def _wide_tolerances(claim_id: str, artifact) -> list[str]:
         return []
     expect = claims.load_claim(claim_id).expect
     return wide_tolerance_problems(claim_id, expect, artifact.get("result") or {})
-
-
-def _pages_to_read_early(plans: list, running: list) -> list[str]:
-    """Chapters a render that reads every page may read while ``running`` ones execute.
-
-    A chapter qualifies when its executed notebook is final (it is not running) and its
-    source names no claim a running chapter verifies (a badge is judged when its page is
-    read). The test is on the source's text, so it errs towards waiting.
-    """
-    from claimbook.sources import read_chapter
-
-    running_stems = {Path(source).stem for source in running}
-    running_claims: set[str] = set()
-    for source in running:
-        try:
-            running_claims.update(read_chapter(source).verified_claims)
-        except ChapterSourceError:
-            return []
-    pages = []
-    for plan in plans:
-        if plan.stem in running_stems:
-            continue
-        try:
-            text = plan.source.read_text(encoding="utf-8")
-        except OSError:
-            continue
-        if any(claim in text for claim in running_claims):
-            continue
-        pages.append(plan.source.relative_to(paths.REPO_ROOT).with_suffix("").as_posix())
-    return pages
 
 
 def _relative(path) -> str:
@@ -283,20 +252,13 @@ def _build(started, jobs, question, out, only, render_site, kernels, foreign_env
     whole = not only and render_site
     if whole:  # only a whole build that ends clean leaves the record (claimbook.build.noop)
         forget_clean_build()
-    # A chapter's kernel boots while the build plans and gets ready (.head_start): forked
-    # first, before any thread of this build starts, and stopped unused if nothing executes.
-    head_start = KernelHeadStart() if kernels else None
     computation = None
     try:
         plans = [plan_chapter(source) for source in selected]
         # The claims due compute in processes of their own from here on, beside the chapters.
         computation = ClaimComputation(claim_ids, jobs=jobs, report=out) if kernels else None
-        status = _build_with(
-            computation, plans, head_start, jobs, out, render_site, kernels, started
-        )
+        status = _build_with(computation, plans, jobs, out, render_site, kernels, started)
     finally:
-        if head_start is not None:  # it had no chapter: its kernel is stopped
-            head_start.close()
         if computation is not None:
             computation.stop()
     if whole:  # a record a chapter's cell may have written meanwhile is never kept
@@ -305,7 +267,7 @@ def _build(started, jobs, question, out, only, render_site, kernels, foreign_env
     return status
 
 
-def _build_with(computation, plans, head_start, jobs, out, render_site, kernels, started) -> int:
+def _build_with(computation, plans, jobs, out, render_site, kernels, started) -> int:
     """The part of :func:`build` after the claims due started computing."""
     plans = [_with_due_claims(plan, computation) for plan in plans]
     unregistered = _unregistered_claims(plans)
@@ -353,9 +315,6 @@ def _build_with(computation, plans, head_start, jobs, out, render_site, kernels,
                 claims.load_claim(claim_id)
             except ClaimError:  # the render reports it, with the page that states the claim
                 continue
-        if fresh:  # only a render that reads every page reads some early
-            site.read_early(_pages_to_read_early(plans, running))
-        site.warm_up()
         # The record of a clean end then reads only the files written from here on.
         hash_tree()
 
@@ -369,7 +328,6 @@ def _build_with(computation, plans, head_start, jobs, out, render_site, kernels,
             meanwhile=prepare if render_site else None,
             environment=guard.environment,
             inspect=guard.inspect,
-            head_start=head_start,
         )
         if computation is not None:
             computation.finish()

@@ -4,10 +4,7 @@ Each chapter runs in its own worker process (papermill changes the working direc
 is process-wide) with its own kernel, working directory ``chapters/`` as Binder has it. The
 notebook jupytext makes from the source gets two instrumentation cells, removed again from
 the executed notebook: the first sets the chapter's variables, the last notes that the
-chapter ran to its end, after waiting for the
-figures the kernel handed to a worker process (:mod:`claimbook.figure_worker`; a figure not
-drawn fails the chapter), whose glued PNGs move back into the cells that drew them.
-papermill saves the
+chapter ran to its end. papermill saves the
 notebook once at the end, not after every cell. The worker launches the kernel before it
 does anything else, so the kernel boots while the worker reads the chapter, and stops it at
 once when the last cell has replied (:mod:`.kernels`).
@@ -38,7 +35,6 @@ from claimbook.build.keys import (
     write_record,
 )
 from claimbook.errors import InvalidFigureLabelError
-from claimbook.figure_worker import WORKER_VARIABLE, FigureWorkerError, move_glued_outputs
 from claimbook.figures import figure_files, figure_labels
 from claimbook.sources import read_chapter
 from claimbook.text import one_line
@@ -59,14 +55,10 @@ _WORKERS: list = []  # chapter worker processes, joined by end_workers()
 _START = """\
 import os as _trainable_os
 
-# The chapter's variables: its kernel may have booted before the chapter was known.
+# The chapter's variables (the build's claim record, the chapter's name).
 _trainable_os.environ.update({variables!r})
 """
 _STOP = """\
-from claimbook.figure_worker import finish_figures
-
-finish_figures()  # the figures drawn beside the kernel: one not drawn fails the chapter
-
 open({path!r}, "w").close()  # the last cell ran
 """
 
@@ -97,17 +89,7 @@ def _instrumented(notebook, ended_file: Path, variables: dict[str, str]):
 
 
 def _without_instrumentation(notebook):
-    """Drop the instrumentation cells, renumber executions, and drop papermill's clocks.
-
-    The figures glued by the last cell (the instrumentation's, which waited for the figures
-    handed to the worker) go first where their cells showed a placeholder.
-
-    Raises
-    ------
-    FigureWorkerError
-        See :func:`claimbook.figure_worker.move_glued_outputs`.
-    """
-    move_glued_outputs(notebook, notebook.cells[-1])
+    """Drop the instrumentation cells, renumber executions, and drop papermill's clocks."""
     notebook.cells = [
         cell
         for cell in notebook.cells
@@ -142,23 +124,16 @@ def _figure_outputs(chapter) -> list[Path]:
 def chapter_process_variables() -> dict[str, str]:
     """What every chapter's kernel starts with, whichever the chapter (set before launching).
 
-    The kernel hands its figures to a worker.
     Kernels run side by side, one per core: BLAS threads would only compete (and a fixed count
     keeps reductions in one order); a count already set (the Makefile exports 1) is kept.
     """
-    return {
-        WORKER_VARIABLE: "1",
-        **{variable: os.environ.get(variable, "1") for variable in BLAS_THREAD_VARIABLES},
-    }
+    return {variable: os.environ.get(variable, "1") for variable in BLAS_THREAD_VARIABLES}
 
 
-def _run_one(source: str, environment: dict[str, str], booted=None) -> ChapterRun:
+def _run_one(source: str, environment: dict[str, str]) -> ChapterRun:
     """Worker: execute one chapter and, on success, write its record.
 
     ``environment`` is added to the kernel's environment (the build's claim record).
-    ``booted``, if given, is a kernel started before the chapter was known and the seconds
-    its boot took (:mod:`.head_start`): the chapter runs on it if it is still alive, and its
-    time counts that boot, not the wait before the chapter came.
     """
     from claimbook.build.kernels import start_kernel, stop_kernel
 
@@ -168,21 +143,10 @@ def _run_one(source: str, environment: dict[str, str], booted=None) -> ChapterRu
     variables = {CHAPTER_ENVIRONMENT_VARIABLE: stem, **environment}
     os.environ.update(chapter_process_variables())
     os.environ.update(variables)  # a kernel launched here starts with them
-    kernel = None
-    if booted is not None:
-        manager, boot_seconds = booted
-        process = getattr(manager.provisioner, "process", None)
-        if process is not None and process.poll() is None:
-            kernel, started = manager, started - boot_seconds
-        else:  # it died while the build got ready: this chapter starts its own
-            stop_kernel(manager)
-    if kernel is None:
-        try:
-            kernel = start_kernel()
-        except Exception as error:
-            return ChapterRun(
-                stem, False, time.perf_counter() - started, [], f"no kernel: {error}"
-            )
+    try:
+        kernel = start_kernel()
+    except Exception as error:
+        return ChapterRun(stem, False, time.perf_counter() - started, [], f"no kernel: {error}")
     try:
         return _execute(source_path, kernel, started, variables)
     except Exception as error:  # one line for the driver, never a worker's traceback
@@ -266,10 +230,7 @@ def _execute(source_path: Path, kernel, started: float, variables: dict[str, str
     if not ended_file.is_file():  # papermill takes SystemExit() or SystemExit(0) for a stop
         return ChapterRun(stem, False, time.perf_counter() - started, claim_ids, _stop(executed))
     ended_file.unlink()
-    try:
-        notebook_text = nbformat.writes(_without_instrumentation(executed)) + "\n"
-    except FigureWorkerError as error:
-        return ChapterRun(stem, False, time.perf_counter() - started, claim_ids, str(error))
+    notebook_text = nbformat.writes(_without_instrumentation(executed)) + "\n"
     target = paths.CHAPTERS_DIR / f"{stem}.ipynb"
     write_text_atomically(target, notebook_text)
     outputs = [
@@ -328,7 +289,6 @@ def execute_chapters(
     meanwhile=None,
     environment=None,
     inspect=None,
-    head_start=None,
 ) -> list[ChapterRun]:
     """Execute ``sources`` in up to ``jobs`` worker processes (default: the CPU count).
 
@@ -339,9 +299,7 @@ def execute_chapters(
     called once, with the sources still executing, as soon as a core has no chapter to run
     (at once when fewer chapters than cores run, else when the chapters left fit on fewer
     cores than there are): the parent is otherwise idle until the chapters finish, and work
-    it did earlier would compete with them. ``head_start``, if given
-    (:class:`~claimbook.build.head_start.KernelHeadStart`), runs the first chapter on the
-    kernel it booted; at most ``jobs`` chapters run at a time in all.
+    it did earlier would compete with them.
     """
     if not sources:
         return []
@@ -383,9 +341,6 @@ def execute_chapters(
             later([source for future, source in futures.items() if not future.done()] + waiting)
 
     try:
-        if head_start is not None:
-            first = waiting.pop(0)
-            futures[head_start.submit(str(first), variables(first))] = first
         while waiting and len(running()) < jobs:
             submit()
         idle_core()

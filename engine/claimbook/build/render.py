@@ -38,7 +38,6 @@ are judged again by every build from the artifacts; the stored ones are only a r
 from __future__ import annotations
 
 import copy
-import gc
 import hashlib
 import io
 import json
@@ -50,7 +49,7 @@ from pathlib import Path
 
 from claimbook import cache, dependencies, paths
 from claimbook.atomic import write_text_atomically
-from claimbook.build import site_record, unchanged_pages
+from claimbook.build import site_record
 from claimbook.build.keys import file_digest
 from claimbook.claims.keys import environment_digest
 from claimbook.errors import BuildError
@@ -345,30 +344,6 @@ def _has_doctree(env, docname: str) -> bool:
     return os.path.isfile(os.path.join(env.doctreedir, f"{docname}.doctree"))
 
 
-def _cache_compiled_templates(app) -> None:
-    """Keep the theme's compiled Jinja templates in ``_build/.templates`` between renders.
-
-    Sphinx compiles every template a page uses (about forty for the book theme) in each
-    process that renders, about a quarter of the CPU time of a render of a few pages. Jinja's
-    own bytecode cache stores the compiled code under a key of the template's path, checked
-    against a checksum of its source when loaded, so an edited template is compiled again.
-    The folder is named by the environment (lock, Python, engine) and the Sphinx and Jinja
-    versions, which fix the compiler and the options it compiles with. The pages written
-    are the same either way: the cache holds what the compiler would produce.
-    """
-    import jinja2
-    import sphinx
-    from jinja2 import FileSystemBytecodeCache
-
-    environment = getattr(getattr(app.builder, "templates", None), "environment", None)
-    if environment is None:  # a builder without Sphinx's template loader
-        return
-    versions = f"{environment_digest()}\0{sphinx.__version__}\0{jinja2.__version__}"
-    folder = paths.BUILD_DIR / ".templates" / hashlib.sha256(versions.encode()).hexdigest()[:16]
-    folder.mkdir(parents=True, exist_ok=True)
-    environment.bytecode_cache = FileSystemBytecodeCache(str(folder))
-
-
 class SiteRender:
     """A Sphinx application for the whole book, made ready before the chapters finish.
 
@@ -397,13 +372,8 @@ class SiteRender:
         self.app = None
         self.error: BaseException | None = None
         self.sources: dict[str, str] = {}  # after run(): docname -> page digest, as read
-        self._early: dict[str, str] = {}  # docname -> the digest of its source when read
         self._reading: dict[str, str] = {}  # docname -> its source's digest, before reading
         self._published_sources = dict(published["sources"]) if published else None
-        # What other pages showed of the pages this render reads again, before it read them
-        # (None: not compared, so every page Sphinx would write is written; see _write).
-        self._shown_before: tuple | None = None
-        self._read_now: list[str] = []  # the pages this render reads again
         self.written: list[str] = []  # after run(): the pages (documents) it wrote
         self._structure_changed = False  # a page added or removed
         self._contexts = ExitStack()
@@ -426,9 +396,6 @@ class SiteRender:
         from sphinx.application import Sphinx
         from sphinx.util.docutils import docutils_namespace, patch_docutils
 
-        from claimbook.build import render_executes_nothing
-
-        render_executes_nothing.install()  # before Sphinx loads myst-nb
         configuration, meta = get_final_config(
             user_yaml=paths.REPO_ROOT / "_config.yml",
             cli_config={
@@ -463,45 +430,17 @@ class SiteRender:
         app.config.latex_documents = update_latex_documents(
             app.config.latex_documents, meta["latex_doc_overrides"]
         )
-        _cache_compiled_templates(app)
         if app.config["use_multitoc_numbering"]:
             import yaml
 
             if "numbered: true" in yaml.dump(app.config.external_site_map.as_json()):
                 app.setup_extension("sphinx_multitoc_numbering")
         # After every other handler (the claims extension notes which pages a build reads).
-        app.connect("env-before-read-docs", self._skip_read_early, priority=900)
         app.connect("env-before-read-docs", self._note_reading, priority=950)
         app.connect("env-get-outdated", self._outdated_by_content)
         app.connect("doctree-read", self._note_read, priority=900)
-        app.connect("env-updated", self._report_read_early)
-        app.builder.write = self._write_changed(app.builder.write)  # this application's
         app.connect("html-page-context", self._note_written)
         self.app = app
-
-    def warm_up(self) -> None:
-        """Pay now what the first page a process writes pays once, while chapters execute.
-
-        The build calls this when its process would otherwise wait for the chapters, so the
-        render after them does less. soupsieve compiles its CSS grammar's regular expressions
-        on the first selector it compiles (about 0.2 s; the theme selects in every page's
-        table of contents), Pygments its lexer's on the first code highlighted (about 0.1 s
-        for the notebooks' ``ipython3``), and pybtex formats the bibliography's entries (about
-        0.15 s; :func:`~claimbook.extensions.bibliography_style.format_cited_entries`).
-        Nothing of the book is written, and nothing is logged.
-        """
-        if self.app is None:  # construction failed; run() reports it
-            return
-        import soupsieve
-
-        soupsieve.compile("article.bd-article > p.caption, .footer-item p")
-        languages = dict.fromkeys([self.app.config.highlight_language, "ipython3"])
-        for language in languages:
-            self.app.builder.highlighter.highlight_block("x = 1\n", language)
-        if "claimbook.extensions.bibliography_style" in self.app.extensions:
-            from claimbook.extensions.bibliography_style import format_cited_entries
-
-            format_cited_entries(self.app.env)
 
     def _outdated_by_content(self, app, env, added, changed, removed) -> list[str]:
         """The pages whose source or dependencies differ from what was read or published.
@@ -543,70 +482,10 @@ class SiteRender:
     def _note_reading(self, app, env, docnames: list[str]) -> None:
         for docname in docnames:
             self._reading[docname] = _read_digest(env, docname)
-        if not self.fresh and not self._structure_changed and self._published_sources:
-            self._shown_before = unchanged_pages.shown(env, docnames)
-            self._read_now = sorted(docnames)
 
     def _note_written(self, app, pagename, templatename, context, doctree) -> None:
         if doctree is not None:  # a document's page, not the index or the search page
             self.written.append(pagename)
-
-    def _write_changed(self, write):
-        """Sphinx's ``write``, leaving out the pages it would write with the same bytes.
-
-        See :mod:`claimbook.build.unchanged_pages` for when a page is left out. A page read
-        again whose title, table of contents and reference targets did not change does not
-        make the pages listing it in their tables of contents be written either.
-        """
-
-        def write_changed(build_docnames, updated_docnames, method="update"):
-            env = self.app.env
-            before, read = self._shown_before, self._read_now
-            if (
-                method != "update"
-                or before is None
-                or build_docnames is None
-                or self._structure_changed
-                or unchanged_pages.shown(env, read) != before
-            ):
-                return write(build_docnames, updated_docnames, method)
-            candidates = set(build_docnames) - set(updated_docnames) - set(read)
-            # Sphinx writes the root page on every write, for the titles its tables of
-            # contents show; what they show is unchanged here, so it is judged as any page.
-            root = self.app.config.root_doc
-            if root not in updated_docnames and root not in read:
-                candidates.add(root)
-            same = unchanged_pages.unchanged_pages(
-                self.app.builder,
-                candidates,
-                self._published_sources,
-                lambda docname: _page_digest(env, docname),
-            )
-            builder, listed_by = self.app.builder, env.files_to_rebuild
-            env.files_to_rebuild = {
-                name: parents for name, parents in listed_by.items() if name not in read
-            }
-            # Sphinx adds pages to write inside write(): those left out are neither written
-            # nor taken out of the search index (which keeps what they were published with).
-            prepare, serial, parallel = (
-                builder.prepare_writing,
-                builder._write_serial,
-                builder._write_parallel,
-            )
-            builder.prepare_writing = lambda names: prepare({n for n in names if n not in same})
-            builder._write_serial = lambda names: serial([n for n in names if n not in same])
-            builder._write_parallel = lambda names, nproc: parallel(
-                [n for n in names if n not in same], nproc
-            )
-            try:
-                kept = [name for name in build_docnames if name not in same]
-                return write(kept, updated_docnames, method)
-            finally:
-                env.files_to_rebuild = listed_by
-                # The class's methods again.
-                del builder.prepare_writing, builder._write_serial, builder._write_parallel
-
-        return write_changed
 
     def _note_read(self, app, doctree) -> None:
         """Record the digest of the page just read (its source as it was before reading)."""
@@ -618,52 +497,6 @@ class SiteRender:
             setattr(env, _READ_DIGESTS, read)
         read[docname] = _page_digest(env, docname, self._reading.pop(docname, None))
 
-    def read_early(self, docnames) -> list[str]:
-        """Read these pages now, while chapters still execute; return the ones read.
-
-        Only a render that reads every page (``fresh``) reads early: it starts from an empty
-        environment, so nothing is compared with a previous one. The caller names pages whose
-        sources are final and which state no claim of a chapter still executing (a page's
-        badges are judged as it is read). Each is read exactly as the render would read it
-        (same application, same handlers, warnings kept), after the same announcement of
-        what is outdated (everything), and the render then skips it unless its source
-        changed since. A page that fails to read is left to the render.
-        """
-        if self.app is None or not self.fresh:
-            return []
-        app, env = self.app, self.app.env
-        saved, sys.stderr = sys.stderr, self.tee
-        try:
-            env.find_files(app.config, app.builder)
-            # As Builder.read() does first; sphinx-external-toc moves the table of contents
-            # into the environment here.
-            app.events.emit("env-get-outdated", env, set(env.found_docs), set(), set())
-            for docname in docnames:
-                if docname not in env.found_docs:
-                    continue
-                stamp = self._reading[docname] = _read_digest(env, docname)
-                app.events.emit("env-purge-doc", env, docname)
-                env.clear_doc(docname)
-                try:
-                    app.builder.read_doc(docname)
-                except Exception:  # the render reads it again and reports what is wrong
-                    continue
-                self._early[docname] = stamp
-        finally:
-            sys.stderr = saved
-        return sorted(self._early)
-
-    def _skip_read_early(self, app, env, docnames: list[str]) -> None:
-        for docname, stamp in list(self._early.items()):
-            if _read_digest(env, docname) != stamp:
-                del self._early[docname]  # changed since (its bytes): Sphinx reads it again
-            elif docname in docnames:
-                docnames.remove(docname)  # in place: Sphinx reads what the list holds
-
-    def _report_read_early(self, app, env) -> list[str]:
-        # The pages read early count as read by this build (Sphinx writes what it read).
-        return sorted(self._early)
-
     def run(self) -> tuple[Path, list[str]]:
         """Read and write the site; return its directory and the warnings.
 
@@ -674,10 +507,6 @@ class SiteRender:
             published then).
         """
         saved, sys.stderr = sys.stderr, self.tee  # anything else the render prints, too
-        # The objects made so far (the application, the stored environment, the build's
-        # caches) live until the render ends: the collector need not walk them again in each
-        # full collection while Sphinx reads and writes (about a tenth of a render's time).
-        gc.freeze()
         try:
             if self.error is None:
                 try:
@@ -685,7 +514,6 @@ class SiteRender:
                 except Exception as error:
                     self.error = error
         finally:
-            gc.unfreeze()
             sys.stderr = saved
             self._contexts.close()
         if self.error is not None:

@@ -10,7 +10,6 @@ import contextlib
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
@@ -229,51 +228,6 @@ def test_a_claim_page_is_written_again_only_when_what_it_shows_changes(tiny_book
     process = tiny_book.build()
     assert process.returncode == 0, process.stdout
     assert "three decimals (edited)" in page.read_text(encoding="utf-8")
-
-
-_READ_EARLY = """
-import shutil, sys
-from pathlib import Path
-from claimbook import paths
-from claimbook.build.render import SiteRender
-
-def render(name, early, edit=None):
-    site = SiteRender(True)
-    assert site.read_early(early) == early
-    if edit is not None:  # the source changes after it was read early
-        notebook = paths.CHAPTERS_DIR / "alpha.ipynb"
-        notebook.write_text(notebook.read_text().replace(*edit))
-    target, warnings = site.run()
-    assert warnings == [], warnings
-    shutil.move(str(target), str(paths.BUILD_DIR / name))
-
-render("plain", [])
-render("early", ["chapters/alpha"])
-render("edited", ["chapters/alpha"], edit=(sys.argv[1], sys.argv[2]))
-"""
-
-
-def test_a_page_read_early_renders_as_if_read_late_and_a_later_edit_is_read(tiny_book):
-    sentence = "A sentence the test writes after the page was read early."
-    executed = tiny_book.path("chapters/alpha.ipynb").read_text(encoding="utf-8")
-    anchor = next(line for line in executed.splitlines() if '"# ' in line)
-    heading = anchor.split('"# ', 1)[1].split("\\n", 1)[0].rstrip('",')
-    process = subprocess.run(
-        [sys.executable, "-c", _READ_EARLY, heading, f"{heading} {sentence}"],
-        cwd=tiny_book.root,
-        env=tiny_book.environment(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert process.returncode == 0, process.stdout + process.stderr
-    plain, early = tiny_book.path("_build/plain"), tiny_book.path("_build/early")
-    files = sorted(path.relative_to(plain) for path in plain.rglob("*") if path.is_file())
-    assert files == sorted(path.relative_to(early) for path in early.rglob("*") if path.is_file())
-    for relative in files:
-        assert (plain / relative).read_bytes() == (early / relative).read_bytes(), relative
-    edited = tiny_book.path("_build/edited/chapters/alpha.html").read_text(encoding="utf-8")
-    assert sentence in edited
 
 
 # --- faults: one line, no traceback, sticky; nothing outside the build products touched ---

@@ -123,22 +123,6 @@ def _alive(pid: int) -> bool:
         return False
 
 
-class _HeadStart:
-    """A head start that runs its chapter in a thread, as :func:`_pretend` does."""
-
-    def __init__(self) -> None:
-        self.sources: list[str] = []
-
-    def submit(self, source: str, environment: dict):
-        import threading
-        from concurrent.futures import Future
-
-        self.sources.append(source)
-        future: Future = Future()
-        threading.Thread(target=lambda: future.set_result(_pretend(source, environment))).start()
-        return future
-
-
 _LOG = {"folder": ""}  # set by the test before the workers fork (they see it)
 
 
@@ -151,23 +135,19 @@ def _logged(source: str, environment: dict, booted=None) -> execute.ChapterRun:
     return run
 
 
-def test_a_head_start_takes_the_first_chapter_and_no_more_than_jobs_run_at_once(
-    two_cores, monkeypatch, tmp_path
-):
+def test_no_more_than_jobs_chapters_run_at_once(two_cores, monkeypatch, tmp_path):
     monkeypatch.setattr(execute, "_run_one", _logged)
     monkeypatch.setitem(_LOG, "folder", str(tmp_path))
-    first = _HeadStart()
     sources = [paths.REPO_ROOT / "chapters" / f"s{n}.md" for n in (6, 1, 2, 3)]
     reported = []
-    execute.execute_chapters(sources, report=reported.append, head_start=first)
+    execute.execute_chapters(sources, jobs=1, report=reported.append)
     execute.end_workers()
-    assert first.sources == [str(sources[0])]
     assert sorted(line.split(":")[0] for line in reported) == sorted(
         f"chapters/s{n}.md" for n in (6, 1, 2, 3)
     )
-    # While the head start's chapter (0.6 s) ran, the other three ran one at a time.
+    # One job: the chapters ran one at a time.
     spans = sorted(tuple(map(float, path.read_text().split())) for path in tmp_path.iterdir())
-    assert len(spans) == 3
+    assert len(spans) == 4
     for (_, end), (start, _) in itertools.pairwise(spans):
         assert start >= end - 0.01
 
