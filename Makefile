@@ -58,7 +58,7 @@ venv: $(STAMP)
 # the original's .venv, so the copy would build the original; the directory is recorded in
 # .venv/.checkout when the environment is made (an older one names it in bin/activate), and
 # an environment made elsewhere is made again here. The engine refuses such a build too
-# (claimbook.build.checkout).
+# (claimbook.pipeline.checkout).
 VENV_RECORD := $(VENV)/.checkout
 VENV_MADE_IN := $(shell cat $(VENV_RECORD) 2>/dev/null || \
     sed -n 's|^VIRTUAL_ENV="\(.*\)/$(VENV)"$$|\1|p' $(BIN)/activate 2>/dev/null)
@@ -164,7 +164,7 @@ unit: | $(STAMP)
 	@$(call TIER,unit) $(BIN)/pytest -m unit -n auto --dist worksteal -q
 
 book-check: | $(STAMP)
-	@$(call TIER,book) $(BIN)/pytest -m book -n auto --dist worksteal -q tests/engine/build tests/engine/extensions
+	@$(call TIER,book) $(BIN)/pytest -m book -n auto --dist worksteal -q tests/engine/pipeline tests/engine/extensions
 
 # Whole claims recomputed as they are, and the checks beside them (summation order, dead
 # runs); the mistakes each claim catches are `mutate`'s: seconds to tens of seconds each.
@@ -260,7 +260,7 @@ matrix-check: $(MATHJAX) | $(STAMP)
 	$(BIN)/python -m claimbook matrix-check
 
 # After a failed build the site kept in _build/html is served too: every page carries the
-# banner saying when it was built and why the latest build failed (claimbook.build.failed_build).
+# banner saying when it was built and why the latest build failed (claimbook.pipeline.failed_build).
 serve: $(MATHJAX) | $(STAMP)
 	@$(DRIVER) || \
 	    echo "make serve: the build failed; serving the site it kept, marked as such on every page"
@@ -281,7 +281,7 @@ lock: | $(STAMP)
 	mv requirements.lock.new requirements.txt
 
 # Build products only; sources, the environment and node_modules stay. The engine removes
-# them while holding the build lock, so a clean during a build is refused (claimbook.build.clean);
+# them while holding the build lock, so a clean during a build is refused (claimbook.pipeline.clean);
 # without an environment no build can be running, and plain rm does the same.
 # Everything under artifacts/ but its README and .gitignore goes, links included (a link is
 # removed, never followed).

@@ -46,7 +46,7 @@ import yaml
 
 from bench.meter import load_threshold, measure, settle
 from claimbook import paths
-from claimbook.build.keys import record_path
+from claimbook.pipeline.keys import record_path
 
 __all__ = ["run_bench"]
 
@@ -89,7 +89,7 @@ def _environment(root: Path) -> dict:
     environment = dict(os.environ)
     environment["TRAINABLE_ROOT"] = str(root)
     # The copy's own harness and engine: a book that holds an engine is built by it
-    # (claimbook.build.checkout.check_engine).
+    # (claimbook.pipeline.checkout.check_engine).
     code = [str(root / name) for name in ("harness", "engine") if (root / name).is_dir()]
     if code:
         environment["PYTHONPATH"] = os.pathsep.join(

@@ -3,7 +3,7 @@
 A fixture book is copied with the book's own ``_static/`` into a temporary
 root, its claim registry is filled from the book's ``claims/`` (so a fixture never carries a
 second, drifting copy of a registered claim), and it is built strictly, as the book's site is:
-by the build driver's render (:class:`claimbook.build.render.SiteRender`, the strict
+by the build driver's render (:class:`claimbook.pipeline.render.SiteRender`, the strict
 ``jupyter-book build -W -n --keep-going`` split in two), run in the test process with the
 engine's paths pointing at the temporary root; or, with ``cli=True``, by that command itself,
 with ``TRAINABLE_ROOT`` pointing the engine at the temporary root.
@@ -28,7 +28,7 @@ TIERS = ("unit", "claims", "book", "site")
 # those folders (collecting every test module costs each pytest-xdist worker about 10 s).
 TIER_FOLDERS = {
     "claims": ("tests/harness/witnesses",),
-    "book": ("tests/engine/build", "tests/engine/extensions"),
+    "book": ("tests/engine/pipeline", "tests/engine/extensions"),
     "site": ("tests/site", "tests/chapters"),
 }
 _TESTS = Path(__file__).resolve().parent
@@ -148,8 +148,8 @@ class FixtureBook:
         return process
 
     def _render(self, carry_over: bool = False) -> subprocess.CompletedProcess:
-        from claimbook.build.render import SiteRender, publish, read_outcome, write_outcome
         from claimbook.errors import BuildError
+        from claimbook.pipeline.render import SiteRender, publish, read_outcome, write_outcome
 
         with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings():
             # What Python shows a build in a process of its own: no deprecation notices of

@@ -80,7 +80,7 @@ def _dispatch(command: str, argv: list[str]) -> int:
 
         return pdf.main(argv[1:])
     if command == "clean":
-        from claimbook.build import clean
+        from claimbook.pipeline import clean
 
         return clean.main(argv[1:])
     if command == "binder-check":
@@ -89,14 +89,14 @@ def _dispatch(command: str, argv: list[str]) -> int:
         return binder.main(argv[1:])
     if command == "build" and _nothing_to_do(argv):
         return 0
-    from claimbook.build import driver
+    from claimbook.pipeline import driver
 
     return driver.main(argv)
 
 
 def _nothing_to_do(argv: list[str]) -> bool:
     """For ``build`` (or ``build --question``): True, having said so, when the tree has not
-    changed by one byte since a clean build (:mod:`claimbook.build.noop`); False otherwise,
+    changed by one byte since a clean build (:mod:`claimbook.pipeline.noop`); False otherwise,
     and the build takes its full path, which decides. Checked before the engine is imported.
     """
     options = list(argv)
@@ -108,9 +108,9 @@ def _nothing_to_do(argv: list[str]) -> bool:
 
     started = time.perf_counter()
     from claimbook import paths
-    from claimbook.build import noop
-    from claimbook.build.checkout import check_checkout
     from claimbook.errors import BuildError
+    from claimbook.pipeline import noop
+    from claimbook.pipeline.checkout import check_checkout
 
     try:
         check_checkout()
@@ -130,7 +130,7 @@ def _nothing_to_do(argv: list[str]) -> bool:
 
 if __name__ == "__main__":
     status = main()
-    execute = sys.modules.get("claimbook.build.execute")  # None: no chapter worker started
+    execute = sys.modules.get("claimbook.pipeline.execute")  # None: no chapter worker started
     if _command(sys.argv[1:]) in _BUILD_COMMANDS and execute is not None:
         # Everything the build writes is written and closed by now. Tearing down the
         # interpreter (the Sphinx environment and the page trees of a render) takes up to

@@ -129,7 +129,7 @@ class KeyRecordError(BuildError):
 
 class MatrixCheckError(BuildError):
     """A job of ``matrix-check`` failed, or its outputs cannot be assembled; the message says
-    which (:mod:`claimbook.build.matrix`)."""
+    which (:mod:`claimbook.pipeline.matrix`)."""
 
 
 class BenchCommandError(BuildError):
@@ -155,7 +155,7 @@ class RepositoryRootError(BookError):
 class EnvironmentMismatchError(BookError):
     """The running environment is not the book's: installed distributions or Python differ
     from the lock (:mod:`claimbook.environment`), or the engine running is not the one the
-    book's checkout holds (:mod:`claimbook.build.checkout`). Exit status 2."""
+    book's checkout holds (:mod:`claimbook.pipeline.checkout`). Exit status 2."""
 
 
 class OutsideBuildProductsError(BookError):

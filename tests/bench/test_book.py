@@ -121,7 +121,7 @@ def test_a_generated_statistical_claim_keeps_its_template_seeds_and_tolerances(t
 
 
 def test_reexecuted_chapters_are_those_whose_record_changed(tmp_path):
-    from claimbook.build.keys import record_path
+    from claimbook.pipeline.keys import record_path
 
     build = tmp_path / "_build"
     for stem in ("a", "b", "c"):

@@ -9,10 +9,10 @@ import sys
 import pytest
 
 from claimbook import environment
-from claimbook.build import driver, noop
 from claimbook.claims import keys, store
 from claimbook.errors import EnvironmentMismatchError
 from claimbook.extensions import book_site
+from claimbook.pipeline import driver, noop
 
 INSTALLED = {"numpy": "2.4.6", "importlib-metadata": "10.2.0", "pyyaml": "6.0.3"}
 

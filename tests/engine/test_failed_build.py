@@ -8,8 +8,8 @@ from bs4 import BeautifulSoup
 from scratch_book import point_paths_at
 
 from claimbook import claims
-from claimbook.build import render
-from claimbook.build.failed_build import BANNER_ID, failure_reason, mark_failed_build
+from claimbook.pipeline import render
+from claimbook.pipeline.failed_build import BANNER_ID, failure_reason, mark_failed_build
 
 CLAIM = "c15-invariance-001"  # registered; the scratch book has no artifact: "not run"
 PAGE = f"""<!DOCTYPE html>

@@ -16,8 +16,8 @@ import pytest
 
 from claimbook import __main__ as entry
 from claimbook import paths
-from claimbook.build import clean, driver
 from claimbook.errors import RegistryError
+from claimbook.pipeline import clean, driver
 
 
 @pytest.fixture

@@ -109,7 +109,7 @@ def _verify(options) -> int:
 def _compute(options) -> int:
     """Compute each claim in this process and write its artifact; a JSON line per claim.
 
-    The build (:mod:`claimbook.build.claim_runs`) runs this in a fresh interpreter, which
+    The build (:mod:`claimbook.pipeline.claim_runs`) runs this in a fresh interpreter, which
     imports only the engine, the harness and the registry entries it is given. Before each
     claim, a JSON line ``{"start": id}``; after it, ``{"id": id, "seconds": s}``. A failed
     claim is an artifact with status failed, not an error of this command.

@@ -297,7 +297,7 @@ def _server():
 
 
 def _environment() -> dict[str, str]:
-    from claimbook.build.claim_runs import _claim_environment
+    from claimbook.pipeline.claim_runs import _claim_environment
 
     return _claim_environment(1)  # one BLAS thread, one process per perturbation
 

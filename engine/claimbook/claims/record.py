@@ -1,6 +1,6 @@
 """The build's record of the claim artifacts it computed: what a chapter may show.
 
-Claims are computed by the engine in processes of its own (:mod:`claimbook.build.claim_runs`),
+Claims are computed by the engine in processes of its own (:mod:`claimbook.pipeline.claim_runs`),
 never in a chapter's kernel. After computing them the build writes ``_build/claims.json``::
 
     {"format": 1, "build": "<token of the build that wrote it>", "complete": true,
@@ -153,7 +153,7 @@ def build_is_running() -> bool:
 
 
 # Variable naming how long, in seconds, a kernel waits for the record to change (set by the
-# build, claimbook.build.limits.CLAIM_WAIT_VARIABLE); without it, this default.
+# build, claimbook.pipeline.limits.CLAIM_WAIT_VARIABLE); without it, this default.
 CLAIM_WAIT_VARIABLE = "CLAIMBOOK_CLAIM_WAIT"
 DEFAULT_CLAIM_WAIT = 630.0
 

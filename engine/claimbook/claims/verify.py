@@ -3,7 +3,7 @@
 Who computes
 ------------
 During a build, claims are computed by the engine in processes of its own
-(:mod:`claimbook.build.claim_runs`), before any chapter runs. A chapter's kernel is then
+(:mod:`claimbook.pipeline.claim_runs`), before any chapter runs. A chapter's kernel is then
 started with the build's record of those artifacts (:mod:`claimbook.claims.record`), and
 ``verify_claim`` there computes nothing and writes nothing: it returns the artifact the
 build recorded, so nothing a chapter does can change a claim's outcome. When no build is

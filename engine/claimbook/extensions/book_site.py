@@ -38,9 +38,9 @@
   page: the installed distributions or Python that differ from the lock
   (:func:`claimbook.environment.differences`: "numpy 2.3.5 installed, 2.4.6 locked"), and
   the engine that built it when that is not the one the book holds
-  (:func:`claimbook.build.checkout.foreign_engine`: "built with the engine at <path>, not
+  (:func:`claimbook.pipeline.checkout.foreign_engine`: "built with the engine at <path>, not
   this checkout's"). The stamp carries them as ``environment`` and ``engine``, present only
-  then, so they enter the site key with it (:mod:`claimbook.build.render`).
+  then, so they enter the site key with it (:mod:`claimbook.pipeline.render`).
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def environment_notes(srcdir: str) -> dict[str, str]:
     running is not the one the book holds; empty when neither (a build refuses both unless
     the author allowed them).
     """
-    from claimbook.build.checkout import foreign_engine
+    from claimbook.pipeline.checkout import foreign_engine
 
     notes = {}
     try:

@@ -5,7 +5,6 @@ import math
 import numpy as np
 import pytest
 
-from claimbook.build.driver import _wide_tolerances
 from claimbook.claims import list_claims, load_claim
 from claimbook.claims.ratios import (
     WIDE_RATIO,
@@ -15,6 +14,7 @@ from claimbook.claims.ratios import (
     wide_tolerance_problems,
 )
 from claimbook.errors import ClaimError
+from claimbook.pipeline.driver import _wide_tolerances
 
 SEEDS = [0.99, 1.01, 1.0, 0.98, 1.02]  # mean 1, SD sqrt(0.001 / 4), SE 0.0070711
 

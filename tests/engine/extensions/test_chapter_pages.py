@@ -191,7 +191,7 @@ def test_only_the_page_whose_cells_changed_is_read_and_written_again(copy_fixtur
     # time -- the chapter's first page, its table of contents, the most costly to write --
     # nor chapter two's, whose notebook was written again unchanged, nor the landing page,
     # which Sphinx writes on every write for the titles it lists, unchanged here
-    # (claimbook.build.unchanged_pages).
+    # (claimbook.pipeline.unchanged_pages).
     assert edited.written == ["chapters/one-exercises"]
     read_again = {
         name for name in PAGES if (doctrees / f"{name}.doctree").stat().st_mtime_ns != before[name]

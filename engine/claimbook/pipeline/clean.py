@@ -1,0 +1,96 @@
+"""``make clean``: remove the build products, holding the build lock while it does.
+
+A clean while a build runs would delete what the build is writing (and, with the lock file,
+let a third build start beside the first), so it takes the build lock first and refuses,
+naming the holder, if a build holds it. Removed: everything under ``_build/`` but the lock
+file itself (the lock is held on it), the executed notebooks ``chapters/*.ipynb``, and
+everything under ``artifacts/`` but its ``README.md`` and ``.gitignore``. A link is removed,
+never followed, so nothing outside the tree is touched. Every path is checked to be a build
+product (:func:`claimbook.paths.build_product`) before anything is removed: when one is not
+(``_build`` or ``artifacts`` is a link to elsewhere), nothing is removed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from claimbook import paths
+from claimbook.errors import BuildError, BuildLockError, OutsideBuildProductsError
+from claimbook.pipeline.checkout import check_checkout
+from claimbook.pipeline.lock import build_lock
+from claimbook.text import one_line
+
+__all__ = ["KEPT_IN_ARTIFACTS", "clean", "lock_path", "main"]
+
+KEPT_IN_ARTIFACTS = ("README.md", ".gitignore")
+
+
+def lock_path() -> Path:
+    """The build lock's file: ``_build/.build.lock``."""
+    return paths.BUILD_DIR / ".build.lock"
+
+
+def _remove(path: Path) -> None:
+    """Remove ``path``: a link or file is unlinked, a real folder removed with its contents.
+
+    Raises
+    ------
+    OutsideBuildProductsError
+        If ``path`` is not a build product (:func:`claimbook.paths.build_product`).
+    """
+    paths.build_product(path)
+    if path.is_symlink() or not path.is_dir():
+        path.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(path)
+
+
+def clean() -> list[Path]:
+    """Remove the build products under the build lock; return what was removed.
+
+    Raises
+    ------
+    BuildLockError
+        If a build holds the lock; nothing is removed.
+    OutsideBuildProductsError
+        If a path to remove is not a build product; nothing is removed.
+    """
+    removed = []
+    lock = lock_path()
+    with build_lock(lock):
+        candidates = [p for p in sorted(paths.BUILD_DIR.iterdir()) if p != lock]
+        candidates += sorted(paths.CHAPTERS_DIR.glob("*.ipynb"))
+        if paths.ARTIFACTS_DIR.is_dir():
+            candidates += [
+                p for p in sorted(paths.ARTIFACTS_DIR.iterdir()) if p.name not in KEPT_IN_ARTIFACTS
+            ]
+        for path in candidates:  # all checked before the first is removed
+            paths.build_product(path)
+        for path in candidates:
+            _remove(path)
+            removed.append(path)
+    return removed
+
+
+def main(argv: list[str]) -> int:
+    """``python -m claimbook clean``: exit 0; 3 (as a build does) if a build holds the lock; 2
+    if a path to remove is not a build product (nothing is removed then)."""
+    if argv:
+        print(f"clean: takes no arguments, got {' '.join(argv)}", file=sys.stderr)
+        return 2
+    try:
+        check_checkout()  # never the build products of the checkout a copied .venv names
+        removed = clean()
+    except BuildLockError as error:
+        print(f"make clean: {one_line(error)}; nothing was removed", file=sys.stderr)
+        return 3
+    except OutsideBuildProductsError as error:
+        print(f"make clean: {one_line(error)}", file=sys.stderr)
+        return 2
+    except BuildError as error:
+        print(f"make clean: {one_line(error)}; nothing was removed", file=sys.stderr)
+        return 1
+    print(f"make clean: removed {len(removed)} build product(s)")
+    return 0

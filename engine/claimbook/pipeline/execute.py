@@ -1,0 +1,541 @@
+"""Execute chapters with papermill's Python API, in parallel worker processes.
+
+Each chapter runs in its own worker process (papermill changes the working directory, which
+is process-wide) with its own kernel, working directory ``chapters/`` as Binder has it. The
+notebook jupytext makes from the source gets two instrumentation cells, removed again from
+the executed notebook: the first sets the chapter's variables, the last notes that the
+chapter ran to its end. papermill saves the
+notebook once at the end, not after every cell. The worker launches the kernel before it
+does anything else, so the kernel boots while the worker reads the chapter, and stops it at
+once when the last cell has replied (:mod:`.kernels`).
+
+A chapter computes no claim: the build computed them before (:mod:`.claim_runs`), and the
+kernel starts with the build's record of their artifacts in its environment, so
+``verify_claim`` there returns what the build computed (:mod:`claimbook.claims.record`).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import multiprocessing
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NoReturn
+
+from claimbook import paths
+from claimbook.atomic import write_text_atomically
+from claimbook.errors import InvalidFigureLabelError
+from claimbook.figures import figure_files, figure_labels
+from claimbook.pipeline.keys import (
+    chapter_key,
+    chapter_modules,
+    code_digest,
+    read_record,
+    write_record,
+)
+from claimbook.sources import read_chapter
+from claimbook.text import one_line
+
+__all__ = [
+    "ChapterRun",
+    "code_cell_number",
+    "end_workers",
+    "execute_chapters",
+    "kill_workers",
+    "reassemble_chapter",
+]
+
+INSTRUMENT_TAG = "trainable-instrumentation"
+CHAPTER_ENVIRONMENT_VARIABLE = "TRAINABLE_CHAPTER"
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+_WORKERS: list = []  # chapter worker processes, joined by end_workers()
+_START = """\
+import os as _trainable_os
+
+# The chapter's variables (the build's claim record, the chapter's name).
+_trainable_os.environ.update({variables!r})
+"""
+_STOP = """\
+open({path!r}, "w").close()  # the last cell ran
+"""
+
+
+@dataclass
+class ChapterRun:
+    """The outcome of executing one chapter."""
+
+    stem: str
+    ok: bool
+    seconds: float
+    claims: list[str] = field(default_factory=list)
+    error: str = ""
+
+
+def _instrumented(notebook, ended_file: Path, variables: dict[str, str]):
+    import nbformat
+
+    start = nbformat.v4.new_code_cell(
+        _START.format(variables=dict(sorted(variables.items()))),
+        metadata={"tags": [INSTRUMENT_TAG]},
+    )
+    stop = nbformat.v4.new_code_cell(
+        _STOP.format(path=str(ended_file)), metadata={"tags": [INSTRUMENT_TAG]}
+    )
+    notebook.cells = [start, *notebook.cells, stop]
+    return notebook
+
+
+def _without_instrumentation(notebook):
+    """Drop the instrumentation cells, renumber executions, and drop papermill's clocks."""
+    notebook.cells = [
+        cell
+        for cell in notebook.cells
+        if INSTRUMENT_TAG not in cell.get("metadata", {}).get("tags", [])
+    ]
+    count = 0
+    for cell in notebook.cells:
+        cell.metadata.pop("papermill", None)
+        cell.metadata.pop("execution", None)
+        if cell.cell_type == "code" and cell.get("execution_count") is not None:
+            count += 1
+            cell.execution_count = count
+            for output in cell.get("outputs", []):
+                if "execution_count" in output:
+                    output["execution_count"] = count
+    # The timings papermill stores would make every rebuild differ; they say nothing.
+    notebook.metadata.pop("papermill", None)
+    return notebook
+
+
+def _figure_outputs(chapter) -> list[Path]:
+    """The figure artifacts the chapter's named figures link to (those saved)."""
+    found = []
+    for label in figure_labels(chapter):
+        try:
+            found.extend(figure_files(label))
+        except InvalidFigureLabelError:  # names no file: save_figure refuses it
+            continue
+    return sorted({path for path in found if path.is_file() and not path.is_symlink()})
+
+
+def chapter_process_variables() -> dict[str, str]:
+    """What every chapter's kernel starts with, whichever the chapter (set before launching).
+
+    Kernels run side by side, one per core: BLAS threads would only compete (and a fixed count
+    keeps reductions in one order); a count already set (the Makefile exports 1) is kept.
+    """
+    return {variable: os.environ.get(variable, "1") for variable in BLAS_THREAD_VARIABLES}
+
+
+def _run_one(source: str, environment: dict[str, str]) -> ChapterRun:
+    """Worker: execute one chapter and, on success, write its record.
+
+    ``environment`` is added to the kernel's environment (the build's claim record).
+    """
+    from claimbook.pipeline.kernels import start_kernel, stop_kernel
+
+    started = time.perf_counter()
+    source_path = Path(source)
+    stem = source_path.stem
+    variables = {CHAPTER_ENVIRONMENT_VARIABLE: stem, **environment}
+    os.environ.update(chapter_process_variables())
+    os.environ.update(variables)  # a kernel launched here starts with them
+    try:
+        kernel = start_kernel()
+    except Exception as error:
+        return ChapterRun(stem, False, time.perf_counter() - started, [], f"no kernel: {error}")
+    try:
+        return _execute(source_path, kernel, started, variables)
+    except Exception as error:  # one line for the driver, never a worker's traceback
+        return ChapterRun(stem, False, time.perf_counter() - started, [], one_line(error))
+    finally:
+        stop_kernel(kernel)
+
+
+def _execute(source_path: Path, kernel, started: float, variables: dict[str, str]) -> ChapterRun:
+    import nbformat
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    stem = source_path.stem
+    chapter = read_chapter(source_path)
+    claim_ids = chapter.verified_claims
+    work = paths.BUILD_DIR / "notebooks"
+    work.mkdir(parents=True, exist_ok=True)
+    ended_file = work / f"{stem}.ended"
+    ended_file.unlink(missing_ok=True)
+    notebook = _instrumented(nbformat.from_dict(chapter.notebook), ended_file, variables)
+    from nbclient.exceptions import CellTimeoutError
+
+    from claimbook.pipeline.limits import read_limits, seconds_text
+
+    limit = read_limits().cell
+    _quiet_timeouts()
+    timing: list[str] = []  # the id of each cell nbclient started timing, in order
+
+    def cell_timeout(cell) -> float:
+        timing.append(cell.get("id", ""))
+        return limit
+
+    try:
+        executed = papermill.execute_notebook(
+            notebook,
+            None,
+            cwd=str(paths.CHAPTERS_DIR),
+            kernel_name="python3",
+            progress_bar=False,
+            log_output=False,
+            request_save_on_cell_execute=False,
+            km=kernel,  # started and stopped by _run_one (claimbook.pipeline.kernels)
+            # The kernel sends a cell's stdout and stderr in chunks cut by its flush timer, so
+            # one print may arrive as two outputs ("text", then "\n") or as one: nbclient
+            # merges each stream of a cell into one output, in a fixed order, as the site
+            # shows them (nb_merge_streams), and the notebook is the same on every machine.
+            coalesce_streams=True,
+            # Each cell's limit (trainable_cell_timeout); nbclient asks as it starts a cell,
+            # so the last id asked is the cell that ran out of time. A stopped or hung
+            # kernel never replies: the limit ends that wait too.
+            timeout_func=cell_timeout,
+        )
+    except PapermillExecutionError as error:
+        return ChapterRun(
+            stem,
+            False,
+            time.perf_counter() - started,
+            claim_ids,
+            f"{code_cell_name(notebook, error.cell_index)} raised {error.ename}: {error.evalue}",
+        )
+    except CellTimeoutError:
+        ids = [cell.get("id") for cell in notebook.cells]
+        index = ids.index(timing[-1]) if timing and timing[-1] in ids else None
+        where = "the last cell" if index is None else code_cell_name(notebook, index)
+        return ChapterRun(
+            stem,
+            False,
+            time.perf_counter() - started,
+            claim_ids,
+            f"{where} ran out of time ({seconds_text(limit)} s, trainable_cell_timeout)",
+        )
+    except Exception as error:  # a kernel that died or never started
+        return ChapterRun(
+            stem,
+            False,
+            time.perf_counter() - started,
+            claim_ids,
+            f"{type(error).__name__}: {error}",
+        )
+    if not ended_file.is_file():  # papermill takes SystemExit() or SystemExit(0) for a stop
+        return ChapterRun(stem, False, time.perf_counter() - started, claim_ids, _stop(executed))
+    ended_file.unlink()
+    notebook_text = nbformat.writes(_without_instrumentation(executed)) + "\n"
+    target = paths.CHAPTERS_DIR / f"{stem}.ipynb"
+    write_text_atomically(target, notebook_text)
+    outputs = [
+        target,
+        *(paths.artifact_path(claim_id) for claim_id in claim_ids),
+        *_figure_outputs(chapter),
+    ]
+    seconds = time.perf_counter() - started
+    modules = chapter_modules(chapter)
+    write_record(
+        source_path,
+        chapter_key(code_digest(chapter), claim_ids, modules),
+        claim_ids,
+        modules,
+        outputs,
+        seconds,
+    )
+    return ChapterRun(stem, True, seconds, claim_ids)
+
+
+def reassemble_chapter(source: Path) -> bool:
+    """Rebuild an executed notebook after a prose-only edit, without a kernel.
+
+    The new source's cells are kept, and each code cell takes the outputs and execution
+    count of the same code cell in the executed notebook. Returns False (the caller then
+    executes the chapter) when the code cells no longer correspond one to one.
+    """
+    import nbformat
+
+    chapter = read_chapter(source)
+    target = paths.CHAPTERS_DIR / f"{source.stem}.ipynb"
+    record = read_record(source.stem)
+    if record is None or not target.is_file():
+        return False
+    executed = nbformat.read(target, as_version=4)
+    fresh = nbformat.from_dict(chapter.notebook)
+    old_code = [cell for cell in executed.cells if cell.cell_type == "code"]
+    new_code = [cell for cell in fresh.cells if cell.cell_type == "code"]
+    if [c.source for c in old_code] != [c.source for c in new_code]:
+        return False
+    for new, old in zip(new_code, old_code, strict=True):
+        new.outputs, new.execution_count = old.outputs, old.execution_count
+    fresh.metadata = executed.metadata
+    write_text_atomically(target, nbformat.writes(fresh) + "\n")
+    modules = record["modules"]  # the same code cells, so the same imports
+    outputs = [paths.REPO_ROOT / name for name in record["outputs"]]
+    key = chapter_key(code_digest(chapter), chapter.verified_claims, modules)
+    write_record(source, key, chapter.verified_claims, modules, outputs, record["seconds"])
+    return True
+
+
+def execute_chapters(
+    sources: list[Path],
+    jobs: int | None = None,
+    report=print,
+    meanwhile=None,
+    environment=None,
+    inspect=None,
+) -> list[ChapterRun]:
+    """Execute ``sources`` in up to ``jobs`` worker processes (default: the CPU count).
+
+    ``environment(source)``, if given, returns variables to add to that chapter's kernel.
+    ``inspect(run, running)``, if given, is called as each chapter ends, with the stems of
+    the chapters still running, and returns the run to keep (it may turn it into a failure).
+    ``report`` receives one line per chapter as it finishes. ``meanwhile``, if given, is
+    called once, with the sources still executing, as soon as a core has no chapter to run
+    (at once when fewer chapters than cores run, else when the chapters left fit on fewer
+    cores than there are): the parent is otherwise idle until the chapters finish, and work
+    it did earlier would compete with them.
+    """
+    if not sources:
+        return []
+    cores = os.cpu_count() or 1
+    jobs = max(1, min(jobs or cores, len(sources)))
+    runs = []
+    waiting = list(sources)
+    futures: dict[concurrent.futures.Future, Path] = {}
+    pool = None
+
+    def variables(source: Path) -> dict[str, str]:
+        return environment(source) if environment else {}
+
+    def submit() -> None:
+        nonlocal pool
+        source = waiting.pop(0)
+        if pool is None:
+            others = set(multiprocessing.active_children())
+            pool = concurrent.futures.ProcessPoolExecutor(
+                min(jobs, len(waiting) + 1),
+                mp_context=multiprocessing.get_context("fork"),
+                initializer=start_worker,
+                initargs=(os.getpid(),),
+            )
+            futures[pool.submit(_run_one, str(source), variables(source))] = source
+            # With fork, the pool starts all its workers at the first submission.
+            _WORKERS.extend(set(multiprocessing.active_children()) - others)
+        else:
+            futures[pool.submit(_run_one, str(source), variables(source))] = source
+
+    def running() -> list[concurrent.futures.Future]:
+        return [future for future in futures if not future.done()]
+
+    def idle_core() -> None:
+        nonlocal meanwhile
+        unfinished = len(sources) - len(runs)
+        if meanwhile is not None and 0 < unfinished and min(jobs, unfinished) < cores:
+            later, meanwhile = meanwhile, None
+            later([source for future, source in futures.items() if not future.done()] + waiting)
+
+    try:
+        while waiting and len(running()) < jobs:
+            submit()
+        idle_core()
+        reported: set[concurrent.futures.Future] = set()
+        while len(runs) < len(sources):
+            done, _ = concurrent.futures.wait(
+                [future for future in futures if future not in reported],
+                return_when=concurrent.futures.FIRST_COMPLETED,
+            )
+            for future in sorted(done, key=lambda f: sources.index(futures[f])):
+                reported.add(future)
+                run = future.result()
+                if inspect is not None:
+                    still = [futures[other].stem for other in running()]
+                    run = inspect(run, still + [source.stem for source in waiting])
+                runs.append(run)
+                report(_progress_line(futures[future], run))
+            while waiting and len(running()) < jobs:
+                submit()
+            idle_core()
+    finally:
+        # The workers are idle once every result is in; they exit while the build goes on,
+        # and end_workers() waits for them before the process ends.
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+    return sorted(runs, key=lambda run: [s.stem for s in sources].index(run.stem))
+
+
+def die_with_parent(parent: int) -> None:
+    """Ask Linux to send this process SIGTERM when its parent (the driver) dies.
+
+    A process that outlived a killed driver would finish its work and write outputs nobody
+    plans for; with ``PR_SET_PDEATHSIG`` it ends with the driver (process ``parent``).
+    Elsewhere than Linux this does nothing.
+    """
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):
+        return
+    PR_SET_PDEATHSIG = 1
+    prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent:  # the driver died before the request took effect
+        os._exit(1)
+
+
+def start_worker(parent: int) -> None:
+    """Begin a chapter worker forked from the driver (process ``parent``).
+
+    The worker ends with the driver (:func:`die_with_parent`), and SIGTERM, whoever sends
+    it, ends it through :func:`end_worker`, which ends its kernel first. (Left to itself a
+    kernel notices its parent's death within a second, but nothing would remove its sockets.)
+    SIGINT (Ctrl-C, which the terminal sends to the driver's whole process group) is
+    ignored: the driver ends its workers itself, and a worker's traceback would only repeat
+    it. The worker is a child subreaper, so a process its kernel started and detached (a
+    daemon that forked twice) becomes the worker's child, and ends with the chapter
+    (:func:`claimbook.pipeline.kernels.kill_kernel`).
+    """
+    import signal
+
+    signal.signal(signal.SIGTERM, end_worker)  # before the request: its signal may come at once
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(parent)
+    become_subreaper()
+
+
+def become_subreaper() -> None:
+    """Ask Linux to make this process the parent of its orphaned descendants
+    (``PR_SET_CHILD_SUBREAPER``), so that none escapes to ``init``; elsewhere, nothing."""
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return
+    PR_SET_CHILD_SUBREAPER = 36
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def end_worker(signum: int | None = None, frame=None) -> NoReturn:
+    """End this chapter worker now: kill every process it started, remove its kernels'
+    socket folders, and exit with status 0.
+
+    A worker's SIGTERM handler (:func:`start_worker`); it runs in the worker's main thread
+    wherever that thread was: booting a kernel, waiting for it, running a chapter.
+    """
+    import signal
+
+    # Linux sends the parent-death signal again each time the dying driver hands this
+    # worker to another of its threads. Python would run this handler again inside itself,
+    # so the first delivery does the work and the others are ignored.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    import psutil
+
+    from claimbook.pipeline.kernels import remove_own_sockets
+
+    # Its kernel (even one launched but not yet handed back) and what that kernel started.
+    children = psutil.Process().children(recursive=True)
+    for child in children:
+        with contextlib.suppress(psutil.Error):
+            child.kill()
+    # Reaped by waitpid itself, not subprocess.Popen.wait: the interrupted code may be inside
+    # that wait for the same kernel, holding the lock a second wait would take.
+    psutil.wait_procs(children, timeout=1)
+    remove_own_sockets()
+    os._exit(0)
+
+
+def kill_workers() -> None:
+    """End every chapter worker this process started (SIGTERM: each kills its kernel and
+    what that kernel started, :func:`end_worker`), and reap them."""
+    for worker in list(_WORKERS):
+        with contextlib.suppress(Exception):
+            if worker.is_alive():
+                worker.terminate()
+    end_workers()
+
+
+def end_workers() -> None:
+    """Wait until every chapter worker this process started has ended, and reap it.
+
+    Reaping a worker here (``join``; the pool's own thread may have reaped it first, which
+    is as good) adds its CPU time, and that of the kernel it reaped, to this process's
+    children's: the driver ends with ``os._exit``, and a worker left to ``init`` would take
+    a chapter's CPU out of what ``make bench`` records for the build.
+    """
+    while _WORKERS:
+        _WORKERS.pop().join()
+
+
+def _without_timeout_notes(record) -> bool:
+    return "Timeout waiting for execute reply" not in str(record.msg)
+
+
+def _quiet_timeouts() -> None:
+    """nbclient logs a cell that ran out of time (to papermill's logger) before raising; the
+    chapter's failure line says it, once."""
+    import logging
+
+    logger = logging.getLogger("papermill")
+    if _without_timeout_notes not in logger.filters:
+        logger.addFilter(_without_timeout_notes)
+
+
+def code_cell_number(notebook, index: int | None) -> int | str:
+    """The number a reader gives the cell at ``index`` of ``notebook``: its 1-based position
+    among the code cells of the chapter's source (the instrumentation cells do not count,
+    markdown cells do not count, an empty code cell does). ``"?"`` if unknown.
+
+    The source check (:meth:`claimbook.sources.Chapter.code_cell_number`) counts the same
+    way, so a chapter's error names one cell whichever found it.
+    """
+    if index is None or not 0 <= index < len(notebook.cells):
+        return "?"
+    number = 0
+    for cell in notebook.cells[: index + 1]:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if cell.cell_type == "code" and INSTRUMENT_TAG not in tags:
+            number += 1
+    return number
+
+
+def code_cell_name(notebook, index: int | None) -> str:
+    """``code cell N`` for a chapter's own cell, else what the build added there."""
+    if index is None or not 0 <= index < len(notebook.cells):
+        return "code cell ?"
+    tags = notebook.cells[index].get("metadata", {}).get("tags", [])
+    if INSTRUMENT_TAG in tags:
+        if index == 0:
+            return "the build's first cell (setting the chapter's variables)"
+        return "the build's last cell (waiting for the chapter's figures)"
+    return f"code cell {code_cell_number(notebook, index)}"
+
+
+def _stop(notebook) -> str:
+    """Why an executed notebook ended before its last cell: the first cell that raised."""
+    for index, cell in enumerate(notebook.cells):
+        error = next((o for o in cell.get("outputs", []) if o.output_type == "error"), None)
+        if error is not None:
+            return (
+                f"{code_cell_name(notebook, index)} raised {error.ename}: {error.evalue} "
+                "(a chapter runs to its last cell; remove the exit)"
+            )
+    return "the notebook stopped before its last cell"
+
+
+def _progress_line(source: Path, run: ChapterRun) -> str:
+    name = source.relative_to(paths.REPO_ROOT).as_posix()
+    if not run.ok:
+        return one_line(f"{name}: FAILED after {run.seconds:.1f} s: {run.error}")
+    from claimbook.claims import judge
+
+    states = [judge(claim_id).state for claim_id in run.claims]
+    summary = ", ".join(f"{states.count(s)} {s}" for s in dict.fromkeys(states)) or "no claims"
+    return f"{name}: executed in {run.seconds:.1f} s; {len(run.claims)} claims: {summary}"

@@ -1,0 +1,320 @@
+"""After a failed build, the site kept in ``_build/html`` says so on every page.
+
+A build that fails publishes no new site (a chapter failed, the render stopped, the build
+was interrupted), or publishes one whose claims fail. Either way the site a reader opens is
+not the verdict of the latest build. :func:`mark_failed_build`, called by the driver on every
+failing exit (:func:`claimbook.pipeline.driver.build`), rewrites the site in place:
+
+- every page gets a banner at the top of its main content (``role="alert"``, white on dark
+  red in both themes): "This site is from the build of <UTC time>. The latest build, at
+  <UTC time>, failed: <one line>";
+- every claim mark on every page (badges, bound numbers, the legend of a page's marks, the
+  state paragraph of a claim page) and every entry of ``claims.json`` whose claim is judged
+  now (:func:`claimbook.claims.judge`, from the registry and the artifact on disk) in
+  another state than it shows is rewritten to the state judged now: no page says verified
+  for a claim whose latest recomputation failed;
+- ``OUTDATED.txt`` says the same.
+
+A banner already there (an earlier failed build) is replaced, keeping the time of the
+site's build. The rewritten files no longer match the record of the published site
+(``_build/site.json``), so the next build publishes a new site whole, without a banner, and
+never starts from these pages (:func:`claimbook.pipeline.site_record.copy_verified`).
+
+The one-line reason is :func:`failure_reason`, chosen from the lines the build printed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from datetime import UTC, datetime
+from html import escape
+from pathlib import Path
+
+from claimbook import claims, paths
+from claimbook.atomic import write_text_atomically
+from claimbook.text import one_line
+
+__all__ = ["BANNER_ID", "failure_reason", "mark_failed_build"]
+
+BANNER_ID = "claimbook-failed-build"
+_END = f"<!-- /{BANNER_ID} -->"
+_OLD_BANNER = re.compile(rf'<div[^>]*\bid="{BANNER_ID}"[^>]*>.*?{re.escape(_END)}\n?', re.S)
+_BUILT = re.compile(rf'<div[^>]*\bid="{BANNER_ID}"[^>]*\bdata-site-built="([^"]+)"')
+_TOPS = (re.compile(r"<main\b[^>]*>", re.I), re.compile(r"<body\b[^>]*>", re.I))
+_MARKED = re.compile(r"claim-badge|claim-value|claim-legend|claim-meaning")
+# White on dark red (10:1), whatever the theme; wraps at any width.
+_STYLE = (
+    "margin:0 0 1rem 0;padding:0.75rem 1rem;background:#8b0000;color:#ffffff;"
+    "border:2px solid #ffffff;outline:2px solid #8b0000;border-radius:4px;font-size:1rem;"
+    "line-height:1.5;overflow-wrap:anywhere;text-align:left"
+)
+REASON_LIMIT = 400  # characters of the reason a banner shows
+# The lines of a failing build that say why, in the order a reader needs them: a chapter
+# that failed, a claim id the registry lacks or a chapter a render-only build would execute,
+# a claim problem, a Sphinx warning.
+_CAUSES = (
+    re.compile(r"^(?!make:)\S+: FAILED after "),
+    re.compile(r"which claims/ does not hold|render starts no kernel"),
+    re.compile(r"^claim (?!\S+: computing \()"),
+    re.compile(r"\b(WARNING|ERROR|CRITICAL):"),
+)
+
+
+def failure_reason(lines: list[str], error: BaseException | None = None) -> str:
+    """Why a build failed, in one line, from the lines it printed (and what it raised).
+
+    >>> failure_reason(["claim a: computing (stale)", "claim a x: expected 1, got 2", "make: 1"])
+    'claim a x: expected 1, got 2'
+    >>> failure_reason(["a.md: FAILED after 1.0 s: boom", "b.md: FAILED after 2.0 s: bang"])
+    'a.md: FAILED after 1.0 s: boom (and 1 more)'
+    >>> failure_reason([], KeyboardInterrupt())
+    'the build was interrupted'
+    """
+    if isinstance(error, KeyboardInterrupt):
+        return "the build was interrupted"
+    if error is not None:
+        from claimbook.failures import failure_line
+
+        return one_line(failure_line(error, "building the book").removeprefix("make: "))
+    found = [line for cause in _CAUSES for line in lines if cause.search(line)]
+    found = list(dict.fromkeys(line.strip() for line in found))
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        return one_line(found[0], REASON_LIMIT - len(more)) + more
+    summary = [line for line in lines if line.startswith("make: ")]
+    if summary:
+        return one_line(summary[-1].removeprefix("make: "), REASON_LIMIT)
+    return "the build stopped without a reason it could name"
+
+
+def _utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _site_built(site: Path) -> str:
+    """When the kept site was built: as an earlier banner says, else the outcome's time."""
+    for page in (site / "intro.html", site / "index.html"):
+        try:
+            found = _BUILT.search(page.read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            continue
+        if found:
+            return found.group(1)
+    record = paths.BUILD_DIR / "site.json"  # written right after the site is published
+    try:
+        stamp = record.stat().st_mtime
+    except OSError:
+        stamps = [page.stat().st_mtime for page in _pages(site)]
+        if not stamps:
+            return "an unknown time"
+        stamp = max(stamps)
+    return _utc(datetime.fromtimestamp(stamp, UTC))
+
+
+def _pages(site: Path) -> list[Path]:
+    """The site's HTML pages (not the theme's templates or the sources under ``_*``)."""
+    found = []
+    for folder, subfolders, names in os.walk(site):
+        here = Path(folder)
+        subfolders[:] = sorted(name for name in subfolders if not name.startswith("_"))
+        found.extend(here / name for name in sorted(names) if name.endswith(".html"))
+    return [page for page in found if page.is_file() and not page.is_symlink()]
+
+
+class _States:
+    """Each claim's state as judged now, judged once; an unreadable entry counts as failed."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[str, str]] = {}
+
+    def __call__(self, claim_id: str) -> tuple[str, str]:
+        if claim_id not in self._known:
+            try:
+                state, _artifact, reason = claims.judge(claim_id)
+            except Exception as error:  # a failure path: whatever it is, not verified
+                state, reason = "failed", one_line(error, REASON_LIMIT)
+            self._known[claim_id] = (state, reason)
+        return self._known[claim_id]
+
+
+def _banner(built: str, failed: str, reason: str) -> str:
+    text = (
+        f"<strong>This site is from the build of {escape(built)}.</strong> The latest build, "
+        f"at {escape(failed)}, failed: {escape(reason)}"
+    )
+    return (
+        f'<div id="{BANNER_ID}" class="claimbook-failed-build" role="alert" '
+        f'data-site-built="{escape(built)}" style="{_STYLE}"><p style="margin:0;color:#ffffff">'
+        f"{text}</p></div>{_END}\n"
+    )
+
+
+def _with_banner(html: str, banner: str) -> str:
+    html = _OLD_BANNER.sub("", html)
+    found = next(filter(None, (top.search(html) for top in _TOPS)), None)
+    if found is None:  # a page without a body (the root's redirect): the banner after it
+        return html.rstrip("\n") + "\n" + banner
+    return html[: found.end()] + "\n" + banner + html[found.end() :]
+
+
+def mark_failed_build(reason: str, note=None, now: datetime | None = None) -> int:
+    """Put the banner on every page of the kept site and show each claim as judged now.
+
+    Returns the number of pages marked (0 when there is no site). Never raises: a page that
+    cannot be rewritten is reported through ``note`` (one line) and the others are marked.
+    """
+    site = paths.BUILD_DIR / "html"
+    if not site.is_dir():
+        return 0
+    failed = _utc(now or datetime.now(UTC))
+    try:
+        built = _site_built(site)
+        sentence = (
+            f"This site is from the build of {built}. The latest build, at {failed}, failed: "
+        )
+        reason = one_line(reason, REASON_LIMIT)
+        banner = _banner(built, failed, reason)
+        states = _States()
+        marked = 0
+        for page in _pages(site):
+            try:
+                html = page.read_text(encoding="utf-8")
+                if _MARKED.search(html):
+                    html = _rewrite_marks(_OLD_BANNER.sub("", html), states)
+                write_text_atomically(page, _with_banner(html, banner))
+                marked += 1
+            except (OSError, UnicodeDecodeError, ValueError) as error:
+                _note(note, f"site: {paths.shown(page)} could not be marked: {one_line(error)}")
+        _rewrite_ledger(site / "claims.json", states, note)
+        _write_note(site / "OUTDATED.txt", sentence + reason)
+        return marked
+    except Exception as error:  # reported; the build's own failure stands
+        _note(note, f"site: the kept site could not be marked as failed: {one_line(error)}")
+        return 0
+
+
+def _write_note(path: Path, line: str) -> None:
+    """``OUTDATED.txt``: ``line``, then what a build that started said there (if anything)."""
+    try:
+        before = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        before = []
+    kept = [text for text in before if not text.startswith("This site is from the build of")]
+    write_text_atomically(path, "\n".join([line, *kept]) + "\n")
+
+
+def _note(note, line: str) -> None:
+    if note is not None:
+        note(line)
+
+
+def _rewrite_ledger(path: Path, states: _States, note) -> None:
+    """``claims.json`` with each entry's state and reason as judged now."""
+    try:
+        ledger = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError) as error:
+        _note(note, f"site: {paths.shown(path)} could not be read: {one_line(error)}")
+        return
+    entries = ledger.get("claims") if isinstance(ledger, dict) else None
+    changed = False
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+            continue
+        state, reason = states(entry["id"])
+        if entry.get("state") != state:
+            entry["state"], entry["reason"] = state, reason
+            changed = True
+    if changed:
+        text = json.dumps(ledger, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        write_text_atomically(path, text)
+
+
+def _rewrite_marks(html: str, states: _States) -> str:
+    """``html`` with each claim mark that shows another state than the one judged now
+    rewritten to it: badges, bound numbers, the page's legend and a claim page's meaning."""
+    from bs4 import BeautifulSoup
+
+    from claimbook.extensions import claim_pages_model as model
+
+    soup = BeautifulSoup(html, "html.parser")
+    by_class = {name: state for state, name in model.STATE_CLASSES.items()}
+    changed = False
+    for badge in soup.select(".claim-badge"):
+        shown_id = badge.select_one(".claim-id")
+        if shown_id is None:  # a sample badge of the landing page's legend
+            continue
+        claim_id = shown_id.get_text()
+        state, reason = states(claim_id)
+        shown = [by_class[name] for name in badge.get("class", []) if name in by_class]
+        if shown == [state]:
+            continue
+        badge["class"] = [n for n in badge.get("class", []) if n not in by_class] + [
+            model.STATE_CLASSES[state]
+        ]
+        word = badge.select_one(".claim-state")
+        if word is not None:
+            word.string = model.STATE_WORDS[state]
+        badge["title"] = f"{badge.get('title', '')} (now {state}: {reason})".strip()
+        changed = True
+        meaning = badge.find_parent(class_="claim-page-state")
+        meaning = meaning.find_next_sibling(class_="claim-meaning") if meaning else None
+        if meaning is not None:
+            meaning.clear()
+            strong = soup.new_tag("strong")
+            strong.string = f"{model.STATE_WORDS[state].capitalize()}: "
+            meaning.append(strong)
+            why = "" if state in ("verified", "refuted") else f" Why: {reason}"
+            meaning.append(model.STATE_MEANINGS[state] + why)
+    numbers = [
+        node for node in soup.select(".claim-value[data-claim]") if node["data-claim"] != "sample"
+    ]
+    for number in numbers:
+        state, reason = states(number["data-claim"])
+        if number.get("data-claim-state") == state:
+            continue
+        classes = [n for n in number.get("class", []) if n not in by_class]
+        number["class"] = [*classes, model.NUMBER_CLASSES[state]]
+        number["data-claim-state"] = state
+        number["title"] = f"{number.get('title', '')} (now {state}: {reason})".strip()
+        mark = number.select_one(".claim-mark")
+        if mark is not None:
+            mark.string = model.STATE_MARKS[state]
+        said = number.select_one(".claim-sr")
+        if said is not None:
+            words = model.NUMBER_WORDS[state]
+            if state == "refuted":
+                words += ", refuting a common account"
+            said.string = f" (claim {number['data-claim']}: {words})"
+        changed = True
+    legend = soup.select_one("p.claim-legend")
+    if changed and legend is not None and numbers:
+        _rewrite_legend(soup, legend, [n["data-claim-state"] for n in numbers], model)
+    return str(soup) if changed else html
+
+
+def _rewrite_legend(soup, legend, states: list[str], model) -> None:
+    """The legend of a page's marks, for the states its numbers show now."""
+    link = legend.find("a")
+    legend.clear()
+    legend.append("Marks on this page: ")
+    seen: list[str] = []
+    for state in claims.STATES:
+        mark = model.STATE_MARKS[state]
+        if state not in states or mark in seen:
+            continue
+        if seen:
+            legend.append("; ")
+        seen.append(mark)
+        sample = soup.new_tag(
+            "span", attrs={"class": ["claim-legend-mark", model.NUMBER_CLASSES[state]]}
+        )
+        sample.string = mark
+        legend.append(sample)
+        legend.append(f" {model.NUMBER_WORDS[state]}")
+    legend.append(". Each marked number links to its claim. ")
+    if link is not None:
+        legend.append(link)

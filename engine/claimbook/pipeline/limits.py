@@ -1,0 +1,154 @@
+"""Time limits of the build, read from ``_config.yml``, and how a build stops in one line.
+
+Three settings, top-level keys of the book's ``_config.yml`` (Jupyter Book accepts and
+ignores keys it does not know; Sphinx never sees them)::
+
+    trainable_cell_timeout: 300    # seconds one code cell of a chapter may run
+    trainable_claim_timeout: 600   # seconds one claim's computation may run
+    trainable_build_timeout: 1800  # seconds the whole build may run
+
+:func:`read_limits` is their one reader. A cell that runs out of time fails its chapter
+(:mod:`claimbook.pipeline.execute`), its kernel's whole process group killed; a claim that
+runs out of time is killed with its process group and fails the build
+(:mod:`claimbook.pipeline.claim_runs`); and :func:`stops` ends the build itself, once the
+build limit passes or Ctrl-C (SIGINT) arrives, by raising :class:`BuildTimeout` or
+:class:`KeyboardInterrupt` in the build's main thread, whose cleanup then ends every process
+the build started (:func:`end_everything`).
+
+Examples
+--------
+>>> import tempfile
+>>> from pathlib import Path
+>>> with tempfile.TemporaryDirectory() as root:
+...     _ = (Path(root) / "_config.yml").write_text("trainable_cell_timeout: 3\\n")
+...     read_limits(root)
+Limits(cell=3.0, claim=600.0, build=1800.0)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+from claimbook import paths
+from claimbook.errors import BuildError
+
+__all__ = [
+    "CLAIM_WAIT_VARIABLE",
+    "DEFAULTS",
+    "BuildTimeout",
+    "Limits",
+    "end_everything",
+    "read_limits",
+    "seconds_text",
+    "stopped_line",
+    "stops",
+]
+
+# The settings' names in _config.yml, and their defaults in seconds.
+DEFAULTS = {
+    "trainable_cell_timeout": 300.0,
+    "trainable_claim_timeout": 600.0,
+    "trainable_build_timeout": 1800.0,
+}
+# How long a kernel's verify_claim waits for the build's claim record to change, in seconds
+# (set by the build: the claim limit plus a margin; see claimbook.claims.record).
+CLAIM_WAIT_VARIABLE = "CLAIMBOOK_CLAIM_WAIT"  # as claimbook.claims.record names it
+
+
+class Limits(NamedTuple):
+    """The build's time limits, in seconds."""
+
+    cell: float
+    claim: float
+    build: float
+
+
+class BuildTimeout(KeyboardInterrupt):
+    """The build ran out of time: a stop from outside, as Ctrl-C is (no ``except Exception``
+    keeps it, and every cleanup that runs for Ctrl-C runs for it)."""
+
+
+def seconds_text(seconds: float) -> str:
+    """``300`` for 300.0, ``2.5`` for 2.5: how a message states a limit."""
+    return f"{seconds:g}"
+
+
+def read_limits(root: str | Path | None = None) -> Limits:
+    """The limits ``<root>/_config.yml`` sets (default the book's), each key's default if
+    unset or if there is no ``_config.yml``.
+
+    Raises
+    ------
+    BuildError
+        If the file cannot be parsed, or a limit is not a positive number of seconds.
+    """
+    import yaml
+
+    path = Path(root if root is not None else paths.REPO_ROOT) / "_config.yml"
+    try:
+        config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        config = {}
+    except (OSError, yaml.YAMLError, UnicodeDecodeError) as error:
+        raise BuildError(f"{paths.shown(path)} cannot be read: {error}") from None
+    config = config if isinstance(config, dict) else {}
+    values = []
+    for name, default in DEFAULTS.items():
+        value = config.get(name, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e7:
+            raise BuildError(
+                f"{paths.shown(path)}: {name} must be a positive number of seconds, got {value!r}"
+            )
+        values.append(float(value))
+    return Limits(*values)
+
+
+def end_everything() -> None:
+    """End every process the build started that is still running: its chapter workers, each
+    with its kernel and whatever that kernel started (:func:`claimbook.pipeline.execute.
+    end_worker`). The claims' processes are ended by their computation's ``stop``."""
+    import sys
+
+    execute = sys.modules.get("claimbook.pipeline.execute")
+    if execute is not None:
+        execute.kill_workers()
+
+
+@contextlib.contextmanager
+def stops(build_seconds: float):
+    """Within the block, the build ends after ``build_seconds`` (:class:`BuildTimeout`) and
+    on the first SIGINT (:class:`KeyboardInterrupt`); a second SIGINT is ignored, so that
+    the cleanup the first started runs to its end. Both are raised in the main thread.
+    """
+
+    def interrupted(signum, frame):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    def timed_out(signum, frame):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        raise BuildTimeout(build_seconds)
+
+    previous_int = signal.signal(signal.SIGINT, interrupted)
+    previous_alarm = signal.signal(signal.SIGALRM, timed_out)
+    signal.setitimer(signal.ITIMER_REAL, build_seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous_alarm)
+        signal.signal(signal.SIGINT, previous_int)
+
+
+def stopped_line(error: BaseException, started: float) -> tuple[str, int]:
+    """The one line and exit status of a build :func:`stops` ended with ``error``."""
+    if isinstance(error, BuildTimeout):
+        seconds = time.monotonic() - started
+        return f"build: ran out of time after {seconds:.0f} s (trainable_build_timeout)", 1
+    return "build: interrupted", 130

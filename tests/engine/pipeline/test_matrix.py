@@ -1,0 +1,212 @@
+"""A build spread over machines: the render-only mode, the list of a chapter's outputs, and
+the CI workflow's jobs run locally (``matrix-check``) against a one-machine build.
+
+The workflow's commands are the check's (:data:`claimbook.pipeline.matrix.COMMANDS`); the first
+test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from claimbook import paths
+from claimbook.pipeline.failed_build import BANNER_ID
+from claimbook.pipeline.matrix import COMMANDS, compare_sites, critical_path
+
+WORKFLOW = paths.REPO_ROOT / ".github" / "workflows" / "book.yml"
+
+
+def test_the_workflow_runs_the_commands_the_local_check_runs():
+    workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+    jobs = workflow["jobs"]
+    runs = "\n".join(step.get("run", "") for job in jobs.values() for step in job.get("steps", []))
+    for command in COMMANDS.values():
+        words = " ".join('"$CHAPTER"' if word == "{chapter}" else word for word in command)
+        assert f".venv/bin/python -m claimbook {words}" in runs
+    # One job per chapter, the list derived from the repository by the first job.
+    matrix = jobs["chapter"]["strategy"]["matrix"]["chapter"]
+    assert matrix == "${{ fromJSON(needs.chapters.outputs.chapters) }}"
+    assert jobs["chapter"]["needs"] == ["chapters", "claims"]
+    assert jobs["render"]["needs"] == ["claims", "chapter", "mutate"]
+
+
+def test_the_render_job_takes_the_claim_artifacts_from_the_claims_job_alone():
+    """The trust boundary: the artifacts the badges are judged from come from a job that runs
+    no chapter code, replace whatever the chapter jobs uploaded, and are checked against the
+    digest that job computed, before the render."""
+    jobs = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))["jobs"]
+    claims_runs = [s["run"] for s in jobs["claims"]["steps"] if "run" in s]
+    assert not any("execute" in run or "make\n" in run for run in claims_runs)
+    assert ".venv/bin/python -m claimbook claims verify" in claims_runs
+    render = jobs["render"]["steps"]
+    chapters = next(i for i, s in enumerate(render) if s.get("with", {}).get("pattern"))
+    removed = next(i for i, s in enumerate(render) if "rm -f artifacts/claims" in s.get("run", ""))
+    claims = next(i for i, s in enumerate(render) if s.get("with", {}).get("name") == "claims")
+    checked = next(i for i, s in enumerate(render) if "EXPECTED" in s.get("env", {}))
+    rendering = next(i for i, s in enumerate(render) if "claimbook render" in s.get("run", ""))
+    assert chapters < removed < claims < checked < rendering
+    assert render[checked]["env"]["EXPECTED"] == "${{ needs.claims.outputs.digest }}"
+
+
+def test_the_render_job_renders_the_claim_pages_with_the_mutate_record():
+    """The published claim pages say what each claim catches: the mutate job's record
+    reaches the render job's _build/ before it renders."""
+    jobs = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))["jobs"]
+    mutate = jobs["mutate"]["steps"]
+    assert [s["run"] for s in mutate if "run" in s][-1] == ".venv/bin/python -m claimbook mutate"
+    upload = next(s for s in mutate if "upload-artifact" in s.get("uses", ""))
+    assert upload["with"]["path"] == "_build/mutations.json"
+    render = jobs["render"]["steps"]
+    download = next(
+        i
+        for i, s in enumerate(render)
+        if "download-artifact" in s.get("uses", "")
+        and s["with"].get("name") == upload["with"]["name"]
+    )
+    assert render[download]["with"]["path"] == "_build"
+    rendering = next(i for i, s in enumerate(render) if "claimbook render" in s.get("run", ""))
+    assert download < rendering
+
+
+def test_compare_sites_lists_every_difference(tmp_path):
+    left, right = tmp_path / "left", tmp_path / "right"
+    for site in (left, right):
+        (site / "sub").mkdir(parents=True)
+        (site / "same.html").write_text("same")
+    (left / "sub" / "page.html").write_text("one")
+    (right / "sub" / "page.html").write_text("two")
+    (left / "only-left.html").write_text("")
+    (right / ".buildinfo").write_text("")
+    files, differences = compare_sites(left, right)
+    assert files == 3
+    assert differences == [
+        "only-left.html: only in the assembled site",
+        ".buildinfo: only in the one-machine site",
+        "sub/page.html: differs",
+    ]
+
+
+def test_the_critical_path_is_the_slowest_chapter_job_plus_the_render():
+    seconds = {"chapter-a": 12.0, "chapter-b": 30.5, "render": 9.0, "one-machine": 52.0}
+    assert critical_path(seconds) == {
+        "slowest_chapter_job": "chapter-b",
+        "slowest_chapter_seconds": 30.5,
+        "render_seconds": 9.0,
+        "critical_path_seconds": 39.5,
+        "one_machine_seconds": 52.0,
+    }
+    assert "one_machine_seconds" not in critical_path({"chapter-a": 1.0, "render": 2.0})
+    with pytest.raises(ValueError, match="render job"):
+        critical_path({"chapter-a": 1.0})
+
+
+@pytest.mark.book
+def test_the_matrix_assembles_the_site_a_one_machine_build_renders(
+    unbuilt_tiny_book, built_tiny_book, tmp_path
+):
+    # The one-machine site is the session's build of the same fixture book (the driver's
+    # `build`, as the check's own one-machine job runs it), not a second build of it.
+    work = tmp_path / "work"
+    reference = built_tiny_book.path("_build/html")
+    process = unbuilt_tiny_book.run(
+        "matrix-check",
+        "--root",
+        str(unbuilt_tiny_book.root),
+        "--work",
+        str(work),
+        "--reference",
+        str(reference),
+        timeout=900,
+    )
+    assert process.returncode == 0, process.stdout + process.stderr
+    assert "the assembled site and the one-machine site are byte-identical" in process.stdout
+    # Each job uploaded its own chapter's files and nothing else.
+    uploaded = {
+        chapter: sorted(
+            path.relative_to(work / "uploads" / chapter).as_posix()
+            for path in (work / "uploads" / chapter).rglob("*")
+            if path.is_file()
+        )
+        for chapter in ("alpha", "beta")
+    }
+    for chapter, other in (("alpha", "beta"), ("beta", "alpha")):
+        record_file = work / f"chapter-{chapter}" / "_build" / "keys" / f"{chapter}.json"
+        record = json.loads(record_file.read_text(encoding="utf-8"))
+        assert uploaded[chapter] == sorted([*record["outputs"], f"_build/keys/{chapter}.json"])
+        assert f"chapters/{other}.ipynb" not in uploaded[chapter]
+    # The render job executed nothing: every chapter's record is the one its job wrote.
+    for chapter in ("alpha", "beta"):
+        assert (work / "render" / "_build" / "keys" / f"{chapter}.json").read_bytes() == (
+            work / "uploads" / chapter / "_build" / "keys" / f"{chapter}.json"
+        ).read_bytes()
+
+
+@pytest.mark.book
+def test_outputs_lists_the_files_of_the_record_and_the_record(tiny_book):
+    process = tiny_book.run("outputs", "alpha")
+    assert process.returncode == 0, process.stderr
+    record = json.loads(tiny_book.path("_build/keys/alpha.json").read_text(encoding="utf-8"))
+    assert process.stdout.split() == [*sorted(record["outputs"]), "_build/keys/alpha.json"]
+    assert "chapters/alpha.ipynb" in record["outputs"]
+    tiny_book.path("chapters/alpha.ipynb").unlink()
+    process = tiny_book.run("outputs", "alpha")
+    assert process.returncode == 1
+    assert "chapters/alpha.ipynb missing" in process.stderr
+
+
+def _site_files(book) -> dict:
+    site = book.path("_build/html")
+    return {path: path.stat().st_mtime_ns for path in site.rglob("*")}
+
+
+def _missing_everything(book, listed):  # alpha's upload never arrived
+    for name in listed:
+        book.path(name).unlink()
+    return "never executed: no record _build/keys/alpha.json"
+
+
+def _missing_artifact(book, listed):
+    artifact = next(name for name in listed if name.startswith("artifacts/claims/"))
+    book.path(artifact).unlink()
+    # The chapter's key covers its claims' artifacts: the reason names the claim.
+    return f"claims changed: {Path(artifact).stem}"
+
+
+def _edited_artifact(book, listed):
+    artifact = next(name for name in listed if name.startswith("artifacts/claims/"))
+    with book.path(artifact).open("a", encoding="utf-8") as stream:
+        stream.write(" ")
+    return f"claims changed: {Path(artifact).stem}"
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("damage", [_missing_everything, _missing_artifact, _edited_artifact])
+def test_render_only_fails_naming_the_chapter_and_executes_nothing(tiny_book, damage):
+    assert tiny_book.run("render").returncode == 0  # a current book renders (nothing changed)
+    listed = tiny_book.run("outputs", "alpha").stdout.split()
+    reason = damage(tiny_book, listed)
+    before = {name: tiny_book.path(name).is_file() for name in listed}
+    contents = {name: tiny_book.path(name).read_bytes() for name in listed if before[name]}
+    site = _site_files(tiny_book)
+    process = tiny_book.run("render")
+    assert process.returncode == 1, process.stdout
+    chapter_lines = [line for line in process.stdout.splitlines() if line.startswith("chapters/")]
+    assert chapter_lines == [
+        f"chapters/alpha.md: would execute ({reason}); render starts no kernel"
+    ]
+    assert "nothing was executed or rendered" in process.stdout
+    assert tiny_book.executed(process) == []
+    # Nothing was written: no output came back and none changed. The kept site was only
+    # marked: every page carries the failed build's banner (claimbook.pipeline.failed_build).
+    assert {name: tiny_book.path(name).is_file() for name in listed} == before
+    assert {name: tiny_book.path(name).read_bytes() for name in contents} == contents
+    assert set(_site_files(tiny_book)) - set(site) == {tiny_book.path("_build/html/OUTDATED.txt")}
+    site_dir = tiny_book.path("_build/html")
+    pages = [page for page in site_dir.rglob("*.html") if "_static" not in page.parts]
+    assert pages
+    for page in pages:
+        assert BANNER_ID in page.read_text(encoding="utf-8"), page
