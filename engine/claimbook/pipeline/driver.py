@@ -54,6 +54,7 @@ from claimbook.errors import (
     OutsideBuildProductsError,
 )
 from claimbook.failures import DOING, report
+from claimbook.pipeline import sandbox
 from claimbook.pipeline.checkout import check_checkout, check_engine
 from claimbook.pipeline.claim_runs import ClaimComputation, due_claims
 from claimbook.pipeline.execute import execute_chapters, reassemble_chapter
@@ -318,6 +319,8 @@ def _build_with(computation, plans, jobs, out, render_site, kernels, started) ->
         # The record of a clean end then reads only the files written from here on.
         hash_tree()
 
+    if pending and (line := sandbox.notice()) is not None:
+        out(line)
     running_stems = {plan.stem for plan in pending}
     guard = ChapterGuard(computation, [plan for plan in plans if plan.stem not in running_stems])
     try:

@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
 import time
 from queue import Empty
@@ -33,6 +34,7 @@ from jupyter_client.asynchronous.client import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
 
 from claimbook import paths
+from claimbook.pipeline.sandbox import sandbox_prefix
 
 __all__ = [
     "ReadyClient",
@@ -111,6 +113,10 @@ def start_kernel() -> AsyncKernelManager:
         ip=os.path.join(sockets, "kernel"),
         client_class=f"{ReadyClient.__module__}.{ReadyClient.__qualname__}",
     )
+    prefix = sandbox_prefix(sockets)
+    if prefix is not None:  # the book read-only for the chapter's cells (.sandbox)
+        launcher = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+        manager.kernel_spec.argv = [*prefix, *launcher]
     try:
         asyncio.run(
             manager.start_kernel(
