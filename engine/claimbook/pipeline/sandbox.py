@@ -26,13 +26,16 @@ True
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
 from claimbook import paths
 
-__all__ = ["notice", "sandbox_prefix", "writable_folders"]
+__all__ = ["OFF_VARIABLE", "notice", "sandbox_prefix", "writable_folders"]
+
+OFF_VARIABLE = "TRAINABLE_KERNEL_SANDBOX"
 
 
 def writable_folders() -> list[Path]:
@@ -79,7 +82,10 @@ def _under_tmp() -> list[str]:
 
 def sandbox_prefix(sockets: str | Path | None = None) -> list[str] | None:
     """The command that runs a kernel with the book read-only (``sockets``: the kernel's
-    socket folder, writable), or None where the sandbox is unavailable."""
+    socket folder, writable), or None where the sandbox is unavailable or turned off
+    (``TRAINABLE_KERNEL_SANDBOX=off`` in the build's environment; the build then says so)."""
+    if os.environ.get(OFF_VARIABLE) == "off":
+        return None
     bwrap = shutil.which("bwrap")
     if bwrap is None or not _bwrap_works(bwrap):
         return None
@@ -96,6 +102,8 @@ def notice() -> str | None:
     """One line for the build when kernels run without the sandbox; None when they have it."""
     if sandbox_prefix() is not None:
         return None
+    if os.environ.get(OFF_VARIABLE) == "off":
+        return f"build: chapter kernels run without their read-only sandbox ({OFF_VARIABLE}=off)"
     return (
         "build: chapter kernels run without a read-only sandbox here (bubblewrap's bwrap is "
         "missing or cannot make a namespace); see docs/threat-model.md"

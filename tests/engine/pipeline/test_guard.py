@@ -89,7 +89,9 @@ _path.write_text(_json.dumps(_forged))
 
 
 @pytest.mark.book
-def test_a_cell_that_forges_an_artifact_fails_its_chapter_on_every_build(tiny_book):
+def test_a_cell_that_forges_an_artifact_fails_its_chapter_on_every_build(tiny_book, monkeypatch):
+    # The guard where kernels run without their read-only sandbox (claimbook.pipeline.sandbox).
+    monkeypatch.setenv("TRAINABLE_KERNEL_SANDBOX", "off")
     artifact = tiny_book.path("artifacts/claims/c15-invariance-001.json")
     computed = artifact.read_bytes()
     _append_cell(tiny_book, "alpha.md", FORGE)
@@ -119,7 +121,10 @@ _other.write_text(_other.read_text().replace("verified", "VERIFIED BY ALPHA"))
 
 
 @pytest.mark.book
-def test_a_cell_that_rewrites_another_chapters_page_fails_and_the_page_is_put_back(tiny_book):
+def test_a_cell_that_rewrites_another_chapters_page_fails_and_the_page_is_put_back(
+    tiny_book, monkeypatch
+):
+    monkeypatch.setenv("TRAINABLE_KERNEL_SANDBOX", "off")  # the guard, without the sandbox
     other = tiny_book.path("chapters/beta.ipynb")
     before = other.read_bytes()
     _append_cell(tiny_book, "alpha.md", REWRITE_OTHER)
@@ -129,3 +134,22 @@ def test_a_cell_that_rewrites_another_chapters_page_fails_and_the_page_is_put_ba
     assert "chapters/beta.ipynb changed" in process.stdout
     assert tiny_book.executed(process) == ["alpha.md"]
     assert other.read_bytes() == before
+
+
+@pytest.mark.book
+def test_in_the_sandbox_a_forging_cell_cannot_write_the_artifact(tiny_book):
+    from claimbook.pipeline import sandbox
+
+    if sandbox.sandbox_prefix() is None:
+        import os
+
+        assert not os.environ.get("CI"), "bubblewrap is missing in CI"
+        pytest.skip("bubblewrap is not installed here")
+    artifact = tiny_book.path("artifacts/claims/c15-invariance-001.json")
+    computed = artifact.read_bytes()
+    _append_cell(tiny_book, "alpha.md", FORGE)
+    process = tiny_book.build()
+    assert process.returncode == 1, process.stdout
+    assert "chapters/alpha.md: FAILED" in process.stdout
+    assert "Read-only file system" in process.stdout
+    assert artifact.read_bytes() == computed

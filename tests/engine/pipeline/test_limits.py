@@ -59,7 +59,7 @@ def test_the_limits_are_read_from_the_config_with_defaults(tmp_path):
 
 def test_a_cell_out_of_time_fails_its_chapter_in_one_line_and_what_it_started_ends(tiny_book):
     _limits(tiny_book, cell=3)
-    pids = tiny_book.path("pids")
+    pids = tiny_book.path("artifacts/figures/pids")  # a folder a sandboxed kernel writes in
     _beta_runs(
         tiny_book,
         "import os, subprocess, time\n"
