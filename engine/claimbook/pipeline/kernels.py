@@ -112,6 +112,8 @@ def start_kernel() -> AsyncKernelManager:
         transport="ipc",
         ip=os.path.join(sockets, "kernel"),
         client_class=f"{ReadyClient.__module__}.{ReadyClient.__qualname__}",
+        # In the kernel's own folder: a sandboxed kernel sees that one, not the rest of /tmp.
+        connection_file=os.path.join(sockets, "kernel.json"),
     )
     prefix = sandbox_prefix(sockets)
     if prefix is not None:  # the book read-only for the chapter's cells (.sandbox)

@@ -5,8 +5,9 @@ science, the engine, the registry or ``.venv``. Where ``bwrap`` (Debian's ``bubb
 installed and user namespaces allow it, each kernel runs in a mount namespace in which the
 whole file system is read-only except what a kernel writes:
 
-- the kernel's socket folder, and a ``/tmp`` of its own (empty, discarded with it; what of the
-  book or of the interpreter lives under ``/tmp`` is bound back in, read-only);
+- the kernel's own folder (its sockets and connection file), and a ``/tmp`` of its own
+  (empty, discarded with it; what of the book or of the interpreter lives under ``/tmp`` is
+  bound back in, read-only);
 - ``artifacts/figures/``, where a chapter saves its figures, and ``_build/notebooks/``, where
   the build's last cell notes that the chapter ran to its end;
 - matplotlib's and IPython's caches in the home folder.
