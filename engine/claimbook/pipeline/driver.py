@@ -297,8 +297,10 @@ def _build_with(computation, plans, jobs, out, render_site, kernels, started) ->
     # How the site will be rendered is known now (the last outcome, the pages that exist), so
     # the Sphinx application is made ready while the chapters execute in other processes.
     outcome = read_outcome(note=out)
-    fresh = outcome is None or bool(outcome.get("warnings"))
     same_pages = outcome is not None and outcome.get("pages") == pages_digest()
+    # Pages added or removed (the table of contents, the claims): every page is read again,
+    # from a new environment (a stored one keeps the old table of contents' structures).
+    fresh = outcome is None or bool(outcome.get("warnings")) or not same_pages
     prepared: list[SiteRender] = []
 
     def prepare(running: list) -> None:
