@@ -170,5 +170,10 @@ class InvalidFigureLabelError(BookError):
     """A figure label that cannot name a file (empty, a path, or unusual characters)."""
 
 
+# --- settings.py: settings and inputs glued for the prose -----------------------------------
+
+__all__ += ["SettingError"]
+
+
 class SettingError(BookError):
     """A setting glued for the prose has a name that is not an identifier or an unusable value."""
