@@ -267,14 +267,24 @@ class ClaimComputation:
         return self._runs
 
     def _write(self, complete: bool) -> None:
-        """Write the record of what this build has computed so far (under the lock)."""
-        write_claim_record(
-            claim_record_path(),
-            {claim_id: bytes_digest(data) for claim_id, data in self.artifacts.items()},
-            {k: v for k, v in self.seconds.items() if k in self.claim_ids},
-            build=self.token,
-            complete=complete,
-        )
+        """Write the record of what this build has computed so far (under the lock).
+
+        A record that cannot be written (a full disk, say) ends the build in one line: the
+        kernels waiting for it would otherwise wait for their time limit.
+        """
+        try:
+            write_claim_record(
+                claim_record_path(),
+                {claim_id: bytes_digest(data) for claim_id, data in self.artifacts.items()},
+                {k: v for k, v in self.seconds.items() if k in self.claim_ids},
+                build=self.token,
+                complete=complete,
+            )
+        except OSError as error:
+            from claimbook.pipeline.limits import stop_build
+
+            where = paths.shown(claim_record_path())
+            stop_build(f"{where} cannot be written ({error.strerror}); nothing more is built")
 
     def _wait(self) -> None:
         try:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import threading
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -146,8 +147,23 @@ def stops(build_seconds: float):
         signal.signal(signal.SIGINT, previous_int)
 
 
+# Why another thread of the build stopped it (see stop_build), for the one line it ends with.
+_STOPPED_BECAUSE: list[str] = []
+
+
+def stop_build(reason: str) -> None:
+    """End the build from another of its threads (a file it cannot write: a full disk), as
+    Ctrl-C would, and say ``reason`` in its one line instead of "interrupted"."""
+    if not _STOPPED_BECAUSE:
+        _STOPPED_BECAUSE.append(reason)
+        # A signal, not _thread.interrupt_main: the main thread may be blocked waiting.
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+
 def stopped_line(error: BaseException, started: float) -> tuple[str, int]:
     """The one line and exit status of a build :func:`stops` ended with ``error``."""
+    if _STOPPED_BECAUSE:
+        return f"build: {_STOPPED_BECAUSE[0]}", 1
     if isinstance(error, BuildTimeout):
         seconds = time.monotonic() - started
         return f"build: ran out of time after {seconds:.0f} s (trainable_build_timeout)", 1

@@ -70,11 +70,20 @@ def _bwrap_works(bwrap: str) -> bool:
 
 def _under_tmp() -> list[str]:
     """Folders the kernel reads that live under /tmp (hidden by its own /tmp otherwise): the
-    book, the interpreter's environment, and every folder on ``sys.path``."""
+    book, the interpreter's environment, every folder on ``sys.path``, and the folders the
+    book's packages are imported from (an editable install finds them without ``sys.path``)."""
     import sys
 
+    from claimbook import dependencies
+
+    packages = [dependencies.package_folder(top) for top in dependencies.FIRST_PARTY]
     found = []
-    for folder in [paths.REPO_ROOT, Path(sys.prefix), *map(Path, sys.path)]:
+    for folder in [
+        paths.REPO_ROOT,
+        Path(sys.prefix),
+        *map(Path, sys.path),
+        *(package.parent for package in packages if package is not None),
+    ]:
         folder = folder.resolve() if str(folder) else folder
         if folder.is_dir() and folder.is_relative_to("/tmp") and str(folder) not in found:
             found.append(str(folder))

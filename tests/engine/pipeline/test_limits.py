@@ -205,3 +205,25 @@ def test_a_failing_claim_is_said_once(tiny_book):
     assert process.returncode == 1
     said = [line for line in _output(process) if "expected 2.5, got 2.05" in line]
     assert len(said) == 1, _output(process)
+
+
+def test_another_thread_ends_the_build_in_one_line_at_once():
+    """A file the build cannot write (a full disk) in one of its threads ends the build as
+    Ctrl-C would, even while the main thread waits, and says why (limits.stop_build)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import threading, time\n"
+        "from claimbook.pipeline import limits\n"
+        "started = time.monotonic()\n"
+        "try:\n"
+        "    with limits.stops(60):\n"
+        "        threading.Timer(0.2, limits.stop_build, ['disk full']).start()\n"
+        "        threading.Event().wait(30)\n"
+        "except KeyboardInterrupt as stop:\n"
+        "    print(limits.stopped_line(stop, started), round(time.monotonic() - started))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "('build: disk full', 1) 0"
