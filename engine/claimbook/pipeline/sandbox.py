@@ -105,7 +105,9 @@ def sandbox_prefix(sockets: str | Path | None = None) -> list[str] | None:
     writable = [*writable_folders(), *([Path(sockets)] if sockets is not None else [])]
     for folder in writable:
         command += ["--bind", str(folder), str(folder)]
-    return [*command, "--die-with-parent", "--"]
+    # No --die-with-parent: Linux ties it to the thread that started bwrap, and a kernel
+    # started from a thread that ends would die with it; the worker ends its kernel's group.
+    return [*command, "--"]
 
 
 def notice() -> str | None:
