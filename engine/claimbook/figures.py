@@ -341,11 +341,17 @@ def glue_figure(fig, label: str, *, chapter: str | None = None) -> None:
 
 
 def glue_png(files: FigureJob) -> None:
-    """Glue the bytes of ``files.png`` under ``files.label``, not displayed (``myst_nb.glue``)."""
+    """Glue the bytes of ``files.png`` under ``files.label`` (``myst_nb.glue``).
+
+    In a build's kernel (``$TRAINABLE_CHAPTER`` set) the figure is glued only: the page shows
+    it where its ``{glue:figure}`` directive stands. In a reader's kernel (Binder, JupyterLab)
+    it is displayed under the cell too, so the notebook shows every figure it draws.
+    """
     from IPython.display import Image  # late: as myst-nb, only a kernel needs it
     from myst_nb import glue
 
-    glue(files.label, Image(data=files.png.read_bytes(), format="png"), display=False)
+    in_build = bool(os.environ.get(CHAPTER_VARIABLE))
+    glue(files.label, Image(data=files.png.read_bytes(), format="png"), display=not in_build)
 
 
 def smallest_text_pt(fig) -> float:

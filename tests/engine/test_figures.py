@@ -169,7 +169,7 @@ def test_glue_figure_glues_the_artifacts_png_and_closes_the_figure(book, fig, gl
     svg, png = figures.figure_files("fig-beta")
     assert svg.is_file()
     [(name, bundle, display)] = glued
-    assert (name, display) == ("fig-beta", False)
+    assert (name, display) == ("fig-beta", True)  # outside a build: shown under the cell
     # The page's image is the artifact's bytes, not another drawing of the figure.
     assert base64.b64decode(bundle["image/png"]) == png.read_bytes()
     assert not plt.fignum_exists(fig.number)
@@ -221,3 +221,14 @@ def test_a_glued_figure_is_drawn_and_glued_before_it_returns(book, glued):
         assert not plt.fignum_exists(figure.number)
         assert all(path.is_file() for path in figures.figure_files(label))
     assert [name for name, _, _ in glued] == ["fig-gamma", "fig-beta"]
+
+
+def test_a_figure_is_displayed_in_a_readers_kernel_and_only_glued_in_a_build(
+    book, glued, monkeypatch
+):
+    for chapter, shown in (("", True), ("first", False)):
+        monkeypatch.setenv(figures.CHAPTER_VARIABLE, chapter)
+        figure, axis = plt.subplots(figsize=(2, 2))
+        axis.plot([0, 1], [1, 0])
+        figures.glue_figure(figure, "fig-beta")
+        assert glued[-1][0] == "fig-beta" and glued[-1][2] is shown
