@@ -1,11 +1,10 @@
 """The instrument package the book's claims and chapters run, seen from the engine.
 
-The engine never imports the instruments at module level: imports go one way, from the
-instruments (``trainable_harness``, which the chapters import) to the engine. The engine
-reaches the instruments only through what the book names -- the dotted ``compute:`` of a
-registry file, which :mod:`claimbook.claims.computations` imports when it runs a claim --
-and through their source files, which it reads statically (for the function digests of a
-key, and for the version a chapter pins).
+The science (``trainable_harness``) imports nothing of the engine; the engine never imports
+it at module level either. It reaches it only through what the book names -- the dotted
+``compute:`` of a registry file, which :mod:`claimbook.claims.computations` imports when it
+runs a claim -- and through its source files, which it reads statically (for the keys,
+:mod:`claimbook.dependencies`, and for the version a chapter pins).
 
 Examples
 --------

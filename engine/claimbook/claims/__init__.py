@@ -10,7 +10,7 @@ was measured under (seed, dtype, device, estimator). One module per job:
   name, and running it, per seed for a statistical claim.
 - :mod:`~claimbook.claims.intervals` -- t and bootstrap intervals of a mean.
 - :mod:`~claimbook.claims.keys` -- what an artifact depends on: the registry entry,
-  the bodies of the harness functions actually run, the lock.
+  every byte of the modules its computation reaches, the lock and the installed versions.
 - :mod:`~claimbook.claims.compare` -- results against expectations, one record per field.
 - :mod:`~claimbook.claims.store` -- artifacts: building, JSON text, reading back (the path
   is :func:`claimbook.paths.artifact_path`).

@@ -4,13 +4,15 @@
 
 1. **Lock** (:mod:`.lock`): one build at a time per checkout; a second one is refused with
    a message naming the holder.
-2. **Plan** (:mod:`.keys`): each chapter's *key* is a digest of its source, the bodies of
-   the harness functions it ran last time, the registry entries of the claims it verifies,
-   and the locked environment. A chapter executes when its key, its executed notebook or one
-   of its artifacts differs from what its last successful execution recorded.
+2. **Plan** (:mod:`.keys`): each chapter's *key* is a digest of its code cells, every byte
+   of the book's modules its code reaches by imports (:mod:`claimbook.dependencies`), the
+   registry entries and artifacts of the claims it verifies, and the locked environment. A
+   chapter executes when its key, its executed notebook or one of its outputs differs from
+   what its last successful execution recorded.
 3. **Execute** (:mod:`.execute`): chapters run with papermill's Python API in parallel worker
-   processes, one kernel each, while a recorder notes every harness function the chapter
-   and its claims run. A failed expectation does not stop a chapter (the claim records it).
+   processes, one kernel each, in its own process group and, where bubblewrap works, with
+   the book read-only (:mod:`.sandbox`). A failed expectation does not stop a chapter (the
+   claim records it).
 4. **Render and publish** (:mod:`.render`): Sphinx (through Jupyter Book) renders into a new
    directory that replaces ``_build/html`` in one rename, so the site on disk is always a
    complete one; Sphinx re-reads a page whose content changed, whatever its modification

@@ -57,11 +57,11 @@ def test_a_claim_whose_bytes_are_not_the_recorded_ones_is_due(artifacts, monkeyp
 
 def test_a_stale_or_missing_claim_is_due_with_the_judges_reason(monkeypatch):
     class Stale:
-        state, reason = "stale", "harness functions it ran have changed: f"
+        state, reason = "stale", "modules its computation reaches have changed: f"
 
     monkeypatch.setattr(claim_runs.claims, "judge", lambda claim_id: Stale)
     assert claim_runs.due_claims(["c1-a-001"], {}) == {
-        "c1-a-001": "stale: harness functions it ran have changed: f"
+        "c1-a-001": "stale: modules its computation reaches have changed: f"
     }
 
 
