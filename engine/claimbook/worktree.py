@@ -33,7 +33,7 @@ import os
 import subprocess
 from pathlib import Path
 
-__all__ = ["blob_id", "tracked_blobs", "uncommitted", "uncommitted_files"]
+__all__ = ["blob_id", "git", "tracked_blobs", "uncommitted", "uncommitted_files"]
 
 _SUBMODULE = "160000"
 _LINK = "120000"
@@ -47,7 +47,8 @@ def blob_id(data: bytes, algorithm: str = "sha1") -> str:
     return hasher.hexdigest()
 
 
-def _git(root: Path, *arguments: str, stdin: bytes | None = None) -> bytes | None:
+def git(root: str | Path, *arguments: str, stdin: bytes | None = None) -> bytes | None:
+    """``git -C root ARGUMENTS``'s output, or None when git is missing or fails."""
     try:
         found = subprocess.run(
             ["git", "-C", str(root), *arguments],
@@ -66,7 +67,7 @@ def tracked_blobs(root: str | Path) -> dict[str, tuple[str, str]] | None:
 
     None when ``root`` is not in a git work tree with a ``HEAD`` commit.
     """
-    listing = _git(Path(root), "ls-tree", "-r", "-z", "HEAD")
+    listing = git(Path(root), "ls-tree", "-r", "-z", "HEAD")
     if listing is None:
         return None
     blobs = {}
@@ -125,7 +126,7 @@ def uncommitted_files(root: str | Path) -> list[str] | None:
     ]
     if regular:
         paths = "".join(f"{name}\n" for name in regular).encode()
-        stored = _git(root, "hash-object", "--stdin-paths", stdin=paths)
+        stored = git(root, "hash-object", "--stdin-paths", stdin=paths)
         ids = stored.decode().split() if stored is not None else []
         if len(ids) == len(regular):
             same = {
@@ -148,5 +149,5 @@ def uncommitted(root: str | Path) -> bool:
         return False
     if changed:
         return True
-    status = _git(root, "status", "--porcelain")
+    status = git(root, "status", "--porcelain")
     return bool(status and status.strip())

@@ -48,7 +48,6 @@ from __future__ import annotations
 import html
 import os
 import re
-import subprocess
 
 from docutils import nodes
 from sphinx.domains import Index, IndexEntry
@@ -62,17 +61,8 @@ _THEBE_FILES = ("sphinx-thebe.js", "sphinx-thebe.css")
 
 
 def _git(srcdir: str, *arguments: str) -> str | None:
-    try:
-        result = subprocess.run(
-            ["git", "-C", srcdir, *arguments],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=True,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return result.stdout.strip()
+    found = worktree.git(srcdir, *arguments)
+    return found.decode("utf-8", "replace").strip() if found is not None else None
 
 
 def build_stamp(srcdir: str, environ=os.environ) -> dict[str, str]:
