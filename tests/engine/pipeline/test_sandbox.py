@@ -5,9 +5,9 @@ import subprocess
 import sys
 
 import pytest
+from sandboxed import sandbox_or_skip
 
 from claimbook import paths
-from claimbook.pipeline import sandbox
 
 PROBE = """
 import sys
@@ -22,14 +22,7 @@ for target in sys.argv[1:]:
 
 @pytest.fixture
 def prefix(tmp_path):
-    found = sandbox.sandbox_prefix(tmp_path / "sockets")
-    if found is None:
-        # `make test` installs bubblewrap as root (the Makefile's sandbox target): in CI the
-        # sandbox is checked, never skipped.
-        assert not os.environ.get("CI"), "bubblewrap is missing in CI"
-        assert sandbox.notice() is not None
-        pytest.skip("bubblewrap is not installed here; the build says so in one line")
-    return found
+    return sandbox_or_skip(tmp_path / "sockets")
 
 
 def _tried(prefix, *targets):
@@ -67,10 +60,7 @@ def test_a_book_under_tmp_stays_read_only(tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "REPO_ROOT", book)
     monkeypatch.setattr(paths, "BUILD_DIR", book / "_build")
     (tmp_path / "sockets").mkdir()
-    prefix = sandbox.sandbox_prefix(tmp_path / "sockets")
-    if prefix is None:
-        assert not os.environ.get("CI"), "bubblewrap is missing in CI"
-        pytest.skip("bubblewrap is not installed here")
+    prefix = sandbox_or_skip(tmp_path / "sockets")
     found = _tried(prefix, book / "chapters" / "x", book / "artifacts" / "figures" / "y")
     assert found == {
         str(book / "chapters" / "x"): "refused",
