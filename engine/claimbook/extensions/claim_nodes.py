@@ -1,4 +1,5 @@
-"""Docutils building blocks of the claim extensions: the badge, tables, sections, place links.
+"""Docutils building blocks of the claim extensions: the badge, tables, sections, place links,
+a page's legend of marks and a section's Evidence block.
 
 The one badge builder is :func:`badge_node`: the inline ``{claim}`` role, the claim line, the
 claim pages and the ledger all draw a claim's badge with it, from the
@@ -12,10 +13,34 @@ from collections.abc import Mapping
 
 from docutils import nodes
 
+from claimbook.claims import STATES
+from claimbook.extensions import claim_pages_model as model
 from claimbook.extensions.claim_pages_model import Badge, first_per_section, relative_uri
 from claimbook.extensions.engine_marks import drawn
 
-__all__ = ["badge_node", "place_links", "section", "shown", "table"]
+__all__ = [
+    "ACCOUNT_MARK",
+    "ACCOUNT_WORDS",
+    "badge_node",
+    "evidence_block",
+    "mark_legend",
+    "place_links",
+    "section",
+    "shown",
+    "table",
+]
+
+# The mark of a common account that the book's measurement contradicts, and what it says.
+ACCOUNT_MARK = "\u21af"  # downwards zigzag arrow, the logician's sign of a contradiction
+ACCOUNT_WORDS = "contradicted by measurement in this setting"
+# What a page's legend says each mark of a number means.
+LEGEND_WORDS = {
+    "verified": "a number the book recomputes and checks on every build",
+    "refuted": "a number the book recomputes and checks on every build",
+    "failed": "a number whose latest check failed",
+    "stale": "a number computed by code that has changed since",
+    "not run": "a number not computed yet",
+}
 
 
 def badge_node(docname: str, badge: Badge) -> nodes.reference:
@@ -105,3 +130,45 @@ def place_links(docname: str, info: Mapping, *, inline: bool = False) -> nodes.N
             "", nodes.paragraph("", "", nodes.reference("", label, refuri=uri))
         )
     return container
+
+
+def mark_legend(states: list[str], accounts: bool, uri: str) -> nodes.paragraph:
+    """The legend of a page's marks: one entry per mark its numbers carry (``states``, in
+    the order of :data:`~claimbook.claims.STATES`), then the account mark if ``accounts``,
+    and a link to ``uri``, the page that explains every mark.
+
+    A screen reader hears it once, near the top of the page; the marks after the numbers
+    are hidden from it (the words of a state other than verified are said at the number).
+    """
+    legend = nodes.paragraph(classes=["claim-legend"])
+    legend += nodes.Text("Marks on this page: ")
+    entries = []
+    for state in STATES:
+        if state in states and model.STATE_MARKS[state] not in [mark for mark, *_ in entries]:
+            entries.append((model.STATE_MARKS[state], LEGEND_WORDS[state], state))
+    if accounts:
+        entries.append((ACCOUNT_MARK, f"a common account, {ACCOUNT_WORDS}", "refuted"))
+    for index, (mark, words, state) in enumerate(entries):
+        if index:
+            legend += nodes.Text("; ")
+        css = model.NUMBER_CLASSES[state] if mark != ACCOUNT_MARK else model.STATE_CLASSES[state]
+        legend += drawn(nodes.inline("", mark, classes=["claim-legend-mark", css]))
+        legend += nodes.Text(f" {words}")
+    legend += nodes.Text(". ")
+    legend += nodes.reference("", "How this book checks its numbers", refuri=uri)
+    return legend
+
+
+def evidence_block(cards: list[nodes.Node]) -> list[nodes.Node]:
+    """A section's claims, collapsed under "Evidence" (``<details>``; other builders show
+    the cards as they are)."""
+    count = f"{len(cards)} claim{'s' if len(cards) != 1 else ''}"
+    opening = (
+        '<details class="claim-evidence">\n'
+        f'<summary>Evidence <span class="claim-evidence-count">({count})</span></summary>\n'
+    )
+    return [
+        nodes.raw("", opening, format="html"),
+        nodes.container("", *cards, classes=["claim-evidence-cards"]),
+        nodes.raw("", "</details>\n", format="html"),
+    ]

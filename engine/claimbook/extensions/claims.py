@@ -3,27 +3,30 @@
 MyST syntax this extension adds:
 
 - ``{claim}`c15-invariance-001``` -- an inline badge whose colour and word are the claim's
-  state (verified, failed, stale, not run; "account refuted" for a refuted claim, whose
-  measurement is verified and contradicts the account it quotes), linking to the claim's page
-  ``claims/<id>.html``; hovering shows the statement (and a statistical claim's intervals);
+  state, linking to the claim's page ``claims/<id>.html``; hovering shows the statement. A
+  refuted claim (the book's verified measurement contradicting a common account it quotes)
+  is drawn as the account mark ``↯`` and the words "contradicted by measurement in this
+  setting" instead, so that it never reads as a failure of the book;
 - ``{claim-value}`c15-invariance-001.rms_shift_deviation:.3f``` -- a number the prose states
   as a result, read from the claim's artifact field (dotted for nested fields) and formatted
   with the Python format spec after the colon. For a statistical field,
   ``<field>.mean:.3f`` is the mean, ``<field>.ci:.2f`` the interval ``[lo, hi]`` and a bare
   ``<field>:.2f`` reads "m (95% CI lo to hi)". The number links to the claim's page and
-  carries a mark for its state that a reader sees without hovering (a refuted claim's numbers
-  are verified measurements: the verified mark), a state word for screen readers, and the
-  statement on hover and on keyboard focus;
-- a ``claim-line`` directive -- "Claim <badge> · seed · dtype · device · estimator · record"
-  with the contract read from the registry and a link to the published JSON record; for a
-  refuted claim, "Account refuted: <account> (<source>)" under it;
-- ``{claim-state}`stale``` -- a sample badge of one state, for the legend on the landing page;
+  carries a small mark of its state (a refuted claim's numbers are verified measurements:
+  the verified mark), hidden from screen readers: the page's legend says once what the marks
+  mean, and a number in any state but verified says its state itself;
+- a ``claim-line`` directive -- the claim's card (badge, statement, seed, dtype, device,
+  estimator, a link to the published JSON record; a refuted claim's account) in its
+  section's collapsed "Evidence" block, which also holds a card for every other claim the
+  section binds a number to (:func:`_gather_evidence`);
+- ``{claim-state}`stale``` and ``{claim-value-sample}`stale 2.1``` -- a sample badge and
+  number of one state, for the page that explains the marks;
 - ``{book-chapter}`2``` -- a reference to a chapter of the full book that this edition does
   not contain, rendered as text (never a link to a missing page).
 
 A page that binds numbers to claims begins (after its title, subtitle and chips) with a
-one-line legend of the marks its numbers carry, linking to the full explanation on the
-landing page (:func:`mark_legend`).
+one-line legend of the marks it carries, linking to the page that explains every mark (the
+label ``claim-marks``; :func:`_add_mark_legend`).
 
 Figure artifacts (``{figure-artifact}``) are ``figure_artifacts.py``'s. Every mark drawn here
 is flagged as the engine's; a mark a page draws itself (raw HTML, a notebook's HTML output)
@@ -54,14 +57,14 @@ from pathlib import Path
 
 from docutils import nodes
 from sphinx.util import logging
-from sphinx.util.docutils import SphinxDirective, SphinxRole
+from sphinx.util.docutils import SphinxRole
 
 from claimbook import cache, paths
 from claimbook import claims as claim_registry
 from claimbook.claims import Claim, Judgement
 from claimbook.errors import ChapterSourceError, ClaimError, UnknownClaimError
 from claimbook.extensions import claim_pages_model as model
-from claimbook.extensions.claim_nodes import badge_node
+from claimbook.extensions.claim_nodes import ACCOUNT_MARK, ACCOUNT_WORDS, badge_node, mark_legend
 from claimbook.extensions.claim_places import mark_statement, setup_places, warn
 from claimbook.extensions.engine_marks import drawn
 from claimbook.settings import results_pasted_as_glue
@@ -113,13 +116,26 @@ def visit_claim_value_html(self, node) -> None:
     self.body.append(
         f'<span class="claim-mark" aria-hidden="true">{model.STATE_MARKS[state]}</span>'
     )
-    said = model.NUMBER_WORDS[state]
-    if state == "refuted":
-        said += ", refuting a common account"
+    # A checked number says nothing more: the page's legend said once what its mark means.
+    # Any other state is said at the number (a failed build's notice fills the empty slot).
+    said = f" ({model.NUMBER_WORDS[state]}, not checked)"
+    if model.NUMBER_CLASSES[state] == model.STATE_CLASSES["verified"]:
+        said = ""
+    self.body.append(f'<span class="claim-sr">{said}</span></{tag}>')
+    raise nodes.SkipNode
+
+
+class claim_account(nodes.Inline, nodes.TextElement):
+    """A common account the book's verified measurement contradicts: the account mark and
+    :data:`ACCOUNT_WORDS`, linking to the claim's page; rendered by :func:`visit_account_html`."""
+
+
+def visit_account_html(self, node) -> None:
     self.body.append(
-        f'<span class="claim-sr"> (claim {self.encode(node["claim"])}: {said})</span>'
+        self.starttag(node, "a", "", href=node["refuri"], title=node["tooltip"])
+        + f'<span class="claim-mark" aria-hidden="true">{ACCOUNT_MARK}</span> '
+        + f"{ACCOUNT_WORDS}</a>"
     )
-    self.body.append(f"</{tag}>")
     raise nodes.SkipNode
 
 
@@ -134,34 +150,12 @@ def _claim_value_node(claim_id: str, state: str, display: str, tooltip: str, **e
 _LEADING_LINES, _SHORT_LINE = 4, 240
 
 
-def mark_legend(docname: str, states: list[str]) -> nodes.paragraph:
-    """A one-line legend of the marks of ``states`` (those a page's numbers carry).
-
-    One entry per mark, in the order of :data:`~claimbook.claims.STATES`, each a sample mark
-    in its state's colour and its name, then a link to the full explanation on the landing
-    page (``intro.html#claim-marks``).
-    """
-    legend = nodes.paragraph(classes=["claim-legend"])
-    legend += nodes.Text("Marks on this page: ")
-    seen = []
-    for state in claim_registry.STATES:
-        mark = model.STATE_MARKS[state]
-        if state not in states or mark in seen:
-            continue
-        if seen:
-            legend += nodes.Text("; ")
-        seen.append(mark)
-        legend += drawn(
-            nodes.inline("", mark, classes=["claim-legend-mark", model.NUMBER_CLASSES[state]])
-        )
-        legend += nodes.Text(f" {model.NUMBER_WORDS[state]}")
-    legend += nodes.Text(". Each marked number links to its claim. ")
-    legend += nodes.reference(
-        "",
-        "What the marks mean",
-        refuri=model.relative_uri(docname, "intro.html") + "#claim-marks",
+def _marks_page(app, docname: str) -> str:
+    """The URI, from ``docname``, of the explanation of the marks (label ``claim-marks``)."""
+    target, anchor, _ = app.env.get_domain("std").labels.get(
+        "claim-marks", ("intro", "claim-marks", "")
     )
-    return legend
+    return model.relative_uri(docname, f"{target}.html") + f"#{anchor}"
 
 
 def _add_mark_legend(app, doctree, docname) -> None:
@@ -179,7 +173,8 @@ def _add_mark_legend(app, doctree, docname) -> None:
         and len(top[index].astext()) <= _SHORT_LINE
     ):
         index += 1
-    top.insert(index, mark_legend(docname, states))
+    accounts = any(True for _ in doctree.findall(claim_account))
+    top.insert(index, mark_legend(states, accounts, _marks_page(app, docname)))
 
 
 def _plain_claim_values(app, doctree, _docname) -> None:
@@ -189,6 +184,8 @@ def _plain_claim_values(app, doctree, _docname) -> None:
     for node in list(doctree.findall(claim_value)):
         said = model.NUMBER_WORDS[node["state"]]
         node.replace_self(nodes.Text(f"{node['display']} [{said}]"))
+    for node in list(doctree.findall(claim_account)):
+        node.replace_self(nodes.Text(f"[{ACCOUNT_WORDS}]"))
 
 
 # --- roles and directives --------------------------------------------------------------------
@@ -204,7 +201,7 @@ def _problem_word(error: ClaimError) -> str:
     return "unknown claim" if isinstance(error, UnknownClaimError) else "claim registry"
 
 
-def _badge(env, claim_id: str, location, *, kind: str = "badge") -> nodes.reference | None:
+def claim_badge(env, claim_id: str, location, *, kind: str = "badge") -> nodes.reference | None:
     """The badge node of ``claim_id``, warning when it is unknown or fails the build."""
     try:
         claim, judgement = _judged(claim_id)
@@ -220,12 +217,24 @@ def _badge(env, claim_id: str, location, *, kind: str = "badge") -> nodes.refere
 
 
 class ClaimRole(SphinxRole):
-    """``{claim}`id``` -- the inline badge of one claim."""
+    """``{claim}`id``` -- the inline badge of one claim; a refuted claim's account mark."""
 
     def run(self):
-        badge = _badge(self.env, self.text.strip(), self.get_location())
+        badge = claim_badge(self.env, self.text.strip(), self.get_location())
         if badge is None:
             return [nodes.problematic(self.rawtext, self.rawtext)], []
+        if badge["claim-state"] == "refuted":
+            claim = claim_registry.load_claim(badge["trainable-claim"])
+            account = claim_account(
+                "",
+                refuri=badge["refuri"],
+                tooltip=f"A common account: {model.account_line(claim.refutes)}",
+                classes=["claim-account", model.STATE_CLASSES["refuted"]],
+                ids=badge["ids"],
+            )
+            account["trainable-claim"] = badge["trainable-claim"]
+            account["trainable-claim-kind"] = badge["trainable-claim-kind"]
+            return [drawn(account)], []
         return [badge], []
 
 
@@ -270,7 +279,7 @@ class ClaimValueRole(SphinxRole):
                 if claim_registry.state_fails_build(state):
                     warn(env, location, f"claim {claim_id} is {state}: {reason}")
         if state == "refuted":
-            tooltip += f" Account refuted: {model.account_line(claim.refutes)}"
+            tooltip += f" A common account, {ACCOUNT_WORDS}: {model.account_line(claim.refutes)}"
         elif state != "verified":
             tooltip += f" ({state}: {reason})"
         node = _claim_value_node(
@@ -282,50 +291,6 @@ class ClaimValueRole(SphinxRole):
         )
         mark_statement(node, env, claim_id, "value")
         return [node], []
-
-
-class ClaimLineDirective(SphinxDirective):
-    """The claim line: badge, seed, dtype, device, estimator and a link to the JSON record."""
-
-    required_arguments = 1
-    has_content = False
-
-    def run(self):
-        claim_id = self.arguments[0].strip()
-        location = self.get_location()
-        badge = _badge(self.env, claim_id, location, kind="line")
-        if badge is None:
-            return []
-        claim = claim_registry.load_claim(claim_id)
-        contract = claim.shown_contract
-        line = nodes.paragraph(classes=["claim-line"])
-        line += nodes.strong("", "Claim ")
-        line += badge
-        for field in ("seed", "dtype", "device", "estimator"):
-            if field not in contract:
-                continue
-            line += nodes.inline("", " · ", classes=["claim-sep"])
-            line += nodes.inline("", f"{field}: {contract[field]}", classes=[f"claim-{field}"])
-        line += nodes.inline("", " · ", classes=["claim-sep"])
-        if model.publishable_record(claim_id) is not None:
-            line += nodes.reference(
-                "",
-                "record (JSON)",
-                refuri=model.relative_uri(self.env.docname, model.record_path(claim_id)),
-                classes=["claim-record"],
-            )
-        else:
-            line += nodes.inline("", "no record", classes=["claim-record"])
-        if badge["claim-state"] == "refuted":
-            # The account the verified measurement refutes, beside it (its own line).
-            line += nodes.inline(
-                "",
-                "",
-                nodes.strong("", "Account refuted: "),
-                nodes.Text(model.account_line(claim.refutes)),
-                classes=["claim-account-refuted"],
-            )
-        return [line]
 
 
 def _known_state(role: SphinxRole, state: str, syntax: str) -> bool:
@@ -421,13 +386,14 @@ def setup(app):
     app.add_role("claim-value-sample", ClaimValueSampleRole())
     app.add_role("book-chapter", BookChapterRole())
     app.add_role("claim-state", ClaimStateRole())
-    app.add_directive("claim-line", ClaimLineDirective)
     app.add_node(claim_value, html=(visit_claim_value_html, None))
+    app.add_node(claim_account, html=(visit_account_html, None))
     app.connect("builder-inited", _reset_caches)
     setup_places(app)
     app.connect("source-read", _check_glue)
     app.connect("doctree-resolved", _plain_claim_values)
     app.connect("doctree-resolved", _add_mark_legend)
+    app.setup_extension("claimbook.extensions.claim_evidence")
     app.setup_extension("claimbook.extensions.claim_pages")
     app.setup_extension("claimbook.extensions.engine_marks")  # refuses marks drawn otherwise
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "3"}

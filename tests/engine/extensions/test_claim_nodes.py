@@ -1,9 +1,22 @@
-"""claimbook.extensions.claim_nodes: the one badge, tables, sections and place links."""
+"""claimbook.extensions.claim_nodes: the one badge, tables, sections, place links, the legend
+of a page's marks and a section's Evidence block; and what a bound number says."""
 
 import pytest
+from bs4 import BeautifulSoup
 from docutils import nodes
 
-from claimbook.extensions.claim_nodes import badge_node, place_links, section, shown, table
+from claimbook.extensions import claims as extension
+from claimbook.extensions.claim_nodes import (
+    ACCOUNT_MARK,
+    ACCOUNT_WORDS,
+    badge_node,
+    evidence_block,
+    mark_legend,
+    place_links,
+    section,
+    shown,
+    table,
+)
 from claimbook.extensions.claim_pages_model import STATES, Badge
 
 
@@ -99,3 +112,64 @@ def test_a_ledger_row_lists_the_sections_inline_separated_by_semicolons():
 
 def test_a_claim_stated_nowhere_says_so():
     assert place_links("claims/c-1", {"stated_in": []}).astext() == "not stated on any page"
+
+
+class _Writer:
+    """Just enough of Sphinx's HTML translator for a node's visitor."""
+
+    def __init__(self):
+        self.body = []
+
+    def starttag(self, node, tag, suffix, **attributes):
+        return f"<{tag}>"
+
+    def encode(self, text):
+        return text
+
+
+@pytest.mark.parametrize(
+    ("state", "heard"),
+    [
+        ("verified", False),
+        ("refuted", False),
+        ("failed", True),
+        ("stale", True),
+        ("not run", True),
+    ],
+)
+def test_a_number_says_its_state_only_when_it_is_not_checked(state, heard):
+    # The legend says once per page what the check mark means; a number in any other state
+    # says so itself, so a reader never takes a failed number for a checked one.
+    node = extension._claim_value_node("c16-x-001", state, "1.0", "a statement", refuri="x.html")
+    writer = _Writer()
+    with pytest.raises(nodes.SkipNode):
+        extension.visit_claim_value_html(writer, node)
+    html = BeautifulSoup("".join(writer.body), "html.parser")
+    assert html.select_one(".claim-mark")["aria-hidden"] == "true"
+    said = html.select_one(".claim-sr").get_text().strip()
+    assert bool(said) == heard, (state, said)
+    if heard:
+        assert state in said and "not checked" in said
+
+
+def test_the_legend_lists_each_mark_once_with_the_account_mark_when_the_page_has_one():
+    legend = mark_legend(["verified", "refuted", "verified"], True, "../checking.html#m")
+    marks = [node.astext() for node in legend.findall(nodes.inline)]
+    assert marks == ["\u2713", ACCOUNT_MARK]
+    text = legend.astext()
+    assert f"{ACCOUNT_MARK} a common account, {ACCOUNT_WORDS}" in text
+    assert next(legend.findall(nodes.reference))["refuri"] == "../checking.html#m"
+    failed = mark_legend(["failed", "verified"], False, "x.html")
+    assert [node.astext() for node in failed.findall(nodes.inline)] == ["\u2713", "\u2717"]
+    assert ACCOUNT_MARK not in failed.astext()
+
+
+def test_a_sections_evidence_is_one_collapsed_block_counting_its_claims():
+    cards = [nodes.container("", nodes.paragraph("", f"card {k}")) for k in range(2)]
+    opening, body, closing = evidence_block(cards)
+    assert opening["format"] == "html" and opening.astext().startswith(
+        '<details class="claim-evidence">'
+    )
+    assert "<summary>Evidence" in opening.astext() and "(2 claims)" in opening.astext()
+    assert list(body.children) == cards and closing.astext().strip() == "</details>"
+    assert "(1 claim)" in evidence_block(cards[:1])[0].astext()

@@ -21,6 +21,7 @@ import yaml
 from claimbook import claims
 from claimbook.claims import harness_pin
 from claimbook.extensions import claim_pages_model as model
+from claimbook.extensions.claim_nodes import ACCOUNT_MARK, ACCOUNT_WORDS
 
 # Each test builds a fixture book (kernels and Sphinx): the book tier.
 pytestmark = pytest.mark.book
@@ -245,16 +246,24 @@ def test_a_refuted_and_a_statistical_claim_render_their_kind_and_pass(kinds_book
     assert process.returncode == 0, process.log[-4000:]
     html = kinds_book.page(PAGE)
 
-    # Refuted: the badge says the account is refuted, in its own colour; the numbers that
-    # measure it are verified measurements, with the verified mark and colour.
-    assert '<a class="claim-badge claim-refuted' in html
-    assert '<span class="claim-state">account refuted</span>' in html
+    # Refuted: where the text names the account it reads "contradicted by measurement in this
+    # setting" beside the account mark; the section's Evidence block holds the claim's badge,
+    # in its own colour, and the account; the numbers that measure it are verified
+    # measurements, with the verified mark and colour, and say nothing more to a screen reader.
+    account = re.search(r'<a class="claim-account claim-refuted[^>]*>(.*?)</a>', html)
+    assert account is not None
+    assert (
+        text_of(account.group(1)).strip() == "\u21af contradicted by measurement in this setting"
+    )
+    evidence = html[html.index('<details class="claim-evidence">') :]
+    assert '<a class="claim-badge claim-refuted' in evidence
+    assert "A common account: " in text_of(evidence)
     refuted_numbers = re.findall(r'<a class="([^"]*)"[^>]*data-claim-state="refuted"', html)
     assert refuted_numbers == ["claim-value claim-verified"]
-    assert "\u2260" not in html and "(claim t01-shift-001: verified measurement, refuting" in html
-    assert "Account refuted: " in text_of(html)  # under its claim line and on hover
-    # The page explains its marks once, near the top, linking to the landing page's legend.
-    assert text_of(html).count("Marks on this page: \u2713 verified measurement.") == 1
+    assert "\u2260" not in html and '<span class="claim-sr"></span>' in html
+    # The page explains its marks once, near the top, linking to the page that explains them.
+    assert text_of(html).count("Marks on this page: \u2713 a number the book recomputes") == 1
+    assert f"{ACCOUNT_MARK} a common account, {ACCOUNT_WORDS}" in text_of(html)
     assert 'href="../intro.html#claim-marks"' in html
     refuted_page = text_of(kinds_book.page("claims/t01-shift-001.html"))
     # Its page leads with the account and who holds it, then the measurement that refutes it.

@@ -1,0 +1,130 @@
+"""A section's evidence: the cards of the claims it states, collapsed at its end.
+
+A ``claim-line`` directive puts a claim's card (badge, statement, seed, dtype, device,
+estimator, the published JSON record; a refuted claim's account) in its section. When a page
+has been read, :func:`gather_evidence` moves the cards of each section into one collapsed
+"Evidence" block at the section's end (:func:`~claimbook.extensions.claim_nodes.evidence_block`),
+and adds a card for every other claim the section binds a number to. The running text keeps
+the numbers and their marks; a reader who wants the claims behind them opens the block.
+"""
+
+from __future__ import annotations
+
+from docutils import nodes
+from sphinx.util.docutils import SphinxDirective
+
+from claimbook import claims as claim_registry
+from claimbook.extensions import claim_pages_model as model
+from claimbook.extensions.claim_nodes import ACCOUNT_WORDS, evidence_block
+from claimbook.extensions.claims import claim_badge, claim_value
+
+__all__ = ["ClaimLineDirective", "gather_evidence", "setup"]
+
+
+def _card(env, claim_id: str, location) -> nodes.container | None:
+    """A claim's card for its section's Evidence block: the badge and the statement, then
+    seed, dtype, device, estimator and the JSON record; for a refuted claim, the account."""
+    badge = claim_badge(env, claim_id, location, kind="line")
+    if badge is None:
+        return None
+    claim = claim_registry.load_claim(claim_id)
+    contract = claim.shown_contract
+    line = nodes.paragraph(classes=["claim-line"])
+    line += badge
+    line += nodes.inline("", f" {claim.statement}", classes=["claim-statement"])
+    details = nodes.paragraph(classes=["claim-contract"])
+    for field in ("seed", "dtype", "device", "estimator"):
+        if field in contract:
+            details += nodes.inline("", f"{field}: {contract[field]}", classes=[f"claim-{field}"])
+            details += nodes.inline("", " · ", classes=["claim-sep"])
+    if model.publishable_record(claim_id) is not None:
+        details += nodes.reference(
+            "",
+            "record (JSON)",
+            refuri=model.relative_uri(env.docname, model.record_path(claim_id)),
+            classes=["claim-record"],
+        )
+    else:
+        details += nodes.inline("", "no record", classes=["claim-record"])
+    card = nodes.container("", line, details, classes=["claim-card"])
+    if badge["claim-state"] == "refuted":
+        card += nodes.paragraph(
+            "",
+            "",
+            nodes.strong("", "A common account: "),
+            nodes.Text(f"{model.account_line(claim.refutes)}; {ACCOUNT_WORDS}."),
+            classes=["claim-account-refuted"],
+        )
+    return card
+
+
+class ClaimLineDirective(SphinxDirective):
+    """``claim-line`` -- a claim's card, shown in its section's Evidence block."""
+
+    required_arguments = 1
+    has_content = False
+
+    def run(self):
+        card = _card(self.env, self.arguments[0].strip(), self.get_location())
+        return [] if card is None else [card]
+
+
+def _evidence_place(node) -> tuple[nodes.section | None, bool]:
+    """The section whose Evidence block lists ``node``'s claim: the page's section it sits
+    in (a section of the page's top level, or one level down where the page is one section),
+    and whether the block goes before that section's first subsection (a page's opening)."""
+    sections = []
+    parent = node.parent
+    while parent is not None:
+        if isinstance(parent, nodes.section):
+            sections.append(parent)
+        parent = parent.parent
+    if not sections:
+        return None, False
+    if len(sections) >= 2:
+        return sections[-2], False
+    return sections[0], any(isinstance(child, nodes.section) for child in sections[0])
+
+
+def gather_evidence(app, doctree) -> None:
+    """Move each section's claim cards, with a card for every other claim it binds a number
+    to, into one collapsed Evidence block at the section's end."""
+    env = app.env
+    places: dict[int, tuple] = {}  # id(section) -> (section, before_subsections, cards, ids)
+    for node in list(doctree.findall(lambda n: isinstance(n, (claim_value, nodes.container)))):
+        is_card = isinstance(node, nodes.container) and "claim-card" in node["classes"]
+        if not is_card and not (isinstance(node, claim_value) and node["claim"] != "sample"):
+            continue
+        section, before = _evidence_place(node)
+        if section is None:
+            continue
+        _, _, cards, seen = places.setdefault(id(section), (section, before, [], set()))
+        claim_id = node["claim"] if isinstance(node, claim_value) else _card_claim(node)
+        if is_card:
+            node.parent.remove(node)
+        elif claim_id in seen:
+            continue
+        else:
+            node = _card(env, claim_id, (env.docname, node.line))
+            if node is None:
+                continue
+        if claim_id not in seen:
+            seen.add(claim_id)
+            cards.append(node)
+    for section, before, cards, _ in places.values():
+        block = evidence_block(cards)
+        if before:
+            first = next(i for i, child in enumerate(section) if isinstance(child, nodes.section))
+            section[first:first] = block
+        else:
+            section.extend(block)
+
+
+def _card_claim(card: nodes.container) -> str:
+    return next(card.findall(nodes.reference))["trainable-claim"]
+
+
+def setup(app):
+    app.add_directive("claim-line", ClaimLineDirective)
+    app.connect("doctree-read", gather_evidence, priority=400)  # before places are noted
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}
