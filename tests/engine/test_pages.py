@@ -119,6 +119,7 @@ def test_no_start_is_one_page():
 
 def test_the_book_chapters_declare_their_pages():
     assert chapter_pages(paths.CHAPTERS_DIR / "batch-normalization.md") == [
+        Page("batch-normalization-folding", "sec-bn-folding"),
         Page("batch-normalization-training", "sec-bn-residual"),
         Page("batch-normalization-batches", "sec-bn-learning-rates"),
         Page("batch-normalization-exercises", "sec-bn-exercises"),
