@@ -18,7 +18,7 @@ MyST syntax this extension adds:
 - a ``claim-line`` directive -- the claim's card (badge, statement, seed, dtype, device,
   estimator, a link to the published JSON record; a refuted claim's account) in its
   section's collapsed "Evidence" block, which also holds a card for every other claim the
-  section binds a number to (:func:`_gather_evidence`);
+  section binds a number to (:mod:`~claimbook.extensions.claim_evidence`);
 - ``{claim-state}`stale``` and ``{claim-value-sample}`stale 2.1``` -- a sample badge and
   number of one state, for the page that explains the marks;
 - ``{book-chapter}`2``` -- a reference to a chapter of the full book that this edition does
