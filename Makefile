@@ -7,7 +7,7 @@
 #   make rebuild   the full re-execution from clean that CI runs
 #   make verify    recompute every claim without running notebooks
 #   make repin     re-pin every chapter to the current harness and report changed claims
-#   make mutate    each claim under the mistakes it names; records what each catches
+#   make mutate    each claim under the mistakes it names; writes claims/mistakes/record.json
 #   make bench     time a cold build against Jupyter Book's own execution (_build/bench.json)
 #   make bench-growth  the same on generated books of 20, 50 and 100 chapters (_build/bench.svg)
 #   make uptodate  exit 0 only if `make` would do nothing and the last build was clean
@@ -178,18 +178,20 @@ claims-check: | $(STAMP)
 
 # Every claim under each mistake it names (its registry's catches), each perturbation of the
 # harness alone in a process of its own (forked from a server that imported the harness), one
-# per core; records _build/mutations.json, which the claim pages show. Exits 1 naming a claim
-# that catches none of its perturbations. Its CPU time leaves out those processes (the
-# server's children, which the shell does not wait for).
+# per core; writes the committed record claims/mistakes/record.json (keyed on the claims' and
+# the mistakes' code), which `make` reuses and the claim pages show. Exits 1 naming a claim
+# that catches none of its perturbations, or a mistake caught by fewer than two fields that
+# measure the claim's subject. Its CPU time leaves out those processes (the server's
+# children, which the shell does not wait for).
 mutate: | $(STAMP)
 	@TIMEFORMAT="make: mutate took %1R s (CPU %1U s user, %1S s system)"; time $(BIN)/python -m claimbook mutate
 
-# The same run as a check, beside the rebuild from clean (which removes _build/): its record
-# goes to a temporary folder, so the pages of that build say "not yet run".
+# The same run as a check, beside the rebuild from clean: it writes nothing and fails when
+# the committed record (claims/mistakes/record.json) disagrees with what it computed, or a
+# mistake is caught by fewer than two fields that measure the claim's subject.
 mutate-check: | $(STAMP)
-	@record="$$(mktemp -d)"; trap 'rm -rf "$$record"' EXIT; \
-	    TIMEFORMAT="make: mutate-check took %1R s (CPU %1U s user, %1S s system)"; \
-	    time $(BIN)/python -m claimbook mutate --record "$$record/mutations.json"
+	@TIMEFORMAT="make: mutate-check took %1R s (CPU %1U s user, %1S s system)"; \
+	    time $(BIN)/python -m claimbook mutate --check
 
 # The built-site checks, including a real browser: Debian's chromium, installed here if absent.
 browser:

@@ -10,7 +10,7 @@
     matrix-check [--root DIR]       the CI workflow's jobs, locally, against one build
     claims list|verify|show         the claims (see :mod:`claimbook.claims.cli`)
     repin                           re-verify every claim, then re-pin every chapter
-    mutate [ID ...]                 each claim under the mistakes it names (perturbations)
+    mutate [--check|--stale] [ID ...]  each claim under the mistakes it names (perturbations)
     clean                           remove the build products, under the build lock
     pdf [SITE [OUTPUT]]             print the built site to one PDF
     binder-check [--pip] [--against DIR]

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from claimbook.claims.compare import shown_expectation
 from claimbook.claims.judgement import STATES, Judgement
-from claimbook.claims.mutate import mutation_states
+from claimbook.claims.mutation_record import mutation_states
 from claimbook.claims.ratios import field_ratios
 from claimbook.claims.registry import Claim
 from claimbook.claims.summary import badge_summary

@@ -50,6 +50,8 @@ from pathlib import Path
 from claimbook import cache, dependencies, paths
 from claimbook.atomic import write_text_atomically
 from claimbook.claims.keys import environment_digest
+from claimbook.claims.mistakes import mistakes_digest
+from claimbook.claims.mutation_record import BUILD_RECORD, committed_record_path
 from claimbook.errors import BuildError
 from claimbook.pipeline import site_record
 from claimbook.pipeline.keys import file_digest
@@ -119,11 +121,9 @@ def _claim_module_digests() -> dict:
 
 
 def mutation_record_digest() -> str:
-    """The last mutate run's record and the harness it is judged current against, or ""."""
-    from claimbook.claims.mutate import harness_digest, record_path
-
-    record = record_path()
-    return f"{file_digest(record)}:{harness_digest()}" if record.is_file() else ""
+    """The mutation records the claim pages read, and the mistakes they are keyed on."""
+    found = [path for path in (committed_record_path(), BUILD_RECORD) if path.is_file()]
+    return ":".join([*(file_digest(path) for path in found), mistakes_digest()])
 
 
 def site_key() -> str:

@@ -12,11 +12,13 @@ import pytest
 
 from claimbook import paths
 from claimbook.__main__ import main as claimbook_main
-from claimbook.claims.mutate import (
-    load_mistakes,
+from claimbook.claims.mistakes import load_mistakes, resolve_perturbation
+from claimbook.claims.mutate import run_mutations
+from claimbook.claims.mutation_record import (
+    committed_record_path,
+    field_role,
+    mutation_key,
     mutation_states,
-    resolve_perturbation,
-    run_mutations,
 )
 from claimbook.claims.registry import list_claims, load_claim
 from claimbook.errors import RegistryError
@@ -66,7 +68,14 @@ def test_a_claim_that_catches_none_of_its_perturbations_fails_the_run_by_name(
     claims = json.loads(record.read_text())["claims"]
     caught = claims[CATCHES]["catches"][0]
     assert caught["caught"] and caught["status"] == "failed"
-    assert caught["failed_fields"] == ["mean"]
+    # Which fields went red, why, and whether each measures the claim's subject.
+    assert [(r["field"], r["role"]) for r in caught["red"]] == [
+        ("mean", "subject"),
+        ("median", "subject"),
+    ]
+    assert caught["red"][0]["expected"] == 0.0
+    assert caught["red"][0]["tolerance"] == "abs_tol 1e-12"
+    assert caught["red"][0]["got"] > 0.9  # mean(x / rms(x)) of the shifted vector
     missed = claims[BLIND]["catches"][0]
     assert not missed["caught"] and missed["status"] == "verified"
     # Nothing written into artifacts/, and the harness in this process is untouched.
@@ -84,7 +93,9 @@ def test_a_run_of_the_claim_that_catches_its_perturbation_passes(fixture_registr
     )
     assert status == 0
     claim = load_claim(CATCHES, registry_dir=fixture_registry)
-    assert [s["state"] for s in mutation_states(claim, record)] == ["caught"]
+    [state] = mutation_states(claim, [record])
+    assert state["state"] == "caught" and state["enough"] and state["subject_red"] == 2
+    assert state["key"] == mutation_key(claim) and state["when"].endswith("Z")
 
 
 def test_pages_say_not_yet_run_without_a_record_or_after_the_claim_changed(
@@ -92,7 +103,7 @@ def test_pages_say_not_yet_run_without_a_record_or_after_the_claim_changed(
 ):
     record = tmp_path / "mutations.json"
     claim = load_claim(CATCHES, registry_dir=fixture_registry)
-    assert [s["state"] for s in mutation_states(claim, record)] == ["not yet run"]
+    assert [s["state"] for s in mutation_states(claim, [record])] == ["not yet run"]
     assert (
         run_mutations(
             [CATCHES], registry_dir=fixture_registry, record=record, imports=["mutation_fixtures"]
@@ -102,7 +113,7 @@ def test_pages_say_not_yet_run_without_a_record_or_after_the_claim_changed(
     path = fixture_registry / f"{CATCHES}.yaml"
     path.write_text(path.read_text().replace("abs_tol: 1.0e-12", "abs_tol: 2.0e-12", 1))
     changed = load_claim(CATCHES, registry_dir=fixture_registry)
-    assert [s["state"] for s in mutation_states(changed, record)] == ["not yet run"]
+    assert [s["state"] for s in mutation_states(changed, [record])] == ["not yet run"]
 
 
 def test_a_perturbation_that_ends_its_process_is_an_error_and_the_others_are_judged(
@@ -197,15 +208,10 @@ def test_every_registered_claim_names_a_mistake_it_exists_to_catch():
     assert [c for c in list_claims() if not load_claim(c).catches] == []
 
 
-def test_the_claim_page_lists_what_the_claim_catches_with_the_last_run(
-    fixture_registry, tmp_path, monkeypatch
-):
-    from claimbook.claims import judge, mutate
+def test_the_claim_page_lists_what_the_claim_catches_with_the_last_run(fixture_registry, tmp_path):
+    from claimbook.claims import judge
     from claimbook.extensions import claim_pages
     from claimbook.extensions import claim_pages_model as model
-
-    record = tmp_path / "mutations.json"
-    monkeypatch.setattr(mutate, "record_path", lambda: record)
 
     def page_text(claim_id):
         claim = load_claim(claim_id, registry_dir=fixture_registry)
@@ -218,5 +224,86 @@ def test_the_claim_page_lists_what_the_claim_catches_with_the_last_run(
     assert [c["state"] for c in catches] == ["not yet run"]
     assert f"{says}: not yet run." in text
     run_mutations(registry_dir=fixture_registry, imports=["mutation_fixtures"])
-    assert f"{says}: the last mutate run turned it red." in page_text(CATCHES)[1]
+    assert committed_record_path(fixture_registry).is_file()  # the committed record's place
+    catches, text = page_text(CATCHES)
+    assert f"{says}: the last mutate run turned it red." in text
+    assert [r["field"] for r in catches[0]["red"]] == ["mean", "median"]
     assert f"{says}: the last mutate run left it green." in page_text(BLIND)[1]
+
+
+def test_a_pinned_value_is_not_a_field_that_measures_the_subject():
+    assert field_role({"value": 0.19615667770528047, "abs_tol": 1e-12}) == "pinned"
+    assert field_role({"mean": {"value": 1.2, "rel_tol": 0.1}}) == "pinned"
+    assert field_role({"value": 0.0, "abs_tol": 1e-12}) == "subject"  # an identity
+    assert field_role({"interval": [0.0, 1e-13]}) == "subject"
+    assert field_role({"ci_within": [1.0, 1.2]}) == "subject"
+    assert field_role({"equals": True}) == "subject"
+    assert field_role({"fraction": {"below": 1e-14, "at_least": 1.0}}) == "subject"
+
+
+def test_a_mistake_caught_by_one_subject_field_fails_the_run_by_name(
+    fixture_registry, tmp_path, capsys
+):
+    path = fixture_registry / f"{CATCHES}.yaml"
+    text = path.read_text()
+    start = text.index("  median:")
+    loose = "  median:\n    interval: [0.0, 2.0]\n    reason: a bound the mistake's 0.98 meets\n"
+    path.write_text(text[:start] + loose + text[text.index("  rms:") :])
+    status = run_mutations(
+        [CATCHES],
+        registry_dir=fixture_registry,
+        record=tmp_path / "r.json",
+        imports=["mutation_fixtures"],
+    )
+    out = capsys.readouterr().out
+    assert status == 1
+    assert (
+        "caught by fewer than 2 fields that measure the claim's subject: "
+        f"{CATCHES}: mutation_fixtures.mean_not_subtracted (1)" in out
+    )
+    claim = load_claim(CATCHES, registry_dir=fixture_registry)
+    [state] = mutation_states(claim, [tmp_path / "r.json"])
+    assert state["state"] == "caught" and not state["enough"]
+
+
+def test_check_fails_when_the_committed_record_disagrees(fixture_registry, capsys):
+    run = {"registry_dir": fixture_registry, "imports": ["mutation_fixtures"]}
+    assert run_mutations([CATCHES], **run) == 0  # writes the committed record
+    committed = committed_record_path(fixture_registry)
+    written = committed.read_bytes()
+    assert run_mutations([CATCHES], mode="check", **run) == 0
+    assert committed.read_bytes() == written  # a check writes nothing
+    document = json.loads(written)
+    document["claims"][CATCHES]["catches"][0]["red"] = []
+    committed.write_text(json.dumps(document))
+    assert run_mutations([CATCHES], mode="check", **run) == 1
+    assert f"{CATCHES} (recorded outcome differs" in capsys.readouterr().out
+    committed.write_bytes(written)
+    path = fixture_registry / f"{CATCHES}.yaml"
+    path.write_text(path.read_text().replace("abs_tol: 1.0e-12", "abs_tol: 2.0e-12", 1))
+    assert run_mutations([CATCHES], mode="check", **run) == 1
+    assert f"{CATCHES} (recorded for other code" in capsys.readouterr().out
+
+
+def test_stale_runs_only_the_claims_without_a_current_result(fixture_registry, tmp_path):
+    run = {"registry_dir": fixture_registry, "imports": ["mutation_fixtures"]}
+    assert run_mutations([CATCHES], **run) == 0  # committed: CATCHES only
+    build = tmp_path / "mutations.json"
+    # BLIND catches nothing, yet a build's stale run does not fail (the pages show it).
+    assert run_mutations(mode="stale", record=build, **run) == 0
+    assert sorted(json.loads(build.read_text())["claims"]) == [BLIND]
+    before = build.read_bytes()
+    assert run_mutations(mode="stale", record=build, **run) == 0  # nothing left to run
+    assert build.read_bytes() == before
+    blind = load_claim(BLIND, registry_dir=fixture_registry)
+    records = [committed_record_path(fixture_registry), build]
+    assert [s["state"] for s in mutation_states(blind, records)] == ["not caught"]
+
+
+def test_the_key_follows_the_mistake_files(fixture_registry):
+    claim = load_claim(CATCHES, registry_dir=fixture_registry)
+    key = mutation_key(claim)
+    assert mutation_key(claim) == key
+    mistakes = fixture_registry / "mistakes" / "mutation_fixtures.py"
+    mistakes.write_text(mistakes.read_text() + "\n# an edit\n")
+    assert mutation_key(claim) != key

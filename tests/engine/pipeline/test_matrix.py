@@ -52,24 +52,17 @@ def test_the_render_job_takes_the_claim_artifacts_from_the_claims_job_alone():
     assert render[checked]["env"]["EXPECTED"] == "${{ needs.claims.outputs.digest }}"
 
 
-def test_the_render_job_renders_the_claim_pages_with_the_mutate_record():
-    """The published claim pages say what each claim catches: the mutate job's record
-    reaches the render job's _build/ before it renders."""
+def test_the_mutate_job_checks_the_committed_record_the_render_reads():
+    """The published claim pages say what each claim catches from the committed record
+    (claims/mistakes/record.json); the mutate job recomputes it and fails when it
+    disagrees, and the render waits for that job."""
     jobs = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))["jobs"]
     mutate = jobs["mutate"]["steps"]
-    assert [s["run"] for s in mutate if "run" in s][-1] == ".venv/bin/python -m claimbook mutate"
-    upload = next(s for s in mutate if "upload-artifact" in s.get("uses", ""))
-    assert upload["with"]["path"] == "_build/mutations.json"
-    render = jobs["render"]["steps"]
-    download = next(
-        i
-        for i, s in enumerate(render)
-        if "download-artifact" in s.get("uses", "")
-        and s["with"].get("name") == upload["with"]["name"]
+    assert [s["run"] for s in mutate if "run" in s][-1] == (
+        ".venv/bin/python -m claimbook mutate --check"
     )
-    assert render[download]["with"]["path"] == "_build"
-    rendering = next(i for i, s in enumerate(render) if "claimbook render" in s.get("run", ""))
-    assert download < rendering
+    assert "mutate" in jobs["render"]["needs"]
+    assert not any("mutations" in str(s.get("with", {})) for s in jobs["render"]["steps"])
 
 
 def test_compare_sites_lists_every_difference(tmp_path):

@@ -16,7 +16,7 @@ from witness_checks import (
     seed_of,
 )
 
-from claimbook.claims.mutate import load_mistakes
+from claimbook.claims.mistakes import load_mistakes
 from trainable_harness.witnesses.chapter16 import single_value
 from trainable_harness.witnesses.chapter16.single_value import (
     fused_kernel_batch_norm,

@@ -1,0 +1,189 @@
+"""What each claim's mistakes did, keyed on the code they ran, and read back for the pages.
+
+**The key.** A mutation result of a claim depends on the claim's own key (its registry
+entry, the modules its computation reaches, the environment:
+:func:`claimbook.claims.keys.claim_key`) and on the mistakes
+(:func:`claimbook.claims.mistakes.mistakes_digest`: the mistake files and the modules
+their code reaches). :func:`mutation_key` is the SHA-256 of both; a result whose key
+differs from today's is not shown as current.
+
+**The records.** ``claims/mistakes/record.json`` is committed: ``make mutate`` writes it
+(atomically, all claims), and CI's ``make mutate-check`` recomputes every claim's mistakes
+and fails when the committed record disagrees. ``make`` reuses a committed result whose key
+matches; for a claim whose key matches neither record, the build runs just its mistakes and
+writes the result to ``artifacts/mutations.json`` (:data:`BUILD_RECORD`). Each holds
+``{"version": 2, "claims": {id: entry}}`` with an entry of :func:`claim_entry`.
+
+**Subject and pinned fields.** A mistake counts as caught by the claim's criteria only when
+at least :data:`SUBJECT_FIELDS_NEEDED` fields that measure the claim's subject turn red. A
+field is *pinned* when its expectation is a ``value`` (or a ``mean: {value}``) other than 0:
+a number copied into the registry from a run or a formula, which any change of the result
+moves, so its turning red says the number changed, not that the claim's criterion saw the
+mistake. Every other expectation (an interval, a statistical bound, a fraction over seeds,
+``equals``, an identity ``value: 0``) is a *subject* field (:func:`field_role`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from claimbook import paths
+from claimbook.atomic import write_text_atomically
+from claimbook.claims.keys import claim_key
+from claimbook.claims.mistakes import mistakes_digest, mistakes_dir
+
+__all__ = [
+    "BUILD_RECORD",
+    "COMMITTED_RECORD",
+    "SUBJECT_FIELDS_NEEDED",
+    "VERSION",
+    "claim_entry",
+    "committed_record_path",
+    "current_entry",
+    "field_role",
+    "mutation_key",
+    "mutation_states",
+    "read_record",
+    "red_field",
+    "write_record",
+]
+
+VERSION = 2
+COMMITTED_RECORD = "record.json"  # in claims/mistakes/, beside the mistake files
+BUILD_RECORD = paths.ARTIFACTS_DIR / "mutations.json"
+SUBJECT_FIELDS_NEEDED = 2
+
+
+def committed_record_path(registry_dir: str | Path | None = None) -> Path:
+    """``<registry_dir>/mistakes/record.json`` (default ``claims/mistakes/record.json``)."""
+    return mistakes_dir(registry_dir) / COMMITTED_RECORD
+
+
+def field_role(expectation: Mapping) -> str:
+    """``"pinned"`` or ``"subject"`` for one field's expectation (see the module doc)."""
+    bound = expectation.get("mean") if isinstance(expectation.get("mean"), Mapping) else None
+    value = (bound or expectation).get("value")
+    if isinstance(value, int | float) and not isinstance(value, bool) and value != 0:
+        return "pinned"
+    return "subject"
+
+
+def _shown(got):
+    """A red field's result as the record keeps it: a number, or a summary's mean and CI."""
+    if isinstance(got, Mapping):
+        return {k: got[k] for k in ("mean", "ci") if k in got} or None
+    if isinstance(got, float) and not math.isfinite(got):
+        return repr(got)
+    if isinstance(got, list):
+        return None  # per-seed values of a field the registry lacks
+    return got
+
+
+def red_field(field: str, comparison: Mapping, expectation: Mapping | None) -> dict:
+    """One field a mistake turned red: its name, role (``"unregistered"`` for a result
+    field the registry lacks, which counts for nothing), what was expected (with the
+    tolerance) and what came (a statistical field's mean and interval)."""
+    return {
+        "field": field,
+        "role": field_role(expectation) if expectation is not None else "unregistered",
+        "expected": comparison.get("expected"),
+        "tolerance": comparison.get("tolerance"),
+        "got": _shown(comparison.get("got")),
+    }
+
+
+def mutation_key(claim, digests: dict | None = None) -> str:
+    """SHA-256 of the claim's key and the mistakes' digest (``digests``: a per-folder cache)."""
+    folder = Path(claim.path).parent
+    if digests is None:
+        digests = {}
+    if folder not in digests:
+        digests[folder] = mistakes_digest(folder)
+    text = f"{claim_key(claim)['digest']}\0{digests[folder]}"
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def claim_entry(claim, key: str, when: str, catches: Sequence[Mapping]) -> dict:
+    """A claim's record entry: its key, when it was run, and per mistake what it did."""
+    return {"key": key, "when": when, "catches": [dict(c) for c in catches]}
+
+
+def read_record(path: str | Path) -> dict:
+    """The claims of the record at ``path``, or {} (absent, unreadable, another version)."""
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(document, dict) or document.get("version") != VERSION:
+        return {}
+    claims = document.get("claims")
+    return claims if isinstance(claims, dict) else {}
+
+
+def write_record(path: str | Path, entries: Mapping[str, Mapping], *, keep: bool = True) -> None:
+    """Write ``entries`` to the record at ``path`` atomically; ``keep``: keep its others."""
+    merged = read_record(path) if keep else {}
+    merged.update(entries)
+    document = {"version": VERSION, "claims": dict(sorted(merged.items()))}
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomically(Path(path), json.dumps(document, indent=2, sort_keys=True) + "\n")
+
+
+def current_entry(claim, key: str | None = None, records: Sequence | None = None):
+    """``(entry, source)`` of the first record whose entry for ``claim`` has today's key.
+
+    ``records`` defaults to the committed record, then the build's; ``(None, None)`` when
+    neither is current.
+    """
+    key = key if key is not None else mutation_key(claim)
+    if records is None:
+        records = (committed_record_path(Path(claim.path).parent), BUILD_RECORD)
+    for path in records:
+        entry = read_record(path).get(claim.id)
+        if isinstance(entry, dict) and entry.get("key") == key:
+            return entry, Path(path)
+    return None, None
+
+
+def mutation_states(claim, records: Sequence | None = None) -> list[dict]:
+    """Each named mistake of ``claim`` with what its current result says (the pages' data).
+
+    Each item is the registry's ``{perturbation, says}`` and ``state`` (``"caught"``,
+    ``"not caught"`` or ``"not yet run"``: no result with today's key); with a result also
+    ``red`` (the red fields, each ``{field, role, expected, tolerance, got}``),
+    ``subject_red`` (how many of them measure the subject), ``enough`` (at least
+    :data:`SUBJECT_FIELDS_NEEDED`), ``error``, ``key``, ``when`` and ``record`` (the
+    record's path, repository-relative).
+    """
+    entry, source = (None, None) if not claim.catches else current_entry(claim, None, records)
+    recorded = {}
+    if entry is not None:
+        recorded = {
+            c.get("perturbation"): c for c in entry.get("catches", []) if isinstance(c, dict)
+        }
+    states = []
+    for catch in claim.catches or []:
+        seen = recorded.get(catch["perturbation"])
+        if seen is None:
+            states.append({**catch, "state": "not yet run"})
+            continue
+        red = [r for r in seen.get("red", []) if isinstance(r, dict)]
+        subject = sum(1 for r in red if r.get("role") == "subject")
+        states.append(
+            {
+                **catch,
+                "state": "caught" if seen.get("caught") else "not caught",
+                "red": red,
+                "subject_red": subject,
+                "enough": bool(seen.get("caught")) and subject >= SUBJECT_FIELDS_NEEDED,
+                "error": seen.get("error"),
+                "key": entry.get("key"),
+                "when": entry.get("when"),
+                "record": paths.shown(source),
+            }
+        )
+    return states
