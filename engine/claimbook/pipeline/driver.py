@@ -69,6 +69,7 @@ from claimbook.pipeline.limits import (
     stops,
 )
 from claimbook.pipeline.lock import build_lock
+from claimbook.pipeline.mutation_runs import StaleMutations, stale_claims
 from claimbook.pipeline.noop import forget_clean_build, hash_tree, record_clean_build
 from claimbook.pipeline.render import (
     SiteRender,
@@ -224,6 +225,9 @@ def _build(started, jobs, question, out, only, render_site, kernels, foreign_env
         due = due_claims(claim_ids, read_claim_record().artifacts)
         for claim_id, reason in due.items():
             out(f"claim {claim_id}: would be computed ({reason})")
+        stale = stale_claims(claim_ids) if not only else []
+        for claim_id in stale:
+            out(f"claim {claim_id}: its mistakes would run (no current result)")
         plans = [plan_chapter(source) for source in selected]
         outcome = read_outcome(note=out)
         changed = [plan for plan in plans if plan.action != "none"]
@@ -232,7 +236,7 @@ def _build(started, jobs, question, out, only, render_site, kernels, foreign_env
         unregistered = _unregistered_claims(plans)
         for line in unregistered:
             out(line)
-        if changed or due or unregistered:
+        if changed or due or unregistered or stale:
             return 1
         if only:
             return 0
@@ -253,23 +257,30 @@ def _build(started, jobs, question, out, only, render_site, kernels, foreign_env
     whole = not only and render_site
     if whole:  # only a whole build that ends clean leaves the record (claimbook.pipeline.noop)
         forget_clean_build()
-    computation = None
+    computation = mutations = None
     try:
         plans = [plan_chapter(source) for source in selected]
-        # The claims due compute in processes of their own from here on, beside the chapters.
+        # The claims due compute in processes of their own from here on, beside the chapters,
+        # and so do the mistakes of a whole build's claims that have no current result.
         computation = ClaimComputation(claim_ids, jobs=jobs, report=out) if kernels else None
-        status = _build_with(computation, plans, jobs, out, render_site, kernels, started)
+        mutations = StaleMutations(claim_ids, out) if kernels and whole else None
+        status = _build_with(
+            (computation, mutations), plans, jobs, out, render_site, kernels, started
+        )
     finally:
         if computation is not None:
             computation.stop()
+        if mutations is not None:
+            mutations.stop()
     if whole:  # a record a chapter's cell may have written meanwhile is never kept
         clean = status == 0 and not foreign_environment
         record_clean_build() if clean else forget_clean_build()
     return status
 
 
-def _build_with(computation, plans, jobs, out, render_site, kernels, started) -> int:
-    """The part of :func:`build` after the claims due started computing."""
+def _build_with(running, plans, jobs, out, render_site, kernels, started) -> int:
+    """The part of :func:`build` after the claims due (and the stale mistakes) started."""
+    computation, mutations = running
     plans = [_with_due_claims(plan, computation) for plan in plans]
     unregistered = _unregistered_claims(plans)
     if unregistered:  # checked on every build: a cell that caught the error changes nothing
@@ -306,6 +317,8 @@ def _build_with(computation, plans, jobs, out, render_site, kernels, started) ->
     def prepare(running: list) -> None:
         if computation is not None:  # pages judge claims: only once they are computed
             computation.finish()
+        if mutations is not None:  # and show what their mistakes did
+            mutations.finish()
         site = SiteRender(fresh, reuse_pages=same_pages, published=outcome)
         prepared.append(site)
         for source in _selected_sources(None):
@@ -336,6 +349,8 @@ def _build_with(computation, plans, jobs, out, render_site, kernels, started) ->
         )
         if computation is not None:
             computation.finish()
+        if mutations is not None:
+            mutations.finish()
         if pending:
             out(
                 f"claims: their artifacts checked after each chapter in "

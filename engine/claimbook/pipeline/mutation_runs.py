@@ -1,0 +1,94 @@
+"""A build runs the mistakes of each claim that has no current mutation result.
+
+``make`` shows on each claim page what its named mistakes did
+(:mod:`claimbook.claims.mutation_record`). A result committed in
+``claims/mistakes/record.json`` is reused while its key (the claim's code and registry
+entry, the mistakes' code) matches; for each claim whose key matches neither that record
+nor the build's own (``artifacts/mutations.json``), the build starts one process,
+``python -m claimbook mutate --stale ID ...``, beside the chapters and the claims, and
+waits for it before the site is rendered. Its report goes to ``_build/mutate.log``; its
+outcome never fails the build (``make mutate-check`` enforces it), and the pages say what
+it found.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+from claimbook import paths
+from claimbook.claims.mutation_record import current_entry, mutation_key
+from claimbook.claims.registry import load_claim
+from claimbook.errors import ClaimError
+from claimbook.pipeline.claim_runs import (
+    _claim_environment,
+    _kill_group,
+    _started,
+    isolated_command,
+)
+from claimbook.pipeline.execute import die_with_parent
+
+__all__ = ["LOG", "StaleMutations", "stale_claims"]
+
+LOG = paths.BUILD_DIR / "mutate.log"
+
+
+def stale_claims(claim_ids: list[str]) -> list[str]:
+    """The claims among ``claim_ids`` that name mistakes and have no current result.
+
+    A claim whose registry entry cannot be read is left out (the render reports it).
+    """
+    stale, digests = [], {}
+    for claim_id in claim_ids:
+        try:
+            claim = load_claim(claim_id)
+        except ClaimError:
+            continue
+        if claim.catches and current_entry(claim, mutation_key(claim, digests))[0] is None:
+            stale.append(claim_id)
+    return stale
+
+
+class StaleMutations:
+    """The mistakes of the stale claims among ``claim_ids``, running from construction on."""
+
+    def __init__(self, claim_ids: list[str], report) -> None:
+        self.report = report
+        self.due = stale_claims(claim_ids)
+        self.process: subprocess.Popen | None = None
+        self.started = time.perf_counter()
+        if not self.due:
+            return
+        report(f"mistakes: running those of {len(self.due)} claim(s) with no current result")
+        LOG.parent.mkdir(parents=True, exist_ok=True)
+        parent = os.getpid()
+        with LOG.open("w", encoding="utf-8") as log:
+            self.process = _started(
+                isolated_command("mutate", "--stale", *self.due),
+                cwd=paths.REPO_ROOT,
+                env=_claim_environment(None),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # killed with its children when the build stops
+                preexec_fn=lambda: die_with_parent(parent),
+            )
+
+    def finish(self) -> None:
+        """Wait for the run (once); say how long it took and where its report is."""
+        if self.process is None:
+            return
+        status = self.process.wait()
+        seconds = time.perf_counter() - self.started
+        self.process = None
+        said = "ran" if status == 0 else f"ended with status {status}"
+        self.report(
+            f"mistakes: {said} for {len(self.due)} claim(s) in {seconds:.1f} s "
+            f"(report: {paths.shown(LOG)})"
+        )
+
+    def stop(self) -> None:
+        """End the run and its processes if it is still going (the build stops)."""
+        if self.process is not None:
+            _kill_group(self.process)
+            self.process = None
