@@ -10,23 +10,32 @@ turned red; no file is ever edited.
 
 Each takes ``patch``, the setter it uses (``setattr`` by default); a test passes
 ``monkeypatch.setattr`` so the harness is restored after it (``tests/claims_mistakes/``).
+
+A mistake in a computation the harness writes once (the root of eq. 15.1, a normalization,
+the running update) is planted where it is written, and :func:`everywhere` replaces every
+binding of it in the loaded harness, so it reaches every claim that uses it, as an edit of
+that one function would.
 """
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
-from trainable_harness import precision
+from trainable_harness import normalization, precision
 from trainable_harness.moments import MomentState
 
 __all__ = [
     "bf16_not_rounded",
     "eps_outside_the_root",
+    "everywhere",
     "matrix_work_in_multiply_adds",
     "mean_not_subtracted",
     "merge_without_the_between_batch_term",
     "pre_norm_residual_from_the_normalized_input",
     "rms_by_the_standard_deviation",
+    "rms_norm_subtracting_the_mean",
     "statistics_held_constant_in_the_backward_pass",
     "training_state_from_the_last_batch",
     "weight_decay_not_scaled_by_the_learning_rate",
@@ -42,17 +51,38 @@ def bf16_not_rounded(patch=setattr) -> None:
     patch(precision, "round_to_bfloat16", _float32_kept)
 
 
-def _eps_outside_the_root(x, eps: float = 0.0) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float64)
-    return x / (np.sqrt(np.mean(x * x, axis=-1, keepdims=True)) + eps)
+def everywhere(patch, module, name: str, replacement) -> None:
+    """Replace ``module.<name>`` and every binding of the same object in the loaded
+    ``trainable_harness`` modules (``from ... import`` copies it) by ``replacement``; a
+    module imported afterwards imports the replacement."""
+    original = getattr(module, name)
+    patch(module, name, replacement)
+    for loaded in list(sys.modules.values()):
+        if not getattr(loaded, "__name__", "").startswith("trainable_harness"):
+            continue
+        for attribute, value in list(vars(loaded).items()):
+            if value is original:
+                patch(loaded, attribute, replacement)
+
+
+def _root_plus_eps(variance, eps) -> np.ndarray:
+    return np.sqrt(np.asarray(variance)) + eps
 
 
 def eps_outside_the_root(patch=setattr) -> None:
-    """RMS normalization that adds eps to the root instead of under it
-    (``normalization.rms_normalize``, where the epsilon witness binds it)."""
-    from trainable_harness.witnesses.chapter15 import epsilon
+    """Every normalization dividing by ``sqrt(variance) + eps`` instead of
+    ``sqrt(variance + eps)``: planted in ``normalization.root_of_sum``, the one place eps
+    enters the root (the scaled kernel calls it in units of ``4**E``, so the mistaken eps
+    is ``eps * 4**-E`` beside a root in units of ``2**E``; placement, not size, is the
+    mistake)."""
+    everywhere(patch, normalization, "root_of_sum", _root_plus_eps)
 
-    patch(epsilon, "rms_normalize", _eps_outside_the_root)
+
+def rms_norm_subtracting_the_mean(patch=setattr) -> None:
+    """RMSNorm that subtracts the mean first, i.e. LayerNorm without its affine map
+    (``normalization.rms_normalize``, planted where it is written)."""
+    centered = normalization.centered_normalize
+    everywhere(patch, normalization, "rms_normalize", lambda x, eps=0.0: centered(x, eps))
 
 
 def _scaled_only(x, eps: float = 0.0) -> np.ndarray:
@@ -76,10 +106,10 @@ def _merge_without_between_term(a, b):
 
 def merge_without_the_between_batch_term(patch=setattr) -> None:
     """Batch moment states merged without the spread of their means
-    (``moments.merge_moments``, where the running-state witness binds it)."""
-    from trainable_harness.witnesses.chapter15 import running_state
+    (``moments.merge_moments``, the one merge of the harness)."""
+    from trainable_harness.moments import merge
 
-    patch(running_state, "merge_moments", _merge_without_between_term)
+    everywhere(patch, merge, "merge_moments", _merge_without_between_term)
 
 
 # --- placement (c15-placement-001) ----------------------------------------------------------

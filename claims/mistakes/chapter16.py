@@ -16,22 +16,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from claim_mistakes.chapter15 import _merge_without_between_term
-from trainable_harness.small_batch import checks, fixes, groups, model, sweep, train_eval
+from claim_mistakes.chapter15 import _merge_without_between_term, everywhere
+from trainable_harness.small_batch import checks, fixes, groups, model, train_eval
 
 __all__ = [
     "backward_without_the_variance_term",
     "batch_statistics_over_the_batch_axis_only",
+    "biased_running_variance",
     "branch_scale_left_out_of_the_jacobian",
     "branch_scale_only_in_the_forward_pass",
     "device_merge_without_the_between_device_term",
-    "eps_outside_the_root",
+    "fold_with_batch_statistics",
     "fold_without_eps",
     "fold_without_the_mean_shift",
+    "gamma_gradient_dropped",
     "ghost_batches_not_split",
     "gradient_shift_without_the_earlier_update",
     "group_norm_statistics_over_the_batch",
     "instance_norm_statistics_over_the_batch",
+    "layer_norm_over_the_batch_axis",
     "mean_not_subtracted_first",
     "momentum_as_the_old_value_weight",
     "no_final_normalization",
@@ -76,22 +79,30 @@ def _ghosts_ignored(X, ghost_size, eps=model.EPS):
 
 
 def ghost_batches_not_split(patch=setattr) -> None:
-    """Ghost batch norm that never splits the batch (``ghost_batch_norm_train``)."""
-    patch(sweep, "ghost_batch_norm_train", _ghosts_ignored)
+    """Ghost batch norm that never splits the batch (``small_batch.fixes``'s
+    ``ghost_batch_norm_train``, where it is written)."""
+    everywhere(patch, fixes, "ghost_batch_norm_train", _ghosts_ignored)
+
+
+_BATCH_RENORM = fixes.batch_renorm_train  # the correct one, which the mistake calls
 
 
 def _renorm_without_clipping_d(X, r_max, d_max, eps=model.EPS):
-    return fixes.batch_renorm_train(X, r_max, np.inf, eps)
+    return _BATCH_RENORM(X, r_max, np.inf, eps)
 
 
 def renorm_without_the_clip_of_d(patch=setattr) -> None:
-    """Batch renormalization whose correction d is never clipped (``batch_renorm_train``)."""
-    patch(sweep, "batch_renorm_train", _renorm_without_clipping_d)
+    """Batch renormalization whose correction d is never clipped (``small_batch.fixes``'s
+    ``batch_renorm_train``, where it is written)."""
+    everywhere(patch, fixes, "batch_renorm_train", _renorm_without_clipping_d)
 
 
 def device_merge_without_the_between_device_term(patch=setattr) -> None:
-    """Per-device moment states merged without the spread of their means (``merge_moments``)."""
-    patch(fixes, "merge_moments", _merge_without_between_term)
+    """Per-device moment states merged without the spread of their means
+    (``moments.merge_moments``, the one merge of the harness)."""
+    from trainable_harness.moments import merge
+
+    everywhere(patch, merge, "merge_moments", _merge_without_between_term)
 
 
 def _group_norm_over_the_batch(X, gamma, beta, *, num_groups, eps=1e-5):
@@ -285,27 +296,6 @@ def instance_norm_statistics_over_the_batch(patch=setattr) -> None:
     patch(batch_dependence, "apply_normalization", wrong_axes)
 
 
-# --- identity recovery (c16-identity-recovery-001) -----------------------------------------
-
-
-def eps_outside_the_root(patch=setattr) -> None:
-    """Train-mode batch norm dividing by sqrt(variance) + eps instead of
-    sqrt(variance + eps) (``layers.batch_norm``, where the identity-recovery witness binds
-    it)."""
-    from trainable_harness.layers import batch_statistics
-    from trainable_harness.witnesses.chapter16 import identity_recovery
-    from trainable_harness.witnesses.chapter16.batch_dependence import channel_shaped
-
-    def eps_added_to_the_root(X, gamma, beta, *, eps=1e-5):
-        X = np.asarray(X, dtype=np.float64)
-        stats = batch_statistics(X)
-        mean = channel_shaped(stats.mean, X.ndim)
-        scale = channel_shaped(np.sqrt(stats.population_variance) + eps, X.ndim)
-        return channel_shaped(gamma, X.ndim) * (X - mean) / scale + channel_shaped(beta, X.ndim)
-
-    patch(identity_recovery, "batch_norm", eps_added_to_the_root)
-
-
 # --- the spread of a batch statistic (c16-statistic-spread-001) ----------------------------
 
 
@@ -384,3 +374,79 @@ def fold_without_eps(patch=setattr) -> None:
         return layers.fold_batch_norm_into_conv2d(K, b, gamma, beta, state, eps=0.0)
 
     patch(folding, "fold_batch_norm_into_conv2d", eps_left_out)
+
+
+# --- the planted mistakes, each where the harness writes it once ---------------------------
+
+
+def layer_norm_over_the_batch_axis(patch=setattr) -> None:
+    """Layer norm whose statistics are taken over the batch axis, batch norm's reduction
+    sets (``layers.reduction_sets._REDUCTION_AXES``, the one table of them)."""
+    from trainable_harness.layers import reduction_sets
+
+    table = reduction_sets._REDUCTION_AXES
+    everywhere(patch, reduction_sets, "_REDUCTION_AXES", {**table, "layer": table["batch"]})
+
+
+def biased_running_variance(patch=setattr) -> None:
+    """Running variance fed the batch's population variance (divided by m) whatever the
+    state's ``variance_estimator`` says (``layers.update_running_statistics``, eq. 16.5)."""
+    import dataclasses
+
+    from trainable_harness.layers import running_state
+
+    original = running_state.update_running_statistics
+
+    def population_always(state, X):
+        biased = dataclasses.replace(state, variance_estimator="population")
+        updated = original(biased, X)
+        return dataclasses.replace(updated, variance_estimator=state.variance_estimator)
+
+    everywhere(patch, running_state, "update_running_statistics", population_always)
+
+
+def gamma_gradient_dropped(patch=setattr) -> None:
+    """Batch norm's backward pass returning a zero gradient for gamma
+    (``mlp.layers._batch_norm_backward``, the one backward pass of the training network)."""
+    from trainable_harness.mlp import layers
+
+    original = layers._batch_norm_backward
+
+    def without_dgamma(dY, cache, gamma):
+        dZ, dgamma, dbeta = original(dY, cache, gamma)
+        return dZ, np.zeros_like(dgamma), dbeta
+
+    everywhere(patch, layers, "_batch_norm_backward", without_dgamma)
+
+
+def fold_with_batch_statistics(patch=setattr) -> None:
+    """Folds that take the mean and population variance of the last training batch instead
+    of the running estimates (``layers.fold_batch_norm_into_linear`` and
+    ``fold_batch_norm_into_conv2d``; the last batch is the one train mode saw last,
+    ``layers.batch_norm_train``)."""
+    import dataclasses
+
+    from trainable_harness import layers
+    from trainable_harness.layers import folding, train_eval
+
+    last = {}
+    train = train_eval.batch_norm_train
+
+    def train_and_keep(X, gamma, beta, state, **options):
+        last["statistics"] = layers.batch_statistics(X)
+        return train(X, gamma, beta, state, **options)
+
+    everywhere(patch, train_eval, "batch_norm_train", train_and_keep)
+    for name in ("fold_batch_norm_into_linear", "fold_batch_norm_into_conv2d"):
+        original = getattr(folding, name)
+
+        def with_batch_statistics(W, b, gamma, beta, state, *, eps=1e-5, _fold=original):
+            statistics = last["statistics"]
+            batch_state = dataclasses.replace(
+                state,
+                running_mean=statistics.mean,
+                running_variance=statistics.population_variance,
+            )
+            return _fold(W, b, gamma, beta, batch_state, eps=eps)
+
+        everywhere(patch, folding, name, with_batch_statistics)

@@ -5,7 +5,7 @@ the mistake it says, and ``patch`` lets a test undo it (the claims under them ar
 import numpy as np
 import pytest
 
-from claimbook.claims.mutate import load_mistakes
+from claimbook.claims.mistakes import load_mistakes
 from trainable_harness import estimator_shift, geometry
 from trainable_harness.normalization import centered_normalize, rms_normalize
 from trainable_harness.transformer_cost import block_flops_per_token
@@ -83,3 +83,35 @@ def test_weight_decay_not_scaled_by_the_learning_rate_shrinks_by_one_minus_wd(mo
     np.testing.assert_allclose(step.weights[1], 0.98 * w0 - 0.5 * g, rtol=1e-14)
     monkeypatch.undo()
     assert si.run_gradient_descent is geometry.run_gradient_descent
+
+
+def test_eps_outside_the_root_reaches_every_binding_of_the_one_root(monkeypatch):
+    import importlib
+
+    from trainable_harness import normalization
+    from trainable_harness.layers import layer_norm
+
+    modules = [  # modules that bound the root by name
+        importlib.import_module(f"trainable_harness.{name}")
+        for name in ("layers.standardize", "layers.folding", "mlp.layers", "small_batch.fixes")
+    ]
+
+    x = np.array([[1.0, 2.0, 4.0, 7.0]])
+    right = layer_norm(x, np.ones(4), np.zeros(4), eps=0.5)
+    chapter15.eps_outside_the_root(monkeypatch.setattr)
+    assert normalization.root_of_sum(np.array([4.0]), 1.0).tolist() == [3.0]
+    for module in modules:
+        assert module.root_of_sum is normalization.root_of_sum
+    assert np.max(np.abs(layer_norm(x, np.ones(4), np.zeros(4), eps=0.5) - right)) > 1e-3
+    monkeypatch.undo()
+    np.testing.assert_array_equal(layer_norm(x, np.ones(4), np.zeros(4), eps=0.5), right)
+
+
+def test_rms_norm_subtracting_the_mean_is_the_centered_map(monkeypatch):
+    from trainable_harness import normalization
+
+    x = np.array([1.0, 2.0, 4.0, 7.0])
+    chapter15.rms_norm_subtracting_the_mean(monkeypatch.setattr)
+    np.testing.assert_allclose(normalization.rms_normalize(x), centered_normalize(x))
+    assert abs(np.mean(normalization.rms_normalize(x))) < 1e-15
+    assert rms_ablation.rms_normalize is normalization.rms_normalize

@@ -5,7 +5,7 @@ the mistake it says, and ``patch`` lets a test undo it (the claims under them ar
 import numpy as np
 import pytest
 
-from claimbook.claims.mutate import load_mistakes
+from claimbook.claims.mistakes import load_mistakes
 from trainable_harness import small_batch
 from trainable_harness.moments import MomentState
 from trainable_harness.small_batch import checks, fixes, groups, model, sweep, train_eval
@@ -147,3 +147,62 @@ def test_the_batch_norm_variance_term_matters_to_the_gradient(monkeypatch):
     chapter16.backward_without_the_variance_term(monkeypatch.setattr)
     _, wrong = depth.input_gradient(weights, X0, R, "plain")
     assert np.abs(wrong - right).max() > 1e-3 * np.abs(right).max()
+
+
+def test_layer_norm_over_the_batch_axis_depends_on_the_other_samples(monkeypatch):
+    from trainable_harness.layers import layer_norm
+
+    batch = np.random.default_rng(4).normal(size=(5, 3))
+    right = layer_norm(batch[:1], np.ones(3), np.zeros(3))
+    chapter16.layer_norm_over_the_batch_axis(monkeypatch.setattr)
+    wrong = layer_norm(batch, np.ones(3), np.zeros(3))
+    np.testing.assert_allclose(wrong.mean(axis=0), 0.0, atol=1e-14)  # batch norm's sets
+    assert np.max(np.abs(wrong[:1] - right)) > 0.1
+
+
+def test_the_biased_running_variance_takes_the_population_variance(monkeypatch):
+    from trainable_harness import layers
+    from trainable_harness.witnesses.chapter16 import running_estimates
+
+    batch = np.array([[1.0], [2.0], [4.0], [7.0]])
+    state = layers.BatchNormState.initial(1, momentum=1.0, variance_estimator="sample")
+    assert layers.update_running_statistics(state, batch).running_variance[0] == 7.0
+    chapter16.biased_running_variance(monkeypatch.setattr)
+    assert running_estimates.update_running_statistics is layers.update_running_statistics
+    updated = layers.update_running_statistics(state, batch)
+    assert updated.running_variance[0] == pytest.approx(5.25)  # 21 / 4, not 21 / 3
+    assert updated.variance_estimator == "sample"
+
+
+def test_gamma_gradient_dropped_zeroes_dgamma_only(monkeypatch):
+    from trainable_harness.mlp import batch_norm_backward, batch_norm_forward
+
+    Z = np.random.default_rng(5).normal(size=(6, 2))
+    upstream = np.random.default_rng(6).normal(size=(6, 2))
+    _, cache = batch_norm_forward(Z, np.ones(2), np.zeros(2))
+    dZ, dgamma, dbeta = batch_norm_backward(upstream, cache, np.ones(2))
+    chapter16.gamma_gradient_dropped(monkeypatch.setattr)
+    wrong = batch_norm_backward(upstream, cache, np.ones(2))
+    np.testing.assert_array_equal(wrong[0], dZ)
+    np.testing.assert_array_equal(wrong[2], dbeta)
+    assert np.all(wrong[1] == 0.0) and np.all(dgamma != 0.0)
+
+
+def test_the_fold_with_batch_statistics_folds_the_last_batch(monkeypatch):
+    import dataclasses
+
+    from trainable_harness import layers
+
+    K, b, gamma, beta, state = _fold_inputs()
+    W = K[:, :, 0, 0]
+    X = np.random.default_rng(7).normal(2.0, 3.0, size=(16, 2))  # batch norm's input
+    stats = layers.batch_statistics(X)
+    batch_state = dataclasses.replace(
+        state, running_mean=stats.mean, running_variance=stats.population_variance
+    )
+    expected = layers.fold_batch_norm_into_linear(W, b, gamma, beta, batch_state)
+    chapter16.fold_with_batch_statistics(monkeypatch.setattr)
+    layers.batch_norm_train(X, gamma, beta, state)
+    folded = layers.fold_batch_norm_into_linear(W, b, gamma, beta, state)
+    for got, want in zip(folded, expected, strict=True):
+        np.testing.assert_array_equal(got, want)

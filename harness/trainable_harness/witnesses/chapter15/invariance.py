@@ -80,6 +80,10 @@ def invariance_witness() -> dict:
     -------
     dict
         ``centered_shift_deviation``, ``rms_shift_deviation`` (floats),
+        ``centered_shifted_mean`` (``|mean N(x + 10)|`` of the centered map),
+        ``rms_direction_gap`` (one minus the cosine of the RMS output of ``x + 10`` with
+        ``x + 10``), ``rms_constant_component_gap`` (``|mean RMS(y) - mean(y) / rms(y)|``
+        for ``y = x + 10``),
         ``centered_jacobian_rank``, ``rms_jacobian_rank`` (ints),
         ``fp32_raw_moment_variance``, ``fp32_centered_variance`` (floats), and
         ``fp64_raw_moment_variance``, the raw-moment formula on the same values in FP64.
@@ -100,9 +104,20 @@ def invariance_witness() -> dict:
     values = np.array(CANCELLATION_VALUES)
     raw, centered = raw_and_centered_variance(values, dtype=np.float32)
     fp64_raw, _ = raw_and_centered_variance(values, dtype=np.float64)
+    shifted = x + SHIFT
+    rms_output = rms_normalize(shifted)
+    cosine = rms_output @ shifted / (np.linalg.norm(rms_output) * np.linalg.norm(shifted))
     return {
         "centered_shift_deviation": shift_change(centered_normalize, x, SHIFT),
         "rms_shift_deviation": shift_change(rms_normalize, x, SHIFT),
+        # What each map forgets, measured on x + 10: the centered output has mean 0 (the
+        # shift is gone); the RMS output points along x + 10 (only the scale is gone) and
+        # keeps the shift as its constant component, mean(y) / rms(y).
+        "centered_shifted_mean": float(abs(np.mean(centered_normalize(shifted)))),
+        "rms_direction_gap": float(1.0 - cosine),
+        "rms_constant_component_gap": float(
+            abs(np.mean(rms_output) - np.mean(shifted) / np.sqrt(np.mean(shifted**2)))
+        ),
         "centered_jacobian_rank": jacobian_rank(normalization_jacobian(x, centered=True)),
         "rms_jacobian_rank": jacobian_rank(normalization_jacobian(x, centered=False)),
         "fp32_raw_moment_variance": raw,

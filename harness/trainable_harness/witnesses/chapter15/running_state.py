@@ -127,8 +127,10 @@ def running_state_witness(
         ``evaluation_population_variance`` (floats); ``merged_equals_direct`` (bool: the
         merged ``m2`` equals a single pass over all training values bit for bit and the
         means differ by at most :data:`MERGED_MEAN_TOLERANCE`); ``merged_mean_gap`` (that
-        mean difference); and ``normalized_discrepancy`` with ``maximum_absolute``, the
-        largest change of a normalized evaluation value between the two states.
+        mean difference); ``merged_variance_relative_gap`` (the merged population
+        variance's relative distance from the single pass's); and
+        ``normalized_discrepancy`` with ``maximum_absolute``, the largest change of a
+        normalized evaluation value between the two states.
 
     Examples
     --------
@@ -165,5 +167,9 @@ def running_state_summary(run: dict) -> dict:
             running_state.m2 == direct_state.m2 and merged_mean_gap <= MERGED_MEAN_TOLERANCE
         ),
         "merged_mean_gap": merged_mean_gap,
+        "merged_variance_relative_gap": float(
+            abs(running_state.population_variance - direct_state.population_variance)
+            / direct_state.population_variance
+        ),
         "normalized_discrepancy": {"maximum_absolute": float(np.max(discrepancy))},
     }

@@ -261,6 +261,7 @@ def weight_decay_equilibrium_witness(seed: int) -> dict:
 
     - ``rms_angle_ratio``: the root mean square angular step over ``arccos(1 - lr wd)``,
       the angle at which the norm recursion stands still (run from norm 0.1);
+    - ``rms_angle_ratio_from_large``: the same for the run from norm 10;
     - ``final_norm_relative_gap``: ``|n_10 / n_0.1 - 1|`` for the final norms reached from
       initial norms 10 and 0.1 (the initial norm is forgotten if this is near 0);
     - ``growth_factor_small``, ``shrink_factor_large``: final over initial norm for each.
@@ -276,11 +277,13 @@ def weight_decay_equilibrium_witness(seed: int) -> dict:
     run_small = weight_decay_equilibrium_run(seed, small)
     run_large = weight_decay_equilibrium_run(seed, large)
     theta = angular_steps(run_small.weights)[-tail:]
+    theta_large = angular_steps(run_large.weights)[-tail:]
     target = equilibrium_angle(EQUILIBRIUM["lr"], EQUILIBRIUM["weight_decay"])
     norm_small = float(np.linalg.norm(run_small.weights[-1]))
     norm_large = float(np.linalg.norm(run_large.weights[-1]))
     return {
         "rms_angle_ratio": float(np.sqrt(np.mean(theta**2)) / target),
+        "rms_angle_ratio_from_large": float(np.sqrt(np.mean(theta_large**2)) / target),
         "final_norm_relative_gap": abs(norm_large / norm_small - 1.0),
         "growth_factor_small": norm_small / small,
         "shrink_factor_large": norm_large / large,

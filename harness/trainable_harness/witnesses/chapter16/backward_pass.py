@@ -10,7 +10,7 @@ import numpy as np
 
 from trainable_harness.claimable import claim_computation
 from trainable_harness.mlp import batch_norm_backward, batch_norm_forward
-from trainable_harness.normalization import normalization_jacobian
+from trainable_harness.normalization import centered_normalize, normalization_jacobian
 
 __all__ = ["bn_backward_witness"]
 
@@ -26,7 +26,10 @@ def bn_backward_witness(seed: int) -> dict:
     the centered input (zero at ``eps = 0`` up to rounding; at ``eps > 0`` it is
     ``gamma eps / s^3`` times the upstream's radial component, with
     ``s = sqrt(population_variance + eps)``). Deviations are relative to the largest
-    entry of the reference.
+    entry of the reference. ``dgamma_deviation_*`` compares gamma's gradient with
+    ``sum_i dY_i z_hat_i`` per channel (``z_hat`` from
+    :func:`~trainable_harness.normalization.centered_normalize`), relative to its largest
+    entry.
 
     Examples
     --------
@@ -40,7 +43,7 @@ def bn_backward_witness(seed: int) -> dict:
     out = {}
     for eps, name in ((0.0, "eps0"), (0.1, "eps")):
         _, cache = batch_norm_forward(Z, gamma, np.zeros(3), eps)
-        dZ, _, _ = batch_norm_backward(upstream, cache, gamma)
+        dZ, dgamma, _ = batch_norm_backward(upstream, cache, gamma)
         reference = np.stack(
             [
                 gamma[c]
@@ -55,5 +58,12 @@ def bn_backward_witness(seed: int) -> dict:
         radial = cache.Z_hat / np.linalg.norm(cache.Z_hat, axis=0)
         out[f"radial_component_{name}"] = float(
             np.max(np.abs(np.sum(dZ * radial, axis=0))) / scale
+        )
+        # gamma's gradient is sum_i dY_i z_hat_i per channel, z_hat from the forward map of
+        # chapter 15 (eq. 15.1 with epsilon), not from the cache under test.
+        z_hat = np.stack([centered_normalize(Z[:, c], eps=eps) for c in range(3)], axis=1)
+        expected = np.sum(upstream * z_hat, axis=0)
+        out[f"dgamma_deviation_{name}"] = float(
+            np.max(np.abs(dgamma - expected)) / np.max(np.abs(expected))
         )
     return out

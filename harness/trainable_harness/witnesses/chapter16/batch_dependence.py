@@ -76,8 +76,8 @@ def batch_dependence_witness(
     dict
         ``alone_vs_batch`` with one field per kind (``batch``, ``layer``, ``instance``,
         ``group``): the largest absolute change of sample 0's output between the batch of
-        one and the batch of ``B``; and ``other_companions.batch``, the same change for
-        batch norm between the two batches of ``B`` that share only sample 0; and
+        one and the batch of ``B``; ``other_companions`` with the same four fields, the
+        same change between the two batches of ``B`` that share only sample 0; and
         ``batch_of_one.batch_vs_instance``, the largest difference between batch norm and
         instance norm of sample 0 alone (a batch of one).
 
@@ -109,12 +109,15 @@ def batch_dependence_witness(
         kind: float(np.max(np.abs(sample_zero(kind, X[:1]) - sample_zero(kind, X))))
         for kind in NORMALIZATION_KINDS
     }
-    other = float(np.max(np.abs(sample_zero("batch", other_batch) - sample_zero("batch", X))))
+    other = {
+        kind: float(np.max(np.abs(sample_zero(kind, other_batch) - sample_zero(kind, X))))
+        for kind in NORMALIZATION_KINDS
+    }
     # A batch of one image: batch norm's sets are then instance norm's (one sample, one
     # channel, all positions), so the two layers compute the same thing.
     one_image = float(np.max(np.abs(sample_zero("batch", X[:1]) - sample_zero("instance", X[:1]))))
     return {
         "alone_vs_batch": alone_vs_batch,
-        "other_companions": {"batch": other},
+        "other_companions": other,
         "batch_of_one": {"batch_vs_instance": one_image},
     }

@@ -13,6 +13,7 @@ from trainable_harness.mlp import (
     learning_rate_sweep,
     probe_along_training,
     probe_and_residual,
+    scale_invariance_residual,
 )
 
 __all__ = ["larger_learning_rates_witness"]
@@ -32,7 +33,8 @@ def larger_learning_rates_witness(seed: int) -> dict:
     (:func:`trainable_harness.mlp.scale_invariance_residual`, computed with the probes of
     the same run by :func:`trainable_harness.mlp.probe_and_residual`), how far the batch-normalized
     network's weight gradients are from the orthogonality to their weights that scale
-    invariance gives, the mechanism the chapter names.
+    invariance gives, the mechanism the chapter names; ``scale_invariance_residual_at_start``,
+    the same at the start of that run (``steps=1``).
 
     Examples
     --------
@@ -58,4 +60,7 @@ def larger_learning_rates_witness(seed: int) -> dict:
             probes[False].effective_smoothness / probes[True].effective_smoothness
         ),
         "scale_invariance_residual": residual,
+        # The same relation at the untrained start (one step's probe): the mechanism
+        # holds before training has moved the weights, not only along the run.
+        "scale_invariance_residual_at_start": scale_invariance_residual(seed, steps=1),
     }

@@ -20,6 +20,7 @@ __all__ = [
     "EMA_POPULATION_STD",
     "EVAL_BATCH_SIZE",
     "PYTORCH_MOMENTUM",
+    "estimator_check",
     "momentum_key",
     "running_estimate_traces",
     "running_gaps",
@@ -117,6 +118,36 @@ def running_gaps(traces: dict) -> tuple[dict, dict]:
     return mean_gap, variance_gap
 
 
+def estimator_check(rng: np.random.Generator, batch_size: int = EMA_BATCH_SIZE) -> dict:
+    """Which batch variance eq. 16.5 feeds into the running variance, measured directly.
+
+    One batch of ``batch_size`` values from N(4, 2^2); a state started at mean 0 and
+    variance 1 (``variance_estimator="sample"``) is updated with it once at momentum 1,
+    and 400 times at momentum 0.1 (the start keeps the weight 0.9^400, below 1e-18). Both
+    running variances must then be the batch's sample variance (divided by ``m - 1``,
+    ``numpy.var(ddof=1)``): the fields are their ratios to it, 1 up to rounding, and
+    ``(m - 1) / m`` for a running variance fed the population variance.
+
+    Examples
+    --------
+    >>> check = estimator_check(np.random.default_rng(0))
+    >>> [abs(ratio - 1.0) < 1e-13 for ratio in check.values()]
+    [True, True]
+    """
+    batch = rng.normal(EMA_POPULATION_MEAN, EMA_POPULATION_STD, size=(batch_size, 1))
+    sample_variance = float(np.var(batch, ddof=1))
+    once = update_running_statistics(
+        BatchNormState.initial(1, momentum=1.0, variance_estimator="sample"), batch
+    )
+    repeated = BatchNormState.initial(1, momentum=0.1, variance_estimator="sample")
+    for _ in range(400):
+        repeated = update_running_statistics(repeated, batch)
+    return {
+        "momentum_1_over_sample_variance": float(once.running_variance[0]) / sample_variance,
+        "fixed_point_over_sample_variance": float(repeated.running_variance[0]) / sample_variance,
+    }
+
+
 @claim_computation
 def train_eval_witness(
     seed: int,
@@ -143,7 +174,8 @@ def train_eval_witness(
         ``running_variance_gap.<momentum>`` (absolute differences from them, keyed like
         ``momentum_0_1``); ``eval_mode.alone_vs_batch`` (largest absolute change); with the
         default momenta, ``mean_gap_over_default.<momentum>``: the mean gap of momentum
-        0.01 and 0.5 minus that of PyTorch's default 0.1 (positive: the default is closer).
+        0.01 and 0.5 minus that of PyTorch's default 0.1 (positive: the default is closer);
+        ``estimator``: :func:`estimator_check` of a third generator stream.
 
     Examples
     --------
@@ -169,6 +201,7 @@ def train_eval_witness(
         "running_mean_gap": mean_gap,
         "running_variance_gap": variance_gap,
         "eval_mode": {"alone_vs_batch": float(np.max(np.abs(in_batch - alone)))},
+        "estimator": estimator_check(np.random.default_rng([seed, 2]), batch_size),
     }
     if set(momenta) == set(EMA_MOMENTA):
         # Paired differences: is the default momentum closer than each of the others?
