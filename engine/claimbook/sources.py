@@ -54,9 +54,11 @@ __all__ = [
     "chapter_pages",
     "chapter_pin",
     "chapter_sources",
+    "markdown_tokens",
     "prose_blocks",
     "read_chapter",
     "rewrite_pin",
+    "split_directive",
 ]
 
 PARAMETERS_TAG = "parameters"
@@ -278,6 +280,11 @@ class Chapter:
         return items
 
 
+def markdown_tokens(source: str) -> list:
+    """The markdown-it tokens of ``source``, parsed as the book renders MyST prose."""
+    return _markdown_parser().parse(source)
+
+
 @functools.cache
 def _markdown_parser():
     from markdown_it.renderer import RendererHTML
@@ -290,7 +297,7 @@ def _markdown_parser():
     return create_md_parser(config, RendererHTML)
 
 
-def _split_directive(token) -> tuple[str, str, dict, str] | None:
+def split_directive(token) -> tuple[str, str, dict, str] | None:
     """``{name} argument`` fence -> (name, argument, options, body), or None for code."""
     info = token.info.strip()
     if not (info.startswith("{") and "}" in info):
@@ -320,7 +327,7 @@ def _parse_prose(source: str, cell: int) -> list[Role | Directive]:
     items: list[Role | Directive] = []
     for token in _markdown_parser().parse(source):
         if token.type in ("fence", "colon_fence"):
-            directive = _split_directive(token)
+            directive = split_directive(token)
             if directive is None:
                 continue  # a code block: anything inside is an example
             name, argument, options, body = directive
@@ -344,7 +351,7 @@ def _prose_text(source: str) -> str:
     parts = []
     for token in _markdown_parser().parse(source):
         if token.type in ("fence", "colon_fence"):
-            directive = _split_directive(token)
+            directive = split_directive(token)
             if directive is not None and directive[0] not in _LITERAL_DIRECTIVES:
                 parts.append(_prose_text(directive[3]))
             continue

@@ -12,7 +12,9 @@ chapter's ``sections``. No page file is written anywhere:
 - when Sphinx reads a chapter or one of its pages (``source-read``), the notebook's text is
   replaced by that page's cells;
 - on every page of the chapter the download button offers the chapter's whole notebook and
-  the launch button opens it (the page's own name names no file in the repository).
+  the launch button opens it (the page's own name names no file in the repository); the
+  notebook offered is the chapter's reader notebook (:mod:`claimbook.reader_notebooks`),
+  written over the copy of the executed notebook Sphinx puts in ``_sources``.
 
 The table of contents nests each page under its chapter, so Sphinx numbers a page's sections
 on from the page before it, and its sidebar shows the pages under the chapter with previous
@@ -32,6 +34,7 @@ from sphinx.util import logging
 from claimbook import cache
 from claimbook.errors import ChapterSourceError
 from claimbook.pages import split_notebook
+from claimbook.reader_notebooks import write_reader_notebooks
 from claimbook.sources import chapter_pages, chapter_sources
 
 logger = logging.getLogger(__name__)
@@ -226,8 +229,17 @@ def _chapter_launch(app, pagename, templatename, context, doctree) -> None:
     )
 
 
+def _reader_downloads(app, exception) -> None:
+    """The download button's notebooks (``_sources/chapters/<stem>.ipynb``) as a reader reads."""
+    if exception is None and app.builder.format == "html":
+        srcdir = Path(app.srcdir)
+        outdir = Path(app.outdir) / "_sources" / "chapters"
+        write_reader_notebooks(srcdir / "chapters", outdir, root=srcdir)
+
+
 def setup(app):
     app.connect("builder-inited", _setup_pages, priority=400)
+    app.connect("build-finished", _reader_downloads)
     app.connect("source-read", _serve_page, priority=400)
     app.connect("html-page-context", _chapter_source_name, priority=400)
     app.connect("html-page-context", _chapter_launch, priority=800)

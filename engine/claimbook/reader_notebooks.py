@@ -1,0 +1,398 @@
+"""Reader notebooks: a chapter's executed notebook as its pages read on the site.
+
+The site's download button and Binder's launch button open a chapter's notebook in JupyterLab
+or classic Jupyter, which know no MyST. :func:`reader_notebook` keeps every code cell and its
+outputs (the notebook opens with everything drawn and runs again as it is) and writes the
+prose as the site shows it:
+
+- a role becomes its text: a claim value as the site formats it
+  (:func:`claimbook.numbers.format_value`), with its state in words unless verified; a glued
+  setting as myst-nb formats it; "Figure 16.3", "Section 15.2", "(15.1)", "Theorem 15.1";
+  citations "Wu and He [2018]", "[Ba et al., 2016]";
+- a directive becomes markdown: admonitions, theorems and proofs a blockquote under a bold
+  title, a dropdown ``<details>``, a figure its numbered caption under the ``image/png`` its
+  cell draws (a glued figure, which Jupyter cannot show, is made that output; glued values
+  are dropped: running the cell glues them again), the bibliography a list; labelled math
+  carries ``\\tag``, headings their numbers;
+- the site's ``hide-``/``remove-`` tags collapse the same inputs and outputs in JupyterLab
+  (``jupyter.source_hidden``, ``outputs_hidden``) and classic Jupyter (``collapsed``), so the
+  chapter's title, not its set-up, is what a reader sees first.
+
+Numbers follow Sphinx's (``_config.yml``: ``numfig``, ``math_numfig``, ``numfig_secnum_depth:
+1``): sections, figures, labelled equations and theorems counted per chapter, each chapter's
+pages in order, from ``trainable_first_chapter``. Sources are read by :mod:`claimbook.sources`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from myst_nb.core.variables import format_plain_text
+from pybtex.database import parse_file
+from pybtex.plugin import find_plugin
+
+from claimbook import claims as registry
+from claimbook.atomic import write_text_atomically
+from claimbook.extensions import bibliography_style  # registers the author_year style
+from claimbook.extensions import claim_pages_model as model
+from claimbook.numbers import format_value
+from claimbook.sources import (
+    chapter_number,
+    chapter_sources,
+    markdown_tokens,
+    read_chapter,
+    split_directive,
+)
+
+__all__ = ["RECORD_PREFIX", "book_numbers", "reader_notebook", "write_reader_notebooks"]
+
+RECORD_PREFIX = "application/papermill.record/"
+_CODE = {"code", "code-block", "sourcecode"}
+_FIGURES = {"figure", "glue:figure"}
+_HIDE = {  # tag -> (input hidden, outputs hidden), as the site's tags hide them
+    f"{verb}-{part}": hidden
+    for verb in ("hide", "remove")
+    for part, hidden in {"cell": (1, 1), "input": (1, 0), "output": (0, 1)}.items()
+}
+_METADATA = ("kernelspec", "language_info")  # kept; jupytext's pairing and the pages are not
+
+
+_REFERENCE = re.compile(r"(?s)(?P<text>.*?)\s*<(?P<label>[^<>]+)>")
+
+
+@dataclass
+class Numbers:
+    """What a reference to each label of the book reads ("Figure 15.1", "(15.2)", ...)."""
+
+    text: dict[str, str] = field(default_factory=dict)  # label -> numbered text
+    number: dict[str, str] = field(default_factory=dict)  # label -> number alone
+    title: dict[str, str] = field(default_factory=dict)  # label -> heading or caption title
+    headings: dict[str, list[str]] = field(default_factory=dict)  # chapter -> heading numbers
+    figures: dict[str, int] = field(default_factory=dict)  # chapter -> figures it shows
+
+
+def book_numbers(root: Path | None = None) -> Numbers:
+    """The numbers of every label of the book's chapters, as the site numbers them.
+
+    >>> book_numbers().text["sec-two-maps"], book_numbers().text["eq-centered-map"]
+    ('Section 15.1', '(15.1)')
+    """
+    numbers = Numbers()
+    for source in chapter_sources(root):
+        chapter = str(chapter_number(source.stem, root))
+        counts: Counter = Counter()
+        sections: list[int] = []
+        headings = numbers.headings.setdefault(source.stem, [])
+        for _index, text in read_chapter(source).markdown_cells():
+            label = None
+            tokens = markdown_tokens(text)
+            for position, token in enumerate(tokens):
+                if token.type == "myst_target" and token.level == 0:
+                    label = token.content
+                elif token.type == "heading_open" and token.level == 0:
+                    depth = int(token.tag[1]) - 1  # 0 for the chapter's title
+                    sections = (sections + [0] * depth)[:depth]
+                    if depth:
+                        sections[-1] += 1
+                    number = ".".join([chapter, *map(str, sections)])
+                    headings.append(number)
+                    if label is not None:
+                        numbers.number[label] = number
+                        numbers.text[label] = f"Section {number}"
+                        numbers.title[label] = tokens[position + 1].content
+                    label = None
+                elif token.map is not None and token.type != "myst_target":
+                    label = None
+            _number_items(tokens, chapter, counts, numbers)
+        numbers.figures[source.stem] = counts["Figure"]
+    return numbers
+
+
+def _number_items(tokens, chapter: str, counts: Counter, numbers: Numbers) -> None:
+    """Figures, theorems and labelled equations, counted per chapter (bodies included)."""
+    for token in tokens:
+        if token.type == "math_block_label":
+            counts["eq"] += 1
+            numbers.number[token.info] = f"{chapter}.{counts['eq']}"
+            numbers.text[token.info] = f"({chapter}.{counts['eq']})"
+        parts = split_directive(token) if token.type in ("fence", "colon_fence") else None
+        if parts is None:
+            continue
+        name, argument, options, body = parts
+        label = options.get("name") or options.get("label")
+        if name in _FIGURES or (name.startswith("prf:") and name != "prf:proof"):
+            kind = "Figure" if name in _FIGURES else name[4:].capitalize()
+            counts[kind] += 1
+            if label:
+                numbers.number[label] = f"{chapter}.{counts[kind]}"
+                numbers.text[label] = f"{kind} {chapter}.{counts[kind]}"
+                numbers.title[label] = argument
+        if name not in _CODE | {"math"}:
+            _number_items(markdown_tokens(body), chapter, counts, numbers)
+
+
+@dataclass
+class _Chapter:
+    """What the prose of one chapter is written with: numbers, glued values, citations."""
+
+    numbers: Numbers
+    glued: dict[str, str]
+    bibliography: object
+    cited: list[str] = field(default_factory=list)
+    judged: dict = field(default_factory=dict)  # claim id -> judgement, judged once
+
+    def judge(self, claim_id: str):
+        if claim_id not in self.judged:
+            self.judged[claim_id] = registry.judge(claim_id)
+        return self.judged[claim_id]
+
+
+def _glued(notebook) -> dict[str, str]:
+    """name -> the ``text/plain`` of every value the executed notebook glued."""
+    found = {}
+    for cell in notebook.cells:
+        for output in cell.get("outputs", ()):
+            name = output.get("metadata", {}).get("scrapbook", {}).get("name")
+            if name is not None:
+                data = output.get("data", {})
+                found[name] = data.get(RECORD_PREFIX + "text/plain", data.get("text/plain", ""))
+    return found
+
+
+def _claim_value(text: str, chapter: _Chapter) -> str:
+    claim_id, name, spec = model.parse_claim_value(text)
+    state, artifact, _reason = chapter.judge(claim_id)
+    if artifact is None:
+        return f"? ({model.STATE_WORDS[state]})"
+    shown = format_value(model.field_value(artifact.get("result") or {}, name), spec)
+    return shown if state == "verified" else f"{shown} ({model.STATE_WORDS[state]})"
+
+
+def _citation(name: str, content: str, chapter: _Chapter) -> str:
+    shown = []
+    for key in (key.strip() for key in content.split(",")):
+        chapter.cited.append(key)
+        entry = chapter.bibliography.entries.get(key) or chapter.bibliography.entries.get(
+            key.split("-", 1)[-1]
+        )
+        if entry is None:
+            shown.append(key)
+            continue
+        author, year = bibliography_style.author_part(entry), entry.fields.get("year", "n.d.")
+        shown.append(f"{author} [{year}]" if name == "cite:t" else f"{author}, {year}")
+    return ", ".join(shown) if name == "cite:t" else f"[{'; '.join(shown)}]"
+
+
+def _role(name: str, content: str, chapter: _Chapter) -> str:
+    """The text a reader sees for the role ``{name}`content```."""
+    numbers = chapter.numbers
+    match = _REFERENCE.fullmatch(content.strip())
+    text, label = (match["text"], match["label"]) if match else ("", content.strip())
+    if name == "claim-value":
+        return _claim_value(content, chapter)
+    if name == "claim":
+        return f"`{label}` {model.STATE_WORDS[chapter.judge(label).state]}"
+    if name in ("glue:text", "glue"):
+        key, _, spec = content.rpartition(":") if ":" in content else (content, "", "")
+        return format_plain_text(chapter.glued[key], spec) if key in chapter.glued else "?"
+    if name.startswith("cite"):
+        return _citation(name, content, chapter)
+    if name in ("numref", "eq", "prf:ref"):
+        shown = numbers.text.get(label, label)
+        if text and "%s" in text:
+            return text.replace("%s", numbers.number.get(label, label))
+        return text or shown
+    if name == "ref":
+        return text or numbers.title.get(label, label)
+    if name == "book-chapter":
+        return f"Chapter {content.strip()}"
+    if name.startswith("bdg"):
+        return f"**{text or content}**"
+    if name == "math":
+        return f"${content}$"
+    if name in ("figure-artifact", "claim-state"):
+        return ""
+    return text or content
+
+
+def _directive(name, argument, options, body, chapter: _Chapter) -> str:
+    """Markdown for a directive, its body converted too."""
+    inner = _markdown(body, chapter).strip("\n")
+    if name in _CODE:
+        return f"```{argument}\n{body}\n```"
+    if name == "math":
+        tag = chapter.numbers.number.get(options.get("label", ""))
+        return f"$$\n{body.strip()}" + (f" \\tag{{{tag}}}" if tag else "") + "\n$$"
+    if name in _FIGURES:
+        label = options.get("name", "")
+        number = chapter.numbers.text.get(label, "Figure")
+        return f"**{number}.** {' '.join(inner.split())}"
+    if name == "claim-line":
+        return _claim_line(argument, chapter)
+    if name == "bibliography":
+        return _references(chapter, options.get("keyprefix", ""))
+    if name == "dropdown":
+        return f"<details>\n<summary>{argument or 'Details'}</summary>\n\n{inner}\n\n</details>"
+    if name.startswith("prf:"):
+        kind = name[4:].capitalize()
+        label = options.get("label", "")
+        number = chapter.numbers.text.get(label, kind)
+        title = f"{number} ({argument})." if argument else f"{number}."
+        return _quote(f"**{title}** {inner}" if name != "prf:proof" else f"*Proof.* {inner} ∎")
+    return _quote(f"**{argument or name.capitalize()}**\n\n{inner}")  # an admonition
+
+
+def _quote(text: str) -> str:
+    return "\n".join(f"> {line}" if line else ">" for line in text.split("\n"))
+
+
+def _claim_line(claim_id: str, chapter: _Chapter) -> str:
+    claim, state = registry.load_claim(claim_id), chapter.judge(claim_id).state
+    parts = [f"**Claim** `{claim_id}` {model.STATE_WORDS[state]}"]
+    parts += [f"{key}: {value}" for key, value in claim.shown_contract.items()]
+    line = " · ".join(parts)
+    if state == "refuted" and (account := model.account_line(claim.refutes)):
+        line += f"\n\n**Account refuted:** {account}"
+    return line
+
+
+def _references(chapter: _Chapter, prefix: str) -> str:
+    keys = {key.removeprefix(prefix) for key in chapter.cited}
+    entries = [entry for key, entry in chapter.bibliography.entries.items() if key in keys]
+    style = find_plugin("pybtex.style.formatting", "author_year")()
+    lines = [
+        f"- [{item.label}] {item.text.render_as('markdown')}"
+        for item in style.format_entries(entries)
+    ]
+    return "\n".join(lines)
+
+
+def _markdown(source: str, chapter: _Chapter, headings: list[str] | None = None) -> str:
+    """``source`` (MyST) as plain markdown; top-level headings numbered from ``headings``."""
+    lines = source.split("\n")
+    replaced: list[tuple[int, int, str]] = []
+    covered = 0
+    for token in markdown_tokens(source):
+        if token.map is None or token.map[0] < covered:
+            continue
+        start, end = token.map
+        if token.type == "inline":
+            _replace_roles(lines, start, end, token.children or (), chapter)
+            continue
+        if token.type == "heading_open" and token.level == 0 and headings:
+            number = headings.pop(0)
+            lines[start] = re.sub(r"^(#+\s+)", rf"\g<1>{number}. ", lines[start])
+            continue
+        if token.type in ("fence", "colon_fence"):
+            parts = split_directive(token)
+            if parts is None:
+                continue  # a code block stays as it is
+            text = _directive(*parts, chapter)
+        elif token.type == "math_block_label":
+            tag = chapter.numbers.number.get(token.info, "")
+            text = f"$$\n{token.content.strip()} \\tag{{{tag}}}\n$$"
+        elif token.type in ("myst_target", "myst_line_comment"):
+            text = None
+        else:
+            continue
+        replaced.append((start, end, text))
+        covered = end
+    for start, end, text in reversed(replaced):
+        indent = re.match(r"\s*", lines[start]).group(0)
+        new = [] if text is None else [f"{indent}{line}".rstrip() for line in text.split("\n")]
+        lines[start:end] = new
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip("\n")
+
+
+def _replace_roles(lines: list[str], start: int, end: int, children, chapter) -> None:
+    """Each role the parser found in ``lines[start:end]`` replaced by its text, in order."""
+    text, cursor = "\n".join(lines[start:end]), 0
+    for child in children:
+        if child.type != "myst_role":
+            continue
+        name = child.meta["name"]
+        pattern = re.compile(rf"\{{{re.escape(name)}\}}(`+){re.escape(child.content)}\1")
+        found = pattern.search(text, cursor)
+        if found is None:
+            continue
+        shown = _role(name, child.content, chapter)
+        text = text[: found.start()] + shown + text[found.end() :]
+        cursor = found.start() + len(shown)
+    lines[start:end] = text.split("\n")
+
+
+def _outputs(outputs: list) -> list:
+    """The outputs as Jupyter shows them: a figure a build's kernel glued only (under myst-nb's
+    record prefix) as ``image/png``, one a reader's kernel also displayed as is, values out."""
+    shown = []
+    for output in outputs:
+        data = output.get("data", {})
+        if "scrapbook" not in output.get("metadata", {}) or "image/png" in data:
+            shown.append(output)
+        elif RECORD_PREFIX + "image/png" in data:
+            png = {"image/png": data[RECORD_PREFIX + "image/png"]}
+            shown.append(nbformat.v4.new_output("display_data", data=png))
+    return shown
+
+
+def reader_notebook(source: Path, executed, numbers: Numbers | None = None):
+    """The reader notebook of chapter ``source`` (``<root>/chapters/<stem>.md``) from its
+    executed notebook, which is not changed."""
+    root = Path(source).parent.parent
+    numbers = numbers or book_numbers(root)
+    chapter = _Chapter(numbers, _glued(executed), parse_file(root / "references.bib"))
+    headings = list(numbers.headings.get(Path(source).stem, ()))
+    kept = {key: executed.metadata[key] for key in _METADATA if key in executed.metadata}
+    notebook = nbformat.v4.new_notebook(metadata=kept)
+    for cell in executed.cells:
+        tags = list(cell.get("metadata", {}).get("tags", ()))
+        if cell.cell_type == "markdown":
+            text = _markdown(cell.source, chapter, headings)
+            if text.strip():
+                notebook.cells.append(nbformat.v4.new_markdown_cell(text, id=cell.get("id")))
+            continue
+        new = copy.deepcopy(cell)
+        new.outputs = _outputs(cell.get("outputs", []))
+        new.metadata = {"tags": tags} if tags else {}
+        hidden = [_HIDE[tag] for tag in tags if tag in _HIDE]
+        if hidden:
+            source_hidden, outputs_hidden = (any(flags) for flags in zip(*hidden, strict=False))
+            new.metadata["jupyter"] = {"source_hidden": source_hidden}
+            new.metadata["jupyter"]["outputs_hidden"] = new.metadata["collapsed"] = outputs_hidden
+        notebook.cells.append(new)
+    return notebook
+
+
+def write_reader_notebooks(executed_dir: Path, out_dir: Path, root: Path | None = None):
+    """Write ``out_dir/<stem>.ipynb`` for every chapter from ``executed_dir/<stem>.ipynb``."""
+    numbers = book_numbers(root)
+    written = []
+    for source in chapter_sources(root):
+        executed = nbformat.read(Path(executed_dir) / f"{source.stem}.ipynb", as_version=4)
+        target = Path(out_dir) / f"{source.stem}.ipynb"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        text = nbformat.writes(reader_notebook(source, executed, numbers)) + "\n"
+        write_text_atomically(target, text)
+        written.append(target)
+    return written
+
+
+def main(argv=None) -> int:
+    """``python -m claimbook.reader_notebooks EXECUTED OUT`` (Binder's postBuild)."""
+    parser = argparse.ArgumentParser(prog="python -m claimbook.reader_notebooks")
+    parser.add_argument("executed", type=Path, help="folder of the executed <chapter>.ipynb")
+    parser.add_argument("out", type=Path, help="folder to write the reader notebooks to")
+    options = parser.parse_args(argv)
+    for path in write_reader_notebooks(options.executed, options.out):
+        print(f"reader notebook: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
