@@ -23,7 +23,7 @@ SHELL := bash
 
 # The interpreter the environment is made with: CPython 3.11.5 or later, up to 3.13 (the lock
 # resolves for each; CI builds on all three). By default the first of python3.11, python3.12
-# and python3.13 on PATH (3.11 first: Binder's runtime.txt and the published book use it).
+# and python3.13 on PATH (3.11 first: Binder's binder/runtime.txt and the published book use it).
 PYTHON ?= $(or $(firstword $(shell command -v python3.11 python3.12 python3.13 2>/dev/null)),python3.11)
 VENV := .venv
 BIN := $(VENV)/bin
@@ -281,6 +281,8 @@ serve: $(MATHJAX) | $(STAMP)
 	@test -f _build/html/index.html || { echo "make serve: no site in _build/html"; exit 1; }
 	$(BIN)/python -m http.server --directory _build/html --bind 127.0.0.1 8000
 
+# Binder's reader environment (binder/requirements.txt) is resolved from binder/requirements.in
+# for Binder's Python (binder/runtime.txt) with the lock as constraints: the lock's versions.
 # One universal lock for every Python the book supports (3.11.5 to 3.13): uv resolves
 # requirements.in for all of them at once and writes markers where they differ (papermill's
 # aiohttp on 3.12), keeping the lock's present pins where they still fit (an output file's pins
@@ -293,6 +295,8 @@ lock: | $(STAMP)
 	{ sed '/^[^#]/,$$d' requirements.txt; cat requirements.lock.tmp; } > requirements.lock.new
 	rm requirements.lock.tmp
 	mv requirements.lock.new requirements.txt
+	$(BIN)/uv pip compile --quiet --python-version 3.11 --no-header --no-annotate \
+	    --constraint requirements.txt binder/requirements.in -o binder/requirements.txt
 
 # Build products only; sources, the environment and node_modules stay. The engine removes
 # them while holding the build lock, so a clean during a build is refused (claimbook.pipeline.clean);
@@ -309,8 +313,9 @@ clean:
 pdf: all browser
 	$(BIN)/python -m claimbook pdf _build/html _build/pdf/book.pdf
 
-# What Binder does (runtime.txt, requirements.txt, postBuild, notebooks run in their folder,
-# side by side; every claim's artifact they wrote judged verified or refuted), in a fresh
+# What Binder does (exactly binder/: runtime.txt, requirements.txt, postBuild, which writes the
+# reader notebooks; then those notebooks, checked to read as the site, run in their folder side
+# by side; every claim's artifact they wrote judged verified or refuted), in a fresh
 # environment in a temporary directory. BINDER_CHECK_FLAGS: `--pip` installs with pip, as
 # repo2docker does (slower; uv installs the same pinned lock); `--against DIR` also requires
 # every artifact to equal DIR's byte for byte (make test: the rebuild's).

@@ -1,18 +1,24 @@
 """Check what Binder would do, without Binder (``make binder-check``).
 
-Binder (repo2docker) reads ``runtime.txt`` (the Python version), installs ``requirements.txt``
-with pip, runs ``postBuild`` from the repository root, and the launch button then opens
-``chapters/<name>.ipynb`` in a kernel whose working directory is the notebook's folder. This
-script does exactly that in a temporary directory:
+Binder (repo2docker) reads ``binder/`` (its configuration folder, which hides any file of the
+repository's root): ``binder/runtime.txt`` (the Python version), installs
+``binder/requirements.txt`` (a reader's environment, pinned to the book's lock) with pip, runs
+``binder/postBuild`` from the repository root (the book's packages, each chapter run once and
+written as its reader notebook, :mod:`claimbook.reader_notebooks`), and the launch button then
+opens ``chapters/<name>.ipynb`` in a kernel whose working directory is the notebook's folder.
+This script does exactly that in a temporary directory:
 
 1. copies the repository's files (tracked and untracked-but-not-ignored: what a push would
    hold; no ``.venv``, no ``artifacts`` or ``_build``);
-2. makes a fresh virtual environment with the Python ``runtime.txt`` names, pip in it, and
-   installs ``requirements.txt`` into it: with uv by default (``uv venv --seed``, 1 s against
-   the 8 s of ``python -m venv``; every line of the lock pins one version, so uv installs the
+2. makes a fresh virtual environment with the Python ``binder/runtime.txt`` names, pip in it,
+   and installs ``binder/requirements.txt`` into it: with uv by default (``uv venv --seed``,
+   1 s against the 8 s of ``python -m venv``; every line pins one version, so uv installs the
    same packages pip would, in seconds rather than the 40-280 s pip takes here), or with
    ``python -m venv`` and pip, as repo2docker does, given ``--pip``;
-3. runs ``postBuild`` with that environment first on ``PATH``;
+3. runs ``binder/postBuild`` with that environment first on ``PATH``, and checks that each
+   notebook it wrote reads as the site does: no raw MyST in its prose
+   (:func:`raw_myst`) and a drawn figure (``image/png``) for
+   each figure the chapter's prose shows;
 4. executes every notebook the launch button opens (``chapters/*.ipynb`` from ``postBuild``)
    with papermill, working directory the notebook's folder, in that environment's kernel,
    one notebook per core at once (each reader opens one notebook in a kernel of their own;
@@ -54,10 +60,16 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import nbformat
+
 from claimbook import paths
+from claimbook.reader_notebooks import book_numbers
 
 REPO_ROOT = paths.REPO_ROOT
 SKIP_PREFIXES = (".venv/", "_build/", "artifacts/", "node_modules/")
+# What MyST source looks like to a reader who sees it raw: a role, a directive's fence, a
+# colon fence, a target line.
+RAW_MYST = re.compile(r"\{[a-z][\w:+-]*\}`|```\{|^:::|^\([\w:.-]+\)=$", re.MULTILINE)
 
 # Step 5, run in Binder's environment: every registered claim judged from its artifact.
 JUDGE_EVERY_CLAIM = """
@@ -106,6 +118,51 @@ def artifact_differences(written: Path, built: Path, claim_ids) -> list[str]:
             except ValueError as error:  # not JSON, or not UTF-8
                 fields = [f"unreadable: {error}"]
             found.append(f"{claim_id}: " + ("; ".join(fields) or "same fields, other bytes"))
+    return found
+
+
+def raw_myst(notebook) -> list[str]:
+    """Every piece of raw MyST in the markdown cells of ``notebook`` (none in a reader's).
+
+    Examples
+    --------
+    >>> notebook = nbformat.v4.new_notebook()
+    >>> notebook.cells.append(nbformat.v4.new_markdown_cell("x {numref}`fig-a` y"))
+    >>> raw_myst(notebook)
+    ['{numref}`']
+    """
+    return [
+        found.group(0)
+        for cell in notebook.cells
+        if cell.cell_type == "markdown"
+        for found in RAW_MYST.finditer(cell.source)
+    ]
+
+
+def image_outputs(notebook) -> int:
+    """How many ``image/png`` outputs the code cells of ``notebook`` hold."""
+    return sum(
+        "image/png" in output.get("data", {})
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", ())
+    )
+
+
+def reader_problems(notebooks, root: Path) -> list[str]:
+    """One line per notebook that shows raw MyST or lacks a figure its chapter shows."""
+    figures = book_numbers(root).figures
+    found = []
+    for path in notebooks:
+        notebook = nbformat.read(path, as_version=4)
+        raw, drawn = raw_myst(notebook), image_outputs(notebook)
+        if raw:
+            found.append(f"{path.name}: raw MyST in its prose: {', '.join(sorted(set(raw)))}")
+        if drawn != figures.get(path.stem, 0):
+            found.append(
+                f"{path.name}: {drawn} figure(s) drawn, the chapter shows "
+                f"{figures.get(path.stem, 0)}"
+            )
     return found
 
 
@@ -178,7 +235,9 @@ def _options(argv):
         prog="python -m claimbook binder-check", description="What Binder does, without Binder."
     )
     parser.add_argument(
-        "--pip", action="store_true", help="install requirements.txt with pip, as repo2docker does"
+        "--pip",
+        action="store_true",
+        help="install binder/requirements.txt with pip, as repo2docker does",
     )
     parser.add_argument(
         "--against",
@@ -223,7 +282,7 @@ def main(argv=()) -> int:
         start = time.monotonic()
         _copy_repository(repo)
         timings.append(("copy the repository", time.monotonic() - start))
-        python = _python_for_runtime(repo / "runtime.txt")
+        python = _python_for_runtime(repo / "binder" / "runtime.txt")
         environment = _clean_environment(venv)
         _step(
             "create the environment",
@@ -233,16 +292,20 @@ def main(argv=()) -> int:
             timings,
         )
         _step(
-            f"install requirements.txt with {'pip' if options.pip else 'uv'}",
-            [*_installer(venv, options.pip), "-r", "requirements.txt"],
+            f"install binder/requirements.txt with {'pip' if options.pip else 'uv'}",
+            [*_installer(venv, options.pip), "-r", "binder/requirements.txt"],
             repo,
             environment,
             timings,
         )
-        _step("run postBuild", ["bash", "./postBuild"], repo, environment, timings)
+        _step("run binder/postBuild", ["bash", "binder/postBuild"], repo, environment, timings)
         notebooks = sorted((repo / "chapters").glob("*.ipynb"))
         if not notebooks:
-            raise SystemExit("binder-check: postBuild wrote no chapters/*.ipynb")
+            raise SystemExit("binder-check: binder/postBuild wrote no chapters/*.ipynb")
+        found = reader_problems(notebooks, repo)
+        if found:
+            print("\n".join(found), file=sys.stderr)
+            raise SystemExit(f"binder-check: {len(found)} notebook(s) do not read as the site")
 
         def execute(notebook: Path) -> None:
             executed = Path(scratch) / f"{notebook.stem}.executed.ipynb"

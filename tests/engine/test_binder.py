@@ -7,7 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
+from packaging.requirements import Requirement
 
 from claimbook import binder
 
@@ -139,3 +141,71 @@ def test_the_environment_is_made_with_uv_by_default_and_with_venv_and_pip_given_
     assert made[1:3] == ["venv", "--quiet"] and "--seed" in made  # pip in it: postBuild uses it
     assert binder._installer(venv, use_pip=True)[:3] == [str(venv / "bin" / "python"), "-m", "pip"]
     assert binder._installer(venv, use_pip=False)[1:3] == ["pip", "install"]
+
+
+def _pins(path: Path) -> dict[str, str]:
+    """name -> version of each ``name==version`` line that applies on Binder's Python 3.11."""
+    found = {}
+    python = {"python_version": "3.11", "python_full_version": "3.11.5"}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            requirement = Requirement(line)
+            if requirement.marker is None or requirement.marker.evaluate(python):
+                found[requirement.name.lower()] = str(requirement.specifier).removeprefix("==")
+    return found
+
+
+def test_binder_installs_a_readers_environment_at_the_locks_versions():
+    binder_pins = _pins(binder.REPO_ROOT / "binder" / "requirements.txt")
+    lock = _pins(binder.REPO_ROOT / "requirements.txt")
+    assert all(binder_pins.values()), "every line of binder/requirements.txt pins a version"
+    assert {name: lock.get(name) for name in binder_pins} == binder_pins
+    # What a reader's kernel runs, and not what developing the book needs.
+    assert {"numpy", "matplotlib", "ipykernel", "myst-nb", "papermill", "scikit-learn"} <= set(
+        binder_pins
+    )
+    development = {"pytest", "ruff", "playwright", "hypothesis", "zizmor", "jupyter-book"}
+    assert not development & set(binder_pins)
+    assert not {name for name in binder_pins if name.startswith(("actionlint", "pytest"))}
+    assert len(binder_pins) < len(lock)
+
+
+def test_binder_reads_binder_alone_and_its_postbuild_writes_the_reader_notebooks():
+    root = binder.REPO_ROOT
+    # repo2docker ignores the root's configuration when binder/ exists: none is left there.
+    assert not [name for name in ("postBuild", "runtime.txt") if (root / name).exists()]
+    assert (root / "binder" / "runtime.txt").read_text().strip() == "python-3.11"
+    post_build = (root / "binder" / "postBuild").read_text(encoding="utf-8")
+    assert "python -m claimbook.reader_notebooks chapters chapters" in post_build
+    assert (root / "binder" / "postBuild").stat().st_mode & 0o111  # repo2docker runs it
+
+
+def _notebook(markdown: str, images: int):
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells.append(nbformat.v4.new_markdown_cell(markdown))
+    cell = nbformat.v4.new_code_cell("draw()")
+    cell.outputs = [
+        nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo="})
+    ] * images
+    notebook.cells.append(cell)
+    return notebook
+
+
+def test_a_notebook_that_shows_myst_or_misses_a_figure_is_named(tmp_path):
+    stem = "normalization-invariance"
+    figures = binder.book_numbers(binder.REPO_ROOT).figures[stem]
+    good, raw, short = (tmp_path / name for name in ("good", "raw", "short"))
+    for folder, notebook in [
+        (good, _notebook("Figure 15.1 shows it.", figures)),
+        (raw, _notebook("{numref}`fig-a` shows it.\n\n```{note}\nx\n```", figures)),
+        (short, _notebook("Figure 15.1 shows it.", figures - 1)),
+    ]:
+        folder.mkdir()
+        nbformat.write(notebook, folder / f"{stem}.ipynb")
+    assert binder.reader_problems([good / f"{stem}.ipynb"], binder.REPO_ROOT) == []
+    assert binder.reader_problems([raw / f"{stem}.ipynb"], binder.REPO_ROOT) == [
+        f"{stem}.ipynb: raw MyST in its prose: ```{{, {{numref}}`"
+    ]
+    assert binder.reader_problems([short / f"{stem}.ipynb"], binder.REPO_ROOT) == [
+        f"{stem}.ipynb: {figures - 1} figure(s) drawn, the chapter shows {figures}"
+    ]
