@@ -26,6 +26,7 @@ pages in order, from ``trainable_first_chapter``. Sources are read by :mod:`clai
 from __future__ import annotations
 
 import argparse
+import base64
 import copy
 import re
 from collections import Counter
@@ -38,6 +39,7 @@ from pybtex.database import parse_file
 from pybtex.plugin import find_plugin
 
 from claimbook import claims as registry
+from claimbook import figures
 from claimbook.atomic import write_text_atomically
 from claimbook.extensions import bibliography_style  # registers the author_year style
 from claimbook.extensions import claim_pages_model as model
@@ -55,11 +57,9 @@ __all__ = ["RECORD_PREFIX", "book_numbers", "reader_notebook", "write_reader_not
 RECORD_PREFIX = "application/papermill.record/"
 _CODE = {"code", "code-block", "sourcecode"}
 _FIGURES = {"figure", "glue:figure"}
-_HIDE = {  # tag -> (input hidden, outputs hidden), as the site's tags hide them
-    f"{verb}-{part}": hidden
-    for verb in ("hide", "remove")
-    for part, hidden in {"cell": (1, 1), "input": (1, 0), "output": (0, 1)}.items()
-}
+_SOURCE, _OUTPUTS = "source_hidden", "outputs_hidden"  # JupyterLab's flags of a cell
+_HIDDEN = {"cell": {_SOURCE, _OUTPUTS}, "input": {_SOURCE}, "output": {_OUTPUTS}}
+_HIDE = {f"{verb}-{part}": _HIDDEN[part] for verb in ("hide", "remove") for part in _HIDDEN}
 _METADATA = ("kernelspec", "language_info")  # kept; jupytext's pairing and the pages are not
 
 
@@ -266,11 +266,8 @@ def _references(chapter: _Chapter, prefix: str) -> str:
     keys = {key.removeprefix(prefix) for key in chapter.cited}
     entries = [entry for key, entry in chapter.bibliography.entries.items() if key in keys]
     style = find_plugin("pybtex.style.formatting", "author_year")()
-    lines = [
-        f"- [{item.label}] {item.text.render_as('markdown')}"
-        for item in style.format_entries(entries)
-    ]
-    return "\n".join(lines)
+    shown = style.format_entries(entries)
+    return "\n".join(f"- [{item.label}] {item.text.render_as('markdown')}" for item in shown)
 
 
 def _markdown(source: str, chapter: _Chapter, headings: list[str] | None = None) -> str:
@@ -328,16 +325,18 @@ def _replace_roles(lines: list[str], start: int, end: int, children, chapter) ->
 
 
 def _outputs(outputs: list) -> list:
-    """The outputs as Jupyter shows them: a figure a build's kernel glued only (under myst-nb's
-    record prefix) as ``image/png``, one a reader's kernel also displayed as is, values out."""
+    """The outputs as Jupyter shows them: each figure (glued by a build's kernel under
+    myst-nb's record prefix, or displayed) as ``image/png`` at the site's size; values out."""
     shown = []
     for output in outputs:
         data = output.get("data", {})
-        if "scrapbook" not in output.get("metadata", {}) or "image/png" in data:
+        if png := data.get("image/png") or data.get(RECORD_PREFIX + "image/png"):
+            pixels = int.from_bytes(base64.b64decode(png.replace("\n", "")[:44])[16:20], "big")
+            css = round(pixels / figures.PNG_DPI * 72 * figures.DISPLAY_PX_PER_POINT)
+            size = {"image/png": {"width": css}}
+            shown.append(nbformat.v4.new_output("display_data", {"image/png": png}, metadata=size))
+        elif "scrapbook" not in output.get("metadata", {}):
             shown.append(output)
-        elif RECORD_PREFIX + "image/png" in data:
-            png = {"image/png": data[RECORD_PREFIX + "image/png"]}
-            shown.append(nbformat.v4.new_output("display_data", data=png))
     return shown
 
 
@@ -360,11 +359,11 @@ def reader_notebook(source: Path, executed, numbers: Numbers | None = None):
         new = copy.deepcopy(cell)
         new.outputs = _outputs(cell.get("outputs", []))
         new.metadata = {"tags": tags} if tags else {}
-        hidden = [_HIDE[tag] for tag in tags if tag in _HIDE]
-        if hidden:
-            source_hidden, outputs_hidden = (any(flags) for flags in zip(*hidden, strict=False))
-            new.metadata["jupyter"] = {"source_hidden": source_hidden}
-            new.metadata["jupyter"]["outputs_hidden"] = new.metadata["collapsed"] = outputs_hidden
+        hidden = set().union(*(_HIDE.get(tag, ()) for tag in tags))
+        if hidden:  # only what is hidden: JupyterLab drops a false flag (opening it modified)
+            new.metadata["jupyter"] = dict.fromkeys(sorted(hidden), True)
+            if _OUTPUTS in hidden:
+                new.metadata["collapsed"] = True  # classic Jupyter's flag
         notebook.cells.append(new)
     return notebook
 

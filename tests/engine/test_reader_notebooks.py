@@ -18,7 +18,10 @@ from claimbook.claims.judgement import Judgement
 from claimbook.numbers import format_value
 from claimbook.reader_notebooks import RECORD_PREFIX, book_numbers, reader_notebook
 
-PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n not really").decode()
+# The start of a PNG 1350 pixels wide: drawn at 270 dpi, the site shows it 540 CSS px wide.
+PNG = base64.b64encode(
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + (1350).to_bytes(4, "big") + (900).to_bytes(4, "big")
+).decode()
 
 
 def _source(stem):
@@ -106,10 +109,11 @@ def test_plumbing_cells_are_collapsed_as_the_site_hides_them(reader):
     pin_cell = notebook.cells[first_code]
     assert "parameters" in pin_cell.metadata["tags"]  # papermill still finds it
     assert pin_cell.metadata["jupyter"] == {"source_hidden": True, "outputs_hidden": True}
+    assert pin_cell.metadata["collapsed"] is True  # classic Jupyter's flag
     for cell in notebook.cells:
         if "hide-input" in cell.metadata.get("tags", ()):
-            assert cell.metadata["jupyter"]["source_hidden"]
-            assert not cell.metadata["jupyter"]["outputs_hidden"]
+            assert cell.metadata["jupyter"] == {"source_hidden": True}
+            assert "collapsed" not in cell.metadata
 
 
 def test_claim_values_are_formatted_as_the_site_formats_them_with_their_state(monkeypatch):
@@ -166,6 +170,7 @@ def test_outputs_keep_one_image_per_figure_and_drop_glued_values():
     kept = reader_notebooks._outputs(outputs)
     assert [output.output_type for output in kept] == ["stream", "display_data", "display_data"]
     assert [output["data"].get("image/png") for output in kept[1:]] == [PNG, PNG]
+    assert [output.metadata["image/png"]["width"] for output in kept[1:]] == [540, 540]
     assert not any(key.startswith(RECORD_PREFIX) for o in kept for key in o.get("data", {}))
 
 
