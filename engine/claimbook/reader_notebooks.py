@@ -39,18 +39,13 @@ from pybtex.database import parse_file
 from pybtex.plugin import find_plugin
 
 from claimbook import claims as registry
-from claimbook import figures
+from claimbook import figures, sources
 from claimbook.atomic import write_text_atomically
+from claimbook.claims import Judgement
+from claimbook.errors import ClaimError
 from claimbook.extensions import bibliography_style  # registers the author_year style
 from claimbook.extensions import claim_pages_model as model
 from claimbook.numbers import format_value
-from claimbook.sources import (
-    chapter_number,
-    chapter_sources,
-    markdown_tokens,
-    read_chapter,
-    split_directive,
-)
 
 __all__ = ["RECORD_PREFIX", "book_numbers", "reader_notebook", "write_reader_notebooks"]
 
@@ -84,14 +79,14 @@ def book_numbers(root: Path | None = None) -> Numbers:
     ('Section 15.1', '(15.1)')
     """
     numbers = Numbers()
-    for source in chapter_sources(root):
-        chapter = str(chapter_number(source.stem, root))
+    for source in sources.chapter_sources(root):
+        chapter = str(sources.chapter_number(source.stem, root))
         counts: Counter = Counter()
         sections: list[int] = []
         headings = numbers.headings.setdefault(source.stem, [])
-        for _index, text in read_chapter(source).markdown_cells():
+        for _index, text in sources.read_chapter(source).markdown_cells():
             label = None
-            tokens = markdown_tokens(text)
+            tokens = sources.markdown_tokens(text)
             for position, token in enumerate(tokens):
                 if token.type == "myst_target" and token.level == 0:
                     label = token.content
@@ -121,7 +116,7 @@ def _number_items(tokens, chapter: str, counts: Counter, numbers: Numbers) -> No
             counts["eq"] += 1
             numbers.number[token.info] = f"{chapter}.{counts['eq']}"
             numbers.text[token.info] = f"({chapter}.{counts['eq']})"
-        parts = split_directive(token) if token.type in ("fence", "colon_fence") else None
+        parts = sources.split_directive(token) if token.type in ("fence", "colon_fence") else None
         if parts is None:
             continue
         name, argument, options, body = parts
@@ -134,7 +129,7 @@ def _number_items(tokens, chapter: str, counts: Counter, numbers: Numbers) -> No
                 numbers.text[label] = f"{kind} {chapter}.{counts[kind]}"
                 numbers.title[label] = argument
         if name not in _CODE | {"math"}:
-            _number_items(markdown_tokens(body), chapter, counts, numbers)
+            _number_items(sources.markdown_tokens(body), chapter, counts, numbers)
 
 
 @dataclass
@@ -147,9 +142,12 @@ class _Chapter:
     cited: list[str] = field(default_factory=list)
     judged: dict = field(default_factory=dict)  # claim id -> judgement, judged once
 
-    def judge(self, claim_id: str):
+    def judge(self, claim_id: str):  # an id the registry lacks is failed, as on the site
         if claim_id not in self.judged:
-            self.judged[claim_id] = registry.judge(claim_id)
+            try:
+                self.judged[claim_id] = registry.judge(claim_id)
+            except ClaimError as error:
+                self.judged[claim_id] = Judgement("failed", None, str(error))
         return self.judged[claim_id]
 
 
@@ -170,7 +168,10 @@ def _claim_value(text: str, chapter: _Chapter) -> str:
     state, artifact, _reason = chapter.judge(claim_id)
     if artifact is None:
         return f"? ({model.STATE_WORDS[state]})"
-    shown = format_value(model.field_value(artifact.get("result") or {}, name), spec)
+    try:
+        shown = format_value(model.field_value(artifact.get("result") or {}, name), spec)
+    except (KeyError, ValueError):  # a field it lacks, a spec that does not apply: the site warns
+        return f"? ({model.STATE_WORDS['failed']})"
     return shown if state == "verified" else f"{shown} ({model.STATE_WORDS[state]})"
 
 
@@ -275,7 +276,7 @@ def _markdown(source: str, chapter: _Chapter, headings: list[str] | None = None)
     lines = source.split("\n")
     replaced: list[tuple[int, int, str]] = []
     covered = 0
-    for token in markdown_tokens(source):
+    for token in sources.markdown_tokens(source):
         if token.map is None or token.map[0] < covered:
             continue
         start, end = token.map
@@ -287,7 +288,7 @@ def _markdown(source: str, chapter: _Chapter, headings: list[str] | None = None)
             lines[start] = re.sub(r"^(#+\s+)", rf"\g<1>{number}. ", lines[start])
             continue
         if token.type in ("fence", "colon_fence"):
-            parts = split_directive(token)
+            parts = sources.split_directive(token)
             if parts is None:
                 continue  # a code block stays as it is
             text = _directive(*parts, chapter)
@@ -372,7 +373,7 @@ def write_reader_notebooks(executed_dir: Path, out_dir: Path, root: Path | None 
     """Write ``out_dir/<stem>.ipynb`` for every chapter from ``executed_dir/<stem>.ipynb``."""
     numbers = book_numbers(root)
     written = []
-    for source in chapter_sources(root):
+    for source in sources.chapter_sources(root):
         executed = nbformat.read(Path(executed_dir) / f"{source.stem}.ipynb", as_version=4)
         target = Path(out_dir) / f"{source.stem}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -15,6 +15,7 @@ from markdown_it import MarkdownIt
 from claimbook import paths, reader_notebooks, sources
 from claimbook.binder import image_outputs, raw_myst
 from claimbook.claims.judgement import Judgement
+from claimbook.errors import UnknownClaimError
 from claimbook.numbers import format_value
 from claimbook.reader_notebooks import RECORD_PREFIX, book_numbers, reader_notebook
 
@@ -119,17 +120,21 @@ def test_plumbing_cells_are_collapsed_as_the_site_hides_them(reader):
 def test_claim_values_are_formatted_as_the_site_formats_them_with_their_state(monkeypatch):
     result = {"x": 2.05534, "m": {"mean": 1.0, "ci": [0.5, 1.5], "level": 0.95}}
     states = {"c-v": "verified", "c-r": "refuted", "c-s": "stale"}
-    monkeypatch.setattr(
-        reader_notebooks.registry,
-        "judge",
-        lambda claim_id: Judgement(states[claim_id], {"result": result}, ""),
-    )
+
+    def judge(claim_id):
+        if claim_id not in states:
+            raise UnknownClaimError(f"no claim {claim_id}")
+        return Judgement(states[claim_id], {"result": result}, "")
+
+    monkeypatch.setattr(reader_notebooks.registry, "judge", judge)
     chapter = reader_notebooks._Chapter(book_numbers(), {}, None)
     value = functools.partial(reader_notebooks._claim_value, chapter=chapter)
     assert value("c-v.x:.3f") == format_value(2.05534, ".3f") == "2.055"
     assert value("c-v.m:.2f") == "1.00 (95% CI 0.50 to 1.50)"
     assert value("c-r.x:.1f") == "2.1 (account refuted)"
     assert value("c-s.x:.1f") == "2.1 (stale)"
+    # What the site shows as a failed number: an unknown claim, a missing field, a bad spec.
+    assert value("c-unknown.x:.1f") == value("c-v.y") == value("c-v.x:d") == "? (failed)"
 
 
 def test_roles_become_text(numbers):
