@@ -40,14 +40,14 @@ expect:
   ratio:
     value: 0.5
     abs_tol: 1.0e-12
-    reason: a few ulps
+    reason: A few ulps.
   count:
     equals: 3
   flag:
     equals: true
   group.spread:
     interval: [1.0, 1.5]
-    reason: anywhere in the band the text claims
+    reason: Anywhere in the band the text claims.
 """
 
 

@@ -122,7 +122,7 @@ def test_a_huge_unknown_id_is_quoted_briefly(registry):
 
 MALFORMED = {
     "missing reason": (
-        ("    reason: a few ulps\n", ""),
+        ("    reason: A few ulps.\n", ""),
         r"field expect\.ratio: 'reason' is a required property",
     ),
     "YAML 1.1 number as text": (
@@ -189,7 +189,7 @@ MALFORMED = {
         r"field statement: control character \\u0007 at character 29",
     ),
     "NUL in a reason": (
-        ("reason: a few ulps", 'reason: "a few\\0 ulps"'),
+        ("reason: A few ulps.", 'reason: "A few\\0 ulps."'),
         r"field expect\.ratio\.reason: control character \\u0000 at character 6",
     ),
     "DEL in the estimator": (
@@ -235,7 +235,7 @@ compute: trainable_harness.witnesses.toy.toy_witness
 expect:
   ratio:
     {expectation}
-    reason: a stated reason
+    reason: A stated reason.
 """
 
 

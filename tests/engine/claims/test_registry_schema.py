@@ -108,10 +108,59 @@ def test_a_statement_of_2000_characters_is_the_longest_accepted(registry):
     assert problem == "field statement: text of 2001 characters; a text field holds at most 2000"
 
 
+def test_a_statement_of_60_words_is_the_longest_accepted(registry):
+    longest = "A" + " word" * 58 + " $B^{-1/2}$."
+    assert len(longest.split()) == 60
+    assert accepted(registry, toy(STATEMENT, f"statement: {longest}")).statement == longest
+    problem = refused(registry, toy(STATEMENT, f"statement: A word{longest[1:]}"))
+    assert problem.startswith("field statement: 'A word word")
+    assert problem.endswith(
+        "has the wrong form; expected: at most 60 words (what spaces "
+        "separate; the claim page's statement is read at a glance, the "
+        "fields hold the details)"
+    )
+
+
+SENTENCES = (
+    "expected: whole sentences on one line: each begins with a capital letter, a digit, a "
+    "bracket or a quote and ends with a full stop, so none runs into the next"
+)
+
+
+@pytest.mark.parametrize(
+    "reason",
+    [
+        "a few ulps.",  # not a sentence's beginning
+        "A few ulps",  # no full stop
+        "A few ulps of a vector near 1 The rest is rounding.",  # two run together
+    ],
+)
+def test_a_reason_that_is_not_whole_sentences_is_refused_naming_the_field(registry, reason):
+    problem = refused(registry, toy("reason: A few ulps.", f"reason: {reason}"))
+    assert problem.startswith("field expect.ratio.reason: ")
+    assert problem.endswith(SENTENCES)
+
+
+def test_a_reason_of_several_sentences_or_starting_with_a_number_is_accepted(registry):
+    for reason in ("A few ulps. The rest is rounding.", "8 ulps of 1, measured."):
+        accepted(registry, toy("reason: A few ulps.", f"reason: {reason}"))
+
+
+def test_every_registered_statement_and_reason_meets_the_limits():
+    # The registry's own files load (their checks are the schema's); this names the limits.
+    for claim_id in list_claims():
+        claim = load_claim(claim_id)
+        assert len(claim.statement.split()) <= 60, claim_id
+        for field, expectation in claim.expect.items():
+            for key in ("reason", "wide_because", "vacuous_ok"):
+                text = expectation.get(key)
+                assert text is None or text.endswith((".", "?", "!")), (claim_id, field, key)
+
+
 @pytest.mark.parametrize(
     ("old", "field"),
     [
-        ("reason: a few ulps", "expect.ratio.reason"),
+        ("reason: A few ulps.", "expect.ratio.reason"),
         ("estimator: closed form", "contract.estimator"),
     ],
 )
@@ -178,9 +227,12 @@ def test_a_relative_tolerance_of_one_or_more_is_refused(registry):
 def test_a_vacuous_tolerance_with_its_reason_is_accepted(registry):
     claim = accepted(
         registry,
-        toy(TOLERANCE, "value: 7777\n    abs_tol: 1.0e+300\n    vacuous_ok: any finite ratio"),
+        toy(
+            TOLERANCE,
+            "value: 7777\n    abs_tol: 1.0e+300\n    vacuous_ok: Any finite ratio passes.",
+        ),
     )
-    assert claim.expect["ratio"]["vacuous_ok"] == "any finite ratio"
+    assert claim.expect["ratio"]["vacuous_ok"] == "Any finite ratio passes."
 
 
 @pytest.mark.parametrize("reason", ['""', "' '", "[a, b]"])
@@ -192,7 +244,7 @@ def test_vacuous_ok_must_be_a_line_of_text(registry, reason):
 
 
 def test_vacuous_ok_on_a_tolerance_that_is_not_vacuous_is_refused(registry):
-    problem = refused(registry, toy(TOLERANCE, f"{TOLERANCE}\n    vacuous_ok: just in case"))
+    problem = refused(registry, toy(TOLERANCE, f"{TOLERANCE}\n    vacuous_ok: Just in case."))
     assert problem == (
         "field expect.ratio.vacuous_ok: the tolerance is narrower than the value, so there is "
         "nothing to excuse; remove vacuous_ok"
@@ -232,7 +284,7 @@ def test_a_registry_file_not_named_by_a_claim_id_is_refused(registry):
 
 
 def test_wide_because_on_a_deterministic_claim_is_refused(registry):
-    problem = refused(registry, toy(TOLERANCE, f"{TOLERANCE}\n    wide_because: a side"))
+    problem = refused(registry, toy(TOLERANCE, f"{TOLERANCE}\n    wide_because: A side."))
     assert problem == (
         "field expect[ratio].wide_because is only for a statistical claim (seed policy "
         "derived-set), whose tolerance is measured in standard errors"
@@ -244,11 +296,11 @@ def test_wide_because_on_a_statistical_claim_is_accepted(fixture_registry):
     text = path.read_text(encoding="utf-8")
     assert "      rel_tol: 0.05\n" in text
     path.write_text(
-        text.replace("      rel_tol: 0.05\n", "      rel_tol: 0.05\n    wide_because: a side\n"),
+        text.replace("      rel_tol: 0.05\n", "      rel_tol: 0.05\n    wide_because: A side.\n"),
         encoding="utf-8",
     )
     claim = load_claim("t01-noise-001", registry_dir=fixture_registry.directory)
-    assert claim.expect["spread"]["wide_because"] == "a side"
+    assert claim.expect["spread"]["wide_because"] == "A side."
 
 
 def test_interval_method_on_a_deterministic_claim_is_refused(registry):

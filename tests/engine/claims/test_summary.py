@@ -10,7 +10,7 @@ def test_failure_summary_lists_each_failed_field_in_order(toy, registry, artifac
     artifact = verify_toy(registry, artifacts)
     assert failure_summary(artifact) == [
         f"{TOY_ID} count: expected 3, got 4, tolerance exact",
-        f"{TOY_ID} ratio: expected 0.5, got 0.75, tolerance abs_tol 1e-12 (a few ulps)",
+        f"{TOY_ID} ratio: expected 0.5, got 0.75, tolerance abs_tol 1e-12 (A few ulps.)",
     ]
 
 

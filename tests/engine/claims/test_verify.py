@@ -66,7 +66,7 @@ def test_verify_returns_and_writes_the_artifact(toy, registry, artifacts):
         "expected": [1.0, 1.5],
         "got": 1.25,
         "tolerance": "closed interval",
-        "reason": "anywhere in the band the text claims",
+        "reason": "Anywhere in the band the text claims.",
         "passed": True,
     }
     on_disk = json.loads(artifact_path(TOY_ID, artifacts).read_text())
@@ -96,7 +96,7 @@ FAILURES = [
     (
         "ratio",
         0.5001,
-        "ratio: expected 0.5, got 0.5001, tolerance abs_tol 1e-12 (a few ulps)",
+        "ratio: expected 0.5, got 0.5001, tolerance abs_tol 1e-12 (A few ulps.)",
     ),
     ("count", 4, "count: expected 3, got 4, tolerance exact"),
     ("flag", 1, "flag: expected True, got 1, tolerance exact"),  # 1 is not True here

@@ -86,7 +86,7 @@ def test_a_verified_claim_builds_with_bound_numbers_its_page_the_ledger_and_json
         # Rounded to what the field's tolerance resolves (claim_pages_model), not repr'd.
         row = {"expectation": artifact["expected"][field], "got": comparison["got"]}
         assert model.field_texts(row)["got"] in page
-    assert "the chapter reports three decimals" in page
+    assert "The chapter reports three decimals." in page
     assert f"python -m claimbook claims verify {CLAIM}" in page
     assert f'verify_claim("{CLAIM}", expected_harness=pin)' in text_of(page)
     assert artifact["provenance"]["numpy"] in page

@@ -222,8 +222,8 @@ def test_a_claim_page_is_written_again_only_when_what_it_shows_changes(tiny_book
     assert page.stat().st_mtime_ns == before  # an unchanged page is left as it was
     tiny_book.edit(
         "claims/c15-invariance-001.yaml",
-        "reason: the chapter reports three decimals",
-        "reason: the chapter reports three decimals (edited)",
+        "reason: The chapter reports three decimals.",
+        "reason: The chapter reports three decimals (edited).",
     )
     process = tiny_book.build()
     assert process.returncode == 0, process.stdout

@@ -249,7 +249,7 @@ def test_every_bound_tests_what_the_chapter_says():
     entry = registry(CLAIM)
     assert "Algorithm 1" in entry["refutes"]["source"] and "A.2.1" in entry["refutes"]["source"]
     for field, expectation in entry["expect"].items():
-        assert "other seed" in expectation["reason"], field
+        assert "other seed" in expectation["reason"].lower(), field
 
 
 @pytest.mark.claims
