@@ -15,6 +15,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from claimbook import claims as claim_registry
 from claimbook.extensions import claim_pages_model as model
+from claimbook.extensions import claim_records
 from claimbook.extensions.claim_nodes import ACCOUNT_WORDS, evidence_block
 from claimbook.extensions.claims import claim_badge, claim_value
 
@@ -37,7 +38,7 @@ def _card(env, claim_id: str, location) -> nodes.container | None:
         if field in contract:
             details += nodes.inline("", f"{field}: {contract[field]}", classes=[f"claim-{field}"])
             details += nodes.inline("", " · ", classes=["claim-sep"])
-    if model.publishable_record(claim_id) is not None:
+    if claim_records.publishable_record(claim_id) is not None:
         details += nodes.reference(
             "",
             "record (JSON)",

@@ -1,7 +1,7 @@
 """The claim ledger: a ``claim-ledger`` directive listing every claim by chapter and section.
 
 Used in ``claims.md``. The directive leaves a placeholder; once every page has been read the
-placeholder becomes the ledger (:func:`claimbook.extensions.claim_pages_model.ledger`): a
+placeholder becomes the ledger (:func:`ledger_groups`): a
 line counting the claims by state, then the claims in groups (failing, verified results,
 refuted accounts), per chapter a table of each claim's badge, the sections that state it and
 its statement, with the account beside the statement of a claim that registers one. The page
@@ -11,15 +11,96 @@ artifact says now. Set up by ``claim_pages``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
 from claimbook import paths
+from claimbook.claims.judgement import STATES
 from claimbook.extensions import claim_pages_model as model
-from claimbook.extensions.claim_nodes import badge_node, place_links, table
+from claimbook.extensions.claim_nodes import (
+    badge_node,
+    note_math,
+    place_links,
+    statement_nodes,
+    table,
+)
 from claimbook.extensions.claim_pages import describe_all
 
-__all__ = ["ClaimLedgerDirective", "claim_ledger", "setup"]
+__all__ = ["LEDGER_GROUPS", "ClaimLedgerDirective", "claim_ledger", "ledger_groups", "setup"]
+
+
+def _ledger_order(info: Mapping):
+    """Claims in the order the book first states them; unstated claims last, by id."""
+    first = info["stated_in"][0] if info["stated_in"] else None
+    if first is None:
+        return (1, "", 0, info["id"])
+    return (0, first["page"], int(first["anchor"].rsplit("-", 1)[1]), info["id"])
+
+
+# The ledger's groups, in the order it shows them: what fails the build first, then the
+# book's verified results, then the accounts its measurements refute.
+LEDGER_GROUPS = (
+    ("failing", "Failing: the build fails until these are fixed", ("failed", "stale", "not run")),
+    ("verified", "Verified results", ("verified",)),
+    (
+        "refuted",
+        "Refuted accounts: verified measurements that contradict a common account",
+        ("refuted",),
+    ),
+)
+# The ledger's summary, singular and plural: "1 claim: 1 verified result."
+_SUMMARY_WORDS = {
+    "verified": ("verified result", "verified results"),
+    "refuted": ("refuted account", "refuted accounts"),
+}
+
+
+def _counted(count: int, singular: str, plural: str) -> str:
+    return f"{count} {singular if count == 1 else plural}"
+
+
+def _chapter_title(chapter, described: list[dict]) -> str:
+    """ "Chapter <label>" as the book labels it where one of its claims is stated."""
+    group = [info for info in described if info["chapter"] == chapter]
+    stated = next((info["stated_in"][0] for info in group if info["stated_in"]), None)
+    return f"Chapter {stated['chapter'] if stated else chapter}"
+
+
+def ledger_groups(described: list[dict]) -> dict:
+    """The ledger: ``{"summary", "groups": [{"id", "title", "chapters": [{"title",
+    "claims"}]}]}``.
+
+    Claims are grouped by state (:data:`LEDGER_GROUPS`: failing, verified results, refuted
+    accounts; an empty group is left out), then by chapter in number order, each titled as
+    the book labels it where one of its claims is stated; a chapter's claims in the order the
+    book first states them.
+    """
+    groups = []
+    for key, title, states in LEDGER_GROUPS:
+        members = [info for info in described if info["state"] in states]
+        chapters = [
+            {
+                "title": _chapter_title(chapter, described),
+                "claims": sorted(
+                    (info for info in members if info["chapter"] == chapter), key=_ledger_order
+                ),
+            }
+            for chapter in sorted({info["chapter"] for info in members})
+        ]
+        if chapters:
+            groups.append({"id": key, "title": title, "chapters": chapters})
+    counts = {state: sum(info["state"] == state for info in described) for state in STATES}
+    shown = ", ".join(
+        _counted(counts[state], *_SUMMARY_WORDS.get(state, (state, state)))
+        for state in STATES
+        if counts[state]
+    )
+    return {
+        "summary": f"{_counted(len(described), 'claim', 'claims')}: {shown}.",
+        "groups": groups,
+    }
 
 
 class claim_ledger(nodes.General, nodes.Element):
@@ -68,10 +149,10 @@ def _statement_cell(info) -> nodes.Node:
     """The statement, and for a claim that registers an account, the account beside it."""
     account = model.account_line(info.get("refutes"))
     if account is None:
-        return nodes.paragraph("", info["statement"])
+        return nodes.paragraph("", "", *statement_nodes(info["statement"]))
     said = "Account refuted: " if info["state"] == "refuted" else "Account it tests: "
     cell = nodes.container(classes=["claim-ledger-statement"])
-    cell += nodes.paragraph("", info["statement"])
+    cell += nodes.paragraph("", "", *statement_nodes(info["statement"]))
     cell += nodes.paragraph(
         "", "", nodes.strong("", said), nodes.Text(account), classes=["claim-ledger-account"]
     )
@@ -82,7 +163,8 @@ def _fill_ledger(app, doctree, docname) -> None:
     placeholders = list(doctree.findall(claim_ledger))
     if not placeholders:
         return
-    shown = model.ledger(describe_all(app.env))
+    shown = ledger_groups(describe_all(app.env))
+    note_math(app.env, docname)  # the statements' math
     ledger = nodes.container(classes=["claim-ledger"])
     ledger += nodes.paragraph("", shown["summary"], classes=["claim-ledger-summary"])
     for group in shown["groups"]:

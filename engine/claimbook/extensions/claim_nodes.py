@@ -1,5 +1,5 @@
 """Docutils building blocks of the claim extensions: the badge, tables, sections, place links,
-a page's legend of marks and a section's Evidence block.
+a page's legend of marks, a section's Evidence block, and a statement with its math.
 
 The one badge builder is :func:`badge_node`: the inline ``{claim}`` role, the claim line, the
 claim pages and the ledger all draw a claim's badge with it, from the
@@ -9,6 +9,7 @@ claim pages and the ledger all draw a claim's badge with it, from the
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 
 from docutils import nodes
@@ -24,9 +25,11 @@ __all__ = [
     "badge_node",
     "evidence_block",
     "mark_legend",
+    "note_math",
     "place_links",
     "section",
     "shown",
+    "statement_nodes",
     "table",
 ]
 
@@ -41,6 +44,8 @@ LEGEND_WORDS = {
     "stale": "a number computed by code that has changed since",
     "not run": "a number not computed yet",
 }
+
+_MATH = re.compile(r"\$([^$]+)\$")
 
 
 def badge_node(docname: str, badge: Badge) -> nodes.reference:
@@ -71,17 +76,16 @@ def shown(value) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def table(headers: list[str] | None, rows: list[list], classes: list[str]) -> nodes.table:
-    """A table; ``headers=None`` for a two-column list of names and values."""
+def table(headers: list[str], rows: list[list], classes: list[str]) -> nodes.table:
+    """A table with a row of ``headers``."""
     node = nodes.table(classes=["claim-table", *classes])
-    group = nodes.tgroup(cols=len(headers) if headers else 2)
+    group = nodes.tgroup(cols=len(headers))
     node += group
-    for _ in headers or (0, 0):
+    for _ in headers:
         group += nodes.colspec(colwidth=1)
-    if headers:
-        head = nodes.thead()
-        group += head
-        head += _row(headers)
+    head = nodes.thead()
+    group += head
+    head += _row(headers)
     body = nodes.tbody()
     group += body
     for row in rows:
@@ -172,3 +176,26 @@ def evidence_block(cards: list[nodes.Node]) -> list[nodes.Node]:
         nodes.container("", *cards, classes=["claim-evidence-cards"]),
         nodes.raw("", "</details>\n", format="html"),
     ]
+
+
+def statement_nodes(text: str) -> list[nodes.Node]:
+    """A statement's text and math: what stands between two ``$`` is LaTeX, rendered by
+    MathJax (a page that shows it is marked by :func:`note_math`).
+
+    Examples
+    --------
+    >>> [node.astext() for node in statement_nodes("It falls like $B^{-1/2}$.")]
+    ['It falls like ', 'B^{-1/2}', '.']
+    """
+    parts = _MATH.split(text)
+    return [
+        nodes.math("", part) if index % 2 else nodes.Text(part)
+        for index, part in enumerate(parts)
+        if part
+    ]
+
+
+def note_math(env, pagename: str) -> None:
+    """Load MathJax on page ``pagename`` (Sphinx loads it where its math domain saw math,
+    which never sees a claim page or a ledger filled in after the page was read)."""
+    env.get_domain("math").data.setdefault("has_equations", {})[pagename] = True

@@ -1,16 +1,18 @@
-"""What the site says about each claim, as plain data: badges, bound numbers, claim pages,
-the ledger and ``claims.json``.
+"""What the site says about each claim, as plain data: badges, bound numbers, claim pages
+and their entries in ``claims.json``.
 
 Nothing here imports docutils or Sphinx: every function takes the registry entry
 (:class:`~claimbook.claims.registry.Claim`), the judgement
 (:func:`claimbook.claims.judgement.judge`, whose artifact is the stored record) and, for a claim
 page, the places that state the claim, already labelled by the Sphinx side. The extensions
 turn the result into nodes: ``claims`` (badges, bound numbers, claim lines), ``claim_pages``
-(a page per claim, the records, ``claims.json``) and ``claim_ledger`` (the ledger).
+(a page per claim) and ``claim_ledger`` (the ledger); ``claim_records`` writes the records
+and ``claims.json``.
 
-A *place* is a dict ``{page, anchor, chapter, section, as}``: the site page that states
-the claim, the anchor of the statement, the chapter's and the section's labels, and how it
-is stated (``badge``, ``value`` or ``line``).
+A *place* is a dict ``{page, anchor, chapter, section, as, cited}``: the site page that
+states the claim, the anchor of the statement, the chapter's and the section's labels, how
+it is stated (``badge``, ``value`` or ``line``) and, for a bound number, the ``[field,
+spec]`` it cites (the claim page writes the field in that format).
 
 Examples
 --------
@@ -24,16 +26,10 @@ Examples
 
 from __future__ import annotations
 
-import json
-import math
-import os
 import posixpath
-import stat
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import Decimal
-from numbers import Real
-from pathlib import Path
 
 from claimbook.claims.compare import shown_expectation
 from claimbook.claims.judgement import STATES, Judgement
@@ -41,12 +37,11 @@ from claimbook.claims.mutation_record import mutation_states
 from claimbook.claims.ratios import field_ratios
 from claimbook.claims.registry import Claim
 from claimbook.claims.summary import badge_summary
-from claimbook.numbers import format_value, is_statistical, level_percent
-from claimbook.paths import artifact_path
+from claimbook.extensions import claim_numbers as numbers
+from claimbook.numbers import format_value, is_statistical
 
 __all__ = [
     "CLAIM_PAGES",
-    "LEDGER_GROUPS",
     "LEDGER_JSON",
     "NUMBER_CLASSES",
     "NUMBER_WORDS",
@@ -58,23 +53,16 @@ __all__ = [
     "account_line",
     "badge",
     "describe",
-    "expectation_words",
-    "field_texts",
     "field_value",
     "first_per_section",
     "format_value",
-    "ledger",
-    "ledger_json",
+    "is_statistical",
     "page_path",
     "parse_claim_value",
-    "publishable_record",
+    "plain_math",
     "record_path",
     "relative_uri",
-    "resolution",
-    "shown_number",
-    "shown_value",
     "summary_of",
-    "tolerance_over_se",
 ]
 
 # The site folder of the claim pages and of the published records beside them.
@@ -153,30 +141,6 @@ def relative_uri(docname: str, target: str) -> str:
     return posixpath.relpath(target, posixpath.dirname(docname) or ".")
 
 
-def publishable_record(claim_id: str, artifacts_dir: str | Path | None = None) -> bytes | None:
-    """The artifact's bytes if it is a regular file reached without following a symlink.
-
-    The record published beside a claim's page is only ever this: a symlink in
-    ``artifacts/`` (the file, its folder or the folder above) is never followed.
-    """
-    path = artifact_path(claim_id, artifacts_dir)
-    if any(parent.is_symlink() for parent in (path.parent, path.parent.parent)):
-        return None
-    try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            return None
-        with os.fdopen(descriptor, "rb") as handle:
-            descriptor = -1
-            return handle.read()
-    finally:
-        if descriptor >= 0:
-            os.close(descriptor)
-
-
 # --- a badge --------------------------------------------------------------------------------
 
 
@@ -220,13 +184,40 @@ class Badge:
         return relative_uri(docname, page_path(self.claim))
 
 
+# What a hover shows for a statement's LaTeX (a title attribute renders no math).
+_SYMBOLS = {
+    "\\epsilon": "ε", "\\lambda": "λ", "\\gamma": "γ", "\\sigma": "σ", "\\beta": "β",
+    "\\tau": "τ", "\\eta": "η", "\\mu": "μ", "\\pi": "π", "\\times": "×", "\\nabla": "∇",
+    "\\sqrt": "√", "\\lVert": "‖", "\\rVert": "‖", "\\,": " ",
+}  # fmt: skip
+
+
+def plain_math(text: str) -> str:
+    r"""A statement with its ``$...$`` math as plain text, for a hover.
+
+    Examples
+    --------
+    >>> plain_math(r"It falls like $B^{-1/2}$ from $\sqrt{2 - E[s]}$ at $\epsilon = 0$.")
+    'It falls like B^(-1/2) from √(2 - E[s]) at ε = 0.'
+    """
+
+    def plain(match: re.Match) -> str:
+        math = re.sub(r"\\(?:mathrm|operatorname)\{([^}]*)\}", r"\1", match.group(1))
+        for command, symbol in _SYMBOLS.items():
+            math = math.replace(command, symbol)
+        math = re.sub(r"\\([A-Za-z]+)", r"\1", math)  # \max, \tanh: the name
+        return math.replace("{", "(").replace("}", ")")
+
+    return re.sub(r"\$([^$]+)\$", plain, text)
+
+
 def badge(summary: Mapping) -> Badge:
     """The badge of a claim summarized by :func:`summary_of` (or described by :func:`describe`).
 
     Its hover text is the statement with a statistical claim's intervals and a refuted
     account, and, unless the claim is verified or refuted, its state and the reason.
     """
-    hover = badge_summary(summary)
+    hover = badge_summary({**summary, "statement": plain_math(summary["statement"])})
     if summary["state"] not in ("verified", "refuted"):
         hover += f" ({summary['state']}: {summary['reason']})"
     return Badge(summary["id"], summary["state"], hover)
@@ -279,252 +270,36 @@ def field_value(result: Mapping, field: str):
     return value
 
 
-# --- numbers and expectations as a claim page shows them ------------------------------------
-
-# A claim page shows at most this many significant digits of a number: the record beside it
-# (``claims/<id>.json``) keeps every digit.
-SHOWN_DIGITS = 7
+def _cited(places: list[dict]) -> list[tuple[str, str]]:
+    """``(field, spec)`` of each bound number that states the claim, in the book's order."""
+    return [tuple(place["cited"]) for place in places if place.get("cited")]
 
 
-def _last_place(bound: float) -> float | None:
-    """The place value of a registered bound's last digit: 0.39 -> 0.01, 117 -> 1."""
-    if not isinstance(bound, Real) or isinstance(bound, bool) or not bound:
-        return None
-    if not math.isfinite(bound):
-        return None
-    return 10.0 ** Decimal(repr(float(bound))).normalize().as_tuple().exponent
-
-
-def resolution(expectation: Mapping | None) -> float | None:
-    """The smallest difference a registered expectation tells apart, or None (exact, or none).
-
-    A tolerance resolves itself (``abs_tol``; ``rel_tol`` times the value); an interval, the
-    last digit its bounds are written to; a fraction of seeds and ``equals``, nothing finer
-    than the number itself.
-
-    Examples
-    --------
-    >>> resolution({"value": 2.055, "abs_tol": 0.0005})
-    0.0005
-    >>> resolution({"ci_within": [0.39, 2.2]})
-    0.01
-    >>> resolution({"mean": {"value": 4.0, "rel_tol": 0.01}})
-    0.04
-    >>> resolution({"equals": 3}) is None
-    True
-    """
-    if not expectation:
-        return None
-    if "mean" in expectation:
-        return resolution(expectation["mean"])
-    if "abs_tol" in expectation:
-        return float(expectation["abs_tol"]) or None
-    if "rel_tol" in expectation:
-        return float(expectation["rel_tol"] * abs(expectation["value"])) or None
-    bounds = expectation.get("interval") or expectation.get("ci_within")
-    if bounds:
-        places = [place for place in map(_last_place, bounds) if place is not None]
-        return min(places) if places else None
-    return None
-
-
-def _number_spec(value: float, step: float | None) -> str:
-    """The format spec that rounds ``value`` to ``step``, within :data:`SHOWN_DIGITS`."""
-    if not step or not value:  # exact, nothing registered, or zero: as written
-        return f".{SHOWN_DIGITS}g"
-    magnitude = math.floor(math.log10(abs(value)))
-    digits = magnitude - math.floor(math.log10(step)) + 1
-    if digits < 1:  # below what the tolerance resolves: its size, in two digits
-        return ".2g"
-    digits = min(digits, SHOWN_DIGITS)
-    if -4 <= magnitude < SHOWN_DIGITS:
-        return f".{max(0, digits - magnitude - 1)}f"
-    return f".{digits - 1}e"
-
-
-def shown_number(value, step: float | None = None) -> str:
-    """A number as a claim page shows it: rounded to ``step`` (what the field's tolerance
-    resolves, :func:`resolution`), at most :data:`SHOWN_DIGITS` significant digits, at least
-    two when the value is below the step; without a step as written (``.7g``); integers,
-    booleans and text as they are. The text
-    is :func:`format_value`'s, with the spec chosen here.
-
-    Examples
-    --------
-    >>> shown_number(2.0550947413870233, 0.0005)
-    '2.0551'
-    >>> shown_number(0.9950369440318807, 0.01)
-    '1.00'
-    >>> shown_number(0.8790322580645161, 1e-12)
-    '0.8790323'
-    >>> shown_number(2.220446049250313e-16, 1e-12)
-    '2.2e-16'
-    >>> shown_number(47548378174.90708, 47.5)
-    '4.754838e+10'
-    >>> shown_number(438304768), shown_number(True), shown_number("never")
-    ('438304768', 'true', 'never')
-    """
-    if isinstance(value, str):
-        return value
-    if isinstance(value, float) and math.isfinite(value):
-        return format_value(value, _number_spec(value, step))
-    return format_value(value)
-
-
-def shown_value(value, step: float | None = None) -> str:
-    """A field's value as a page shows it: a number, ``[lo, hi]``, a list of per-seed values,
-    or a statistical summary's "m (95% CI lo to hi)", each number by :func:`shown_number`.
-
-    Examples
-    --------
-    >>> shown_value([1.1649261861348141, 1.5814908121026008], 0.01)
-    '[1.16, 1.58]'
-    >>> shown_value({"mean": 1.37, "ci": [1.1649, 1.5815], "level": 0.95}, 0.01)
-    '1.37 (95% CI 1.16 to 1.58)'
-    """
-    if value is None:
-        return "\u2014"
-    if is_statistical(value):
-        low, high = value["ci"]
-        center = value["median"] if value.get("method") == "median-rank" else value["mean"]
-        median = "median; " if value.get("method") == "median-rank" else ""
-        return (
-            f"{shown_number(center, step)} ({median}{level_percent(value.get('level'))} CI "
-            f"{shown_number(low, step)} to {shown_number(high, step)})"
-        )
-    if isinstance(value, (list, tuple)):
-        shown = ", ".join(shown_number(item, step) for item in value)
-        return f"[{shown}]" if len(value) == 2 else shown
-    if isinstance(value, Mapping):
-        return ", ".join(f"{key} {shown_value(item, step)}" for key, item in sorted(value.items()))
-    return shown_number(value, step)
-
-
-def _bound(value) -> str:
-    """A registered bound or threshold, as written (at most :data:`SHOWN_DIGITS` digits)."""
-    return shown_number(value)
-
-
-def _bounds(values) -> str:
-    low, high = values
-    return f"[{_bound(low)}, {_bound(high)}]"
-
-
-def _within(bound: Mapping, step: float | None) -> str:
-    value = shown_number(bound["value"], step)
-    if "abs_tol" in bound:
-        return f"within {_bound(bound['abs_tol'])} of {value}"
-    return f"within a relative {_bound(bound['rel_tol'])} of {value}"
-
-
-def expectation_words(expectation: Mapping | None, *, statistical: bool = False) -> str:
-    """A registered expectation in words, for every shape the registry allows
-    (``engine/claimbook/claims/claim_schema.json``): equals, value with ``abs_tol`` or
-    ``rel_tol``, interval, and over seeds ``ci_within``, ``mean`` and ``fraction``; a
-    per-value expectation of a statistical claim holds for every seed.
-
-    Examples
-    --------
-    >>> expectation_words({"ci_within": [0.39, 2.2]}, statistical=True)
-    'interval within [0.39, 2.2]'
-    >>> expectation_words({"fraction": {"below": 1e-14, "at_least": 1.0}}, statistical=True)
-    'at least 100% of seeds below 1e-14'
-    >>> expectation_words({"value": 2.055, "abs_tol": 0.0005})
-    'within 0.0005 of 2.0550'
-    >>> expectation_words({"value": 0.75, "rel_tol": 1e-12}, statistical=True)
-    'every seed within a relative 1e-12 of 0.7500000'
-    >>> expectation_words({"equals": "never"})
-    'exactly never'
-    >>> expectation_words({"interval": [0.0, 1e-12]})
-    'within [0, 1e-12]'
-    >>> expectation_words({"mean": {"value": 1.0, "abs_tol": 0.05}}, statistical=True)
-    'mean within 0.05 of 1.00'
-    """
-    if not expectation:
-        return "no expectation registered"
-    step = resolution(expectation)
-    if "ci_within" in expectation:
-        return f"interval within {_bounds(expectation['ci_within'])}"
-    if "mean" in expectation:
-        return f"mean {_within(expectation['mean'], step)}"
-    if "fraction" in expectation:
-        rule = expectation["fraction"]
-        side = "above" if "above" in rule else "below"
-        return f"at least {rule['at_least']:.0%} of seeds {side} {_bound(rule[side])}"
-    if "equals" in expectation:
-        words = f"exactly {shown_number(expectation['equals'])}"
-    elif "interval" in expectation:
-        words = f"within {_bounds(expectation['interval'])}"
-    else:
-        words = _within(expectation, step)
-    return f"every seed {words}" if statistical else words
-
-
-def field_texts(field: Mapping, *, statistical: bool = False) -> dict:
-    """``{"expected", "got"}`` of a field row (:func:`describe`'s ``fields``) as a page
-    shows them: the expectation in words, the value rounded to what it resolves; a fraction
-    of seeds as a percentage of them.
-
-    Examples
-    --------
-    >>> field_texts(
-    ...     {"expectation": {"fraction": {"above": 2.0, "at_least": 1.0}}, "got": 1.0},
-    ...     statistical=True,
-    ... )
-    {'expected': 'at least 100% of seeds above 2', 'got': '100% of seeds'}
-    """
-    expectation = field.get("expectation")
-    got = field.get("got")
-    if expectation and "fraction" in expectation and isinstance(got, Real):
-        shown = f"{got:.0%} of seeds"
-    else:
-        shown = shown_value(got, resolution(expectation))
-    return {"expected": expectation_words(expectation, statistical=statistical), "got": shown}
-
-
-# --- a claim page, and its entry in claims.json ---------------------------------------------
-
-
-def tolerance_over_se(ratio: Mapping | None) -> str | None:
-    """A field's tolerance half-width over its seeds' standard error, as a page shows it.
-
-    Examples
-    --------
-    >>> tolerance_over_se({"half_width": 0.04, "se": 0.01, "ratio": 4.0})
-    '4.0'
-    >>> tolerance_over_se({"half_width": 0.05, "se": 1e-7, "ratio": 5e5})
-    '5.00e+05'
-    >>> tolerance_over_se({"half_width": 1e-15, "se": 0.0, "ratio": math.inf})
-    'inf (every seed gives the same value)'
-    """
-    if ratio is None:
-        return None
-    if math.isinf(ratio["ratio"]):
-        return "inf (every seed gives the same value)"
-    if ratio["se"] == 0.0:
-        return "0 (exact, every seed the same)"
-    value = ratio["ratio"]
-    if value < 10:
-        return f"{value:.1f}"
-    return f"{value:.0f}" if value < 1000 else f"{value:.2e}"
-
-
-def _fields(claim: Claim, artifact: Mapping, kind: str) -> list[dict]:
+def _fields(claim: Claim, artifact: Mapping, kind: str, cited: list) -> list[dict]:
     """A row per field: the artifact's comparison, or what the registry expects (not run);
-    for a statistical claim, each field's tolerance in standard errors of the seeds' mean
-    (:mod:`claimbook.claims.ratios`) and, above 10, the registry's ``wide_because``."""
+    ``measured`` and ``expected_words``, the value and the expectation as the page writes
+    them (:mod:`~claimbook.extensions.claim_numbers`: in the format the prose gives the
+    field); for a statistical claim, the tolerance in standard errors of the seeds' mean
+    (:mod:`claimbook.claims.ratios`) and the registry's ``wide_because``."""
     expected = artifact.get("expected") or {}
     comparisons = artifact.get("comparisons") or {}
     result = artifact.get("result") or {}
-    ratios = field_ratios(claim.expect, result) if kind == "statistical" else {}
+    statistical = kind == "statistical"
+    ratios = field_ratios(claim.expect, result) if statistical else {}
     rows = []
     for name in sorted(set(claim.expect) | set(comparisons)):
         comparison = comparisons.get(name)
+        expectation = claim.expect.get(name) or {}
         if comparison is None:
-            expectation = expected.get(name) or claim.expect[name]
-            shown, tolerance = shown_expectation(expectation, statistical=kind == "statistical")
+            registered = expected.get(name) or expectation
+            shown, tolerance = shown_expectation(registered, statistical=statistical)
             comparison = {"expected": shown, "tolerance": tolerance}
-            comparison["reason"] = expectation.get("reason")
+            comparison["reason"] = registered.get("reason")
+        try:
+            value = field_value(result, name)
+        except KeyError:
+            value = None
+        spec = numbers.cited_spec(name, cited)
         rows.append(
             {
                 "field": name,
@@ -534,8 +309,11 @@ def _fields(claim: Claim, artifact: Mapping, kind: str) -> list[dict]:
                 "reason": comparison.get("reason"),
                 "passed": comparison.get("passed"),
                 "expectation": claim.expect.get(name),
-                "tolerance_over_se": tolerance_over_se(ratios.get(name)),
-                "wide_because": (claim.expect.get(name) or {}).get("wide_because"),
+                "tolerance_over_se": numbers.tolerance_over_se(ratios.get(name)),
+                "wide_because": expectation.get("wide_because"),
+                "words": name.replace("_", " ").replace(".", ", "),
+                "measured": None if value is None else numbers.shown(value, expectation, spec),
+                "expected_words": numbers.expected_words(expectation, statistical=statistical),
             }
         )
     return rows
@@ -545,7 +323,8 @@ def describe(claim: Claim, judgement: Judgement, stated_in: list[dict], publisha
     """Everything the site says about one claim: its page's content and its ``claims.json`` entry.
 
     ``stated_in`` are the places that state it, in the book's order; ``publishable`` says
-    whether its record is published beside its page (see :func:`publishable_record`).
+    whether its record is published beside its page
+    (:func:`claimbook.extensions.claim_records.publishable_record`).
     """
     artifact = judgement.artifact or {}
     summary = summary_of(claim, judgement)
@@ -553,7 +332,7 @@ def describe(claim: Claim, judgement: Judgement, stated_in: list[dict], publisha
     return {
         **summary,
         "chapter": claim.chapter,
-        "fields": _fields(claim, artifact, summary["kind"]),
+        "fields": _fields(claim, artifact, summary["kind"], _cited(stated_in)),
         "statistics": {
             name: value for name, value in sorted((result or {}).items()) if is_statistical(value)
         },
@@ -582,87 +361,3 @@ def first_per_section(places: list[dict]) -> list[dict]:
             seen.add(key)
             first.append(place)
     return first
-
-
-# --- the ledger and claims.json -----------------------------------------------------------
-
-
-def _ledger_order(info: Mapping):
-    """Claims in the order the book first states them; unstated claims last, by id."""
-    first = info["stated_in"][0] if info["stated_in"] else None
-    if first is None:
-        return (1, "", 0, info["id"])
-    return (0, first["page"], int(first["anchor"].rsplit("-", 1)[1]), info["id"])
-
-
-# The ledger's groups, in the order it shows them: what fails the build first, then the
-# book's verified results, then the accounts its measurements refute.
-LEDGER_GROUPS = (
-    ("failing", "Failing: the build fails until these are fixed", ("failed", "stale", "not run")),
-    ("verified", "Verified results", ("verified",)),
-    (
-        "refuted",
-        "Refuted accounts: verified measurements that contradict a common account",
-        ("refuted",),
-    ),
-)
-# The ledger's summary, singular and plural: "1 claim: 1 verified result."
-_SUMMARY_WORDS = {
-    "verified": ("verified result", "verified results"),
-    "refuted": ("refuted account", "refuted accounts"),
-}
-
-
-def _counted(count: int, singular: str, plural: str) -> str:
-    return f"{count} {singular if count == 1 else plural}"
-
-
-def _chapter_title(chapter, described: list[dict]) -> str:
-    """ "Chapter <label>" as the book labels it where one of its claims is stated."""
-    group = [info for info in described if info["chapter"] == chapter]
-    stated = next((info["stated_in"][0] for info in group if info["stated_in"]), None)
-    return f"Chapter {stated['chapter'] if stated else chapter}"
-
-
-def ledger(described: list[dict]) -> dict:
-    """The ledger: ``{"summary", "groups": [{"id", "title", "chapters": [{"title",
-    "claims"}]}]}``.
-
-    Claims are grouped by state (:data:`LEDGER_GROUPS`: failing, verified results, refuted
-    accounts; an empty group is left out), then by chapter in number order, each titled as
-    the book labels it where one of its claims is stated; a chapter's claims in the order the
-    book first states them.
-    """
-    groups = []
-    for key, title, states in LEDGER_GROUPS:
-        members = [info for info in described if info["state"] in states]
-        chapters = [
-            {
-                "title": _chapter_title(chapter, described),
-                "claims": sorted(
-                    (info for info in members if info["chapter"] == chapter), key=_ledger_order
-                ),
-            }
-            for chapter in sorted({info["chapter"] for info in members})
-        ]
-        if chapters:
-            groups.append({"id": key, "title": title, "chapters": chapters})
-    counts = {state: sum(info["state"] == state for info in described) for state in STATES}
-    shown = ", ".join(
-        _counted(counts[state], *_SUMMARY_WORDS.get(state, (state, state)))
-        for state in STATES
-        if counts[state]
-    )
-    return {
-        "summary": f"{_counted(len(described), 'claim', 'claims')}: {shown}.",
-        "groups": groups,
-    }
-
-
-def ledger_json(described: list[dict]) -> str:
-    """The text of ``claims.json``: every claim described, and what each state means.
-
-    Sorted keys and no timestamps: an unchanged book gives the same bytes.
-    """
-    ledger = {"claims": described, "states": {state: STATE_MEANINGS[state] for state in STATES}}
-    return json.dumps(ledger, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

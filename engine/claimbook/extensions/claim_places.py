@@ -67,6 +67,7 @@ def _collect_places(app, doctree) -> None:
                 "section_id": section["ids"][0] if section is not None and section["ids"] else "",
                 "section": section[0].astext() if section is not None else "",
                 "line": node.line,
+                "cited": node.get("trainable-claim-cited"),
             }
         )
     _claims_data(env)["references"][env.docname] = found
@@ -113,7 +114,7 @@ def _section_label(env, docname: str, place: Mapping) -> str:
 def stated_in(env) -> dict[str, list[dict]]:
     """Claim id -> the places that state it, labelled as the book numbers them.
 
-    Each place is ``{page, anchor, chapter, section, as}`` (see
+    Each place is ``{page, anchor, chapter, section, as, cited}`` (see
     :mod:`~claimbook.extensions.claim_pages_model`), in page order.
     """
     by_claim: dict[str, list[dict]] = {}
@@ -126,6 +127,7 @@ def stated_in(env) -> dict[str, list[dict]]:
                     "chapter": _chapter_of(env, docname),
                     "section": _section_label(env, docname, place),
                     "as": place["kind"],
+                    "cited": place.get("cited"),
                 }
             )
     return by_claim

@@ -254,7 +254,8 @@ class ClaimValueRole(SphinxRole):
             warn(env, location, f"claim-value: {_problem_word(error)}: {error}")
             return [_claim_value_node(claim_id, "failed", self.text.strip(), str(error))], []
         _note_claim_dependencies(env, claim_id)
-        tooltip = model.summary_of(claim, Judgement(state, artifact, reason))["statement"]
+        summary = model.summary_of(claim, Judgement(state, artifact, reason))
+        tooltip = model.plain_math(summary["statement"])
         display = "?"
         if artifact is None:
             warn(env, location, f"claim-value {claim_id}.{field}: claim is {state}: {reason}")
@@ -289,6 +290,7 @@ class ClaimValueRole(SphinxRole):
             tooltip,
             refuri=model.relative_uri(env.docname, model.page_path(claim_id)),
         )
+        node["trainable-claim-cited"] = [field, spec]  # the claim page writes it so too
         mark_statement(node, env, claim_id, "value")
         return [node], []
 

@@ -210,25 +210,25 @@ def test_every_registered_claim_names_a_mistake_it_exists_to_catch():
 
 def test_the_claim_page_lists_what_the_claim_catches_with_the_last_run(fixture_registry, tmp_path):
     from claimbook.claims import judge
-    from claimbook.extensions import claim_pages
     from claimbook.extensions import claim_pages_model as model
+    from claimbook.extensions.claim_page_body import claim_page
 
     def page_text(claim_id):
         claim = load_claim(claim_id, registry_dir=fixture_registry)
         judgement = judge(claim_id, registry_dir=fixture_registry, artifacts_dir=tmp_path / "a")
         info = model.describe(claim, judgement, [], publishable=False)
-        return info["catches"], claim_pages.claim_page(info).astext()
+        return info["catches"], claim_page(info).astext()
 
-    says = "This claim fails if the normalization does not subtract the mean"
+    says = "The normalization does not subtract the mean."
     catches, text = page_text(CATCHES)
     assert [c["state"] for c in catches] == ["not yet run"]
-    assert f"{says}: not yet run." in text
+    assert f"{says} Not run yet for this version of the claim" in text
     run_mutations(registry_dir=fixture_registry, imports=["mutation_fixtures"])
     assert committed_record_path(fixture_registry).is_file()  # the committed record's place
     catches, text = page_text(CATCHES)
-    assert f"{says}: the last mutate run turned it red." in text
+    assert f"{says} Caught by" in text
     assert [r["field"] for r in catches[0]["red"]] == ["mean", "median"]
-    assert f"{says}: the last mutate run left it green." in page_text(BLIND)[1]
+    assert f"{says} Not caught: every field still meets its expectation." in page_text(BLIND)[1]
 
 
 def test_a_pinned_value_is_not_a_field_that_measures_the_subject():

@@ -1,4 +1,5 @@
-"""claimbook.extensions.claim_ledger: the statement cell, and a ledger read on every build.
+"""claimbook.extensions.claim_ledger: the groups, the statement cell (its math), and a ledger
+read on every build.
 
 The ledger itself, on a built book (its groups, badges and places), is tested with the claim
 extensions on the fixture books (tests/engine/extensions/test_claims.py)."""
@@ -53,3 +54,57 @@ def test_a_purged_page_leaves_the_ledgers_and_a_merge_keeps_only_the_merged_page
     other = _environment(["appendix", "elsewhere"])
     claim_ledger._merge_ledgers(None, env, ["appendix"], other)
     assert env.domaindata["trainable_claims"]["ledgers"] == {"claims", "appendix"}
+
+
+# --- the ledger's groups ----------------------------------------------------------------------
+
+
+def _info(claim_id, chapter, state, stated_in=()):
+    return {"id": claim_id, "chapter": chapter, "state": state, "stated_in": list(stated_in)}
+
+
+def _place(page, serial, chapter):
+    return {"page": page, "anchor": f"claim-x-{serial}", "chapter": chapter, "section": "s"}
+
+
+def test_the_ledger_groups_by_chapter_in_the_order_the_book_states_claims():
+    described_claims = [
+        _info("c16-b-001", 16, "failed", [_place("chapters/b.html", 2, "16. B")]),
+        _info("c15-z-001", 15, "verified", [_place("chapters/a.html", 9, "15. A")]),
+        _info("c15-y-001", 15, "refuted", [_place("chapters/a.html", 10, "15. A")]),
+        _info("c15-a-001", 15, "not run"),  # stated nowhere: last
+        _info("c15-x-001", 15, "verified", [_place("chapters/a.html", 4, "15. A")]),
+    ]
+    shown = claim_ledger.ledger_groups(described_claims)
+    assert shown["summary"] == (
+        "5 claims: 2 verified results, 1 refuted account, 1 failed, 1 not run."
+    )
+    # Failing first, then the verified results, then the refuted accounts.
+    groups = {group["id"]: group["chapters"] for group in shown["groups"]}
+    assert list(groups) == ["failing", "verified", "refuted"]
+    assert [chapter["title"] for chapter in groups["failing"]] == [
+        "Chapter 15. A",  # titled from a claim of the chapter stated elsewhere
+        "Chapter 16. B",
+    ]
+    assert [info["id"] for info in groups["failing"][0]["claims"]] == ["c15-a-001"]
+    assert [info["id"] for info in groups["failing"][1]["claims"]] == ["c16-b-001"]
+    assert [info["id"] for info in groups["verified"][0]["claims"]] == [
+        "c15-x-001",  # anchor serial 4 before 9 (numerically, not as text)
+        "c15-z-001",
+    ]
+    assert [info["id"] for info in groups["refuted"][0]["claims"]] == ["c15-y-001"]
+
+
+def test_a_chapter_whose_claims_are_stated_nowhere_is_titled_by_its_number():
+    shown = claim_ledger.ledger_groups([_info("c17-a-001", 17, "verified")])
+    assert [group["id"] for group in shown["groups"]] == ["verified"]  # empty groups left out
+    assert shown["groups"][0]["chapters"][0]["title"] == "Chapter 17"
+    assert shown["summary"] == "1 claim: 1 verified result."
+
+
+def test_a_statement_cell_renders_the_math_of_the_statement():
+    cell = claim_ledger._statement_cell(
+        {"statement": "It falls like $B^{-1/2}$.", "state": "verified"}
+    )
+    assert [type(node).__name__ for node in cell.children] == ["Text", "math", "Text"]
+    assert cell.astext() == "It falls like B^{-1/2}."

@@ -15,6 +15,7 @@ from claimbook.extensions.claim_nodes import (
     place_links,
     section,
     shown,
+    statement_nodes,
     table,
 )
 from claimbook.extensions.claim_pages_model import STATES, Badge
@@ -68,18 +69,24 @@ def test_a_table_with_headers_has_a_head_row_and_one_body_row_per_row():
     ]
 
 
-def test_a_table_without_headers_is_two_columns_of_names_and_values():
+def test_an_inline_cell_is_wrapped_in_a_paragraph():
     badge = badge_node("claims/c-1", Badge("c-1", "verified", ""))
-    node = table(None, [["state", badge]], [])
-    (group,) = node.children
-    assert group["cols"] == 2 and len(list(group.findall(nodes.colspec))) == 2
-    assert not list(group.findall(nodes.thead))
-    (row,) = next(iter(group.findall(nodes.tbody))).children
-    name, value = row.children
-    assert name.astext() == "state"
+    node = table(["claim", "state"], [["c-1", badge]], [])
+    (row,) = next(iter(node.findall(nodes.tbody))).children
+    value = row.children[1]
     # An inline node (the badge) is wrapped in a paragraph, as a cell's content must be.
     assert isinstance(value.children[0], nodes.paragraph)
     assert value.children[0].children[0] is badge
+
+
+def test_a_statement_is_text_and_math():
+    parts = statement_nodes(r"It falls like $B^{-1/2}$ from $\sqrt{2}$.")
+    assert [type(part).__name__ for part in parts] == ["Text", "math", "Text", "math", "Text"]
+    assert [part.astext() for part in parts if isinstance(part, nodes.math)] == [
+        "B^{-1/2}",
+        "\\sqrt{2}",
+    ]
+    assert statement_nodes("No math.")[0].astext() == "No math."
 
 
 def test_a_section_has_its_id_and_title():

@@ -72,23 +72,29 @@ def test_a_verified_claim_builds_with_bound_numbers_its_page_the_ledger_and_json
     assert '<span class="claim-mark" aria-hidden="true">\u2713</span>' in html
     # A checked number says nothing more to a screen reader: the legend said it once.
     assert html.count('<span class="claim-sr"></span>') == bound_values(html, "verified")
-    assert f'title="{statement}"' in html.replace("&#x27;", "'")
+    # The hover shows the statement's math as plain text (a title renders no LaTeX).
+    assert f'title="{model.plain_math(statement)}"' in html.replace("&#x27;", "'")
 
     # The claim's page: statement, state, way back, fields, commands, the record.
     page = claim_book.page(CLAIM_PAGE)
     assert page, "no claim page"
-    assert statement in page.replace("&#x27;", "'")
+    # Its math between $ signs is rendered by MathJax from \( \) (claim_nodes).
+    assert re.sub(r"\$([^$]+)\$", r"\\(\1\\)", statement) in text_of(page)
     assert "claim-badge claim-verified" in page
     assert 'href="../chapters/page.html#claim-c15-invariance-001-' in page
     assert "15.1 A section" in page and "15.2 Another section" in page
-    for field, comparison in artifact["comparisons"].items():
+    machine = json.loads((claim_book.site / "claims.json").read_text())
+    rows = {row["field"]: row for row in machine["claims"][0]["fields"]}
+    for field in artifact["comparisons"]:
         assert f'<code class="docutils literal notranslate"><span class="pre">{field}' in page
-        # Rounded to what the field's tolerance resolves (claim_pages_model), not repr'd.
-        row = {"expectation": artifact["expected"][field], "got": comparison["got"]}
-        assert model.field_texts(row)["got"] in page
+        # Each field a card: measured in the prose's format (claim_numbers), not repr'd.
+        assert f"<dd><p>{rows[field]['measured']}</p>" in page
+    # The page cites rms_shift_deviation with :.3f: the card writes it so too.
+    assert rows["rms_shift_deviation"]["measured"] == shift
     assert "The chapter reports three decimals." in page
     assert f"python -m claimbook claims verify {CLAIM}" in page
-    assert f'verify_claim("{CLAIM}", expected_harness=pin)' in text_of(page)
+    assert f'verify_claim(\n    "{CLAIM}",\n    expected_harness=pin,\n)' in text_of(page)
+    assert "<details><summary>Seeds, contract, provenance and digests</summary>" in page
     assert artifact["provenance"]["numpy"] in page
     published = claim_book.site / "claims" / f"{CLAIM}.json"
     assert published.read_bytes() == (claim_book.artifacts / f"{CLAIM}.json").read_bytes()
@@ -100,7 +106,6 @@ def test_a_verified_claim_builds_with_bound_numbers_its_page_the_ledger_and_json
     assert "1 claim: 1 verified result." in ledger
     assert f'href="{CLAIM_PAGE}"' in ledger and "15.1 A section" in ledger
     assert 'href="claims.html"' in claim_book.page("intro.html")
-    machine = json.loads((claim_book.site / "claims.json").read_text())
     (entry,) = machine["claims"]
     assert entry["id"] == CLAIM and entry["state"] == "verified"
     assert entry["statement"] == statement
@@ -271,7 +276,7 @@ def test_a_refuted_and_a_statistical_claim_render_their_kind_and_pass(kinds_book
     assert refuted_page.index("A common account says:") < refuted_page.index(
         "The book's measurement, verified, refutes it:"
     )
-    assert "How the measurement refutes the account" in refuted_page
+    assert "What was measured" in refuted_page  # a card per field, measured and expected
     assert "shifting every input coordinate changes what a centered normalization" in (
         refuted_page
     )
@@ -287,7 +292,8 @@ def test_a_refuted_and_a_statistical_claim_render_their_kind_and_pass(kinds_book
     assert f"{mean} (95% CI {low:.3f} to {high:.3f})" in html
     assert "95% CI [" in html_text.unescape(html)  # the badge's hover text names the interval
     noise_page = text_of(kinds_book.page("claims/t01-noise-001.html"))
-    assert "Seeds and intervals" in noise_page
+    # Its card writes the field as the prose cites it (.3f), interval and all.
+    assert f"{mean} (95% CI {low:.3f} to {high:.3f})" in noise_page
     assert f"{len(noise['seeds'])} seeds: " in noise_page and len(noise["seeds"]) == 20
     machine = json.loads((kinds_book.site / "claims.json").read_text())
     states = {entry["id"]: entry["state"] for entry in machine["claims"]}
