@@ -81,13 +81,19 @@ def _words(name: str) -> str:
 
 
 def _catch_state(catch: Mapping, words: Mapping[str, str]) -> str:
-    """Whether the last run of a mistake turned the claim red, and by which fields."""
+    """Whether the last run of a mistake turned the claim red, and by which fields: the
+    mutation record's ``red`` (``{field, role, ...}``, a ``pinned`` field being a copied
+    number) or ``failed_fields`` (names), when it has them."""
     state = catch.get("state")
-    fields = catch.get("failed_fields") or catch.get("fields") or []
-    if state == "caught" and fields:
-        return f"Caught by {', '.join(words.get(field, field) for field in fields)}."
+    red = catch.get("red") or [{"field": name} for name in catch.get("failed_fields") or []]
+    named = []
+    for r in (r for r in red if isinstance(r, Mapping)):
+        name = words.get(r.get("field"), r.get("field"))
+        named.append(f"{name} (a pinned value)" if r.get("role") == "pinned" else name)
     if state == "caught":
-        return "Caught."
+        return f"Caught by {', '.join(named)}." if named else "Caught."
+    if state == "not caught" and catch.get("error"):
+        return "Not caught: the computation raised an error under it."
     if state == "not caught":
         return "Not caught: every field still meets its expectation."
     return "Not run yet for this version of the claim and the book's code."

@@ -111,6 +111,17 @@ def test_a_mistake_caught_names_the_fields_that_went_red():
     assert line == "Ghost batches not split: Ghost batch norm errs. Caught by gap b64."
 
 
+def test_a_mistake_caught_names_its_red_fields_and_which_are_pinned_values():
+    red = [{"field": "gap_b64", "role": "subject"}, {"field": "gap_b1", "role": "pinned"}]
+    line = _catch_line(CATCH | {"state": "caught", "red": red})
+    assert line.endswith("Caught by gap b64, gap_b1 (a pinned value).")  # gap_b1: no card
+
+
+def test_a_mistake_that_broke_the_computation_is_not_a_catch():
+    line = _catch_line(CATCH | {"state": "not caught", "error": "ZeroDivisionError: x"})
+    assert line.endswith("Not caught: the computation raised an error under it.")
+
+
 def test_a_mistake_caught_without_a_record_of_its_fields_says_caught():
     assert _catch_line(CATCH | {"state": "caught"}).endswith("errs. Caught.")
 
