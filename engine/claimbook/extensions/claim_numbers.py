@@ -120,8 +120,9 @@ def cited_spec(field: str, cited: list[tuple[str, str]]) -> str | None:
 
 def shown(value, expectation: Mapping | None, spec: str | None) -> str:
     """A field's value: by the prose's ``spec`` if it has one (and it applies), else by
-    :func:`rule_spec`; integers, booleans and text as they are; ``[lo, hi]`` as the prose;
-    a fraction of seeds as the share of them that met it."""
+    :func:`rule_spec`; integers, booleans and text as they are; a fraction of seeds as the
+    share of them that met it. (A result field is a number, a boolean, a string or a
+    statistical summary: ``claimbook.claims.computations``.)"""
     if value is None:
         return "\u2014"
     if isinstance(value, str):
@@ -136,10 +137,6 @@ def shown(value, expectation: Mapping | None, spec: str | None) -> str:
     width = judged_width(value, expectation)
     if is_statistical(value):
         return format_value(value, _interval_spec(value, width))
-    if isinstance(value, (list, tuple)) and all(map(_real, value)) and value:
-        spec = rule_spec(max(map(abs, value)), width)
-        shown_items = [format_value(item, spec) for item in value]
-        return f"[{', '.join(shown_items)}]" if len(value) == 2 else ", ".join(shown_items)
     if _real(value) and isinstance(value, float):
         return format_value(value, rule_spec(value, width))
     return format_value(value)
