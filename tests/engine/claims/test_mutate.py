@@ -247,7 +247,7 @@ def test_a_mistake_caught_by_one_subject_field_fails_the_run_by_name(
     path = fixture_registry / f"{CATCHES}.yaml"
     text = path.read_text()
     start = text.index("  median:")
-    loose = "  median:\n    interval: [0.0, 2.0]\n    reason: a bound the mistake's 0.98 meets\n"
+    loose = "  median:\n    interval: [0.0, 2.0]\n    reason: A bound the mistake's 0.98 meets.\n"
     path.write_text(text[:start] + loose + text[text.index("  rms:") :])
     status = run_mutations(
         [CATCHES],
