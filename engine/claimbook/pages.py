@@ -39,6 +39,7 @@ import itertools
 import re
 
 from claimbook.errors import ChapterSourceError
+from claimbook.prose import prose_blocks
 
 __all__ = ["HIDDEN_TAG", "split_notebook"]
 
@@ -66,8 +67,6 @@ def _source(cell: dict) -> str:
 
 def _raise_headings(text: str) -> str:
     """``text`` with each top-level ATX heading one level up (``##`` to ``#``)."""
-    from claimbook.sources import prose_blocks
-
     lines = text.splitlines(keepends=True)
     for kind, line, _content in prose_blocks(text):
         if kind == "heading":
@@ -102,8 +101,6 @@ def split_notebook(notebook: dict, starts: list[str]) -> list[dict]:
     ChapterSourceError
         If a start is not found after the previous one.
     """
-    from claimbook.sources import prose_blocks
-
     pages: list[list[dict]] = [[]]
     pending = list(starts)
     for cell in notebook.get("cells", []):

@@ -1,30 +1,22 @@
-"""The one reader of chapter sources: MyST notebooks read with jupytext, prose with myst's parser.
+"""The one reader of chapter sources: MyST notebooks read with jupytext, as structure.
 
-Every part of the book that needs to know what a chapter says -- the build (which claims a
-chapter verifies, its pin), re-pinning, figure artifacts, the source checks in the tests --
-asks this module, which reads the chapter as structure, never with a regular expression over
-the file:
-
-- code cells come from :func:`jupytext.read`, and what they call is read from their Python
-  syntax tree (:mod:`ast`), so ``verify_claim("...")`` written in prose, or inside a string,
-  is never mistaken for a call;
-- prose (markdown cells) is tokenized by the same markdown-it parser MyST uses, so roles and
-  directives are found as the book renders them: a ```` ```{figure} ```` example inside a
-  code fence is an example, not a figure.
+Every part of the book that needs to know what a chapter says (the build, re-pinning,
+figure artifacts, the source checks in the tests) asks this module. Code cells come from
+:func:`jupytext.read`, and what they call is read from their Python syntax tree, so
+``verify_claim("...")`` in prose or inside a string is never mistaken for a call; prose is
+read as MyST reads it (:mod:`claimbook.prose`).
 
 Examples
 --------
 >>> chapter = read_chapter(paths.CHAPTERS_DIR / "normalization-invariance.md")
 >>> "c15-invariance-001" in chapter.verified_claims
 True
->>> chapter.pin == chapter_pin(chapter.path)
-True
 """
 
 from __future__ import annotations
 
 import ast
-import functools
+import io
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -34,33 +26,20 @@ import yaml
 
 from claimbook import cache, paths
 from claimbook.errors import ChapterSourceError, InvalidChapterStemError, InvalidClaimIdError
+from claimbook.prose import Directive, Role, parse_prose, prose_text
 from claimbook.text import one_line
-
-# Chapters read, by path and bytes (see read_chapter).
-_CHAPTERS = cache.ContentCache("chapter sources")
-
-
-# The targets and headings of a markdown text, by its text (see prose_blocks): a render cuts
-# a chapter's executed notebook into its pages, parsing the markdown cells it cuts.
-_PROSE_BLOCKS = cache.ContentCache("prose blocks")
 
 __all__ = [
     "CHAPTER_HEADER",
     "Chapter",
-    "Directive",
     "Page",
-    "Role",
     "chapter_number",
     "chapter_pages",
-    "chapter_pin",
     "chapter_sources",
-    "markdown_tokens",
-    "prose_blocks",
     "read_chapter",
-    "rewrite_pin",
-    "split_directive",
 ]
 
+_CHAPTERS = cache.ContentCache("chapter sources")  # by path and bytes (see read_chapter)
 PARAMETERS_TAG = "parameters"
 # The front matter every chapter source starts with: a MyST notebook for jupytext, Python 3.
 CHAPTER_HEADER = """---
@@ -75,29 +54,6 @@ kernelspec:
 ---
 """
 PIN_NAME = "pin"
-# Directives whose body is code or math, not prose: roles inside them are text.
-_LITERAL_DIRECTIVES = frozenset(
-    {"code-block", "code", "code-cell", "sourcecode", "math", "raw", "literalinclude"}
-)
-
-
-@dataclass(frozen=True)
-class Role:
-    """A MyST role in a chapter's prose: ``{name}`content```, with its markdown cell index."""
-
-    name: str
-    content: str
-    cell: int
-
-
-@dataclass(frozen=True)
-class Directive:
-    """A MyST directive in prose: its name, argument, ``:key: value`` options and cell."""
-
-    name: str
-    argument: str
-    options: dict
-    cell: int
 
 
 @dataclass(frozen=True)
@@ -236,10 +192,10 @@ class Chapter:
     @property
     def pin(self) -> str | None:
         """The literal ``pin = "..."`` of the ``parameters`` cell, or None without one."""
-        found = self._pin_assignment()
+        found = self.pin_assignment()
         return None if found is None else found[1]
 
-    def _pin_assignment(self) -> tuple[int, str, str] | None:
+    def pin_assignment(self) -> tuple[int, str, str] | None:
         """(cell index, pin value, the exact source line) of the parameters cell's pin."""
         for index, source, tags in self.code_cells():
             if PARAMETERS_TAG not in tags:
@@ -271,121 +227,13 @@ class Chapter:
         Text is kept, including the bodies of prose directives (captions, admonitions,
         dropdowns); inline code, roles, math, code blocks and directive options are dropped.
         """
-        return [(index, _prose_text(source)) for index, source in self.markdown_cells()]
+        return [(index, prose_text(source)) for index, source in self.markdown_cells()]
 
     def _prose_items(self) -> list[Role | Directive]:
         items: list[Role | Directive] = []
         for index, source in self.markdown_cells():
-            items.extend(_parse_prose(source, index))
+            items.extend(parse_prose(source, index))
         return items
-
-
-def markdown_tokens(source: str) -> list:
-    """The markdown-it tokens of ``source``, parsed as the book renders MyST prose."""
-    return _markdown_parser().parse(source)
-
-
-@functools.cache
-def _markdown_parser():
-    from markdown_it.renderer import RendererHTML
-    from myst_parser.config.main import MdParserConfig
-    from myst_parser.parsers.mdit import create_md_parser
-
-    config = MdParserConfig(
-        enable_extensions={"amsmath", "colon_fence", "dollarmath", "substitution"}
-    )
-    return create_md_parser(config, RendererHTML)
-
-
-def split_directive(token) -> tuple[str, str, dict, str] | None:
-    """``{name} argument`` fence -> (name, argument, options, body), or None for code."""
-    info = token.info.strip()
-    if not (info.startswith("{") and "}" in info):
-        return None
-    name, _, argument = info[1:].partition("}")
-    lines = token.content.splitlines()
-    options: dict = {}
-    body_start = 0
-    if lines and lines[0].strip() == "---":  # YAML option block
-        end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
-        if end is not None:
-            options = yaml.safe_load("\n".join(lines[1:end])) or {}
-            body_start = end + 1
-    else:
-        for body_start, line in enumerate(lines):  # noqa: B007 - the index is the result
-            stripped = line.strip()
-            if not (stripped.startswith(":") and stripped.count(":") >= 2):
-                break
-            key, _, value = stripped[1:].partition(":")
-            options[key.strip()] = value.strip()
-        else:
-            body_start = len(lines)
-    return name.strip(), argument.strip(), options, "\n".join(lines[body_start:])
-
-
-def _parse_prose(source: str, cell: int) -> list[Role | Directive]:
-    items: list[Role | Directive] = []
-    for token in _markdown_parser().parse(source):
-        if token.type in ("fence", "colon_fence"):
-            directive = split_directive(token)
-            if directive is None:
-                continue  # a code block: anything inside is an example
-            name, argument, options, body = directive
-            items.append(Directive(name, argument, options, cell))
-            if name not in _LITERAL_DIRECTIVES:
-                items.extend(_parse_prose(body, cell))
-        for child in token.children or ():
-            if child.type == "myst_role":
-                items.append(Role(child.meta["name"], child.content, cell))
-    return items
-
-
-def _prose_text(source: str) -> str:
-    """The plain text of ``source`` (see :meth:`Chapter.prose_text`).
-
-    Examples
-    --------
-    >>> _prose_text("The `harness` and {claim}`x-001` aside, **words** stay.")
-    'The   and   aside,  words  stay.'
-    """
-    parts = []
-    for token in _markdown_parser().parse(source):
-        if token.type in ("fence", "colon_fence"):
-            directive = split_directive(token)
-            if directive is not None and directive[0] not in _LITERAL_DIRECTIVES:
-                parts.append(_prose_text(directive[3]))
-            continue
-        parts.extend(child.content for child in token.children or () if child.type == "text")
-    return " ".join(parts)
-
-
-def prose_blocks(source: str) -> list[tuple[str, int, str]]:
-    """The top-level targets and headings of markdown ``source``: ``(kind, line, content)``.
-
-    ``kind`` is ``"target"`` for a MyST target line ``(label)=`` (content: the label) or
-    ``"heading"`` for an ATX or setext heading (content: empty); ``line`` counts from 0.
-    Lines inside code blocks and directives are not blocks of the prose.
-
-    Examples
-    --------
-    >>> prose_blocks("(sec-a)=\\n## A\\n\\n```\\n## code\\n```\\n")
-    [('target', 0, 'sec-a'), ('heading', 1, '')]
-    """
-    # The pages of a chapter and their headings ask about the same cells in one render.
-    found = _PROSE_BLOCKS.get(cache.digest(source), lambda: _prose_blocks(source))
-    return [(kind, line, content) for kind, line, content in found]
-
-
-def _prose_blocks(source: str) -> list[list]:  # lists, which JSON gives back as they were
-    found = []
-    for token in _markdown_parser().parse(source):
-        if token.level != 0 or token.map is None:
-            continue
-        if token.type == "myst_target":
-            found.append(["target", token.map[0], token.content])
-        elif token.type == "heading_open":
-            found.append(["heading", token.map[0], ""])
-    return found
 
 
 @dataclass(frozen=True)
@@ -478,8 +326,6 @@ def read_chapter(path: str | Path) -> Chapter:
 
 
 def _parse_chapter(path: Path, data: bytes) -> Chapter:
-    import io
-
     import jupytext  # late: planning an unchanged book never reads a chapter
 
     try:
@@ -496,62 +342,8 @@ def _parse_chapter(path: Path, data: bytes) -> Chapter:
     return Chapter(path=path, notebook=notebook)
 
 
-def chapter_pin(path: str | Path) -> str | None:
-    """The chapter's pin literal (see :attr:`Chapter.pin`)."""
-    return read_chapter(path).pin
-
-
-# A pin is a version: release numbers, then optionally a pre/post/local part (PEP 440 style).
 # A MyST target label, ``(label)=`` above a heading, as a later page's ``starts`` names it.
 _SECTION_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}")
-_VERSION = re.compile(r"[0-9]+(?:\.[0-9]+)*(?:[.+-]?[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*)?")
-
-
-def rewrite_pin(path: str | Path, new_pin: str) -> bool:
-    """Set the chapter's ``pin = "..."`` literal to ``new_pin``; True if the file changed.
-
-    Only the one line the parameters cell's syntax tree names is rewritten, in the file's
-    own bytes (line endings and formatting kept), atomically.
-
-    Raises
-    ------
-    ChapterSourceError
-        If ``new_pin`` is not a version string (digits and dots, optionally a local part
-        such as ``+f5d27de``), if the chapter has no pin, or if the pin line is not found
-        exactly once in the file.
-
-    Examples
-    --------
-    >>> try:
-    ...     rewrite_pin("chapters/any.md", "0.2.0; import os")
-    ... except ChapterSourceError as error:
-    ...     print(str(error).split(", got ")[1])
-    '0.2.0; import os'
-    """
-    from claimbook.atomic import write_bytes_atomically
-
-    if not isinstance(new_pin, str) or not _VERSION.fullmatch(new_pin):
-        raise ChapterSourceError(
-            "rewrite_pin: parameter new_pin must be a version string such as '0.2.0', "
-            f"got {str(new_pin)[:80]!r}"
-        )
-    path = Path(path)
-    found = read_chapter(path)._pin_assignment()
-    if found is None:
-        raise ChapterSourceError(f'{path}: no `pin = "..."` in a cell tagged parameters')
-    _index, old_pin, line = found
-    if old_pin == new_pin:
-        return False
-    lines = path.read_bytes().decode("utf-8").splitlines(keepends=True)
-    matches = [i for i, text in enumerate(lines) if text.rstrip("\r\n") == line]
-    if len(matches) != 1:
-        raise ChapterSourceError(
-            f"{path}: the pin line {line.strip()!r} occurs {len(matches)} times as a whole "
-            "line; expected exactly once"
-        )
-    lines[matches[0]] = lines[matches[0]].replace(f'"{old_pin}"', f'"{new_pin}"', 1)
-    write_bytes_atomically(path, "".join(lines).encode("utf-8"))
-    return True
 
 
 def chapter_sources(root: str | Path | None = None) -> list[Path]:

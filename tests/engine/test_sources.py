@@ -5,13 +5,13 @@ from pathlib import Path
 import pytest
 
 from claimbook import paths
+from claimbook.claims.repin import rewrite_pin
 from claimbook.errors import ChapterSourceError
 from claimbook.sources import (
     CHAPTER_HEADER,
     chapter_number,
     chapter_sources,
     read_chapter,
-    rewrite_pin,
 )
 
 
@@ -185,21 +185,21 @@ def test_rewrite_pin_accepts_only_a_version_and_writes_nothing_else(tmp_path, ne
 
 def test_prose_blocks_are_parsed_once_per_text_in_a_build(monkeypatch):
     """Within a build a text's blocks are found once (as the same tuples)."""
-    from claimbook import cache, sources
+    from claimbook import cache, prose
 
     text = "(sec-a)=\n## A\n\nText.\n\n```\n## code\n```\n\nB\n-\n"
     with cache.one_build():
-        first = sources.prose_blocks(text)
+        first = prose.prose_blocks(text)
         assert first == [("target", 0, "sec-a"), ("heading", 1, ""), ("heading", 9, "")]
 
         def unparsed(source):
             raise AssertionError("parsed again")
 
-        monkeypatch.setattr(sources, "_prose_blocks", unparsed)
-        assert sources.prose_blocks(text) == first
-        assert sources.prose_blocks(text) is not sources.prose_blocks(text)  # the caller's own
+        monkeypatch.setattr(prose, "_prose_blocks", unparsed)
+        assert prose.prose_blocks(text) == first
+        assert prose.prose_blocks(text) is not prose.prose_blocks(text)  # the caller's own
         with pytest.raises(AssertionError, match="parsed again"):
-            sources.prose_blocks(text + "\n")  # another text is parsed
+            prose.prose_blocks(text + "\n")  # another text is parsed
 
 
 def test_a_chapter_that_is_a_symbolic_link_is_refused_naming_it(tmp_path, monkeypatch):

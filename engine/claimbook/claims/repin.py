@@ -3,29 +3,33 @@
 It first re-verifies every registered claim and reports, per claim, which result fields
 changed against the artifacts on disk. Only when every claim verified (or was refuted as
 registered) does it rewrite each chapter's ``pin = "..."`` literal to the running harness
-version, through :mod:`claimbook.sources` (the one reader of chapter sources). If
-any claim failed, no chapter is touched.
+version (:func:`rewrite_pin`, the chapter read by :mod:`claimbook.sources`). If any claim
+failed, no chapter is touched.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from claimbook import paths, sources
+from claimbook.atomic import write_bytes_atomically
 from claimbook.claims.computations import flatten
 from claimbook.claims.registry import list_claims
 from claimbook.claims.store import read_artifact
 from claimbook.claims.summary import failure_summary
 from claimbook.claims.verify import harness_pin, verify_claim
-from claimbook.errors import ClaimError, TamperedArtifactError
+from claimbook.errors import ChapterSourceError, ClaimError, TamperedArtifactError
 from claimbook.paths import artifact_path
 
-__all__ = ["ClaimReport", "PinUpdate", "RepinReport", "repin", "repin_chapters"]
+__all__ = ["ClaimReport", "PinUpdate", "RepinReport", "repin", "repin_chapters", "rewrite_pin"]
 
 SUCCESS = ("verified", "refuted")
+# A pin is a version: release numbers, then optionally a pre/post/local part (PEP 440 style).
+_VERSION = re.compile(r"[0-9]+(?:\.[0-9]+)*(?:[.+-]?[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*)?")
 
 
 @dataclass(frozen=True)
@@ -79,10 +83,10 @@ def repin_chapters(chapters_dir: str | Path | None = None) -> tuple[PinUpdate, .
     pin = harness_pin()
     updates = []
     for chapter in sorted(directory.glob("*.md")):
-        old = sources.chapter_pin(chapter)
+        old = sources.read_chapter(chapter).pin
         if old is None:
             continue
-        sources.rewrite_pin(chapter, pin)
+        rewrite_pin(chapter, pin)
         updates.append(PinUpdate(path=chapter, old_pin=old, new_pin=pin))
     return tuple(updates)
 
@@ -144,3 +148,49 @@ def repin(
     if not report.all_verified:
         return report
     return RepinReport(pin=pin, claims=tuple(reports), pin_updates=repin_chapters(chapters_dir))
+
+
+def rewrite_pin(path: str | Path, new_pin: str) -> bool:
+    """Set the chapter's ``pin = "..."`` literal to ``new_pin``; True if the file changed.
+
+    Only the one line the parameters cell's syntax tree names is rewritten, in the file's
+    own bytes (line endings and formatting kept), atomically.
+
+    Raises
+    ------
+    ChapterSourceError
+        If ``new_pin`` is not a version string (digits and dots, optionally a local part
+        such as ``+f5d27de``), if the chapter has no pin, or if the pin line is not found
+        exactly once in the file.
+
+    Examples
+    --------
+    >>> from claimbook.errors import ChapterSourceError
+    >>> try:
+    ...     rewrite_pin("chapters/any.md", "0.2.0; import os")
+    ... except ChapterSourceError as error:
+    ...     print(str(error).split(", got ")[1])
+    '0.2.0; import os'
+    """
+    if not isinstance(new_pin, str) or not _VERSION.fullmatch(new_pin):
+        raise ChapterSourceError(
+            "rewrite_pin: parameter new_pin must be a version string such as '0.2.0', "
+            f"got {str(new_pin)[:80]!r}"
+        )
+    path = Path(path)
+    found = sources.read_chapter(path).pin_assignment()
+    if found is None:
+        raise ChapterSourceError(f'{path}: no `pin = "..."` in a cell tagged parameters')
+    _index, old_pin, line = found
+    if old_pin == new_pin:
+        return False
+    lines = path.read_bytes().decode("utf-8").splitlines(keepends=True)
+    matches = [i for i, text in enumerate(lines) if text.rstrip("\r\n") == line]
+    if len(matches) != 1:
+        raise ChapterSourceError(
+            f"{path}: the pin line {line.strip()!r} occurs {len(matches)} times as a whole "
+            "line; expected exactly once"
+        )
+    lines[matches[0]] = lines[matches[0]].replace(f'"{old_pin}"', f'"{new_pin}"', 1)
+    write_bytes_atomically(path, "".join(lines).encode("utf-8"))
+    return True

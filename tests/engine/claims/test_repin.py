@@ -4,7 +4,7 @@ from claimtools import TOY_ID, edit_artifact, make_chapters, verify_toy
 
 from claimbook.claims import verify_claim
 from claimbook.claims.repin import repin
-from claimbook.sources import CHAPTER_HEADER, chapter_pin
+from claimbook.sources import CHAPTER_HEADER, read_chapter
 from trainable_harness import __version__
 
 
@@ -24,7 +24,7 @@ def test_repin_verifies_reports_changes_then_rewrites_pins(toy, registry, artifa
     assert [update.path.name for update in report.pin_updates] == ["15-pinned.md", "17-current.md"]
     assert [update.changed for update in report.pin_updates] == [True, False]
     # after re-pinning, the chapter's pin verifies
-    pin = chapter_pin(chapters / "15-pinned.md")
+    pin = read_chapter(chapters / "15-pinned.md").pin
     assert verify_claim(TOY_ID, pin, registry_dir=registry, artifacts_dir=artifacts)
 
 

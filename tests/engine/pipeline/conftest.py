@@ -22,7 +22,7 @@ import pytest
 from scratch_book import point_paths_at
 
 from claimbook import paths
-from claimbook.sources import rewrite_pin
+from claimbook.claims.repin import rewrite_pin
 from trainable_harness import __version__
 
 FIXTURE = Path(__file__).resolve().parents[2] / "books" / "tiny"

@@ -1,0 +1,163 @@
+"""MyST prose read as MyST reads it: roles, directives, plain text, targets and headings.
+
+Markdown is tokenized by the markdown-it parser MyST uses, so roles and directives are found
+as the book renders them: a ```` ```{figure} ```` example inside a code fence is an example,
+not a figure.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import yaml
+
+from claimbook import cache
+
+__all__ = [
+    "Directive",
+    "Role",
+    "markdown_tokens",
+    "parse_prose",
+    "prose_blocks",
+    "prose_text",
+    "split_directive",
+]
+
+# Directives whose body is code or math, not prose: roles inside them are text.
+_LITERAL_DIRECTIVES = frozenset(
+    {"code-block", "code", "code-cell", "sourcecode", "math", "raw", "literalinclude"}
+)
+
+# The targets and headings of a markdown text, by its text (see prose_blocks): a render cuts
+# a chapter's executed notebook into its pages, parsing the markdown cells it cuts.
+_PROSE_BLOCKS = cache.ContentCache("prose blocks")
+
+
+@dataclass(frozen=True)
+class Role:
+    """A MyST role in a chapter's prose: ``{name}`content```, with its markdown cell index."""
+
+    name: str
+    content: str
+    cell: int
+
+
+@dataclass(frozen=True)
+class Directive:
+    """A MyST directive in prose: its name, argument, ``:key: value`` options and cell."""
+
+    name: str
+    argument: str
+    options: dict
+    cell: int
+
+
+def markdown_tokens(source: str) -> list:
+    """The markdown-it tokens of ``source``, parsed as the book renders MyST prose."""
+    return _markdown_parser().parse(source)
+
+
+@functools.cache
+def _markdown_parser():
+    # myst_parser is imported on the first prose parsed: planning an unchanged book, and the
+    # no-op build, parse none.
+    from markdown_it.renderer import RendererHTML
+    from myst_parser.config.main import MdParserConfig
+    from myst_parser.parsers.mdit import create_md_parser
+
+    config = MdParserConfig(
+        enable_extensions={"amsmath", "colon_fence", "dollarmath", "substitution"}
+    )
+    return create_md_parser(config, RendererHTML)
+
+
+def split_directive(token) -> tuple[str, str, dict, str] | None:
+    """``{name} argument`` fence -> (name, argument, options, body), or None for code."""
+    info = token.info.strip()
+    if not (info.startswith("{") and "}" in info):
+        return None
+    name, _, argument = info[1:].partition("}")
+    lines = token.content.splitlines()
+    options: dict = {}
+    body_start = 0
+    if lines and lines[0].strip() == "---":  # YAML option block
+        end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+        if end is not None:
+            options = yaml.safe_load("\n".join(lines[1:end])) or {}
+            body_start = end + 1
+    else:
+        for body_start, line in enumerate(lines):  # noqa: B007 - the index is the result
+            stripped = line.strip()
+            if not (stripped.startswith(":") and stripped.count(":") >= 2):
+                break
+            key, _, value = stripped[1:].partition(":")
+            options[key.strip()] = value.strip()
+        else:
+            body_start = len(lines)
+    return name.strip(), argument.strip(), options, "\n".join(lines[body_start:])
+
+
+def parse_prose(source: str, cell: int) -> list[Role | Directive]:
+    items: list[Role | Directive] = []
+    for token in _markdown_parser().parse(source):
+        if token.type in ("fence", "colon_fence"):
+            directive = split_directive(token)
+            if directive is None:
+                continue  # a code block: anything inside is an example
+            name, argument, options, body = directive
+            items.append(Directive(name, argument, options, cell))
+            if name not in _LITERAL_DIRECTIVES:
+                items.extend(parse_prose(body, cell))
+        for child in token.children or ():
+            if child.type == "myst_role":
+                items.append(Role(child.meta["name"], child.content, cell))
+    return items
+
+
+def prose_text(source: str) -> str:
+    """The plain text of ``source`` (see :meth:`claimbook.sources.Chapter.prose_text`).
+
+    Examples
+    --------
+    >>> prose_text("The `harness` and {claim}`x-001` aside, **words** stay.")
+    'The   and   aside,  words  stay.'
+    """
+    parts = []
+    for token in _markdown_parser().parse(source):
+        if token.type in ("fence", "colon_fence"):
+            directive = split_directive(token)
+            if directive is not None and directive[0] not in _LITERAL_DIRECTIVES:
+                parts.append(prose_text(directive[3]))
+            continue
+        parts.extend(child.content for child in token.children or () if child.type == "text")
+    return " ".join(parts)
+
+
+def prose_blocks(source: str) -> list[tuple[str, int, str]]:
+    """The top-level targets and headings of markdown ``source``: ``(kind, line, content)``.
+
+    ``kind`` is ``"target"`` for a MyST target line ``(label)=`` (content: the label) or
+    ``"heading"`` for an ATX or setext heading (content: empty); ``line`` counts from 0.
+    Lines inside code blocks and directives are not blocks of the prose.
+
+    Examples
+    --------
+    >>> prose_blocks("(sec-a)=\\n## A\\n\\n```\\n## code\\n```\\n")
+    [('target', 0, 'sec-a'), ('heading', 1, '')]
+    """
+    # The pages of a chapter and their headings ask about the same cells in one render.
+    found = _PROSE_BLOCKS.get(cache.digest(source), lambda: _prose_blocks(source))
+    return [(kind, line, content) for kind, line, content in found]
+
+
+def _prose_blocks(source: str) -> list[list]:  # lists, which JSON gives back as they were
+    found = []
+    for token in _markdown_parser().parse(source):
+        if token.level != 0 or token.map is None:
+            continue
+        if token.type == "myst_target":
+            found.append(["target", token.map[0], token.content])
+        elif token.type == "heading_open":
+            found.append(["heading", token.map[0], ""])
+    return found
