@@ -1,39 +1,23 @@
 """The running environment compared with the lock (``requirements.txt``).
 
-The environment is part of what a claim's artifact and a chapter's outputs are computed
-from, so a build starts by comparing it with the lock it is keyed on (a few milliseconds):
+A claim's artifact and a chapter's outputs are computed in the environment, so a build
+first compares it with the lock it is keyed on (a few milliseconds):
 
-- **Distributions.** Every requirement of the lock whose environment marker holds for this
-  interpreter (``numpy==2.4.6``, ``tomli==2.0.1; python_version < "3.11"`` skipped on 3.11)
-  must be installed at a version its specifier allows: for the lock's ``==`` pins, that exact
-  version. The installed versions are those of the distributions :mod:`importlib.metadata`
-  finds on ``sys.path`` (the first of a name, as an import would find it), their names
-  compared canonically (:func:`packaging.utils.canonicalize_name`: ``importlib_metadata``
-  is ``importlib-metadata``). A distribution installed but not locked (uv, pip) is not a
-  difference, and neither are the book's own editable packages, which the lock does not
-  hold (:data:`NOT_LOCKED`: ``trainable-harness``, ``claimbook``). The lock is read as pip
-  reads a requirements file: comments, blank lines and option lines (``-e``, ``-r``,
-  ``--index-url``) skipped, backslash continuations joined, per-requirement options
-  (``--hash=...``) dropped; an included file (``-r``) is not followed.
-- **Python.** The lock names no Python version (it is meant to serve several), so the rule
-  is the book's packages' own: the running Python must satisfy the ``requires-python`` of
-  ``engine/pyproject.toml`` and ``harness/pyproject.toml`` (those present under the root).
-  The exact version is recorded wherever a result is (artifact provenance, the claims' and
-  chapters' keys through :func:`installed_digest`), so it never needs to equal a pin. The
-  Makefile's ``PYTHON_CHECK`` asks the same of the interpreter it makes ``.venv`` with.
+- **Distributions.** Every requirement of the lock whose marker holds here must be installed
+  (as :mod:`importlib.metadata` finds it on ``sys.path``, names compared canonically) at a
+  version its specifier allows. A distribution installed but not locked is no difference,
+  nor are the book's own packages (:data:`NOT_LOCKED`). The lock is read as pip reads a
+  requirements file: comments, blank and option lines skipped, continuations joined,
+  per-requirement options (``--hash``) dropped, an included file (``-r``) not followed.
+- **Python.** The lock names no Python version; the running one must satisfy the
+  ``requires-python`` of the book's packages (:data:`PROJECT_FILES`).
 
-:func:`differences` lists what differs, one phrase each ("numpy 2.3.5 installed, 2.4.6
-locked"); :func:`check_environment` raises :class:`~claimbook.errors.EnvironmentMismatchError`
-naming them in one line, unless the author allowed it (``--allow-environment-mismatch``: then
-every page says which environment computed it, :mod:`claimbook.extensions.book_site`).
-:func:`installed_digest` is the part of a claim's or chapter's key that the environment
-contributes beyond the lock's bytes: empty when every pin is what is installed, so a key
-changes exactly when an installed version does (an artifact computed under numpy 2.3.5 is
-stale under 2.4.6, and the other way round).
-
-Both the lock's parse (by its bytes) and the scan of the installed distributions (once per
-process: a process runs with the modules it imported) are cached with :func:`functools.cache`;
-:func:`installed_versions` ``.cache_clear()`` forgets the scan.
+:func:`differences` lists what differs, one phrase each; :func:`check_environment` raises
+:class:`~claimbook.errors.EnvironmentMismatchError` naming them unless allowed
+(``--allow-environment-mismatch``). :func:`installed_digest` is what the environment adds to
+a key beyond the lock's bytes: empty when every pin is what is installed. The lock's parse
+and the scan of installed distributions are cached (:func:`functools.cache`;
+:func:`installed_versions` ``.cache_clear()`` forgets the scan).
 
 Examples
 --------
@@ -53,6 +37,7 @@ import importlib.metadata
 import json
 import platform
 import re
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,24 +79,12 @@ _COMMENT = re.compile(r"(^|\s)#.*$")
 
 @dataclass(frozen=True)
 class LockedRequirement:
-    """One requirement of the lock that applies to this interpreter.
+    """One requirement of the lock that applies to this interpreter."""
 
-    Attributes
-    ----------
-    name : str
-        The name as the lock spells it (``importlib_metadata``).
-    key : str
-        The canonical name (``importlib-metadata``), as distributions are compared.
-    specifier : str
-        The version specifier as text (``==2.4.6``), empty for none (a URL requirement).
-    pinned : str or None
-        The version of an exact pin (``==2.4.6`` gives ``2.4.6``), else None.
-    """
-
-    name: str
-    key: str
-    specifier: str
-    pinned: str | None
+    name: str  # as the lock spells it (importlib_metadata)
+    key: str  # canonical (importlib-metadata), as distributions are compared
+    specifier: str  # "==2.4.6"; empty for none (a URL requirement)
+    pinned: str | None  # the version of an exact pin, else None
 
     def allows(self, version: str) -> bool:
         """Whether ``version`` satisfies the specifier (pre-releases included)."""
@@ -277,8 +250,6 @@ def compare(requirements: Sequence[LockedRequirement], installed: Mapping[str, s
 
 @functools.cache
 def _requires_python(text: str) -> str | None:
-    import tomllib
-
     try:
         project = tomllib.loads(text).get("project") or {}
     except tomllib.TOMLDecodeError:

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from claimbook import instruments
-from claimbook.claims.registry_schema import excerpt
+from claimbook.claims.registry_yaml import excerpt
 from claimbook.errors import ComputationNotFoundError, WitnessResultError
 
 __all__ = ["Outcome", "computations_in", "resolve_computation", "run_computation"]

@@ -51,12 +51,8 @@ from typing import Any
 
 from claimbook import cache, paths
 from claimbook.claims.computations import resolve_computation
-from claimbook.claims.registry_schema import (
-    MAX_FILE_BYTES,
-    excerpt,
-    refusal,
-    validated,
-)
+from claimbook.claims.registry_schema import validated
+from claimbook.claims.registry_yaml import MAX_FILE_BYTES, excerpt, refusal
 from claimbook.errors import (
     ComputationNotFoundError,
     RegistryError,

@@ -1,44 +1,22 @@
 """Reading and refusing a registry file: the rules a ``claims/<id>.yaml`` must meet.
 
 :func:`validated` turns a registry file's bytes into its data, or raises
-:class:`~claimbook.errors.RegistryError` with one line (escaped and cut by
-:func:`claimbook.text.one_line`) that names the file, relative to the book, and the field.
-It refuses, in this order:
-
-- a file over :data:`MAX_FILE_BYTES` (64 KiB; a claim file is about 1 KiB), or not UTF-8;
-- YAML that does not parse, reported as ``claims/<id>.yaml: line L, column C: <problem>``;
-  anchors and aliases (``&a``, ``*a``: a small file could expand into a huge document);
-  repeated keys; collections nested deeper than :data:`MAX_DEPTH` levels (the check runs
-  while PyYAML composes the document, so a file 10 000 levels deep stops at level 21);
-- in any key or text value: more than :data:`MAX_TEXT` characters (2 000), or an unsafe
-  character (:data:`claimbook.text.UNSAFE`: C0 and C1 controls, newline and tab included,
-  since every text field is one line; bidirectional controls such as U+202E; the line and
-  paragraph separators U+2028 and U+2029); in any number: a value that is not finite;
-- what breaks ``claim_schema.json`` (at most :data:`MAX_PROBLEMS` problems are listed);
-- what a schema cannot state: the id differs from the file name, the chapter differs from
-  the id's ``c<N>-`` prefix, statistics without a seed set or the reverse, a reversed
-  interval, a statistical expectation (or a ``wide_because``) on a deterministic claim, and
-  a *vacuous tolerance*. Whether a ``wide_because`` is needed depends on the seeds' spread,
-  so the build checks that (:mod:`claimbook.claims.ratios`).
-
-A tolerance is vacuous when it cannot tell the expected value from zero, so a result of 0
-(or of the wrong sign) passes: ``abs_tol`` at least ``|value|`` for a non-zero ``value``,
-or ``rel_tol`` of 1 or more. Such an expectation needs ``vacuous_ok: <why>`` beside its
-``reason`` (one line of text); ``vacuous_ok`` on a tolerance that is not vacuous is refused
-too, so the excuse cannot outlive the width it excused. An expected value of 0 with an
-``abs_tol`` says how close to zero the result must be, and is not vacuous by this rule.
-
-Messages quote at most :data:`EXCERPT` characters of an offending value.
-
-Examples
---------
->>> from pathlib import Path
->>> try:
-...     validated(b"statement: [unclosed\\n", Path("claims/c0-toy-001.yaml"))
-... except RegistryError as error:
-...     print(error)  # doctest: +NORMALIZE_WHITESPACE
-claims/c0-toy-001.yaml: line 2, column 1: expected ',' or ']', but got '<stream end>'
-(while parsing a flow sequence that starts at line 1, column 12)
+:class:`~claimbook.errors.RegistryError` with one line naming the file and the field. It
+refuses, in this order: a file over :data:`MAX_FILE_BYTES` or not UTF-8; YAML that does not
+parse (``line L, column C: <problem>``), anchors and aliases (a small file could expand into
+a huge document), repeated keys, nesting deeper than :data:`MAX_DEPTH` (checked while PyYAML
+composes, so a file 10 000 levels deep stops at level 21); a key or text value over
+:data:`MAX_TEXT` characters or holding an unsafe character (:data:`claimbook.text.UNSAFE`:
+every text field is one line), a number that is not finite; what breaks
+``claim_schema.json`` (at most :data:`MAX_PROBLEMS` problems listed); and what a schema
+cannot state: the id differs from the file name or the chapter from the id's ``c<N>-``
+prefix, statistics without a seed set or the reverse, a reversed interval, a statistical
+field on a deterministic claim, and a *vacuous tolerance*: one that cannot tell the expected
+value from zero (``abs_tol >= |value|`` for a non-zero value, or ``rel_tol >= 1``), unless
+``vacuous_ok: <why>`` says it is meant (and ``vacuous_ok`` on a tolerance that is not
+vacuous is refused). Whether a ``wide_because`` is needed depends on the seeds' spread; the
+build checks that (:mod:`claimbook.claims.ratios`). Messages quote at most :data:`EXCERPT`
+characters of a value.
 """
 
 from __future__ import annotations
@@ -50,32 +28,15 @@ import math
 import re
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import yaml
+import jsonschema
 
-from claimbook.errors import RegistryError
-from claimbook.paths import shown
-from claimbook.text import UNSAFE, escape_unsafe, one_line
+from claimbook.claims.registry_yaml import EXCERPT, excerpt, parse_registry_yaml, refusal
+from claimbook.text import UNSAFE, escape_unsafe
 
-if TYPE_CHECKING:
-    import jsonschema
+__all__ = ["MAX_PROBLEMS", "MAX_TEXT", "field_name", "validated"]
 
-__all__ = [
-    "EXCERPT",
-    "MAX_DEPTH",
-    "MAX_FILE_BYTES",
-    "MAX_PROBLEMS",
-    "MAX_TEXT",
-    "excerpt",
-    "field_name",
-    "refusal",
-    "validated",
-]
-
-EXCERPT = 80  # characters of an offending value a message may quote
-MAX_FILE_BYTES = 64 * 1024
-MAX_DEPTH = 20  # nested mappings and sequences
 MAX_TEXT = 2000  # characters of one key or text value
 MAX_PROBLEMS = 6
 _CHAPTER_PREFIX = re.compile(r"c(\d+)-")
@@ -85,112 +46,8 @@ _SCHEMA = json.loads(resources.files("claimbook.claims").joinpath("claim_schema.
 
 @functools.cache
 def _validator():
-    """The schema's validator; jsonschema is imported on the first file validated."""
-    import jsonschema
-
+    """The schema's validator, made on the first file validated."""
     return jsonschema.Draft202012Validator(_SCHEMA)
-
-
-def excerpt(value: Any, limit: int = EXCERPT) -> str:
-    """``repr(value)`` cut to ``limit`` characters, with an ellipsis and the full length.
-
-    Examples
-    --------
-    >>> excerpt("a" * 200).endswith("... (202 characters)")
-    True
-    """
-    text = repr(value)
-    if len(text) <= limit:
-        return text
-    return f"{text[: limit - 3]}... ({len(text)} characters)"
-
-
-def refusal(path: Path, problem: str) -> RegistryError:
-    """The error refusing registry file ``path``: ``<path>: <problem>`` on one line."""
-    return RegistryError(one_line(f"{shown(path)}: {problem}"))
-
-
-# --- YAML ---------------------------------------------------------------------------------------
-
-
-class _StrictSafeLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing repeated keys, anchors/aliases and deep nesting."""
-
-    _depth = 0
-
-    def compose_node(self, parent, index):
-        event = self.peek_event()
-        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-            raise yaml.composer.ComposerError(
-                None,
-                None,
-                "anchors and aliases (&name, *name) are not allowed in a registry file",
-                event.start_mark,
-            )
-        collection = isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent)
-        if collection and self._depth >= MAX_DEPTH:
-            raise yaml.composer.ComposerError(
-                None,
-                None,
-                f"nested deeper than {MAX_DEPTH} levels; a registry file needs a handful",
-                event.start_mark,
-            )
-        self._depth += collection
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= collection
-
-    def construct_mapping(self, node, deep=False):
-        seen = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {excerpt(key)}", key_node.start_mark
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
-def _at(mark) -> str:
-    return f"line {mark.line + 1}, column {mark.column + 1}"
-
-
-def _yaml_problem(error: yaml.YAMLError, text: str) -> str:
-    """One line for a PyYAML error: where, what, and what it was parsing."""
-    if isinstance(error, yaml.reader.ReaderError):
-        before = text[: error.position]
-        line, column = before.count("\n") + 1, len(before) - before.rfind("\n")
-        character = escape_unsafe(chr(error.character)) if error.character else "?"
-        return f"line {line}, column {column}: character {character} is not allowed in YAML"
-    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
-        problem = f"{_at(error.problem_mark)}: {error.problem}"
-        if error.context:
-            started = error.context_mark
-            where = f" that starts at {_at(started)}" if started is not None else ""
-            problem += f" ({error.context}{where})"
-        return problem
-    return f"not valid YAML: {error}"
-
-
-def _parse(raw: bytes, path: Path) -> Any:
-    if len(raw) > MAX_FILE_BYTES:
-        raise refusal(
-            path,
-            f"larger than {MAX_FILE_BYTES} bytes, the most a registry file may hold (one "
-            "claim is about 1 000)",
-        )
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise refusal(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    try:
-        return yaml.load(text, Loader=_StrictSafeLoader)  # a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise refusal(path, _yaml_problem(exc, text)) from None
-    except (RecursionError, MemoryError) as exc:  # kept out by MAX_DEPTH; never a traceback
-        raise refusal(path, f"too deeply nested to read ({type(exc).__name__})") from None
 
 
 # --- field names and values -------------------------------------------------------------------
@@ -416,7 +273,7 @@ def validated(raw: bytes, path: Path) -> dict:
     RegistryError
         One line naming the file, the field and the problem.
     """
-    data = _parse(raw, path)
+    data = parse_registry_yaml(raw, path)
     _refuse_unusable_values(data, path)
     errors = [inner for error in _validator().iter_errors(data) for inner in _innermost(error)]
     if errors:
