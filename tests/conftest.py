@@ -149,7 +149,8 @@ class FixtureBook:
 
     def _render(self, carry_over: bool = False) -> subprocess.CompletedProcess:
         from claimbook.errors import BuildError
-        from claimbook.pipeline.render import SiteRender, publish, read_outcome, write_outcome
+        from claimbook.pipeline.render import SiteRender
+        from claimbook.pipeline.site_outcome import publish, read_outcome, write_outcome
 
         with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings():
             # What Python shows a build in a process of its own: no deprecation notices of

@@ -83,6 +83,10 @@ def _dispatch(command: str, argv: list[str]) -> int:
         from claimbook.pipeline import clean
 
         return clean.main(argv[1:])
+    if command == "matrix-check":
+        from claimbook.pipeline import matrix
+
+        return matrix.main(argv[1:])
     if command == "binder-check":
         from claimbook import binder
 
@@ -130,13 +134,13 @@ def _nothing_to_do(argv: list[str]) -> bool:
 
 if __name__ == "__main__":
     status = main()
-    execute = sys.modules.get("claimbook.pipeline.execute")  # None: no chapter worker started
-    if _command(sys.argv[1:]) in _BUILD_COMMANDS and execute is not None:
+    workers = sys.modules.get("claimbook.pipeline.workers")  # None: no chapter worker started
+    if _command(sys.argv[1:]) in _BUILD_COMMANDS and workers is not None:
         # Everything the build writes is written and closed by now. Tearing down the
         # interpreter (the Sphinx environment and the page trees of a render) takes up to
         # half a second and changes no output, so the process ends here, once the chapter
         # workers have ended.
-        execute.end_workers()
+        workers.end_workers()
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(status)

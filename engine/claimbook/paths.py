@@ -287,3 +287,21 @@ def shown(path: str | Path) -> str:
     if path.is_absolute() and path.is_relative_to(REPO_ROOT):
         return path.relative_to(REPO_ROOT).as_posix()
     return path.as_posix()
+
+
+def refuse_linked_folders() -> None:
+    """Refuse, before anything is written, a build whose ``artifacts/`` (or
+    ``artifacts/claims/``) is a link: the engine writes only into the book's own folders.
+
+    Raises
+    ------
+    OutsideBuildProductsError
+        Naming the link and where it leads, in one line.
+    """
+    for folder in (ARTIFACTS_DIR, CLAIM_ARTIFACTS_DIR):
+        if folder.is_symlink():
+            raise OutsideBuildProductsError(
+                f"{shown(folder)}/ is a link to {os.readlink(folder)}: the build writes "
+                "only into the book's own folders; replace the link with a folder (nothing "
+                "was changed)"
+            )

@@ -8,7 +8,7 @@ from bs4 import BeautifulSoup
 from scratch_book import point_paths_at
 
 from claimbook import claims
-from claimbook.pipeline import render
+from claimbook.pipeline import site_key
 from claimbook.pipeline.failed_build import BANNER_ID, failure_reason, mark_failed_build
 
 CLAIM = "c15-invariance-001"  # registered; the scratch book has no artifact: "not run"
@@ -83,7 +83,7 @@ def test_the_reason_is_the_first_cause_a_reader_needs():
 
 def test_the_site_key_changes_with_a_claims_judged_state(tmp_path, monkeypatch):
     point_paths_at(tmp_path / "book", monkeypatch)
-    before = render.site_key()
+    before = site_key.site_key()
     judge = claims.judge
 
     def stale(claim_id, **options):
@@ -91,4 +91,4 @@ def test_the_site_key_changes_with_a_claims_judged_state(tmp_path, monkeypatch):
         return judged._replace(state="stale") if claim_id == CLAIM else judged
 
     monkeypatch.setattr(claims, "judge", stale)
-    assert render.site_key() != before
+    assert site_key.site_key() != before

@@ -44,10 +44,18 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from claimbook import paths
+from claimbook import environment, paths
 from claimbook.errors import BuildError, EnvironmentMismatchError
+from claimbook.startup_code import foreign_startup_files
 
-__all__ = ["book_holding", "check_checkout", "check_engine", "foreign_engine", "running_engine"]
+__all__ = [
+    "book_holding",
+    "check_checkout",
+    "check_engine",
+    "check_environment",
+    "foreign_engine",
+    "running_engine",
+]
 
 _BOOK_FILES = ("_config.yml", "_toc.yml")
 
@@ -141,3 +149,45 @@ def check_engine(allow: bool = False, root: str | Path | None = None) -> Path | 
             "(every page then names the engine that built it)"
         )
     return engine
+
+
+def check_environment(allow: bool = False, out=print) -> list[str]:
+    """Compare the environment with the book's; refuse a difference unless ``allow``.
+
+    Returns
+    -------
+    list of str
+        The differences allowed (each printed through ``out``, one line each), or none.
+
+    Raises
+    ------
+    EnvironmentMismatchError
+        If the engine running is not the book's own
+        (:func:`check_engine`), the installed distributions or
+        Python differ from the lock (:func:`claimbook.environment.check_environment`), or
+        site-packages holds start-up code no distribution installed
+        (:func:`claimbook.startup_code.foreign_startup_files`), and ``allow`` is false; one
+        line naming them.
+    """
+    found = []
+    engine = check_engine(allow)
+    if engine is not None:
+        found.append(f"built with the engine at {engine}, not this checkout's")
+    differences = environment.check_environment(allow=allow)
+    if differences:
+        found.append(
+            f"the environment differs from {environment.LOCK_NAME}: {'; '.join(differences)}"
+        )
+    foreign = foreign_startup_files()
+    if foreign:
+        names = ", ".join(str(path) for path in foreign)
+        line = f"start-up code that no installed package put there: {names}"
+        if not allow:
+            raise EnvironmentMismatchError(
+                f"{line}; every Python process would run it before the book's code. Remove "
+                f"it, or build anyway with {environment.ALLOW_OPTION}"
+            )
+        found.append(line)
+    for line in found:
+        out(f"build: {line} ({environment.ALLOW_OPTION}: every page says so)")
+    return found

@@ -45,7 +45,8 @@ from claimbook.claims.record import (
     record_path as claim_record_path,
 )
 from claimbook.errors import BuildError, ClaimError
-from claimbook.pipeline.execute import BLAS_THREAD_VARIABLES, die_with_parent
+from claimbook.pipeline.execute import BLAS_THREAD_VARIABLES
+from claimbook.pipeline.workers import die_with_parent
 
 __all__ = [
     "ClaimComputation",

@@ -1,39 +1,17 @@
-"""The build that ``make`` runs: ``python -m claimbook build`` (see :mod:`claimbook.__main__`).
+"""The build that ``make`` runs: ``python -m claimbook build``, and its sibling commands.
 
-::
+``build``, ``execute``, ``render``, ``outputs``, ``chapters`` and ``matrix-check`` are listed
+in :mod:`claimbook.__main__` and docs/engine.md. ``execute CHAPTER`` on one machine,
+``outputs CHAPTER`` to know what to carry to another, and ``render`` there once every
+chapter's outputs are in place make a build spread over machines (``.github/workflows/book.yml``).
 
-    build [--jobs N]     plan, execute what changed, render, publish; exit 1 on any failure
-          [--allow-environment-mismatch]
-                         build even when the environment is not the lock's (every page
-                         then says how); without it such a build exits 2 before anything
-    build --question     exit 0 only if the tree is built, current and clean (does nothing)
-    execute [CHAPTER ...] execute what changed in those chapters (default all), no render
-    render               plan like build, but start no kernel: exit 1 naming each chapter
-                         that would execute; otherwise render and publish as build does
-    outputs CHAPTER ...  the files a chapter's record lists, and the record, one per line
-    chapters [--json]    the chapter stems, in the order of _toc.yml
-    matrix-check         the CI matrix run locally, compared with one build (see .matrix)
-
-``execute CHAPTER`` on one machine, ``outputs CHAPTER`` to know what to carry to another,
-and ``render`` there once every chapter's outputs are in place: a build spread over machines
-(``.github/workflows/book.yml``). ``render`` may still reassemble a chapter whose prose alone
-changed (that needs no kernel), as ``build`` does.
-
-``build``, ``execute`` and ``render`` start by comparing the environment with the book's
-(:func:`check_environment`): the installed distributions and Python with the lock
-(:mod:`claimbook.environment`) and the running engine with the one the book holds
-(:func:`claimbook.pipeline.checkout.check_engine`). A difference refuses the command in one
-line naming it (exit 2), unless ``--allow-environment-mismatch`` is given (``make
-ALLOW_ENV_MISMATCH=1``): then each difference is printed, the build goes on, every page's
-footer names them, and the build leaves no record of a clean build
-(:mod:`claimbook.pipeline.noop`), so the next one compares the environment again.
-
-Exit status: 0 built and every claim holds; 1 a chapter, a claim or the site build failed
-(the message says which, and the same inputs fail the same way every time); 2 a bad claim
-id, registry file or path, a filesystem problem, or an environment that is not the book's;
-3 another build holds the lock. Every failure is one line, never a traceback
-(:mod:`claimbook.failures`).
-"""
+``build``, ``execute`` and ``render`` first compare the environment with the book's
+(:func:`claimbook.pipeline.checkout.check_environment`) and refuse a difference in one line
+(exit 2) unless ``--allow-environment-mismatch`` is given; then every page names it and the
+build leaves no record of a clean build (:mod:`claimbook.pipeline.noop`). Exit status: 0 built
+and every claim holds; 1 a chapter, a claim or the site failed; 2 a bad claim id, registry
+file, path or environment, or a filesystem problem; 3 another build holds the lock. Every
+failure is one line (:mod:`claimbook.failures`)."""
 
 from __future__ import annotations
 
@@ -44,19 +22,22 @@ import time
 from pathlib import Path
 
 from claimbook import cache, claims, environment, paths
-from claimbook.claims.ratios import wide_tolerance_problems
-from claimbook.claims.record import read_claim_record
 from claimbook.errors import (
     BuildError,
     ChapterSourceError,
     ClaimError,
-    EnvironmentMismatchError,
-    OutsideBuildProductsError,
 )
 from claimbook.failures import DOING, report
 from claimbook.pipeline import sandbox
-from claimbook.pipeline.checkout import check_checkout, check_engine
-from claimbook.pipeline.claim_runs import ClaimComputation, due_claims
+from claimbook.pipeline.build_report import (
+    answer_question,
+    claim_problems,
+    final_report,
+    refuse_to_execute,
+    unregistered_claims,
+)
+from claimbook.pipeline.checkout import check_checkout, check_environment
+from claimbook.pipeline.claim_runs import ClaimComputation
 from claimbook.pipeline.execute import execute_chapters, reassemble_chapter
 from claimbook.pipeline.failed_build import failure_reason, mark_failed_build
 from claimbook.pipeline.guard import ChapterGuard
@@ -69,57 +50,20 @@ from claimbook.pipeline.limits import (
     stops,
 )
 from claimbook.pipeline.lock import build_lock
-from claimbook.pipeline.mutation_runs import StaleMutations, stale_claims
+from claimbook.pipeline.mutation_runs import StaleMutations
 from claimbook.pipeline.noop import forget_clean_build, hash_tree, record_clean_build
-from claimbook.pipeline.render import (
-    SiteRender,
+from claimbook.pipeline.render import SiteRender
+from claimbook.pipeline.site_key import pages_digest, site_key
+from claimbook.pipeline.site_outcome import (
     mark_outdated,
-    pages_digest,
     publish,
     read_outcome,
     site_differences,
     site_dir,
-    site_key,
     write_outcome,
 )
 from claimbook.settings import results_pasted_as_glue
-from claimbook.sources import chapter_sources
-from claimbook.startup_code import foreign_startup_files
-from claimbook.text import one_line
-
-
-def _claim_problems() -> list[str]:
-    """One line per registered claim whose state fails the build, with its failed fields, or
-    whose registry file is refused (the refusal, in one line)."""
-    problems = []
-    for claim_id in claims.list_claims():
-        try:
-            judgement = claims.judge(claim_id)
-        except ClaimError as error:  # a registry file that cannot be read: a problem, kept
-            problems.append(f"claim {claim_id}: {one_line(error)}")
-            continue
-        if not judgement.fails_build:
-            problems.extend(_wide_tolerances(claim_id, judgement.artifact))
-            continue
-        if judgement.state == "failed" and judgement.artifact is not None:
-            lines = claims.failure_summary(judgement.artifact) or [judgement.reason]
-            problems.extend(f"claim {line}" for line in lines)
-        else:
-            problems.append(f"claim {claim_id} is {judgement.state}: {judgement.reason}")
-    return problems
-
-
-def _wide_tolerances(claim_id: str, artifact) -> list[str]:
-    """Fields of a statistical claim wider than 10 standard errors without a stated reason
-    (:func:`claimbook.claims.ratios.wide_tolerance_problems`)."""
-    if artifact is None or artifact.get("kind") != "statistical":
-        return []
-    expect = claims.load_claim(claim_id).expect
-    return wide_tolerance_problems(claim_id, expect, artifact.get("result") or {})
-
-
-def _relative(path) -> str:
-    return path.relative_to(paths.REPO_ROOT).as_posix()
+from claimbook.sources import chapter_sources, read_chapter
 
 
 def _selected_sources(only: list[str] | None) -> list:
@@ -176,84 +120,12 @@ def build(
         return status
 
 
-def check_environment(allow: bool = False, out=print) -> list[str]:
-    """Compare the environment with the book's; refuse a difference unless ``allow``.
-
-    Returns
-    -------
-    list of str
-        The differences allowed (each printed through ``out``, one line each), or none.
-
-    Raises
-    ------
-    EnvironmentMismatchError
-        If the engine running is not the book's own
-        (:func:`claimbook.pipeline.checkout.check_engine`), the installed distributions or
-        Python differ from the lock (:func:`claimbook.environment.check_environment`), or
-        site-packages holds start-up code no distribution installed
-        (:func:`claimbook.startup_code.foreign_startup_files`), and ``allow`` is false; one
-        line naming them.
-    """
-    found = []
-    engine = check_engine(allow)
-    if engine is not None:
-        found.append(f"built with the engine at {engine}, not this checkout's")
-    differences = environment.check_environment(allow=allow)
-    if differences:
-        found.append(
-            f"the environment differs from {environment.LOCK_NAME}: {'; '.join(differences)}"
-        )
-    foreign = foreign_startup_files()
-    if foreign:
-        names = ", ".join(str(path) for path in foreign)
-        line = f"start-up code that no installed package put there: {names}"
-        if not allow:
-            raise EnvironmentMismatchError(
-                f"{line}; every Python process would run it before the book's code. Remove "
-                f"it, or build anyway with {environment.ALLOW_OPTION}"
-            )
-        found.append(line)
-    for line in found:
-        out(f"build: {line} ({environment.ALLOW_OPTION}: every page says so)")
-    return found
-
-
 def _build(started, jobs, question, out, only, render_site, kernels, foreign_environment) -> int:
     selected = _selected_sources(only)
     claim_ids = _claims_of(selected) if only else claims.list_claims()
     if question:
-        due = due_claims(claim_ids, read_claim_record().artifacts)
-        for claim_id, reason in due.items():
-            out(f"claim {claim_id}: would be computed ({reason})")
-        stale = stale_claims(claim_ids) if not only else []
-        for claim_id in stale:
-            out(f"claim {claim_id}: its mistakes would run (no current result)")
-        plans = [plan_chapter(source) for source in selected]
-        outcome = read_outcome(note=out)
-        changed = [plan for plan in plans if plan.action != "none"]
-        for plan in changed:
-            out(f"{_relative(plan.source)}: would {plan.action} ({plan.reason})")
-        unregistered = _unregistered_claims(plans)
-        for line in unregistered:
-            out(line)
-        if changed or due or unregistered or stale:
-            return 1
-        if only:
-            return 0
-        if outcome is None or outcome.get("key") != site_key() or not site_dir().is_dir():
-            out("the site would be rendered again")
-            return 1
-        differences = site_differences(outcome)
-        if differences:
-            out(f"the site would be published again ({differences})")
-            return 1
-        # The stored warnings are covered by the outcome's digest; the claims are judged anew.
-        if outcome["warnings"] or _claim_problems():
-            out("the tree is current, but its last build failed (run `make` to see why)")
-            return 1
-        out("up to date")
-        return 0
-    _refuse_linked_folders()
+        return answer_question(selected, claim_ids, bool(only), out)
+    paths.refuse_linked_folders()
     whole = not only and render_site
     if whole:  # only a whole build that ends clean leaves the record (claimbook.pipeline.noop)
         forget_clean_build()
@@ -282,7 +154,7 @@ def _build_with(running, plans, jobs, out, render_site, kernels, started) -> int
     """The part of :func:`build` after the claims due (and the stale mistakes) started."""
     computation, mutations = running
     plans = [_with_due_claims(plan, computation) for plan in plans]
-    unregistered = _unregistered_claims(plans)
+    unregistered = unregistered_claims(plans)
     if unregistered:  # checked on every build: a cell that caught the error changes nothing
         for line in unregistered:
             out(line)
@@ -290,21 +162,21 @@ def _build_with(running, plans, jobs, out, render_site, kernels, started) -> int
         return 1
     pending = [plan for plan in plans if plan.execute]
     if not kernels and pending:
-        return _refuse_to_execute(pending, out)
+        return refuse_to_execute(pending, out)
     for plan in plans:
         if plan.action == "reassemble":
             if reassemble_chapter(plan.source):
-                out(f"{_relative(plan.source)}: reassembled ({plan.reason})")
+                out(f"{paths.shown(plan.source)}: reassembled ({plan.reason})")
             else:
                 pending.append(
                     ChapterPlan(plan.stem, plan.source, "execute", "code cells do not match")
                 )
     if not kernels and pending:
-        return _refuse_to_execute(pending, out)
+        return refuse_to_execute(pending, out)
     if pending:
         mark_outdated(f"{len(pending)} chapter(s) to execute")
     for plan in pending:
-        out(f"{_relative(plan.source)}: executing ({plan.reason})")
+        out(f"{paths.shown(plan.source)}: executing ({plan.reason})")
     # How the site will be rendered is known now (the last outcome, the pages that exist), so
     # the Sphinx application is made ready while the chapters execute in other processes.
     outcome = read_outcome(note=out)
@@ -360,7 +232,7 @@ def _build_with(running, plans, jobs, out, render_site, kernels, started) -> int
         if failed:
             out(
                 "make: the site was not rendered; the previous one (if any) is kept and marked "
-                f"outdated in {_relative(site_dir())}/OUTDATED.txt"
+                f"outdated in {paths.shown(site_dir())}/OUTDATED.txt"
             )
             return 1
         if not render_site:
@@ -403,107 +275,18 @@ def _build_with(running, plans, jobs, out, render_site, kernels, started) -> int
         return 1
     # Judged again by every build, from the registry and the artifacts: the stored outcome
     # is never read back as the claims' state.
-    problems = _claim_problems()
+    problems = claim_problems()
     if published is not None:
         write_outcome(key, warnings, problems, *published)
-    seconds = time.perf_counter() - started
-    if warnings or problems:
-        shown = _shown_warnings(warnings, problems)
-        for line in shown:
-            out(line)
-        for line in problems:
-            out(line)
-        out(
-            f"make: FAILED in {seconds:.1f} s: {len(shown)} site warning(s), "
-            f"{len(problems)} claim problem(s); the site shows them: "
-            f"{site_dir() / 'index.html'}"
-        )
-        return 1
-    out(f"The book is built ({seconds:.1f} s): {site_dir() / 'index.html'}")
-    return 0
-
-
-def _refuse_linked_folders() -> None:
-    """Refuse, before anything is written, a build whose ``artifacts/`` (or
-    ``artifacts/claims/``) is a link: the engine writes only into the book's own folders.
-
-    Raises
-    ------
-    OutsideBuildProductsError
-        Naming the link and where it leads, in one line.
-    """
-    import os
-
-    for folder in (paths.ARTIFACTS_DIR, paths.CLAIM_ARTIFACTS_DIR):
-        if folder.is_symlink():
-            raise OutsideBuildProductsError(
-                f"{paths.shown(folder)}/ is a link to {os.readlink(folder)}: the build writes "
-                "only into the book's own folders; replace the link with a folder (nothing "
-                "was changed)"
-            )
-
-
-def _shown_warnings(warnings: list[str], problems: list[str]) -> list[str]:
-    """The site's warnings as the build prints them: one line per problem.
-
-    A warning that a claim fails the build is left out when a claim problem names that
-    claim (that line says it, with its numbers), and a warning repeated at other places
-    (a claim shown on several pages, a role used twice) is printed once, with how many
-    places more.
-    """
-    failing = {line.split()[1] for line in problems if line.startswith("claim ")}
-    shown: dict[str, list[str]] = {}
-    for line in warnings:
-        _where, marker, message = line.partition(" WARNING: ")
-        if not marker:
-            shown.setdefault(line, [line])
-            continue
-        words = message.split()
-        if len(words) > 2 and words[0] == "claim" and words[2] == "is" and words[1] in failing:
-            continue
-        shown.setdefault(message, []).append(line)
-    lines = []
-    for places in shown.values():
-        more = len(places) - 1
-        lines.append(
-            places[0] + (f" (and {more} more place{'s' if more > 1 else ''})" if more else "")
-        )
-    return lines
+    return final_report(warnings, problems, time.perf_counter() - started, out)
 
 
 def _claims_of(sources: list[Path]) -> list[str]:
     """The claims the chapters at ``sources`` verify, in order, once each."""
-    from claimbook.sources import read_chapter
-
     found: dict[str, None] = {}
     for source in sources:
         found.update(dict.fromkeys(read_chapter(source).verified_claims))
     return list(found)
-
-
-def _unregistered_claims(plans: list[ChapterPlan]) -> list[str]:
-    """One line per chapter whose code verifies a claim id that ``claims/`` does not hold.
-
-    The ids come from the chapter's record when its source is unchanged, else from the
-    source, so an unchanged book is checked without parsing a chapter.
-    """
-    from claimbook.sources import read_chapter
-
-    registered = set(claims.list_claims())
-    lines = []
-    for plan in plans:
-        record = read_record(plan.stem) if plan.action == "none" else None
-        try:
-            ids = record["claims"] if record else read_chapter(plan.source).verified_claims
-        except ChapterSourceError:  # reported where the chapter is planned or rendered
-            continue
-        missing = [claim_id for claim_id in ids if claim_id not in registered]
-        if missing:
-            lines.append(
-                f"{_relative(plan.source)}: verifies {', '.join(missing)}, which claims/ does "
-                "not hold: add the registry file or correct the id"
-            )
-    return lines
 
 
 def _with_due_claims(plan: ChapterPlan, computation) -> ChapterPlan:
@@ -519,18 +302,6 @@ def _with_due_claims(plan: ChapterPlan, computation) -> ChapterPlan:
     return ChapterPlan(plan.stem, plan.source, "execute", f"claims computed again: {listed}")
 
 
-def _refuse_to_execute(plans: list[ChapterPlan], out) -> int:
-    """The render-only mode's failure: one line per chapter that would execute, and why."""
-    for plan in plans:
-        out(f"{_relative(plan.source)}: would execute ({plan.reason}); render starts no kernel")
-    out(
-        f"make: render-only: {len(plans)} chapter(s) have no current outputs here; nothing "
-        "was executed or rendered (run `python -m claimbook execute CHAPTER` where the "
-        "chapter is built, and bring the files `python -m claimbook outputs CHAPTER` lists)"
-    )
-    return 1
-
-
 def chapter_outputs(stem: str) -> list[str]:
     """The files chapter ``stem``'s record lists, then the record, relative to the root.
 
@@ -544,10 +315,10 @@ def chapter_outputs(stem: str) -> list[str]:
     plan = plan_chapter(source)
     if plan.action != "none":
         raise BuildError(
-            f"{_relative(source)} is not current here: would {plan.action} ({plan.reason})"
+            f"{paths.shown(source)} is not current here: would {plan.action} ({plan.reason})"
         )
     record = read_record(stem)
-    return [*sorted(record["outputs"]), _relative(record_path(stem))]
+    return [*sorted(record["outputs"]), paths.shown(record_path(stem))]
 
 
 def _print(line: str) -> None:
@@ -556,10 +327,6 @@ def _print(line: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["matrix-check"]:
-        from claimbook.pipeline import matrix
-
-        return matrix.main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m claimbook")
     commands = parser.add_subparsers(dest="command", required=True)
     build_parser = commands.add_parser("build", help="bring the site up to date")

@@ -17,15 +17,16 @@ kernel starts with the build's record of their artifacts in its environment, so
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
+import logging
 import multiprocessing
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn
 
-from claimbook import paths
+import nbformat
+
+from claimbook import claims, paths
 from claimbook.atomic import write_text_atomically
 from claimbook.errors import InvalidFigureLabelError
 from claimbook.figures import figure_files, figure_labels
@@ -36,22 +37,16 @@ from claimbook.pipeline.keys import (
     read_record,
     write_record,
 )
+from claimbook.pipeline.limits import read_limits, seconds_text
+from claimbook.pipeline.workers import WORKERS, start_worker
 from claimbook.sources import read_chapter
 from claimbook.text import one_line
 
-__all__ = [
-    "ChapterRun",
-    "code_cell_number",
-    "end_workers",
-    "execute_chapters",
-    "kill_workers",
-    "reassemble_chapter",
-]
+__all__ = ["ChapterRun", "code_cell_number", "execute_chapters", "reassemble_chapter"]
 
 INSTRUMENT_TAG = "trainable-instrumentation"
 CHAPTER_ENVIRONMENT_VARIABLE = "TRAINABLE_CHAPTER"
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-_WORKERS: list = []  # chapter worker processes, joined by end_workers()
 _START = """\
 import os as _trainable_os
 
@@ -75,8 +70,6 @@ class ChapterRun:
 
 
 def _instrumented(notebook, ended_file: Path, variables: dict[str, str]):
-    import nbformat
-
     start = nbformat.v4.new_code_cell(
         _START.format(variables=dict(sorted(variables.items()))),
         metadata={"tags": [INSTRUMENT_TAG]},
@@ -135,6 +128,7 @@ def _run_one(source: str, environment: dict[str, str]) -> ChapterRun:
 
     ``environment`` is added to the kernel's environment (the build's claim record).
     """
+    # Imported here, in the worker: jupyter_client is needed only where a kernel starts.
     from claimbook.pipeline.kernels import start_kernel, stop_kernel
 
     started = time.perf_counter()
@@ -156,8 +150,10 @@ def _run_one(source: str, environment: dict[str, str]) -> ChapterRun:
 
 
 def _execute(source_path: Path, kernel, started: float, variables: dict[str, str]) -> ChapterRun:
-    import nbformat
+    # papermill (with nbclient) is imported in the worker, and only where a chapter runs:
+    # a second of import no build without a chapter to execute should pay.
     import papermill
+    from nbclient.exceptions import CellTimeoutError
     from papermill.exceptions import PapermillExecutionError
 
     stem = source_path.stem
@@ -168,10 +164,6 @@ def _execute(source_path: Path, kernel, started: float, variables: dict[str, str
     ended_file = work / f"{stem}.ended"
     ended_file.unlink(missing_ok=True)
     notebook = _instrumented(nbformat.from_dict(chapter.notebook), ended_file, variables)
-    from nbclient.exceptions import CellTimeoutError
-
-    from claimbook.pipeline.limits import read_limits, seconds_text
-
     limit = read_limits().cell
     _quiet_timeouts()
     timing: list[str] = []  # the id of each cell nbclient started timing, in order
@@ -258,8 +250,6 @@ def reassemble_chapter(source: Path) -> bool:
     count of the same code cell in the executed notebook. Returns False (the caller then
     executes the chapter) when the code cells no longer correspond one to one.
     """
-    import nbformat
-
     chapter = read_chapter(source)
     target = paths.CHAPTERS_DIR / f"{source.stem}.ipynb"
     record = read_record(source.stem)
@@ -326,7 +316,7 @@ def execute_chapters(
             )
             futures[pool.submit(_run_one, str(source), variables(source))] = source
             # With fork, the pool starts all its workers at the first submission.
-            _WORKERS.extend(set(multiprocessing.active_children()) - others)
+            WORKERS.extend(set(multiprocessing.active_children()) - others)
         else:
             futures[pool.submit(_run_one, str(source), variables(source))] = source
 
@@ -369,111 +359,6 @@ def execute_chapters(
     return sorted(runs, key=lambda run: [s.stem for s in sources].index(run.stem))
 
 
-def die_with_parent(parent: int) -> None:
-    """Ask Linux to send this process SIGTERM when its parent (the driver) dies.
-
-    A process that outlived a killed driver would finish its work and write outputs nobody
-    plans for; with ``PR_SET_PDEATHSIG`` it ends with the driver (process ``parent``).
-    Elsewhere than Linux this does nothing.
-    """
-    import ctypes
-    import signal
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        prctl = libc.prctl
-    except (OSError, AttributeError):
-        return
-    PR_SET_PDEATHSIG = 1
-    prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-    if os.getppid() != parent:  # the driver died before the request took effect
-        os._exit(1)
-
-
-def start_worker(parent: int) -> None:
-    """Begin a chapter worker forked from the driver (process ``parent``).
-
-    The worker ends with the driver (:func:`die_with_parent`), and SIGTERM, whoever sends
-    it, ends it through :func:`end_worker`, which ends its kernel first. (Left to itself a
-    kernel notices its parent's death within a second, but nothing would remove its sockets.)
-    SIGINT (Ctrl-C, which the terminal sends to the driver's whole process group) is
-    ignored: the driver ends its workers itself, and a worker's traceback would only repeat
-    it. The worker is a child subreaper, so a process its kernel started and detached (a
-    daemon that forked twice) becomes the worker's child, and ends with the chapter
-    (:func:`claimbook.pipeline.kernels.kill_kernel`).
-    """
-    import signal
-
-    signal.signal(signal.SIGTERM, end_worker)  # before the request: its signal may come at once
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    die_with_parent(parent)
-    become_subreaper()
-
-
-def become_subreaper() -> None:
-    """Ask Linux to make this process the parent of its orphaned descendants
-    (``PR_SET_CHILD_SUBREAPER``), so that none escapes to ``init``; elsewhere, nothing."""
-    import ctypes
-
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return
-    PR_SET_CHILD_SUBREAPER = 36
-    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-
-
-def end_worker(signum: int | None = None, frame=None) -> NoReturn:
-    """End this chapter worker now: kill every process it started, remove its kernels'
-    socket folders, and exit with status 0.
-
-    A worker's SIGTERM handler (:func:`start_worker`); it runs in the worker's main thread
-    wherever that thread was: booting a kernel, waiting for it, running a chapter.
-    """
-    import signal
-
-    # Linux sends the parent-death signal again each time the dying driver hands this
-    # worker to another of its threads. Python would run this handler again inside itself,
-    # so the first delivery does the work and the others are ignored.
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    import psutil
-
-    from claimbook.pipeline.kernels import remove_own_sockets
-
-    # Its kernel (even one launched but not yet handed back) and what that kernel started.
-    children = psutil.Process().children(recursive=True)
-    for child in children:
-        with contextlib.suppress(psutil.Error):
-            child.kill()
-    # Reaped by waitpid itself, not subprocess.Popen.wait: the interrupted code may be inside
-    # that wait for the same kernel, holding the lock a second wait would take.
-    psutil.wait_procs(children, timeout=1)
-    remove_own_sockets()
-    os._exit(0)
-
-
-def kill_workers() -> None:
-    """End every chapter worker this process started (SIGTERM: each kills its kernel and
-    what that kernel started, :func:`end_worker`), and reap them."""
-    for worker in list(_WORKERS):
-        with contextlib.suppress(Exception):
-            if worker.is_alive():
-                worker.terminate()
-    end_workers()
-
-
-def end_workers() -> None:
-    """Wait until every chapter worker this process started has ended, and reap it.
-
-    Reaping a worker here (``join``; the pool's own thread may have reaped it first, which
-    is as good) adds its CPU time, and that of the kernel it reaped, to this process's
-    children's: the driver ends with ``os._exit``, and a worker left to ``init`` would take
-    a chapter's CPU out of what ``make bench`` records for the build.
-    """
-    while _WORKERS:
-        _WORKERS.pop().join()
-
-
 def _without_timeout_notes(record) -> bool:
     return "Timeout waiting for execute reply" not in str(record.msg)
 
@@ -481,8 +366,6 @@ def _without_timeout_notes(record) -> bool:
 def _quiet_timeouts() -> None:
     """nbclient logs a cell that ran out of time (to papermill's logger) before raising; the
     chapter's failure line says it, once."""
-    import logging
-
     logger = logging.getLogger("papermill")
     if _without_timeout_notes not in logger.filters:
         logger.addFilter(_without_timeout_notes)
@@ -534,8 +417,6 @@ def _progress_line(source: Path, run: ChapterRun) -> str:
     name = source.relative_to(paths.REPO_ROOT).as_posix()
     if not run.ok:
         return one_line(f"{name}: FAILED after {run.seconds:.1f} s: {run.error}")
-    from claimbook.claims import judge
-
-    states = [judge(claim_id).state for claim_id in run.claims]
+    states = [claims.judge(claim_id).state for claim_id in run.claims]
     summary = ", ".join(f"{states.count(s)} {s}" for s in dict.fromkeys(states)) or "no claims"
     return f"{name}: executed in {run.seconds:.1f} s; {len(run.claims)} claims: {summary}"

@@ -25,11 +25,13 @@ import asyncio
 import contextlib
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
 from queue import Empty
 
+import psutil
 from jupyter_client.asynchronous.client import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
 
@@ -178,12 +180,10 @@ def kill_kernel(manager: AsyncKernelManager) -> None:
     started and left running there. A process that left the group (a cell's own
     ``start_new_session``, a daemon that forked twice) is found as the kernel's descendant,
     or, once orphaned, as a child of this process (a chapter worker is a child subreaper:
-    :func:`claimbook.pipeline.execute.start_worker`) that inherited the kernel's
+    :func:`claimbook.pipeline.workers.start_worker`) that inherited the kernel's
     ``JPY_PARENT_PID``. Runs no event loop; jupyter_client's shutdown, if run after it,
     finds the kernel gone.
     """
-    import signal
-
     process = getattr(manager.provisioner, "process", None)
     group = getattr(manager.provisioner, "pgid", None)
     doomed = _kernel_processes(process)
@@ -198,8 +198,6 @@ def kill_kernel(manager: AsyncKernelManager) -> None:
             process.kill()
         if process is not None:
             process.wait()
-    import psutil
-
     psutil.wait_procs([p for p in doomed if process is None or p.pid != process.pid], timeout=1)
     remove_sockets(manager)
 
@@ -207,8 +205,6 @@ def kill_kernel(manager: AsyncKernelManager) -> None:
 def _kernel_processes(process) -> list:
     """The kernel's process and its descendants, and this process's children that a kernel
     of this process started (orphans reparented here), with their descendants."""
-    import psutil
-
     found: dict[int, psutil.Process] = {}
 
     def add(root: psutil.Process) -> None:
@@ -236,7 +232,7 @@ def remove_sockets(manager: AsyncKernelManager) -> None:
 def remove_own_sockets() -> None:
     """Remove every socket folder this process's :func:`start_kernel` made and left.
 
-    For a worker ended by a signal (:func:`claimbook.pipeline.execute.end_worker`), whose kernels'
+    For a worker ended by a signal (:func:`claimbook.pipeline.workers.end_worker`), whose kernels'
     managers are wherever the interrupted code held them. A folder made by the process this
     one was forked from stays: it is that process's.
     """

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -110,13 +111,11 @@ def read_limits(root: str | Path | None = None) -> Limits:
 
 def end_everything() -> None:
     """End every process the build started that is still running: its chapter workers, each
-    with its kernel and whatever that kernel started (:func:`claimbook.pipeline.execute.
+    with its kernel and whatever that kernel started (:func:`claimbook.pipeline.workers.
     end_worker`). The claims' processes are ended by their computation's ``stop``."""
-    import sys
-
-    execute = sys.modules.get("claimbook.pipeline.execute")
-    if execute is not None:
-        execute.kill_workers()
+    workers = sys.modules.get("claimbook.pipeline.workers")  # None: no worker was started
+    if workers is not None:
+        workers.kill_workers()
 
 
 @contextlib.contextmanager

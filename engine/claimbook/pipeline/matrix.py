@@ -56,6 +56,8 @@ from pathlib import Path
 
 from claimbook import paths
 from claimbook.errors import MatrixCheckError
+from claimbook.extensions.book_site import COMMIT_VARIABLE, DATE_VARIABLE, build_stamp
+from claimbook.pipeline.execute import BLAS_THREAD_VARIABLES
 
 __all__ = ["COMMANDS", "compare_sites", "critical_path", "fresh_copy", "matrix_check"]
 
@@ -112,15 +114,10 @@ def fresh_copy(root: Path, target: Path) -> Path:
 
 def _stamp(root: Path) -> dict[str, str]:
     """The footer stamp every job is given, and whether the root has uncommitted changes."""
-    from claimbook.extensions.book_site import build_stamp
-
     return build_stamp(str(root), environ={})
 
 
 def _environment(copy: Path, stamp: dict[str, str]) -> dict[str, str]:
-    from claimbook.extensions.book_site import COMMIT_VARIABLE, DATE_VARIABLE
-    from claimbook.pipeline.execute import BLAS_THREAD_VARIABLES
-
     environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     code = [str(copy / folder) for folder in ("harness", "engine") if (copy / folder).is_dir()]
     if code:

@@ -1,19 +1,8 @@
-"""Render the site with Jupyter Book's Sphinx, publish it whole, and remember the outcome.
+"""Render the site with Jupyter Book's Sphinx into a new directory, reusing parsed pages.
 
-The **site key** is a SHA-256 over everything a page can show: the book's own files
-(configuration, table of contents, landing page, bibliography, ``_static``, the engine), the
-executed notebooks, the claim registry, every regular file under ``artifacts/``, the harness
-code that decides and draws a badge (the claims package, the chapter-source reader), the
-current digests of the functions each claim artifact recorded (so a claim whose computation
-was edited turns stale on the page), the locked environment, and the commit, date and
-"uncommitted changes" flag the footer of every page names, and the state each claim is
-judged in now.
-
-Sphinx renders into a new directory, reusing its parsed pages (``_build/.doctrees``) and,
+Sphinx renders into ``_build/html.new``, reusing its parsed pages (``_build/.doctrees``) and,
 when the same pages exist as last time, a copy of the published site (so only changed pages
-are written), and that directory replaces ``_build/html`` by rename: the site on disk is the
-previous complete site or the new complete one, never a mixture. While a build is under way
-the previous site carries a file ``_build/html/OUTDATED.txt`` saying so.
+are written); :func:`claimbook.pipeline.site_outcome.publish` then puts it in place.
 
 Which pages Sphinx reads again is decided by content, not by modification times: every
 render records the SHA-256 of each page's source and of the files Sphinx noted it depends on
@@ -22,241 +11,34 @@ whose digest differs from that record, or from the one stored with the published
 read again (the ``env-get-outdated`` event), whatever its modification time says; and a page
 whose digest is both of those is not read again because a file's time is newer. A page of a
 chapter cut into pages (:mod:`claimbook.extensions.chapter_pages`) is digested as the page it
-serves, so an edit of one page of a chapter reads that page again, not all of them.
-
-The outcome (no warnings, or the warnings) is stored in ``_build/site.json`` with the site
-key, the record of the published files (:mod:`claimbook.pipeline.site_record`) and the page
-digests, under a SHA-256 of all of them: an outcome that does not match its digest (edited
-by hand) is ignored, and the next build renders every page again. A build whose site key
-equals the stored one, and whose published site still matches its record, does not render
-again, and repeats the stored warnings: a warning fails every ``make`` until its cause is
-fixed, not only the first. After any outcome with warnings the next render re-reads every
-page (``freshenv``), because Sphinx only warns about the pages it reads. (The claim problems
-are judged again by every build from the artifacts; the stored ones are only a record.)
+serves, so an edit of one page of a chapter reads that page again, not all of them. After an
+outcome with warnings the next render re-reads every page (``freshenv``), because Sphinx only
+warns about the pages it reads.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
-import hashlib
 import io
-import json
 import os
 import re
 import shutil
 import sys
 from pathlib import Path
 
-from claimbook import cache, dependencies, paths
-from claimbook.atomic import write_text_atomically
-from claimbook.claims.keys import environment_digest
-from claimbook.claims.mistakes import mistakes_digest
-from claimbook.claims.mutation_record import BUILD_RECORD, committed_record_path
+import yaml
+
+from claimbook import cache, paths
 from claimbook.errors import BuildError
 from claimbook.pipeline import site_record
-from claimbook.pipeline.keys import file_digest
+from claimbook.pipeline.site_outcome import OUTDATED_NOTE, site_dir
 
-__all__ = [
-    "OUTDATED_NOTE",
-    "SiteRender",
-    "mark_outdated",
-    "pages_digest",
-    "publish",
-    "read_outcome",
-    "regular_files",
-    "render",
-    "site_differences",
-    "site_dir",
-    "site_key",
-    "write_outcome",
-]
+__all__ = ["SiteRender"]
 
-OUTDATED_NOTE = "OUTDATED.txt"
-OUTCOME_FORMAT = 2  # bump when the outcome's fields or their meaning change
 # The environment's record of the page digests it read (pickled with it in .doctrees).
 _READ_DIGESTS = "trainable_page_digests"
-_BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib")
-_BOOK_DIRS = ("_static", "_templates", "claims", "artifacts")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def site_dir() -> Path:
-    return paths.BUILD_DIR / "html"
-
-
-def _book_files() -> list[Path]:
-    root = paths.REPO_ROOT
-    files = [root / name for name in _BOOK_FILES]
-    files.extend(sorted(root.glob("*.md")))
-    files.extend(sorted(paths.CHAPTERS_DIR.glob("*.ipynb")))
-    # A chapter's front matter says where its pages start (claimbook.pages).
-    files.extend(sorted(paths.CHAPTERS_DIR.glob("*.md")))
-    for directory in _BOOK_DIRS:
-        files.extend(regular_files(root / directory))
-    # The engine's own code (extensions included) enters through environment_digest().
-    return [path for path in files if "__pycache__" not in path.parts]
-
-
-def regular_files(directory: Path) -> list[Path]:
-    """Regular files under ``directory``, sorted; links (to files or folders) are skipped."""
-    found = []
-    for folder, subfolders, names in os.walk(directory, followlinks=False):
-        here = Path(folder)
-        subfolders[:] = sorted(name for name in subfolders if not (here / name).is_symlink())
-        found.extend(here / name for name in names if (here / name).is_file())
-    return sorted(path for path in found if not path.is_symlink())
-
-
-def _claim_module_digests() -> dict:
-    """Today's digests of the modules each claim artifact's key names (its staleness input)."""
-    named = set()
-    for artifact in sorted(paths.CLAIM_ARTIFACTS_DIR.glob("*.json")):
-        try:
-            key = json.loads(artifact.read_text(encoding="utf-8")).get("key") or {}
-        except (OSError, ValueError, AttributeError):
-            continue
-        modules = key.get("modules", {}) if isinstance(key, dict) else {}
-        named.update(str(name) for name in modules if isinstance(modules, dict))
-    return dependencies.module_digests(named)
-
-
-def mutation_record_digest() -> str:
-    """The mutation records the claim pages read, and the mistakes they are keyed on."""
-    found = [path for path in (committed_record_path(), BUILD_RECORD) if path.is_file()]
-    return ":".join([*(file_digest(path) for path in found), mistakes_digest()])
-
-
-def site_key() -> str:
-    """The SHA-256 over everything a page can show (see the module doc)."""
-    digest = hashlib.sha256()
-    for path in _book_files():
-        name = (
-            path.relative_to(paths.REPO_ROOT).as_posix()
-            if path.is_relative_to(paths.REPO_ROOT)
-            else path.name
-        )
-        digest.update(f"{name}\0{file_digest(path)}\n".encode())
-    digest.update(json.dumps(_claim_module_digests(), sort_keys=True).encode())
-    digest.update(mutation_record_digest().encode())  # what the claim pages say each catches
-    digest.update(environment_digest().encode())
-    digest.update(json.dumps(_build_stamp(), sort_keys=True).encode())
-    # What every badge shows: a verdict that changed with no file above changing (a claim
-    # judged stale, say) renders the site again, never "unchanged since the last render".
-    digest.update(json.dumps(_judged_states(), sort_keys=True).encode())
-    return digest.hexdigest()
-
-
-def _judged_states() -> dict[str, str]:
-    """Each registered claim's state as judged now (an unreadable entry: its error)."""
-    from claimbook import claims
-    from claimbook.errors import ClaimError
-
-    states = {}
-    for claim_id in claims.list_claims():
-        try:
-            states[claim_id] = claims.judge(claim_id).state
-        except ClaimError as error:
-            states[claim_id] = f"unreadable: {type(error).__name__}"
-    return states
-
-
-def _build_stamp() -> dict:
-    """The footer's commit, date and dirty flag, as the site extension finds them.
-
-    Every page shows them, so they are part of the site key; the one definition of how
-    they are found is :func:`claimbook.extensions.book_site.build_stamp`.
-    """
-    from claimbook.extensions.book_site import build_stamp
-
-    return build_stamp(str(paths.REPO_ROOT))
-
-
-def _outcome_path() -> Path:
-    return paths.BUILD_DIR / "site.json"
-
-
-def _outcome_digest(outcome: dict) -> str:
-    """SHA-256 over every field of an outcome but its own digest."""
-    fields = {name: value for name, value in outcome.items() if name != "digest"}
-    return hashlib.sha256(
-        json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()
-    ).hexdigest()
-
-
-def read_outcome(note=None) -> dict | None:
-    """The stored outcome of the last render, or None if there is none to trust.
-
-    An outcome is trusted only if it has this engine's format and matches its digest; a
-    present one that does not is reported through ``note`` (one line) and ignored, so the
-    next build renders every page again.
-    """
-    path = _outcome_path()
-    try:
-        outcome = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError):
-        outcome = None
-    if not isinstance(outcome, dict) or outcome.get("format") != OUTCOME_FORMAT:
-        problem = "is unreadable or from another version of the engine"
-    elif outcome.get("digest") != _outcome_digest(outcome) or not all(
-        isinstance(outcome.get(name), kind)
-        for name, kind in (("key", str), ("warnings", list), ("files", dict), ("sources", dict))
-    ):
-        problem = "does not match its digest (edited by hand?)"
-    else:
-        return outcome
-    if note is not None:
-        note(f"{paths.shown(path)} {problem}: it is ignored and every page is rendered again")
-    return None
-
-
-def write_outcome(
-    key: str,
-    warnings: list[str],
-    problems: list[str],
-    files: dict[str, str],
-    sources: dict[str, str],
-) -> None:
-    """Store the render's outcome under the site key, with a digest of all it holds.
-
-    ``warnings`` are the render's, ``problems`` the claim problems judged after it (a
-    record: every build judges the claims again), ``files`` the published site's record
-    (:func:`publish`) and ``sources`` the page digests the render read
-    (:attr:`SiteRender.sources`).
-    """
-    record = {
-        "format": OUTCOME_FORMAT,
-        "key": key,
-        "warnings": warnings,
-        "claim_problems": problems,
-        "pages": pages_digest(),
-        "sources": sources,
-        "files": files,
-    }
-    record["digest"] = _outcome_digest(record)
-    write_text_atomically(_outcome_path(), json.dumps(record, indent=2) + "\n")
-
-
-def site_differences(outcome: dict) -> str | None:
-    """How the published site differs from the outcome's record of it (one line), or None.
-
-    ``OUTDATED.txt``, the note a build leaves in the published site, is not in the record:
-    a site that carries it is published again.
-    """
-    found = site_record.differences(site_dir(), outcome["files"])
-    return None if found is None else f"{paths.shown(site_dir())}: {found}"
-
-
-def mark_outdated(reason: str) -> None:
-    """Say, inside the published site, that a build of newer sources is under way."""
-    site = site_dir()
-    if site.is_dir():
-        write_text_atomically(
-            site / OUTDATED_NOTE,
-            "This site is older than its sources: a build started and has not finished "
-            f"({reason}). Run `make` to bring it up to date.\n",
-        )
 
 
 _WARNING_LINE = re.compile(r"(WARNING|ERROR|CRITICAL):")
@@ -293,22 +75,6 @@ def _warnings(text: str) -> list[str]:
     return entries
 
 
-def pages_digest() -> str:
-    """SHA-256 of what decides which pages exist: the table of contents, the claim ids, the
-    configuration and the engine (its extensions make pages, and a setting such as
-    ``html_use_index`` adds or drops one).
-
-    A render starts from a copy of the published site only while this is unchanged: Sphinx
-    writes the pages it makes and never removes one it stopped making.
-    """
-    digest = hashlib.sha256(file_digest(paths.REPO_ROOT / "_toc.yml").encode())
-    digest.update(b"\0config\0" + file_digest(paths.REPO_ROOT / "_config.yml").encode())
-    digest.update(b"\0environment\0" + environment_digest().encode())
-    for claim in sorted(path.stem for path in paths.CLAIMS_DIR.glob("*.yaml")):
-        digest.update(b"\0" + claim.encode())
-    return digest.hexdigest()
-
-
 def _source_digest(path) -> str:
     """The digest of a file's bytes (None when absent: distinct from an empty file)."""
     return cache.digest(cache.file_bytes(path))
@@ -318,6 +84,8 @@ def _read_digest(env, docname: str) -> str:
     """The digest of what Sphinx reads for a page: the page a chapter serves for it, or the
     bytes of its source file (see :func:`claimbook.extensions.chapter_pages.served_digest`).
     """
+    # Sphinx and the extensions are imported once the chapters run (SiteRender), never
+    # before the build forks its chapter workers: a second on the path of every code edit.
     from claimbook.extensions.chapter_pages import served_digest
 
     served = served_digest(env, docname)
@@ -364,8 +132,6 @@ class SiteRender:
     """
 
     def __init__(self, fresh: bool, reuse_pages: bool = False, published: dict | None = None):
-        from contextlib import ExitStack
-
         self.fresh = fresh
         self.target = paths.BUILD_DIR / "html.new"
         self.tee = _Tee(sys.stderr)
@@ -376,7 +142,7 @@ class SiteRender:
         self._published_sources = dict(published["sources"]) if published else None
         self.written: list[str] = []  # after run(): the pages (documents) it wrote
         self._structure_changed = False  # a page added or removed
-        self._contexts = ExitStack()
+        self._contexts = contextlib.ExitStack()
         shutil.rmtree(self.target, ignore_errors=True)
         if reuse_pages and not fresh and published is not None:
             # Only a site exactly as published is carried over (regular files, each matching
@@ -391,6 +157,7 @@ class SiteRender:
             self._contexts.close()
 
     def _construct(self) -> None:
+        # Imported here, while the chapters execute (see _read_digest).
         from jupyter_book.config import get_final_config
         from jupyter_book.pdf import update_latex_documents
         from sphinx.application import Sphinx
@@ -431,8 +198,6 @@ class SiteRender:
             app.config.latex_documents, meta["latex_doc_overrides"]
         )
         if app.config["use_multitoc_numbering"]:
-            import yaml
-
             if "numbered: true" in yaml.dump(app.config.external_site_map.as_json()):
                 app.setup_extension("sphinx_multitoc_numbering")
         # After every other handler (the claims extension notes which pages a build reads).
@@ -533,34 +298,3 @@ class SiteRender:
         """Give up the render (nothing changed, or a chapter failed): remove its directory."""
         self._contexts.close()
         shutil.rmtree(self.target, ignore_errors=True)
-
-
-def render(fresh: bool, reuse_pages: bool = False) -> tuple[Path, list[str]]:
-    """Render the whole book into a new directory; return it and the warnings.
-
-    See :class:`SiteRender` for ``fresh`` and ``reuse_pages``.
-
-    Raises
-    ------
-    BuildError
-        If Sphinx stops with an exception (nothing is published then).
-    """
-    return SiteRender(fresh, reuse_pages).run()
-
-
-def publish(rendered: Path) -> dict[str, str]:
-    """Replace ``_build/html`` by ``rendered`` with renames; return the record of its files.
-
-    Only regular files and directories are published: any other entry of ``rendered`` (a
-    link, a FIFO, ...) is removed first. The record maps each file's path in the site to its
-    SHA-256 (see :mod:`claimbook.pipeline.site_record`).
-    """
-    files, _removed = site_record.keep_regular(rendered)
-    site = site_dir()
-    previous = paths.BUILD_DIR / "html.old"
-    shutil.rmtree(previous, ignore_errors=True)
-    if site.exists():
-        site.rename(previous)
-    rendered.rename(site)
-    shutil.rmtree(previous, ignore_errors=True)
-    return files

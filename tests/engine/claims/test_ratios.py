@@ -14,7 +14,7 @@ from claimbook.claims.ratios import (
     wide_tolerance_problems,
 )
 from claimbook.errors import ClaimError
-from claimbook.pipeline.driver import _wide_tolerances
+from claimbook.pipeline.build_report import wide_tolerances
 
 SEEDS = [0.99, 1.01, 1.0, 0.98, 1.02]  # mean 1, SD sqrt(0.001 / 4), SE 0.0070711
 
@@ -119,10 +119,10 @@ def test_the_build_check_reads_the_registry_entry_of_a_statistical_claim():
         "gap_b1": _summary([0.59216, 0.59217, 0.59215]),
         "group_gap_max": _summary([0.0, 0.0, 0.0]),
     }
-    problems = _wide_tolerances("c16-small-batch-001", {"kind": "statistical", "result": result})
+    problems = wide_tolerances("c16-small-batch-001", {"kind": "statistical", "result": result})
     assert [p.split(":")[0] for p in problems] == ["claim c16-small-batch-001 field gap_b1"]
-    assert _wide_tolerances("c16-small-batch-001", {"kind": "deterministic"}) == []
-    assert _wide_tolerances("c16-small-batch-001", None) == []
+    assert wide_tolerances("c16-small-batch-001", {"kind": "deterministic"}) == []
+    assert wide_tolerances("c16-small-batch-001", None) == []
 
 
 def test_every_registered_wide_because_is_on_a_statistical_claim():

@@ -441,7 +441,7 @@ def test_clearing_the_stored_warnings_of_a_failing_build_does_not_make_it_pass(t
 
 
 def test_a_re_signed_outcome_cannot_hide_a_failing_claim(tiny_book):
-    from claimbook.pipeline.render import _outcome_digest
+    from claimbook.pipeline.site_outcome import _outcome_digest
 
     tiny_book.edit("claims/c15-invariance-001.yaml", "value: 2.055", "value: 2.5")
     assert tiny_book.build().returncode == 1

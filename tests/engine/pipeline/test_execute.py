@@ -10,7 +10,7 @@ from multiprocessing.connection import wait
 import pytest
 
 from claimbook import paths
-from claimbook.pipeline import execute
+from claimbook.pipeline import execute, workers
 
 
 def _pretend(source: str, environment: dict) -> execute.ChapterRun:
@@ -35,7 +35,7 @@ def _schedule(sizes: list[int]) -> tuple[list[str], int]:
         report=reported.append,
         meanwhile=lambda running: finished_then.append(len(reported)),
     )
-    execute.end_workers()
+    workers.end_workers()
     assert len(finished_then) == 1, "meanwhile runs exactly once"
     return reported, finished_then[0]
 
@@ -61,18 +61,18 @@ def test_meanwhile_is_not_run_when_nothing_is_left_to_wait_for(two_cores):
 
 
 def test_end_workers_leaves_no_worker_process(two_cores):
-    execute.end_workers()
+    workers.end_workers()
     execute.execute_chapters([paths.REPO_ROOT / "chapters" / f"s{n}.md" for n in (1, 2)])
-    workers = list(execute._WORKERS)
-    assert len(workers) == 2, "each chapter ran in a worker process of its own"
-    execute.end_workers()
-    assert all(wait([worker.sentinel], timeout=0) for worker in workers)  # ready: ended
-    assert execute._WORKERS == []
+    started = list(workers.WORKERS)
+    assert len(started) == 2, "each chapter ran in a worker process of its own"
+    workers.end_workers()
+    assert all(wait([worker.sentinel], timeout=0) for worker in started)  # ready: ended
+    assert workers.WORKERS == []
 
 
 ORPHAN = """
 import os, sys, time
-from claimbook.pipeline.execute import die_with_parent
+from claimbook.pipeline.workers import die_with_parent
 
 parent = os.getpid()
 child = os.fork()
@@ -141,7 +141,7 @@ def test_no_more_than_jobs_chapters_run_at_once(two_cores, monkeypatch, tmp_path
     sources = [paths.REPO_ROOT / "chapters" / f"s{n}.md" for n in (6, 1, 2, 3)]
     reported = []
     execute.execute_chapters(sources, jobs=1, report=reported.append)
-    execute.end_workers()
+    workers.end_workers()
     assert sorted(line.split(":")[0] for line in reported) == sorted(
         f"chapters/s{n}.md" for n in (6, 1, 2, 3)
     )
@@ -199,7 +199,7 @@ def test_a_chapter_worker_signalled_again_and_again_ends_its_kernel_and_its_sock
             break
         time.sleep(0.0005)
     thread.join(30)
-    execute.end_workers()
+    workers.end_workers()
     assert not thread.is_alive() and outcome, "the build learned its worker had ended"
     assert not _alive(int(worker)) and not _alive(int(kernel))
     assert not os.path.exists(sockets)

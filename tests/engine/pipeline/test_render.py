@@ -8,7 +8,7 @@ import os
 import pytest
 
 from claimbook import paths
-from claimbook.pipeline import render, site_record
+from claimbook.pipeline import render, site_key, site_outcome, site_record
 
 
 @pytest.fixture
@@ -18,7 +18,7 @@ def outcome_path(tmp_path, monkeypatch):
 
 
 def _write() -> None:
-    render.write_outcome(
+    site_outcome.write_outcome(
         "key",
         ["intro.md:3: WARNING: unknown claim"],
         ["claim c15-invariance-001 is stale: edited"],
@@ -29,7 +29,7 @@ def _write() -> None:
 
 def test_an_outcome_reads_back_as_it_was_written(outcome_path):
     _write()
-    outcome = render.read_outcome()
+    outcome = site_outcome.read_outcome()
     assert outcome["key"] == "key"
     assert outcome["warnings"] == ["intro.md:3: WARNING: unknown claim"]
     assert outcome["claim_problems"] == ["claim c15-invariance-001 is stale: edited"]
@@ -39,7 +39,7 @@ def test_an_outcome_reads_back_as_it_was_written(outcome_path):
 
 def test_no_outcome_is_none_without_a_note(outcome_path):
     notes = []
-    assert render.read_outcome(note=notes.append) is None
+    assert site_outcome.read_outcome(note=notes.append) is None
     assert notes == []
 
 
@@ -59,7 +59,7 @@ def test_an_outcome_edited_by_hand_is_ignored_with_a_one_line_note(outcome_path,
     outcome[field] = value
     outcome_path.write_text(json.dumps(outcome))
     notes = []
-    assert render.read_outcome(note=notes.append) is None
+    assert site_outcome.read_outcome(note=notes.append) is None
     assert len(notes) == 1 and "\n" not in notes[0]
     assert "does not match its digest" in notes[0]
 
@@ -69,7 +69,7 @@ def test_an_unreadable_or_older_outcome_is_ignored_with_a_note(outcome_path, tex
     outcome_path.parent.mkdir(parents=True)
     outcome_path.write_text(text)
     notes = []
-    assert render.read_outcome(note=notes.append) is None
+    assert site_outcome.read_outcome(note=notes.append) is None
     assert len(notes) == 1 and "unreadable or from another version" in notes[0]
 
 
@@ -83,7 +83,7 @@ def test_publish_keeps_only_regular_files_and_records_them(outcome_path, tmp_pat
     os.symlink(secret, rendered / "planted.html")
     os.symlink(tmp_path, rendered / "chapters" / "linked")
     os.mkfifo(rendered / "pipe")
-    files = render.publish(rendered)
+    files = site_outcome.publish(rendered)
     site = paths.BUILD_DIR / "html"
     assert sorted(files) == ["chapters/alpha.html", "index.html"]
     assert site_record.scan(site) == (files, [])
@@ -126,8 +126,8 @@ def test_the_pages_that_exist_follow_the_contents_the_claims_and_the_configurati
     (tmp_path / "_toc.yml").write_text("root: intro\n")
     (tmp_path / "_config.yml").write_text("title: A book\n")
     (tmp_path / "claims" / "c1-a-001.yaml").write_text("id: c1-a-001\n")
-    before = render.pages_digest()
-    assert render.pages_digest() == before
+    before = site_key.pages_digest()
+    assert site_key.pages_digest() == before
     edits = [
         ("_config.yml", "title: A book\nsphinx:\n  config:\n    html_use_index: false\n"),
         ("_toc.yml", "root: intro\nchapters: [{file: one}]\n"),
@@ -135,8 +135,8 @@ def test_the_pages_that_exist_follow_the_contents_the_claims_and_the_configurati
     ]
     for name, text in edits:
         (tmp_path / name).write_text(text)
-        after = render.pages_digest()
+        after = site_key.pages_digest()
         assert after != before, name
         before = after
     (tmp_path / "claims" / "c1-a-001.yaml").write_text("id: c1-a-001\nstatement: edited\n")
-    assert render.pages_digest() == before  # an entry's text shows on pages, not which exist
+    assert site_key.pages_digest() == before  # an entry's text shows on pages, not which exist

@@ -1,0 +1,180 @@
+"""What a build says: claim problems and site warnings, one line each, and ``--question``.
+
+Every build judges every claim again from the registry and the artifacts
+(:func:`claim_problems`); the stored outcome is never read back as the claims' state.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from claimbook import claims, paths
+from claimbook.claims.ratios import wide_tolerance_problems
+from claimbook.claims.record import read_claim_record
+from claimbook.errors import ChapterSourceError, ClaimError
+from claimbook.pipeline.claim_runs import due_claims
+from claimbook.pipeline.keys import ChapterPlan, plan_chapter, read_record
+from claimbook.pipeline.mutation_runs import stale_claims
+from claimbook.pipeline.site_key import site_key
+from claimbook.pipeline.site_outcome import read_outcome, site_differences, site_dir
+from claimbook.sources import read_chapter
+from claimbook.text import one_line
+
+__all__ = [
+    "answer_question",
+    "claim_problems",
+    "final_report",
+    "refuse_to_execute",
+    "shown_warnings",
+    "unregistered_claims",
+    "wide_tolerances",
+]
+
+
+def claim_problems() -> list[str]:
+    """One line per registered claim whose state fails the build, with its failed fields, or
+    whose registry file is refused (the refusal, in one line)."""
+    problems = []
+    for claim_id in claims.list_claims():
+        try:
+            judgement = claims.judge(claim_id)
+        except ClaimError as error:  # a registry file that cannot be read: a problem, kept
+            problems.append(f"claim {claim_id}: {one_line(error)}")
+            continue
+        if not judgement.fails_build:
+            problems.extend(wide_tolerances(claim_id, judgement.artifact))
+            continue
+        if judgement.state == "failed" and judgement.artifact is not None:
+            lines = claims.failure_summary(judgement.artifact) or [judgement.reason]
+            problems.extend(f"claim {line}" for line in lines)
+        else:
+            problems.append(f"claim {claim_id} is {judgement.state}: {judgement.reason}")
+    return problems
+
+
+def wide_tolerances(claim_id: str, artifact) -> list[str]:
+    """Fields of a statistical claim wider than 10 standard errors without a stated reason
+    (:func:`claimbook.claims.ratios.wide_tolerance_problems`)."""
+    if artifact is None or artifact.get("kind") != "statistical":
+        return []
+    expect = claims.load_claim(claim_id).expect
+    return wide_tolerance_problems(claim_id, expect, artifact.get("result") or {})
+
+
+def shown_warnings(warnings: list[str], problems: list[str]) -> list[str]:
+    """The site's warnings as the build prints them: one line per problem.
+
+    A warning that a claim fails the build is left out when a claim problem names that
+    claim (that line says it, with its numbers), and a warning repeated at other places
+    (a claim shown on several pages, a role used twice) is printed once, with how many
+    places more.
+    """
+    failing = {line.split()[1] for line in problems if line.startswith("claim ")}
+    shown: dict[str, list[str]] = {}
+    for line in warnings:
+        _where, marker, message = line.partition(" WARNING: ")
+        if not marker:
+            shown.setdefault(line, [line])
+            continue
+        words = message.split()
+        if len(words) > 2 and words[0] == "claim" and words[2] == "is" and words[1] in failing:
+            continue
+        shown.setdefault(message, []).append(line)
+    lines = []
+    for places in shown.values():
+        more = len(places) - 1
+        lines.append(
+            places[0] + (f" (and {more} more place{'s' if more > 1 else ''})" if more else "")
+        )
+    return lines
+
+
+def unregistered_claims(plans: list[ChapterPlan]) -> list[str]:
+    """One line per chapter whose code verifies a claim id that ``claims/`` does not hold.
+
+    The ids come from the chapter's record when its source is unchanged, else from the
+    source, so an unchanged book is checked without parsing a chapter.
+    """
+    registered = set(claims.list_claims())
+    lines = []
+    for plan in plans:
+        record = read_record(plan.stem) if plan.action == "none" else None
+        try:
+            ids = record["claims"] if record else read_chapter(plan.source).verified_claims
+        except ChapterSourceError:  # reported where the chapter is planned or rendered
+            continue
+        missing = [claim_id for claim_id in ids if claim_id not in registered]
+        if missing:
+            lines.append(
+                f"{paths.shown(plan.source)}: verifies {', '.join(missing)}, which claims/ does "
+                "not hold: add the registry file or correct the id"
+            )
+    return lines
+
+
+def refuse_to_execute(plans: list[ChapterPlan], out) -> int:
+    """The render-only mode's failure: one line per chapter that would execute, and why."""
+    for plan in plans:
+        out(f"{paths.shown(plan.source)}: would execute ({plan.reason}); render starts no kernel")
+    out(
+        f"make: render-only: {len(plans)} chapter(s) have no current outputs here; nothing "
+        "was executed or rendered (run `python -m claimbook execute CHAPTER` where the "
+        "chapter is built, and bring the files `python -m claimbook outputs CHAPTER` lists)"
+    )
+    return 1
+
+
+def answer_question(selected: list[Path], claim_ids: list[str], partial: bool, out) -> int:
+    """``build --question``: 0 if the chapters at ``selected``, their claims and (unless
+    ``partial``) the published site are current and the last build was clean; else 1, after
+    saying (through ``out``) what a build would do. Changes nothing."""
+    due = due_claims(claim_ids, read_claim_record().artifacts)
+    for claim_id, reason in due.items():
+        out(f"claim {claim_id}: would be computed ({reason})")
+    stale = stale_claims(claim_ids) if not partial else []
+    for claim_id in stale:
+        out(f"claim {claim_id}: its mistakes would run (no current result)")
+    plans = [plan_chapter(source) for source in selected]
+    outcome = read_outcome(note=out)
+    changed = [plan for plan in plans if plan.action != "none"]
+    for plan in changed:
+        out(f"{paths.shown(plan.source)}: would {plan.action} ({plan.reason})")
+    unregistered = unregistered_claims(plans)
+    for line in unregistered:
+        out(line)
+    if changed or due or unregistered or stale:
+        return 1
+    if partial:
+        return 0
+    if outcome is None or outcome.get("key") != site_key() or not site_dir().is_dir():
+        out("the site would be rendered again")
+        return 1
+    differences = site_differences(outcome)
+    if differences:
+        out(f"the site would be published again ({differences})")
+        return 1
+    # The stored warnings are covered by the outcome's digest; the claims are judged anew.
+    if outcome["warnings"] or claim_problems():
+        out("the tree is current, but its last build failed (run `make` to see why)")
+        return 1
+    out("up to date")
+    return 0
+
+
+def final_report(warnings: list[str], problems: list[str], seconds: float, out) -> int:
+    """Print the site's ``warnings`` and the claim ``problems`` and the build's last line;
+    return its exit status (1 if there is any, else 0)."""
+    if warnings or problems:
+        shown = shown_warnings(warnings, problems)
+        for line in shown:
+            out(line)
+        for line in problems:
+            out(line)
+        out(
+            f"make: FAILED in {seconds:.1f} s: {len(shown)} site warning(s), "
+            f"{len(problems)} claim problem(s); the site shows them: "
+            f"{site_dir() / 'index.html'}"
+        )
+        return 1
+    out(f"The book is built ({seconds:.1f} s): {site_dir() / 'index.html'}")
+    return 0
