@@ -29,6 +29,7 @@ from pathlib import Path
 
 from claimbook import cache, claims
 from claimbook.errors import ClaimError, RegistryError, UnknownClaimError
+from claimbook.failures import failure_line
 from claimbook.text import one_line
 
 
@@ -186,8 +187,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
     except OSError as exc:  # read-only directory, a directory where a file should be, ...
-        from claimbook.failures import failure_line
-
         doing = "computing claims" if options.command == "claims" else "re-pinning"
         print("error: " + failure_line(exc, doing).removeprefix("make: "), file=sys.stderr)
         return 2

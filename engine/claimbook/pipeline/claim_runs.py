@@ -1,7 +1,7 @@
 """Claims computed by the engine, in fresh processes, beside the chapters.
 
 A chapter never computes a claim (see :mod:`claimbook.claims.record`). Before any chapter
-executes, :func:`compute_claims` decides which claims are *due*: those whose artifact is
+executes, :class:`ClaimComputation` decides which claims are *due*: those whose artifact is
 missing or stale (the one judge, :func:`claimbook.claims.judge`) and those whose artifact's
 bytes are not the ones the build recorded last time (an artifact written by anyone else is
 recomputed, never trusted). The due claims run in ``python -m claimbook claims compute``
@@ -23,6 +23,7 @@ import contextlib
 import json
 import os
 import secrets
+import signal
 import subprocess
 import sys
 import threading
@@ -46,15 +47,14 @@ from claimbook.claims.record import (
 )
 from claimbook.errors import BuildError, ClaimError
 from claimbook.pipeline.execute import BLAS_THREAD_VARIABLES
+from claimbook.pipeline.limits import CLAIM_WAIT_VARIABLE, read_limits, seconds_text, stop_build
 from claimbook.pipeline.workers import die_with_parent
 
 __all__ = [
     "ClaimComputation",
     "ClaimRuns",
-    "compute_claims",
     "due_claims",
     "spread",
-    "stop_all",
 ]
 
 # Seconds a kernel waits for the claim record beyond the claim limit (the build writes the
@@ -65,7 +65,7 @@ _UNKNOWN_SECONDS = 1.0  # a claim never timed counts as this, so new claims spre
 
 @dataclass
 class ClaimRuns:
-    """What :func:`compute_claims` did: ids computed, in how many processes and seconds."""
+    """What a :class:`ClaimComputation` did: ids computed, in how many processes and seconds."""
 
     computed: list[str]
     processes: int
@@ -187,8 +187,6 @@ class ClaimComputation:
         self.seconds = dict(previous.seconds)
         self.batches: list[list[str]] = []
         self.processes: list[subprocess.Popen] = []
-        from claimbook.pipeline.limits import read_limits
-
         self.limit = read_limits().claim  # trainable_claim_timeout, per claim
         # Per process: the claim it is computing and since when (time.monotonic()).
         self._current: list[tuple[str, float]] = []
@@ -237,7 +235,7 @@ class ClaimComputation:
         for batch in self.batches:
             self._current.append((batch[0], time.monotonic()))
             self.processes.append(
-                _started(
+                subprocess.Popen(
                     isolated_command("claims", "compute", *batch),
                     cwd=paths.REPO_ROOT,
                     env=_claim_environment(workers),
@@ -282,8 +280,6 @@ class ClaimComputation:
                 complete=complete,
             )
         except OSError as error:
-            from claimbook.pipeline.limits import stop_build
-
             where = paths.shown(claim_record_path())
             stop_build(f"{where} cannot be written ({error.strerror}); nothing more is built")
 
@@ -334,8 +330,6 @@ class ClaimComputation:
                     self._current[number] = (claim_id, float("inf"))
 
     def _record(self) -> ClaimRuns:
-        from claimbook.pipeline.limits import seconds_text
-
         done: list[list[str]] = [[] for _ in self.processes]
         readers = [
             threading.Thread(target=self._read, args=(number, finished), daemon=True)
@@ -387,8 +381,6 @@ class ClaimComputation:
         A kernel's ``verify_claim`` gives up when the record has not changed for longer than
         a claim may compute, and a margin (:data:`claimbook.pipeline.limits.CLAIM_WAIT_VARIABLE`).
         """
-        from claimbook.pipeline.limits import CLAIM_WAIT_VARIABLE
-
         return {
             CLAIM_WAIT_VARIABLE: f"{self.limit + _WAIT_MARGIN:g}",
             RECORD_VARIABLE: str(claim_record_path()),
@@ -397,25 +389,8 @@ class ClaimComputation:
         }
 
 
-_RUNNING: list[subprocess.Popen] = []  # every compute process started here: stop_all()
-
-
-def _started(*args, **kwargs) -> subprocess.Popen:
-    process = subprocess.Popen(*args, **kwargs)
-    _RUNNING.append(process)
-    return process
-
-
-def stop_all() -> None:
-    """Kill every compute process this process started, with its group (the build ends)."""
-    while _RUNNING:
-        _kill_group(_RUNNING.pop())
-
-
 def _kill_group(process: subprocess.Popen) -> None:
     """Kill ``process`` and its process group (it leads one of its own), and reap it."""
-    import signal
-
     if process.poll() is None:
         with contextlib.suppress(OSError):
             os.killpg(process.pid, signal.SIGKILL)
@@ -423,14 +398,3 @@ def _kill_group(process: subprocess.Popen) -> None:
             process.kill()
     with contextlib.suppress(OSError):
         process.wait()
-
-
-def compute_claims(
-    claim_ids: list[str], jobs: int | None = None, report: Callable[[str], None] = print
-) -> ClaimRuns:
-    """Compute the due claims among ``claim_ids`` and wait (see :class:`ClaimComputation`)."""
-    computation = ClaimComputation(claim_ids, jobs, report)
-    try:
-        return computation.finish()
-    finally:
-        computation.stop()

@@ -1,11 +1,9 @@
 """Execute chapters with papermill's Python API, in parallel worker processes.
 
 Each chapter runs in its own worker process (papermill changes the working directory, which
-is process-wide) with its own kernel, working directory ``chapters/`` as Binder has it. The
-notebook jupytext makes from the source gets two instrumentation cells, removed again from
-the executed notebook: the first sets the chapter's variables, the last notes that the
-chapter ran to its end. papermill saves the
-notebook once at the end, not after every cell. The worker launches the kernel before it
+is process-wide) with its own kernel, working directory ``chapters/`` as Binder has it, and
+the build's cells around it (:mod:`.cells`). papermill saves the notebook once at the end,
+not after every cell. The worker launches the kernel before it
 does anything else, so the kernel boots while the worker reads the chapter, and stops it at
 once when the last cell has replied (:mod:`.kernels`).
 
@@ -30,6 +28,12 @@ from claimbook import claims, paths
 from claimbook.atomic import write_text_atomically
 from claimbook.errors import InvalidFigureLabelError
 from claimbook.figures import figure_files, figure_labels
+from claimbook.pipeline.cells import (
+    code_cell_name,
+    instrumented,
+    stop_reason,
+    without_instrumentation,
+)
 from claimbook.pipeline.keys import (
     chapter_key,
     chapter_modules,
@@ -42,20 +46,10 @@ from claimbook.pipeline.workers import WORKERS, start_worker
 from claimbook.sources import read_chapter
 from claimbook.text import one_line
 
-__all__ = ["ChapterRun", "code_cell_number", "execute_chapters", "reassemble_chapter"]
+__all__ = ["ChapterRun", "execute_chapters", "reassemble_chapter"]
 
-INSTRUMENT_TAG = "trainable-instrumentation"
 CHAPTER_ENVIRONMENT_VARIABLE = "TRAINABLE_CHAPTER"
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-_START = """\
-import os as _trainable_os
-
-# The chapter's variables (the build's claim record, the chapter's name).
-_trainable_os.environ.update({variables!r})
-"""
-_STOP = """\
-open({path!r}, "w").close()  # the last cell ran
-"""
 
 
 @dataclass
@@ -67,40 +61,6 @@ class ChapterRun:
     seconds: float
     claims: list[str] = field(default_factory=list)
     error: str = ""
-
-
-def _instrumented(notebook, ended_file: Path, variables: dict[str, str]):
-    start = nbformat.v4.new_code_cell(
-        _START.format(variables=dict(sorted(variables.items()))),
-        metadata={"tags": [INSTRUMENT_TAG]},
-    )
-    stop = nbformat.v4.new_code_cell(
-        _STOP.format(path=str(ended_file)), metadata={"tags": [INSTRUMENT_TAG]}
-    )
-    notebook.cells = [start, *notebook.cells, stop]
-    return notebook
-
-
-def _without_instrumentation(notebook):
-    """Drop the instrumentation cells, renumber executions, and drop papermill's clocks."""
-    notebook.cells = [
-        cell
-        for cell in notebook.cells
-        if INSTRUMENT_TAG not in cell.get("metadata", {}).get("tags", [])
-    ]
-    count = 0
-    for cell in notebook.cells:
-        cell.metadata.pop("papermill", None)
-        cell.metadata.pop("execution", None)
-        if cell.cell_type == "code" and cell.get("execution_count") is not None:
-            count += 1
-            cell.execution_count = count
-            for output in cell.get("outputs", []):
-                if "execution_count" in output:
-                    output["execution_count"] = count
-    # The timings papermill stores would make every rebuild differ; they say nothing.
-    notebook.metadata.pop("papermill", None)
-    return notebook
 
 
 def _figure_outputs(chapter) -> list[Path]:
@@ -163,7 +123,7 @@ def _execute(source_path: Path, kernel, started: float, variables: dict[str, str
     work.mkdir(parents=True, exist_ok=True)
     ended_file = work / f"{stem}.ended"
     ended_file.unlink(missing_ok=True)
-    notebook = _instrumented(nbformat.from_dict(chapter.notebook), ended_file, variables)
+    notebook = instrumented(nbformat.from_dict(chapter.notebook), ended_file, variables)
     limit = read_limits().cell
     _quiet_timeouts()
     timing: list[str] = []  # the id of each cell nbclient started timing, in order
@@ -220,9 +180,11 @@ def _execute(source_path: Path, kernel, started: float, variables: dict[str, str
             f"{type(error).__name__}: {error}",
         )
     if not ended_file.is_file():  # papermill takes SystemExit() or SystemExit(0) for a stop
-        return ChapterRun(stem, False, time.perf_counter() - started, claim_ids, _stop(executed))
+        return ChapterRun(
+            stem, False, time.perf_counter() - started, claim_ids, stop_reason(executed)
+        )
     ended_file.unlink()
-    notebook_text = nbformat.writes(_without_instrumentation(executed)) + "\n"
+    notebook_text = nbformat.writes(without_instrumentation(executed)) + "\n"
     target = paths.CHAPTERS_DIR / f"{stem}.ipynb"
     write_text_atomically(target, notebook_text)
     outputs = [
@@ -369,48 +331,6 @@ def _quiet_timeouts() -> None:
     logger = logging.getLogger("papermill")
     if _without_timeout_notes not in logger.filters:
         logger.addFilter(_without_timeout_notes)
-
-
-def code_cell_number(notebook, index: int | None) -> int | str:
-    """The number a reader gives the cell at ``index`` of ``notebook``: its 1-based position
-    among the code cells of the chapter's source (the instrumentation cells do not count,
-    markdown cells do not count, an empty code cell does). ``"?"`` if unknown.
-
-    The source check (:meth:`claimbook.sources.Chapter.code_cell_number`) counts the same
-    way, so a chapter's error names one cell whichever found it.
-    """
-    if index is None or not 0 <= index < len(notebook.cells):
-        return "?"
-    number = 0
-    for cell in notebook.cells[: index + 1]:
-        tags = cell.get("metadata", {}).get("tags", [])
-        if cell.cell_type == "code" and INSTRUMENT_TAG not in tags:
-            number += 1
-    return number
-
-
-def code_cell_name(notebook, index: int | None) -> str:
-    """``code cell N`` for a chapter's own cell, else what the build added there."""
-    if index is None or not 0 <= index < len(notebook.cells):
-        return "code cell ?"
-    tags = notebook.cells[index].get("metadata", {}).get("tags", [])
-    if INSTRUMENT_TAG in tags:
-        if index == 0:
-            return "the build's first cell (setting the chapter's variables)"
-        return "the build's last cell (waiting for the chapter's figures)"
-    return f"code cell {code_cell_number(notebook, index)}"
-
-
-def _stop(notebook) -> str:
-    """Why an executed notebook ended before its last cell: the first cell that raised."""
-    for index, cell in enumerate(notebook.cells):
-        error = next((o for o in cell.get("outputs", []) if o.output_type == "error"), None)
-        if error is not None:
-            return (
-                f"{code_cell_name(notebook, index)} raised {error.ename}: {error.evalue} "
-                "(a chapter runs to its last cell; remove the exit)"
-            )
-    return "the notebook stopped before its last cell"
 
 
 def _progress_line(source: Path, run: ChapterRun) -> str:

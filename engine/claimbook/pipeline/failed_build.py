@@ -34,6 +34,7 @@ from pathlib import Path
 
 from claimbook import claims, paths
 from claimbook.atomic import write_text_atomically
+from claimbook.failures import failure_line
 from claimbook.text import one_line
 
 __all__ = ["BANNER_ID", "failure_reason", "mark_failed_build"]
@@ -75,8 +76,6 @@ def failure_reason(lines: list[str], error: BaseException | None = None) -> str:
     if isinstance(error, KeyboardInterrupt):
         return "the build was interrupted"
     if error is not None:
-        from claimbook.failures import failure_line
-
         return one_line(failure_line(error, "building the book").removeprefix("make: "))
     found = [line for cause in _CAUSES for line in lines if cause.search(line)]
     found = list(dict.fromkeys(line.strip() for line in found))
@@ -236,6 +235,7 @@ def _rewrite_ledger(path: Path, states: _States, note) -> None:
 def _rewrite_marks(html: str, states: _States) -> str:
     """``html`` with each claim mark that shows another state than the one judged now
     rewritten to it: badges, bound numbers, the page's legend and a claim page's meaning."""
+    # Imported only when a build failed with a site to mark (the one path that parses HTML).
     from bs4 import BeautifulSoup
 
     from claimbook.extensions import claim_pages_model as model

@@ -24,6 +24,7 @@ from claimbook.claims.record import CHAPTER_CLAIMS_VARIABLE
 from claimbook.claims.record import record_path as claim_record_path
 from claimbook.pipeline.execute import ChapterRun
 from claimbook.pipeline.keys import ChapterPlan, read_record, record_path
+from claimbook.sources import read_chapter
 
 __all__ = ["ArtifactGuard", "ChapterGuard", "forget_chapter"]
 
@@ -124,8 +125,6 @@ class ChapterGuard:
 
     def environment(self, source: Path) -> dict[str, str]:
         """What a chapter's kernel starts with: the build's claim record, the chapter's ids."""
-        from claimbook.sources import read_chapter
-
         found = self.computation.kernel_environment() if self.computation else {}
         ids = " ".join(read_chapter(source).verified_claims)
         return {**found, CHAPTER_CLAIMS_VARIABLE: ids}

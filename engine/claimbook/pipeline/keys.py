@@ -1,39 +1,20 @@
 """Chapter keys and the records of the last successful execution of each chapter.
 
-A chapter's **key** is a SHA-256 over four things, and nothing else:
-
-- ``code``: its code cells (source and tags, in order) and its kernel, as jupytext reads
-  them from ``chapters/<stem>.md`` -- not its prose, which executes nothing;
-- ``claims``: the bytes of each registry entry ``claims/<id>.yaml`` the chapter verifies
-  and of the artifact the build computed for it (which ids:
-  :attr:`claimbook.sources.Chapter.verified_claims`, read from its code; the chapter shows
-  what the artifact says, and computes no claim itself);
-- ``modules``: the digest of each module of the book's own packages that its code cells
-  import, directly or through another (:mod:`claimbook.dependencies` states the rule; the
-  names are found when the chapter executes and kept in its record);
-- ``environment``: the lock ``requirements.txt`` and the Python version.
-
-So a README, CLI, test or build-tool edit changes no key, and neither does an edit of a
-module the chapter's imports never reach; any edit of one they reach changes its key.
+A chapter's **key** is a SHA-256 over its ``code`` cells (source and tags, and its kernel;
+not its prose), the bytes of each registry entry and artifact of the ``claims`` it verifies,
+the digest of each of the book's ``modules`` its code reaches (:mod:`claimbook.dependencies`),
+and the ``environment`` (the lock and Python). docs/keys.md says what changes it.
 
 After a successful execution the build writes ``_build/keys/<stem>.json``: the key, its
-parts, the modules reached, and the SHA-256 of every output (the executed notebook, the
-claim artifacts, the figures). The chapter executes again when its key differs, when that
-record is missing, or when an output is missing or differs from what was recorded (a
-deleted or hand-edited artifact is recomputed, never trusted). An edit of the prose alone
-leaves the key as it was: the executed notebook is then *reassembled* from the new source's
-cells and the stored outputs of its unchanged code cells, without running a kernel.
-
-A record is read as data that may have been edited, copied from elsewhere or cut short, and
-it is used only when every field has its type and form (:func:`load_record`): the stem its
-file is named for, digests of 64 hex digits, claim ids of the registry's grammar, modules
-as dotted names, and outputs named relative to the root,
-written plainly (no ``..``, not absolute) and each a build product
-(:func:`claimbook.paths.build_product`: under ``artifacts/`` or ``_build/``, or the executed
-notebook ``chapters/<stem>.ipynb``; a link among its folders that leads elsewhere is
-refused), at most :data:`MAX_RECORD_BYTES` bytes in all. Anything else makes it no record:
-the chapter executes again and its plan says why, in one line; nothing outside the build
-products is ever hashed on a record's word.
+parts, the modules reached, and the SHA-256 of every output. The chapter executes again
+when its key differs, when that record is missing, or when an output is missing or differs
+from it; after a prose-only edit it is *reassembled* from the new cells and the stored
+outputs, without a kernel. A record is read as data that may have been edited or cut short,
+and used only when every field has its type and form (:func:`load_record`): digests of 64
+hex digits, claim ids of the registry's grammar, dotted module names, and outputs named
+plainly relative to the root, each a build product (:func:`claimbook.paths.build_product`),
+at most :data:`MAX_RECORD_BYTES` in all. Anything else is no record: the chapter executes
+again and its plan says why; nothing outside the build products is hashed on its word.
 """
 
 from __future__ import annotations

@@ -35,6 +35,8 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
+import yaml
+
 from claimbook import paths
 from claimbook.errors import BuildError
 
@@ -88,8 +90,6 @@ def read_limits(root: str | Path | None = None) -> Limits:
     BuildError
         If the file cannot be parsed, or a limit is not a positive number of seconds.
     """
-    import yaml
-
     path = Path(root if root is not None else paths.REPO_ROOT) / "_config.yml"
     try:
         config = yaml.safe_load(path.read_text(encoding="utf-8"))

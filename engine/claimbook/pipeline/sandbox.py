@@ -30,9 +30,10 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
-from claimbook import paths
+from claimbook import dependencies, paths
 
 __all__ = ["OFF_VARIABLE", "notice", "sandbox_prefix", "writable_folders"]
 
@@ -72,10 +73,6 @@ def _under_tmp() -> list[str]:
     """Folders the kernel reads that live under /tmp (hidden by its own /tmp otherwise): the
     book, the interpreter's environment, every folder on ``sys.path``, and the folders the
     book's packages are imported from (an editable install finds them without ``sys.path``)."""
-    import sys
-
-    from claimbook import dependencies
-
     packages = [dependencies.package_folder(top) for top in dependencies.FIRST_PARTY]
     found = []
     for folder in [
