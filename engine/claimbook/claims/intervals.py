@@ -38,6 +38,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -79,6 +80,7 @@ def _two_sided_t_probability(t: float, dof: int) -> float:
     return sin * total
 
 
+@functools.cache  # a build asks for the same few quantiles for every statistical claim
 def t_quantile(probability: float, dof: int) -> float:
     """The ``probability`` quantile (0.5 < p < 1) of Student's t with ``dof`` >= 1.
 
