@@ -53,7 +53,7 @@ from claimbook.pipeline.lock import build_lock
 from claimbook.pipeline.mutation_runs import StaleMutations
 from claimbook.pipeline.noop import forget_clean_build, hash_tree, record_clean_build
 from claimbook.pipeline.render import SiteRender
-from claimbook.pipeline.site_key import pages_digest, site_key
+from claimbook.pipeline.site_key import judged_states, pages_digest, site_key
 from claimbook.pipeline.site_outcome import (
     mark_outdated,
     publish,
@@ -257,7 +257,7 @@ def _build_with(running, plans, jobs, out, render_site, kernels, started) -> int
                 else SiteRender(fresh, reuse_pages=same_pages, published=outcome)
             )
             rendered, warnings = site.run()
-            published = (publish(rendered), site.sources)
+            published = (publish(rendered), site.sources, judged_states())
             out(
                 f"site: rendered and published in {time.perf_counter() - rendering:.1f} s "
                 f"({len(site.written)} of {len(site.sources)} pages written)"

@@ -25,6 +25,7 @@ import os
 import re
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import yaml
@@ -32,6 +33,7 @@ import yaml
 from claimbook import cache, paths
 from claimbook.errors import BuildError
 from claimbook.pipeline import site_record
+from claimbook.pipeline.site_key import judged_states
 from claimbook.pipeline.site_outcome import OUTDATED_NOTE, site_dir
 
 __all__ = ["SiteRender"]
@@ -107,6 +109,18 @@ def _page_digest(env, docname: str, source: str | None = None) -> str:
     return cache.digest(*parts)
 
 
+def _shown_elsewhere(env, docnames: list[str]) -> tuple:
+    """What other pages show of ``docnames``: titles, section tables and labels; and every
+    page's section and figure numbers."""
+    labels = env.domaindata.get("std", {}).get("labels", {})
+    return (
+        list(docnames),
+        [(str(env.titles.get(name, "")), str(env.tocs.get(name, ""))) for name in docnames],
+        sorted((name, *value) for name, value in labels.items() if value[0] in docnames),
+        copy.deepcopy((env.toc_secnumbers, env.toc_fignumbers)),
+    )
+
+
 def _has_doctree(env, docname: str) -> bool:
     """Whether the parsed page Sphinx keeps between builds is there (else it must read it)."""
     return os.path.isfile(os.path.join(env.doctreedir, f"{docname}.doctree"))
@@ -139,15 +153,18 @@ class SiteRender:
         self.error: BaseException | None = None
         self.sources: dict[str, str] = {}  # after run(): docname -> page digest, as read
         self._reading: dict[str, str] = {}  # docname -> its source's digest, before reading
+        self._shown_before: tuple | None = None  # what other pages show of the pages read
         self._published_sources = dict(published["sources"]) if published else None
+        self._published_states = published.get("states") if published else None
         self.written: list[str] = []  # after run(): the pages (documents) it wrote
         self._structure_changed = False  # a page added or removed
         self._contexts = contextlib.ExitStack()
         shutil.rmtree(self.target, ignore_errors=True)
+        self._copied = False  # whether the render starts from the published pages
         if reuse_pages and not fresh and published is not None:
             # Only a site exactly as published is carried over (regular files, each matching
             # its record); otherwise the render starts empty and writes every page.
-            site_record.copy_verified(
+            self._copied = site_record.copy_verified(
                 site_dir(), self.target, published["files"], skip={OUTDATED_NOTE}
             )
         try:
@@ -204,6 +221,8 @@ class SiteRender:
         app.connect("env-before-read-docs", self._note_reading, priority=950)
         app.connect("env-get-outdated", self._outdated_by_content)
         app.connect("doctree-read", self._note_read, priority=900)
+        # After Sphinx's own handler, which numbers sections and figures again.
+        app.connect("env-get-updated", self._pages_showing_changes, priority=900)
         app.connect("html-page-context", self._note_written)
         self.app = app
 
@@ -247,6 +266,16 @@ class SiteRender:
     def _note_reading(self, app, env, docnames: list[str]) -> None:
         for docname in docnames:
             self._reading[docname] = _read_digest(env, docname)
+        self._shown_before = _shown_elsewhere(env, docnames)
+
+    def _pages_showing_changes(self, app, env) -> list[str]:
+        """Every page, when what other pages show of a page read again changed (its title,
+        sections, labels, or any section or figure number): their navigation and references
+        are drawn as they are written. Sphinx itself writes only a changed page's parents."""
+        before = self._shown_before
+        if before is None or _shown_elsewhere(env, before[0]) == before:
+            return []
+        return sorted(env.found_docs)
 
     def _note_written(self, app, pagename, templatename, context, doctree) -> None:
         if doctree is not None:  # a document's page, not the index or the search page
@@ -262,6 +291,33 @@ class SiteRender:
             setattr(env, _READ_DIGESTS, read)
         read[docname] = _page_digest(env, docname, self._reading.pop(docname, None))
 
+    def _keep_unchanged_pages(self) -> None:
+        """Mark the copied page of each document the edit left as published as newer than
+        its sources, so that Sphinx's incremental build does not write it again.
+
+        Sphinx writes a document whose source file is newer than its page, and a chapter's
+        pages share one source, the executed notebook: an edit of one page would write the
+        chapter's every page. A page is kept only when its content digest is the published
+        one, every claim is judged as the published site shows it (badges are drawn as a page
+        is written), and no template is newer than the page. Pages Sphinx reads again, the
+        ones whose table of contents or numbers change, and every page after a change of
+        configuration or footer (Sphinx's build info) are written as Sphinx decides.
+        """
+        published = self._published_sources
+        if not self._copied or published is None or self._published_states != judged_states():
+            return
+        env, builder = self.app.env, self.app.builder
+        templates = builder.templates.newest_template_mtime() if builder.templates else 0
+        now = time.time()
+        for docname in sorted(set(env.found_docs) & set(env.all_docs) & set(published)):
+            page = builder.get_outfilename(docname)
+            try:
+                unchanged = os.path.getmtime(page) >= templates
+            except OSError:
+                continue
+            if unchanged and _page_digest(env, docname) == published[docname]:
+                os.utime(page, (now, now))
+
     def run(self) -> tuple[Path, list[str]]:
         """Read and write the site; return its directory and the warnings.
 
@@ -275,6 +331,7 @@ class SiteRender:
         try:
             if self.error is None:
                 try:
+                    self._keep_unchanged_pages()
                     self.app.build(False, [])
                 except Exception as error:
                     self.error = error

@@ -24,7 +24,7 @@ from claimbook.claims.mutation_record import BUILD_RECORD, committed_record_path
 from claimbook.errors import ClaimError
 from claimbook.pipeline.keys import file_digest
 
-__all__ = ["pages_digest", "regular_files", "site_key"]
+__all__ = ["judged_states", "pages_digest", "regular_files", "site_key"]
 
 _BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib")
 _BOOK_DIRS = ("_static", "_templates", "claims", "artifacts")
@@ -90,14 +90,15 @@ def site_key() -> str:
     digest.update(json.dumps(_build_stamp(), sort_keys=True).encode())
     # What every badge shows: a verdict that changed with no file above changing (a claim
     # judged stale, say) renders the site again, never "unchanged since the last render".
-    digest.update(json.dumps(_judged_states(), sort_keys=True).encode())
+    digest.update(json.dumps(judged_states(), sort_keys=True).encode())
     return digest.hexdigest()
 
 
-def _judged_states() -> dict[str, str]:
-    """Each registered claim's state as judged now (an unreadable entry: its error)."""
+def judged_states() -> dict[str, str]:
+    """Each registered claim's state as judged now (an unreadable entry: its error); none in
+    a book without a registry (a fixture book)."""
     states = {}
-    for claim_id in claims.list_claims():
+    for claim_id in claims.list_claims() if paths.CLAIMS_DIR.is_dir() else []:
         try:
             states[claim_id] = claims.judge(claim_id).state
         except ClaimError as error:

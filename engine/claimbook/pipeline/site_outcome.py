@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 OUTDATED_NOTE = "OUTDATED.txt"
-OUTCOME_FORMAT = 2  # bump when the outcome's fields or their meaning change
+OUTCOME_FORMAT = 3  # bump when the outcome's fields or their meaning change
 
 
 def site_dir() -> Path:
@@ -90,13 +90,15 @@ def write_outcome(
     problems: list[str],
     files: dict[str, str],
     sources: dict[str, str],
+    states: dict[str, str] | None = None,
 ) -> None:
     """Store the render's outcome under the site key, with a digest of all it holds.
 
     ``warnings`` are the render's, ``problems`` the claim problems judged after it (a
     record: every build judges the claims again), ``files`` the published site's record
     (:func:`publish`) and ``sources`` the page digests the render read
-    (:attr:`SiteRender.sources`).
+    (:attr:`SiteRender.sources`), ``states`` each claim's judged state the pages show
+    (:func:`claimbook.pipeline.site_key.judged_states`).
     """
     record = {
         "format": OUTCOME_FORMAT,
@@ -105,6 +107,7 @@ def write_outcome(
         "claim_problems": problems,
         "pages": pages_digest(),
         "sources": sources,
+        "states": states or {},
         "files": files,
     }
     record["digest"] = _outcome_digest(record)
