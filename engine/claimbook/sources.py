@@ -87,7 +87,7 @@ class Chapter:
         """The number a reader gives the cell at notebook ``index``: its 1-based position
         among the chapter's code cells, as they appear in the source (markdown cells do not
         count, an empty code cell does). Every message naming a code cell uses it, the
-        source check's and the execution's (:func:`claimbook.pipeline.execute.code_cell_number`).
+        source check's and the execution's (:func:`claimbook.pipeline.cells.code_cell_number`).
         """
         return sum(1 for cell in self.notebook.cells[: index + 1] if cell.cell_type == "code")
 
