@@ -40,7 +40,7 @@
   the engine that built it when that is not the one the book holds
   (:func:`claimbook.pipeline.checkout.foreign_engine`: "built with the engine at <path>, not
   this checkout's"). The stamp carries them as ``environment`` and ``engine``, present only
-  then, so they enter the site key with it (:mod:`claimbook.pipeline.render`).
+  then, so they enter the site key with it (:mod:`claimbook.pipeline.site_key`).
 """
 
 from __future__ import annotations
