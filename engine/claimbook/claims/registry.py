@@ -1,19 +1,8 @@
 """The claim registry: ``claims/<id>.yaml``, read, validated and refused when unusable.
 
-One file per claim, read by :mod:`claimbook.claims.registry_schema`: parsed with a PyYAML
-safe loader that also refuses repeated keys, anchors/aliases (so a small alias-expanding
-file cannot grow into a huge document) and nesting deeper than 20 levels, then validated
-against ``claim_schema.json`` and a few cross-field checks. A registry file is refused, in
-one line naming the file (relative to the book) and the field, when it is larger than
-64 KiB or is not YAML (``claims/<id>.yaml: line L, column C: <problem>``), holds a
-non-finite number (``.inf``, ``.nan``), a text of more than 2 000 characters, a control
-character (newline and tab too: every text field is one line), a bidirectional control
-(U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C) or a line or paragraph separator
-(U+2028, U+2029) in any text, a vacuous tolerance (an ``abs_tol`` at least ``|value|``
-for a non-zero value, or a ``rel_tol`` of 1 or more) without ``vacuous_ok: <reason>``, or a
-``compute`` that is not a registered claim computation. Messages quote at most
-80 characters of an offending value, escape unsafe characters as ``\\uXXXX``
-and are one line.
+One file per claim, read and refused by :mod:`claimbook.claims.registry_schema`, whose
+docstring lists the rules (each refusal one line naming the file and the field); a
+``compute`` that is not a registered claim computation is refused here, on every load.
 
 Ids
 ---
