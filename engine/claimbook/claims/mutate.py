@@ -60,7 +60,7 @@ from claimbook.claims.mistakes import resolve_perturbation
 from claimbook.claims.registry import Claim, list_claims, load_claim
 from claimbook.claims.verify import compute_artifact
 from claimbook.errors import RegistryError
-from claimbook.pipeline.claim_runs import _claim_environment
+from claimbook.pipeline.claim_runs import claim_environment
 
 __all__ = ["judge_perturbed", "main", "run_mutations"]
 
@@ -133,7 +133,7 @@ def _server():
     context.set_forkserver_preload(_SERVER_PRELOAD)
     saved = dict(os.environ)
     os.environ.clear()
-    os.environ.update(_claim_environment(1))  # one BLAS thread, one process per mistake
+    os.environ.update(claim_environment(1))  # one BLAS thread, one process per mistake
     try:
         forkserver.ensure_running()  # started once per process; a no-op when running
     finally:

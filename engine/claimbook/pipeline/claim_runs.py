@@ -53,7 +53,10 @@ from claimbook.pipeline.workers import die_with_parent
 __all__ = [
     "ClaimComputation",
     "ClaimRuns",
+    "claim_environment",
     "due_claims",
+    "isolated_command",
+    "kill_group",
     "spread",
 ]
 
@@ -149,7 +152,7 @@ def isolated_command(*arguments: str) -> list[str]:
     return [sys.executable, "-I", "-X", f"pycache_prefix={prefix}", "-c", boot, *arguments]
 
 
-def _claim_environment(workers_per_process: int | None) -> dict[str, str]:
+def claim_environment(workers_per_process: int | None) -> dict[str, str]:
     environment = {
         name: value
         for name, value in os.environ.items()
@@ -238,7 +241,7 @@ class ClaimComputation:
                 subprocess.Popen(
                     isolated_command("claims", "compute", *batch),
                     cwd=paths.REPO_ROOT,
-                    env=_claim_environment(workers),
+                    env=claim_environment(workers),
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
                     text=True,
@@ -323,7 +326,7 @@ class ClaimComputation:
                     claim_id, since = self._current[number]
                 if not reader.is_alive() or now - since <= self.limit:
                     continue
-                _kill_group(process)
+                kill_group(process)
                 self._timed_out.append(claim_id)
                 paths.artifact_path(claim_id).unlink(missing_ok=True)
                 with self._lock:
@@ -340,7 +343,7 @@ class ClaimComputation:
         self._watch(readers)
         if self._timed_out:
             for process in self.processes:  # the build fails: the others are not waited for
-                _kill_group(process)
+                kill_group(process)
             named = ", ".join(self._timed_out)
             raise BuildError(
                 f"claim {named} ran out of time ({seconds_text(self.limit)} s, "
@@ -373,7 +376,7 @@ class ClaimComputation:
         """End any computation still running, with every process it started (the build is
         over or failed)."""
         for process in self.processes:
-            _kill_group(process)
+            kill_group(process)
 
     def kernel_environment(self) -> dict[str, str]:
         """What every chapter kernel of this build is started with (see the class doc).
@@ -389,7 +392,7 @@ class ClaimComputation:
         }
 
 
-def _kill_group(process: subprocess.Popen) -> None:
+def kill_group(process: subprocess.Popen) -> None:
     """Kill ``process`` and its process group (it leads one of its own), and reap it."""
     if process.poll() is None:
         with contextlib.suppress(OSError):

@@ -22,12 +22,11 @@ from claimbook.claims.mutation_record import current_entry, mutation_key
 from claimbook.claims.registry import load_claim
 from claimbook.errors import ClaimError
 from claimbook.pipeline.claim_runs import (
-    _claim_environment,
-    _kill_group,
-    _started,
+    claim_environment,
     isolated_command,
+    kill_group,
 )
-from claimbook.pipeline.execute import die_with_parent
+from claimbook.pipeline.workers import die_with_parent
 
 __all__ = ["LOG", "StaleMutations", "stale_claims"]
 
@@ -64,10 +63,10 @@ class StaleMutations:
         LOG.parent.mkdir(parents=True, exist_ok=True)
         parent = os.getpid()
         with LOG.open("w", encoding="utf-8") as log:
-            self.process = _started(
+            self.process = subprocess.Popen(
                 isolated_command("mutate", "--stale", *self.due),
                 cwd=paths.REPO_ROOT,
-                env=_claim_environment(None),
+                env=claim_environment(None),
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # killed with its children when the build stops
@@ -90,5 +89,5 @@ class StaleMutations:
     def stop(self) -> None:
         """End the run and its processes if it is still going (the build stops)."""
         if self.process is not None:
-            _kill_group(self.process)
+            kill_group(self.process)
             self.process = None
