@@ -390,3 +390,12 @@ __all__ += ["DepthSettingError"]
 
 class DepthSettingError(TrainableError):
     """A depth, width, batch or variant of the depth experiment that cannot run (named)."""
+
+
+# --- digits/: the convolutional network on scikit-learn's digits --------------------------
+
+__all__ += ["DigitsError"]
+
+
+class DigitsError(TrainableError):
+    """A setting of the digits experiments that cannot run (names the parameter)."""
