@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from claim_mistakes.chapter15 import _merge_without_between_term, everywhere
+from trainable_harness.digits import convnet
 from trainable_harness.small_batch import checks, fixes, groups, model, train_eval
 
 __all__ = [
@@ -26,6 +27,10 @@ __all__ = [
     "branch_scale_left_out_of_the_jacobian",
     "branch_scale_only_in_the_forward_pass",
     "device_merge_without_the_between_device_term",
+    "digits_backward_without_the_variance_term",
+    "digits_eval_with_batch_statistics",
+    "digits_group_norm_over_the_batch",
+    "digits_momentum_as_the_old_value_weight",
     "fold_with_batch_statistics",
     "fold_without_eps",
     "fold_without_the_mean_shift",
@@ -450,3 +455,60 @@ def fold_with_batch_statistics(patch=setattr) -> None:
             return _fold(W, b, gamma, beta, batch_state, eps=eps)
 
         everywhere(patch, folding, name, with_batch_statistics)
+
+
+# --- real images (c16-digits-*) -------------------------------------------------------------
+
+
+def digits_group_norm_over_the_batch(patch=setattr) -> None:
+    """The digits network's group norm takes its statistics over the batch as well as the
+    group's channels and positions (``digits.convnet.normalization_axes``)."""
+    original = convnet.normalization_axes
+
+    def with_the_batch(kind):
+        return (1, 2, 4) if kind == "group" else original(kind)
+
+    patch(convnet, "normalization_axes", with_the_batch)
+
+
+def digits_eval_with_batch_statistics(patch=setattr) -> None:
+    """The digits network's evaluation mode normalizes with the evaluated batch's
+    statistics instead of the running ones (``digits.convnet._normalize``)."""
+    original = convnet._normalize
+
+    def batch_statistics_always(net, Z, layer, mode, eps, caches):
+        return original(net, Z, layer, "batch" if mode == "running" else mode, eps, caches)
+
+    patch(convnet, "_normalize", batch_statistics_always)
+
+
+def digits_momentum_as_the_old_value_weight(patch=setattr) -> None:
+    """The digits network's running statistics keep 0.1 of the old value and take 0.9 of
+    the new batch (``digits.convnet._update_running``)."""
+
+    def swapped(net, layer, part, mean, population_variance, m):
+        mean = mean.reshape(mean.shape[0], -1)
+        sample_variance = population_variance.reshape(mean.shape) * (m / (m - 1))
+        for name, batch in (
+            (f"running_mean{layer}", mean),
+            (f"running_variance{layer}", sample_variance),
+        ):
+            running = getattr(net, name)
+            running[part] = convnet.MOMENTUM * running[part] + (1.0 - convnet.MOMENTUM) * batch
+
+    patch(convnet, "_update_running", swapped)
+
+
+def digits_backward_without_the_variance_term(patch=setattr) -> None:
+    """The digits network's standardization backward pass drops the term along x_hat,
+    ``- x_hat mean(d_hat x_hat)`` (``digits.convnet._standardize_backward``)."""
+
+    def without_variance_term(d_hat, Z_hat, inverse_root, kind):
+        G = convnet._groups(kind, Z_hat.shape[-1])
+        shape = (*Z_hat.shape[:3], G, Z_hat.shape[-1] // G)
+        d = d_hat.reshape(shape)
+        axes = convnet.normalization_axes(kind)
+        m = int(np.prod([shape[a] for a in axes]))
+        return ((d - convnet._set_sum(d, axes) / m) * inverse_root).reshape(d_hat.shape)
+
+    patch(convnet, "_standardize_backward", without_variance_term)

@@ -7,6 +7,7 @@ import pytest
 
 from claimbook.claims.mistakes import load_mistakes
 from trainable_harness import small_batch
+from trainable_harness.digits import batch_dependence, forward, gradient_error, init_convnet
 from trainable_harness.moments import MomentState
 from trainable_harness.small_batch import checks, fixes, groups, model, sweep, train_eval
 from trainable_harness.witnesses.chapter16 import residual_depth
@@ -206,3 +207,44 @@ def test_the_fold_with_batch_statistics_folds_the_last_batch(monkeypatch):
     folded = layers.fold_batch_norm_into_linear(W, b, gamma, beta, state)
     for got, want in zip(folded, expected, strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+# --- real images (c16-digits-*) -------------------------------------------------------------
+
+
+def digits_net(kinds):
+    return init_convnet(kinds, np.random.default_rng(5))
+
+
+DIGIT_IMAGES = np.random.default_rng(6).normal(size=(4, 8, 8))
+
+
+def test_digits_group_norm_over_the_batch_pools_the_images(monkeypatch):
+    net = digits_net(("group",))
+    assert batch_dependence(net, DIGIT_IMAGES, "batch")[0] < 1e-13
+    chapter16.digits_group_norm_over_the_batch(monkeypatch.setattr)
+    assert batch_dependence(net, DIGIT_IMAGES, "batch")[0] > 1e-3
+
+
+def test_digits_eval_with_batch_statistics_depends_on_the_batch(monkeypatch):
+    net = digits_net(("batch",))
+    assert batch_dependence(net, DIGIT_IMAGES, "running")[0] < 1e-13
+    chapter16.digits_eval_with_batch_statistics(monkeypatch.setattr)
+    assert batch_dependence(net, DIGIT_IMAGES, "running")[0] > 1e-3
+
+
+def test_digits_momentum_swapped_keeps_mostly_the_new_batch(monkeypatch):
+    net = digits_net(("batch",))
+    chapter16.digits_momentum_as_the_old_value_weight(monkeypatch.setattr)
+    forward(net, DIGIT_IMAGES, "train")
+    # From the start (mean 0), one update keeps 0.1 x 0 + 0.9 x the batch mean.
+    correct = digits_net(("batch",))
+    monkeypatch.undo()
+    forward(correct, DIGIT_IMAGES, "train")
+    np.testing.assert_allclose(net.running_mean1, 9.0 * correct.running_mean1, rtol=1e-12)
+
+
+def test_digits_backward_without_the_variance_term_fails_the_gradient_check(monkeypatch):
+    assert gradient_error(seed=1) < 1e-6
+    chapter16.digits_backward_without_the_variance_term(monkeypatch.setattr)
+    assert gradient_error(seed=1) > 1e-2
