@@ -1,7 +1,8 @@
 """A small convolutional network on 8 x 8 images, every backward pass written out.
 
-``conv 3x3 (1 -> C) -> norm -> ReLU -> conv 3x3 stride 2 (C -> C) -> norm -> ReLU ->
-global average pool -> linear (C -> 10) -> softmax cross-entropy``, with ``C = CHANNELS``.
+``conv 3x3 stride 2 (1 -> C1) -> norm -> ReLU -> conv 3x3 (C1 -> C2) -> norm -> ReLU ->
+global average pool -> linear (C2 -> 10) -> softmax cross-entropy``, with
+``(C1, C2) = CHANNELS``: 8 x 8 pixels, then 4 x 4 positions in both layers.
 Activations are channels-last, ``(R, B, P, C)``: ``R`` replicas (networks trained side by
 side, each with its own weights, learning rate and kind of normalization; they never
 mix), ``B`` images, ``P = H W`` positions. A convolution is a matrix product of the

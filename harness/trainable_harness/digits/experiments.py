@@ -110,11 +110,12 @@ def batch_size_sweep(split: Split, seed: int, batch_sizes=BATCH_SIZES, epochs: i
     initial weights and seeing the same batches, trained ``epochs`` epochs at
     :func:`scaled_learning_rate`; errors in evaluation mode (batch norm with its running
     statistics). Returns ``{"test_error": {kind: {B: e}}, "train_error": {...},
-    "diverged": {kind: {B: bool}}, "batch_dependence": {kind: d}}``, the last from the
-    networks trained at the smallest batch size: how far the train-mode arithmetic moves
+    "diverged": {kind: {B: bool}}, "batch_dependence": {kind: d},
+    "eval_batch_dependence": {kind: d}}``, the last two from the networks trained at the
+    smallest batch size: how far the train-mode and the evaluation-mode arithmetic move
     the logits of ``DEPENDENCE_IMAGES`` test images classified together rather than one at
-    a time (:func:`~trainable_harness.digits.checks.batch_dependence`; 0 up to rounding for
-    every kind that pools nothing across images).
+    a time (:func:`~trainable_harness.digits.checks.batch_dependence`), 0 up to rounding
+    for every kind and mode that pools nothing across images.
     """
     rng = np.random.default_rng(seed)
     result = {"test_error": {}, "train_error": {}, "diverged": {}}
@@ -139,6 +140,12 @@ def batch_size_sweep(split: Split, seed: int, batch_sizes=BATCH_SIZES, epochs: i
         if B == min(batch_sizes):
             dependence = batch_dependence(run.net, split.test_images[:DEPENDENCE_IMAGES], "batch")
             result["batch_dependence"] = {k: float(dependence[r]) for r, k in enumerate(KINDS)}
+            evaluation = batch_dependence(
+                run.net, split.test_images[:DEPENDENCE_IMAGES], "running"
+            )
+            result["eval_batch_dependence"] = {
+                k: float(evaluation[r]) for r, k in enumerate(KINDS)
+            }
     return result
 
 

@@ -49,7 +49,9 @@ def batch_size_witness(seed: int) -> dict:
       the same for group norm;
     - ``batch_dependence.<kind>``: for the networks trained at B = 2, the largest change of
       a test image's logits when train-mode arithmetic classifies it alone rather than
-      with 15 others (0 up to rounding for every kind but batch norm).
+      with 15 others (0 up to rounding for every kind but batch norm);
+    - ``eval_batch_dependence``: the same change in evaluation mode, the largest over the
+      four kinds (0 up to rounding: no kind pools images in evaluation mode).
     """
     split = _split("c16-digits-batch-size")
     sweep = batch_size_sweep(split, seed)
@@ -61,6 +63,7 @@ def batch_size_witness(seed: int) -> dict:
         "bn_rise": errors["batch"][2] - errors["batch"][8],
         "gn_rise": errors["group"][2] - errors["group"][8],
         "batch_dependence": sweep["batch_dependence"],
+        "eval_batch_dependence": max(sweep["eval_batch_dependence"].values()),
     }
 
 
