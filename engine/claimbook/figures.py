@@ -1,15 +1,17 @@
 """Save chapter figures as artifacts named by their label.
 
-A figure's artifact is ``artifacts/figures/<label>.svg`` (vector: crisp at any zoom, what a
-reader downloads or opens with a tap) and ``artifacts/figures/<label>.png`` (raster at
-:data:`PNG_DPI`, twice the size a page shows it at), where ``label`` is the ``:name:`` of
-the figure directive that shows it. The number Sphinx gives the figure is Sphinx's business:
-no second count of the source is kept here, so a figure moved, an unnamed figure added or a
-``{figure}`` example inside a code fence can never make a file carry the wrong number.
+A figure's artifacts are ``artifacts/figures/<label>.svg`` (vector: crisp at any zoom, what a
+reader downloads or opens with a tap), ``artifacts/figures/<label>.png`` (raster at
+:data:`PNG_DPI`, twice the size a page shows it at) and ``artifacts/figures/phone/<label>.png``
+(the same figure drawn again for a phone's column, :mod:`claimbook.phone_figures`), where
+``label`` is the ``:name:`` of the figure directive that shows it. The number Sphinx gives
+the figure is Sphinx's business: no second count of the source is kept here, so a figure
+moved, an unnamed figure added or a ``{figure}`` example inside a code fence can never make a
+file carry the wrong number.
 
-Both files say what drew them -- the chapter source and the harness version -- in their
-metadata, and carry no date, no random id and no software tag that changes between runs, so
-drawing the same figure twice writes the same bytes. Both are written atomically.
+Each file says what drew it -- the chapter source and the harness version -- in its
+metadata, and carries no date, no random id and no software tag that changes between runs, so
+drawing the same figure twice writes the same bytes. Each is written atomically.
 
 Which chapter drew a figure: the build driver names it in the environment variable
 :data:`CHAPTER_VARIABLE` (``TRAINABLE_CHAPTER=<stem>``) while it executes that chapter; when
@@ -29,6 +31,7 @@ from typing import NamedTuple
 from claimbook import instruments, paths, sources
 from claimbook.atomic import atomic_output
 from claimbook.errors import ChapterSourceError, InvalidFigureLabelError, UnknownFigureError
+from claimbook.phone_figures import draw_for_phone, smallest_text_pt
 
 __all__ = [
     "CHAPTER_VARIABLE",
@@ -45,15 +48,16 @@ __all__ = [
     "figure_labels",
     "glue_figure",
     "locate_figure",
+    "phone_figure_file",
     "save_figure",
     "smallest_text_pt",
 ]
 
 CHAPTER_VARIABLE = "TRAINABLE_CHAPTER"
 # Figures are drawn FIGURE_WIDTH (5 in) wide and shown at the column's width, at most
-# DISPLAY_PX_PER_POINT CSS px per point: about 342 CSS px on a phone (68 CSS px per inch) and
-# 540 on a desktop (108 per inch), so 270 dpi gives at least two device pixels per CSS pixel
-# (HiDPI) at every width.
+# DISPLAY_PX_PER_POINT CSS px per point (576 px on a desktop, 115 per inch); a phone gets the
+# figure drawn 3.4 in wide and shown about 342 CSS px wide (100 per inch). 270 dpi gives at
+# least two device pixels per CSS pixel (HiDPI) at every width.
 PNG_DPI = 270
 FIGURE_DIRECTIVES = frozenset({"figure", "glue:figure"})
 
@@ -71,16 +75,17 @@ PALETTE = Palette(ink="#1d3557", rust="#b5452b", gold="#c8963e", slate="#6c757d"
 # Matplotlib settings every chapter applies before drawing: no top or right spine, and
 # figures shown at the PNG's resolution (the page shows them at most at half their pixel
 # size, so they stay sharp on HiDPI screens).
-# The sizes a figure is drawn for, in one place. A reader's smallest text must be at least
-# 9 CSS px at 390 px (a 342 CSS px column) and at 1366 px. Drawn 5 in (360 pt) wide with no
-# text under 10 pt, a point is 342 / 360 = 0.95 CSS px on a phone (9.5 px for the smallest
-# text); on a desktop the page shows the figure at most DISPLAY_PX_PER_POINT CSS px per point
-# (540 px for 5 in: its 10 pt text 15 px, beside 16 px body text), not blown up to the
-# column's width. Panels side by side would be 2.5 in each, too narrow for 10 pt labels: a
-# figure with two or three panels stacks them in rows.
+# The sizes a figure is drawn for, in one place. A reader's smallest text, a log axis's
+# exponent included (mathtext draws it at 0.7 of its label), must be at least 11 CSS px at
+# every width. On a desktop the page shows the figure at most DISPLAY_PX_PER_POINT CSS px per
+# point (576 px for 5 in: 10 pt tick labels 16 px, beside 16 px body text, their exponents
+# 11.2 px), not blown up to the column's width. A phone's column (342 CSS px at 390 px) would
+# make a point 0.95 px (exponents 6.7 px): phones get another drawing
+# (:func:`claimbook.phone_figures.draw_for_phone`). Panels side by side would be 2.5 in each,
+# too narrow for 10 pt labels: a figure with two or three panels stacks them in rows.
 FIGURE_WIDTH = 5.0
 SMALLEST_FONT_PT = 10
-DISPLAY_PX_PER_POINT = 1.5
+DISPLAY_PX_PER_POINT = 1.6
 # The PNG text chunk that records the smallest text of the figure, in points
 # (:func:`smallest_text_pt`), which the site tier turns into CSS px at the width shown.
 SMALLEST_TEXT_KEY = "Smallest text pt"
@@ -216,8 +221,15 @@ def figure_files(label: str) -> tuple[Path, Path]:
     return paths.FIGURES_DIR / f"{label}.svg", paths.FIGURES_DIR / f"{label}.png"
 
 
+def phone_figure_file(label: str) -> Path:
+    """The path of figure ``label`` drawn for a phone, ``artifacts/figures/phone/<label>.png``
+    (a folder of its own: no label's file can be another's phone drawing)."""
+    _check_label(label)
+    return paths.FIGURES_DIR / "phone" / f"{label}.png"
+
+
 def save_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, Path]:
-    """Save ``fig`` as ``artifacts/figures/<label>.svg`` and ``<label>.png``.
+    """Save ``fig`` as ``artifacts/figures/<label>.svg``, ``.png`` and ``phone/<label>.png``.
 
     The chapter that drew it is ``chapter``, else ``$TRAINABLE_CHAPTER``, else found by label
     (:func:`locate_figure`). Metadata: title (the label), source (``chapters/<stem>.md``) and
@@ -227,7 +239,10 @@ def save_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, P
     (:func:`glue_figure`). Its metadata also records the figure's smallest text in points
     (:data:`SMALLEST_TEXT_KEY`, :func:`smallest_text_pt`). Then the SVG, from the figure as
     the PNG left it (a constrained layout can settle differently on a second draw, so one
-    order is kept everywhere). Each file is replaced atomically, both before this returns.
+    order is kept everywhere). Last, the figure drawn again for a phone
+    (:func:`~claimbook.phone_figures.draw_for_phone`, :func:`phone_figure_file`), its PNG
+    cropped alike, with the same metadata, drawn from a copy of ``fig``. Each file is replaced
+    atomically, all before this returns.
 
     Returns
     -------
@@ -245,7 +260,7 @@ def save_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, P
 
 
 class FigureJob(NamedTuple):
-    """The two artifacts of one figure: where they go and the metadata each carries."""
+    """The artifacts of one figure: where they go and the metadata each carries."""
 
     label: str
     svg: Path
@@ -253,19 +268,23 @@ class FigureJob(NamedTuple):
     svg_metadata: dict
     png_metadata: dict
     source: Path  # the chapter source whose figure it is
+    phone: Path  # the PNG drawn for a phone
 
     def draw(self, fig) -> None:
-        """Write the PNG, then the SVG, of ``fig`` (see :func:`save_figure`)."""
+        """Write the PNG, the SVG, then the phone's PNG of ``fig`` (see :func:`save_figure`)."""
         import matplotlib  # late: only a chapter that draws needs it
 
-        png_metadata = _AfterDrawing(fig, self.png_metadata)
         with atomic_output(self.png, "wb") as stream:
-            fig.savefig(
-                stream, format="png", dpi=PNG_DPI, metadata=png_metadata, bbox_inches="tight"
-            )
+            self._save_png(fig, stream)
         with matplotlib.rc_context({"svg.hashsalt": self.label, "svg.fonttype": "path"}):
             with atomic_output(self.svg, "wb") as stream:
                 fig.savefig(stream, format="svg", metadata=self.svg_metadata)
+        with atomic_output(self.phone, "wb") as stream:
+            stream.write(draw_for_phone(fig, self._save_png, PNG_DPI))
+
+    def _save_png(self, fig, stream) -> None:
+        metadata = _AfterDrawing(fig, self.png_metadata)
+        fig.savefig(stream, format="png", dpi=PNG_DPI, metadata=metadata, bbox_inches="tight")
 
 
 def figure_job(label: str, chapter: str | None = None) -> FigureJob:
@@ -293,7 +312,7 @@ def figure_job(label: str, chapter: str | None = None) -> FigureJob:
         "Comment": drawn_by,
     }
     source = paths.CHAPTERS_DIR / f"{stem}.md"
-    return FigureJob(label, svg, png, svg_metadata, png_metadata, source)
+    return FigureJob(label, svg, png, svg_metadata, png_metadata, source, phone_figure_file(label))
 
 
 class _AfterDrawing(Mapping):
@@ -352,35 +371,3 @@ def glue_png(files: FigureJob) -> None:
 
     in_build = bool(os.environ.get(CHAPTER_VARIABLE))
     glue(files.label, Image(data=files.png.read_bytes(), format="png"), display=not in_build)
-
-
-def smallest_text_pt(fig) -> float:
-    """The smallest font size, in points, of the text ``fig`` draws.
-
-    Every visible, non-empty text artist counts: titles, axis labels, tick labels, legend
-    entries, annotations. Tick labels exist once the figure has been drawn (saving draws it).
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("agg")
-    >>> import matplotlib.pyplot as plt
-    >>> fig, ax = plt.subplots()
-    >>> _ = ax.set_xlabel("x", fontsize=12)
-    >>> _ = ax.set_title("t", fontsize=14)
-    >>> ax.tick_params(labelsize=9)
-    >>> fig.canvas.draw()
-    >>> smallest_text_pt(fig)
-    9.0
-    >>> plt.close(fig)
-    """
-    from matplotlib.text import Text
-
-    sizes = [
-        float(text.get_fontsize())
-        for text in fig.findobj(Text)
-        if text.get_visible() and text.get_text().strip()
-    ]
-    if not sizes:
-        raise ValueError("the figure draws no text")
-    return min(sizes)

@@ -13,6 +13,7 @@ from PIL import Image
 
 from claimbook import figures, paths
 from claimbook.errors import InvalidFigureLabelError, UnknownFigureError
+from claimbook.phone_figures import PHONE_COLUMN_PX, SMALLEST_TEXT_CSS_PX
 from trainable_harness import __version__
 
 CONFIG = "sphinx:\n  config:\n    trainable_first_chapter: 15\n"
@@ -107,12 +108,20 @@ def test_unknown_and_unusable_labels_are_refused(book, fig):
 
 def test_save_figure_names_files_by_label_and_rebuilds_byte_identical(book, fig):
     svg, png = figures.save_figure(fig, "fig-beta")
-    first = {path.name: path.read_bytes() for path in (svg, png)}
-    again = figures.save_figure(fig, "fig-beta")
+    phone = figures.phone_figure_file("fig-beta")
+    files = (svg, png, phone)
+    first = {path: path.read_bytes() for path in files}
+    again = figures.save_figure(fig, "fig-beta")  # the figure as it was: a copy went narrow
     assert again == (svg, png)
-    assert {path.name: path.read_bytes() for path in again} == first
-    assert sorted(first) == ["fig-beta.png", "fig-beta.svg"]
-    assert sorted(p.name for p in svg.parent.iterdir()) == sorted(first)  # no temporaries
+    assert {path: path.read_bytes() for path in files} == first
+    folder = svg.parent
+    assert [str(p.relative_to(folder)) for p in files] == [
+        "fig-beta.svg",
+        "fig-beta.png",
+        "phone/fig-beta.png",
+    ]
+    written = sorted(p for p in folder.rglob("*") if p.is_file())
+    assert written == sorted(files)  # no temporaries
 
 
 def test_metadata_names_the_chapter_and_harness_and_no_date(book, fig):
@@ -124,6 +133,12 @@ def test_metadata_names_the_chapter_and_harness_and_no_date(book, fig):
         assert image.info["dpi"] == pytest.approx((figures.PNG_DPI, figures.PNG_DPI), abs=0.01)
         # Its smallest text, the tick and legend labels of the default style, is recorded.
         assert float(image.info[figures.SMALLEST_TEXT_KEY]) == figures.smallest_text_pt(fig)
+    # The phone's drawing says the same, and records its own smallest text.
+    with Image.open(figures.phone_figure_file("fig-gamma")) as image:
+        assert image.info["Source"] == "chapters/second.md"
+        smallest_pt = float(image.info[figures.SMALLEST_TEXT_KEY])
+        shown_px_per_pt = PHONE_COLUMN_PX / (image.size[0] / image.info["dpi"][0] * 72)
+        assert smallest_pt * shown_px_per_pt >= SMALLEST_TEXT_CSS_PX
     text = svg.read_text(encoding="utf-8")
     ElementTree.fromstring(text)  # well-formed
     assert "chapters/second.md" in text and f"trainable_harness {__version__}" in text

@@ -27,7 +27,7 @@ import nbformat
 from claimbook import claims, paths
 from claimbook.atomic import write_text_atomically
 from claimbook.errors import InvalidFigureLabelError
-from claimbook.figures import figure_files, figure_labels
+from claimbook.figures import figure_files, figure_labels, phone_figure_file
 from claimbook.pipeline.cells import (
     code_cell_name,
     instrumented,
@@ -68,7 +68,7 @@ def _figure_outputs(chapter) -> list[Path]:
     found = []
     for label in figure_labels(chapter):
         try:
-            found.extend(figure_files(label))
+            found.extend((*figure_files(label), phone_figure_file(label)))
         except InvalidFigureLabelError:  # names no file: save_figure refuses it
             continue
     return sorted({path for path in found if path.is_file() and not path.is_symlink()})

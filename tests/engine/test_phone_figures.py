@@ -1,0 +1,130 @@
+"""A figure drawn again for a phone (engine/claimbook/phone_figures.py)."""
+
+import io
+
+import matplotlib
+
+matplotlib.use("agg")
+
+import matplotlib.pyplot as plt
+import pytest
+from PIL import Image
+
+from claimbook import figures, phone_figures
+
+TARGET = phone_figures.SMALLEST_TEXT_CSS_PX
+
+
+class Saver:
+    """``save`` for :func:`draw_for_phone` that keeps the figures it was given (the copy)."""
+
+    def __init__(self, **options):
+        self.options = {"bbox_inches": "tight", **options}
+        self.drawn = []
+
+    def __call__(self, fig, stream):
+        self.drawn.append(fig)
+        fig.savefig(stream, format="png", dpi=figures.PNG_DPI, **self.options)
+
+
+def _width_in(data):
+    with Image.open(io.BytesIO(data)) as image:
+        return image.size[0] / figures.PNG_DPI
+
+
+def _shown_px(data, smallest_pt):
+    """CSS px of ``smallest_pt`` when the PNG ``data`` fills a phone's column."""
+    return smallest_pt * phone_figures.PHONE_COLUMN_PX / (_width_in(data) * 72)
+
+
+def _log_figure():
+    """Two stacked panels in the book's style, log axes: exponents at 0.7 of 10 pt."""
+    with matplotlib.rc_context(figures.FIGURE_STYLE):
+        fig, axes = plt.subplots(2, 1, figsize=(figures.FIGURE_WIDTH, 6.0), layout="constrained")
+        for ax in axes:
+            ax.plot([1, 10, 100], [1e-3, 1e-2, 1e-1], label="a series")
+            ax.set(xscale="log", yscale="log", xlabel="batch size", ylabel="error")
+            ax.legend()
+        Saver()(fig, io.BytesIO())  # drawn once, as save_figure draws it before
+    return fig
+
+
+@pytest.fixture
+def log_figure():
+    fig = _log_figure()
+    yield fig
+    plt.close(fig)
+
+
+def test_the_smallest_text_is_the_smallest_letter_an_exponent_included(log_figure):
+    assert phone_figures.smallest_text_pt(log_figure) == pytest.approx(0.7 * 10)
+    fig, ax = plt.subplots()
+    ax.set_xlabel(r"rate $\eta_t$", fontsize=12)  # a subscript at 0.7 of 12 pt
+    ax.tick_params(labelsize=9)
+    fig.canvas.draw()
+    assert phone_figures.smallest_text_pt(fig) == pytest.approx(min(9, 0.7 * 12))
+    plt.close(fig)
+
+
+def test_a_radical_sign_is_not_text_its_letters_are():
+    fig, ax = plt.subplots()
+    ax.set_xlabel(r"branch $\times 1/\sqrt{L}$", fontsize=12)  # the sign drawn at 6.8 pt
+    ax.tick_params(labelsize=12)
+    fig.canvas.draw()
+    assert phone_figures.smallest_text_pt(fig) == 12
+    plt.close(fig)
+
+
+def test_a_figure_with_no_text_is_refused():
+    fig, ax = plt.subplots()
+    ax.axis("off")
+    with pytest.raises(ValueError, match="no text"):
+        phone_figures.smallest_text_pt(fig)
+    plt.close(fig)
+
+
+def test_the_phone_drawing_is_narrow_and_its_smallest_text_readable(log_figure):
+    wide = io.BytesIO()
+    Saver()(log_figure, wide)
+    assert _shown_px(wide.getvalue(), 7.0) < TARGET  # the wide drawing on a phone: 6.7 px
+    save = Saver()
+    data = phone_figures.draw_for_phone(log_figure, save, figures.PNG_DPI)
+    # The phone's width (less the crop's margins), from a copy: the figure is as it was.
+    assert 0.9 * phone_figures.PHONE_WIDTH < _width_in(data) <= 1.01 * phone_figures.PHONE_WIDTH
+    assert log_figure.get_size_inches()[0] == figures.FIGURE_WIDTH
+    assert save.drawn and all(fig is not log_figure for fig in save.drawn)
+    assert not plt.fignum_exists(save.drawn[-1].number)  # the copy is closed
+    phone = save.drawn[-1]
+    smallest_pt = phone_figures.smallest_text_pt(phone)
+    # Every text scaled by one factor: the tick labels stay 1/0.7 of their exponents.
+    tick = phone.axes[0].yaxis.get_ticklabels()[0].get_fontsize()
+    assert tick == pytest.approx(smallest_pt / 0.7)
+    assert TARGET <= _shown_px(data, smallest_pt) < 1.2 * TARGET  # readable, not blown up
+
+
+def test_an_image_wider_than_the_figure_is_drawn_again_narrower(log_figure):
+    save = Saver(pad_inches=1)  # a crop wider than the figure: 1 in of margin each side
+    data = phone_figures.draw_for_phone(log_figure, save, figures.PNG_DPI)
+    assert len(save.drawn) == 2
+    # Narrower by the 2 in that reached past its edge: the image is the phone's width.
+    width = save.drawn[-1].get_size_inches()[0]
+    assert width == pytest.approx(phone_figures.PHONE_WIDTH - 2, abs=0.15)
+    assert _shown_px(data, phone_figures.smallest_text_pt(save.drawn[-1])) >= TARGET
+
+
+def test_text_that_reaches_past_the_edge_and_grows_with_the_text_is_an_error():
+    fig, ax = plt.subplots(figsize=(figures.FIGURE_WIDTH, 3.0))
+    ax.plot([0, 1], [0, 1])
+    fig.text(0.5, 0.5, "a note as wide as the wide figure, which a phone cannot hold")
+    Saver()(fig, io.BytesIO())
+    with pytest.raises(ValueError, match="reaches past its edge"):
+        phone_figures.draw_for_phone(fig, Saver(), figures.PNG_DPI)
+    plt.close(fig)
+
+
+def test_the_phone_drawing_is_the_same_bytes_twice(log_figure):
+    first = phone_figures.draw_for_phone(log_figure, Saver(), figures.PNG_DPI)
+    assert phone_figures.draw_for_phone(log_figure, Saver(), figures.PNG_DPI) == first
+    other = _log_figure()  # the same figure drawn anew
+    assert phone_figures.draw_for_phone(other, Saver(), figures.PNG_DPI) == first
+    plt.close(other)
