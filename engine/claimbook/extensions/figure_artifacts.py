@@ -14,36 +14,45 @@ For every such figure, the extension also
   of its own (a ``:alt:`` option, written for the figure: what it shows), and
 - wraps the image in a link to the SVG, so a tap on a phone opens the figure at full size
   with labels a reader can zoom, and
-- gives the image the width a desktop shows it at, :data:`~claimbook.figures.FIGURE_WIDTH`
-  at :data:`~claimbook.figures.DISPLAY_PX_PER_POINT` CSS px per point (540 px): a wide column
+- gives the image the width a desktop shows it at,
+  :data:`~claimbook.figures.DISPLAY_PX_PER_POINT` CSS px per point of the drawing (its
+  PNG's width at :data:`~claimbook.figures.PNG_DPI`: about 576 px for 5 in): a wide column
   does not blow the figure's text up past a sensible size, and a narrow one shrinks it
-  (``max-width: 100%``, ``_static/site.css``).
+  (``max-width: 100%``, ``_static/site.css``), and
+- serves a narrow screen (:data:`PHONE_MEDIA`) the figure drawn for a phone's column
+  (``artifacts/figures/phone/<label>.png``, :mod:`claimbook.phone_figures`): the image is
+  wrapped in a ``<picture>`` whose ``<source>`` names that drawing for that media query; the
+  image keeps the wide drawing and its alt text (``_static/phone.css`` sizes it there).
 
 After an HTML build, the figure artifacts (regular files only, no symlink followed, no hidden
-temporaries) are copied to ``artifacts/figures/`` in the site.
+temporaries) are copied to ``artifacts/figures/`` (and ``phone/``) in the site.
 """
 
 from __future__ import annotations
 
+import html
 import posixpath
 import re
 import shutil
 from pathlib import Path
 
+import imagesize  # a dependency of Sphinx
 from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxRole
 
 from claimbook import paths
 from claimbook.errors import InvalidFigureLabelError
-from claimbook.figures import DISPLAY_PX_PER_POINT, FIGURE_WIDTH, figure_files
+from claimbook.figures import DISPLAY_PX_PER_POINT, PNG_DPI, figure_files, phone_figure_file
 
 logger = logging.getLogger(__name__)
 
 SITE_FIGURES = "artifacts/figures"
-# The widest a page shows a figure, in CSS px.
-DISPLAY_WIDTH = f"{round(FIGURE_WIDTH * 72 * DISPLAY_PX_PER_POINT)}px"
 ARTIFACT_SUFFIXES = (".svg", ".png")
+# The screens that get the figure drawn for a phone: those too narrow to show the wide drawing
+# at its full width (up to about 590 px, and the column's margins of 48 px; _static/phone.css
+# uses the same query).
+PHONE_MEDIA = "(max-width: 649.98px)"
 
 
 class figure_artifact(nodes.Inline, nodes.Element):
@@ -55,6 +64,37 @@ class FigureArtifactRole(SphinxRole):
 
     def run(self):
         return [figure_artifact(label=self.text.strip())], []
+
+
+class full_size_link(nodes.General, nodes.Element):
+    """An image (its child) as a link to its full-size SVG, and in HTML a ``<picture>`` whose
+    ``<source>`` is the figure drawn for a phone (``srcset``, when there is one). Not a
+    docutils reference: in HTML that may hold nothing but the image itself."""
+
+
+def _visit_full_size_link(translator, node):
+    href, title = (html.escape(node[key], quote=True) for key in ("refuri", "reftitle"))
+    translator.body.append(
+        f'<a class="figure-full-size reference external image-reference" href="{href}" '
+        f'title="{title}">'
+    )
+    if node.get("srcset"):
+        source = html.escape(node["srcset"], quote=True)
+        translator.body.append(f'<picture><source media="{PHONE_MEDIA}" srcset="{source}">')
+
+
+def _depart_full_size_link(translator, node):
+    translator.body.append("</picture></a>" if node.get("srcset") else "</a>")
+
+
+def _skip(translator, node):
+    """Other formats than HTML show the image alone."""
+
+
+def _display_width(png: Path) -> str:
+    """The widest a page shows the drawing ``png``: DISPLAY_PX_PER_POINT CSS px a point."""
+    pixels = imagesize.get(str(png))[0]
+    return f"{round(pixels / PNG_DPI * 72 * DISPLAY_PX_PER_POINT)}px"
 
 
 def _site_uri(docname: str, target: str) -> str:
@@ -107,7 +147,8 @@ def _resolve_figure_artifacts(app, doctree, docname):
             continue
         if label not in fignumbers:
             logger.warning("figure-artifact: no numbered figure named %r", label, location=node)
-        missing = [path.name for path in (svg, png) if not path.is_file()]
+        phone = phone_figure_file(label)
+        missing = [str(p.relative_to(svg.parent)) for p in (svg, png, phone) if not p.is_file()]
         if missing:
             logger.warning(
                 "figure-artifact: artifacts/figures/%s missing (save it with "
@@ -123,17 +164,20 @@ def _resolve_figure_artifacts(app, doctree, docname):
             for image in list(figure.findall(nodes.image)):
                 if alt and not image.get("alt"):
                     image["alt"] = alt
-                image["width"] = DISPLAY_WIDTH
-                if not isinstance(image.parent, nodes.reference):
-                    link = nodes.reference(
-                        "",
-                        "",
+                if png.is_file():
+                    image["width"] = _display_width(png)
+                if not isinstance(image.parent, full_size_link):
+                    link = full_size_link(
                         refuri=_site_uri(docname, f"{SITE_FIGURES}/{svg.name}"),
-                        classes=["figure-full-size"],
                         reftitle="Open the figure at full size (SVG)",
+                        srcset=_site_uri(docname, f"{SITE_FIGURES}/phone/{phone.name}")
+                        if phone.is_file()
+                        else "",
                     )
                     image.replace_self(link)
                     link += image
+                    # Sphinx would link a scaled image to itself inside this link.
+                    image["classes"].append("no-scaled-link")
         node.replace_self(_links(docname, label))
 
 
@@ -147,19 +191,32 @@ def _copy_figures(app, exception):
     elif destination.exists():
         shutil.rmtree(destination)
     destination.mkdir(parents=True)
-    source = paths.FIGURES_DIR
-    if not source.is_dir() or source.is_symlink():
-        return
-    for path in sorted(source.iterdir()):
-        if path.is_symlink() or not path.is_file() or path.name.startswith("."):
+    for source, target in (
+        (paths.FIGURES_DIR, destination),
+        (paths.FIGURES_DIR / "phone", destination / "phone"),
+    ):
+        if not source.is_dir() or source.is_symlink():
             continue
-        if path.suffix in ARTIFACT_SUFFIXES:
-            shutil.copyfile(path, destination / path.name)
+        target.mkdir(exist_ok=True)
+        for path in sorted(source.iterdir()):
+            if path.is_symlink() or not path.is_file() or path.name.startswith("."):
+                continue
+            if path.suffix in ARTIFACT_SUFFIXES:
+                shutil.copyfile(path, target / path.name)
 
 
 def setup(app):
     app.add_role("figure-artifact", FigureArtifactRole())
     app.add_node(figure_artifact)
+    skip = (_skip, None)
+    app.add_node(
+        full_size_link,
+        html=(_visit_full_size_link, _depart_full_size_link),
+        latex=skip,
+        text=skip,
+        man=skip,
+        texinfo=skip,
+    )
     app.connect("doctree-resolved", _resolve_figure_artifacts)
     app.connect("build-finished", _copy_figures)
-    return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "2"}
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "3"}

@@ -5,9 +5,12 @@ from io import StringIO
 
 import pytest
 from bs4 import BeautifulSoup
+from PIL import Image
 from sphinx.application import Sphinx
 
 from claimbook import paths
+from claimbook.extensions.figure_artifacts import PHONE_MEDIA
+from claimbook.figures import DISPLAY_PX_PER_POINT, PNG_DPI
 
 CONF = """
 extensions = ["claimbook.extensions.figure_artifacts"]
@@ -54,7 +57,10 @@ def _build(tmp_path, monkeypatch):
     figures = tmp_path / "artifacts" / "figures"
     figures.mkdir(parents=True)
     (figures / "fig-ok.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'/>")
-    (figures / "fig-ok.png").write_bytes(PNG)
+    # A drawing 5 in wide at the book's resolution, and the one for a phone.
+    Image.new("RGB", (5 * PNG_DPI, 10)).save(figures / "fig-ok.png")
+    (figures / "phone").mkdir()
+    (figures / "phone" / "fig-ok.png").write_bytes(PNG)
     (figures / ".fig-ok.png.tmp").write_bytes(b"partial")  # never published
     (figures / "link.png").symlink_to(tmp_path / "src" / "plot.png")  # never followed
     monkeypatch.setattr(paths, "FIGURES_DIR", figures)
@@ -83,12 +89,32 @@ def test_a_saved_figure_gets_links_alt_text_and_a_full_size_link(built):
     image = figure.find("img")
     assert image["alt"] == "A first sentence."
     assert image.find_parent("a", class_="figure-full-size")["href"] == links[0]
-    published = sorted(p.name for p in (out / "artifacts" / "figures").iterdir())
-    assert published == ["fig-ok.png", "fig-ok.svg"]
+    # At most DISPLAY_PX_PER_POINT CSS px a point of the drawing: 5 in, 360 pt.
+    assert image["style"] == f"width: {round(360 * DISPLAY_PX_PER_POINT)}px;"
+    published = sorted(
+        str(p.relative_to(out / "artifacts" / "figures"))
+        for p in (out / "artifacts" / "figures").rglob("*")
+        if p.is_file()
+    )
+    assert published == ["fig-ok.png", "fig-ok.svg", "phone/fig-ok.png"]
+
+
+def test_a_narrow_screen_gets_the_drawing_for_a_phone(built):
+    soup, _, _ = built
+    image = soup.find(id="fig-ok").find("img")
+    picture = image.parent
+    assert picture.name == "picture" and picture.parent.name == "a"
+    [source] = picture.find_all("source")
+    assert source["media"] == PHONE_MEDIA
+    assert source["srcset"] == "artifacts/figures/phone/fig-ok.png"
+    assert picture.find_all(recursive=False)[-1] is image  # the wide drawing, elsewhere
+    # A figure with no drawing for a phone is a link to its SVG, with no picture.
+    unsaved = soup.find(id="fig-unsaved").find("img")
+    assert unsaved.parent.name == "a" and not soup.find(id="fig-unsaved").find("picture")
 
 
 def test_missing_files_and_unknown_labels_are_warnings(built):
     _, warnings, _ = built
-    assert "fig-unsaved.svg and fig-unsaved.png missing" in warnings
+    assert "fig-unsaved.svg and fig-unsaved.png and phone/fig-unsaved.png missing" in warnings
     assert "no numbered figure named 'fig-nowhere'" in warnings
     assert "fig-ok" not in warnings
