@@ -241,7 +241,7 @@ def save_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, P
     the PNG left it (a constrained layout can settle differently on a second draw, so one
     order is kept everywhere). Last, the figure drawn again for a phone
     (:func:`~claimbook.phone_figures.draw_for_phone`, :func:`phone_figure_file`), its PNG
-    cropped alike, with the same metadata, drawn from a copy of ``fig``. Each file is replaced
+    with the same metadata, drawn from a copy of ``fig``. Each file is replaced
     atomically, all before this returns.
 
     Returns
@@ -282,9 +282,9 @@ class FigureJob(NamedTuple):
         with atomic_output(self.phone, "wb") as stream:
             stream.write(draw_for_phone(fig, self._save_png, PNG_DPI))
 
-    def _save_png(self, fig, stream) -> None:
+    def _save_png(self, fig, stream, crop="tight") -> None:
         metadata = _AfterDrawing(fig, self.png_metadata)
-        fig.savefig(stream, format="png", dpi=PNG_DPI, metadata=metadata, bbox_inches="tight")
+        fig.savefig(stream, format="png", dpi=PNG_DPI, metadata=metadata, bbox_inches=crop)
 
 
 def figure_job(label: str, chapter: str | None = None) -> FigureJob:

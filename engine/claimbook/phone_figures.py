@@ -15,9 +15,9 @@ of a log axis's ``10^{-3}``) and a subscript at 0.7 of its text's size, so
 
 from __future__ import annotations
 
+import functools
 import io
 import pickle
-import struct
 
 __all__ = [
     "PHONE_COLUMN_PX",
@@ -43,18 +43,24 @@ _MARGIN = 1.02
 _DRAWINGS = 3
 
 
+@functools.cache
+def _parser():
+    from matplotlib.mathtext import MathTextParser
+
+    return MathTextParser("path")  # one parser: its cache of parses is per parser
+
+
 def _glyph_sizes(text) -> list[float]:
     """The font sizes (pt) of the letters and digits ``text`` (a :class:`matplotlib.text.Text`)
     draws."""
     from matplotlib import cbook
-    from matplotlib.mathtext import MathTextParser
 
     size = float(text.get_fontsize())
     string = text.get_text()
     if text.get_usetex() or not cbook.is_math_text(string):
         return [size]
     try:
-        parsed = MathTextParser("path").parse(string, dpi=72, prop=text.get_fontproperties())
+        parsed = _parser().parse(string, dpi=72, prop=text.get_fontproperties())
     except ValueError:  # not mathtext after all: Matplotlib draws it as plain text
         return [size]
     # Letters and digits: a radical or a stretched bracket is drawn from a smaller size.
@@ -127,32 +133,41 @@ def _lay_out(fig) -> None:
         fig.tight_layout()
 
 
-def _png_width(data: bytes) -> int:
-    """The width in pixels a PNG's header states."""
-    return struct.unpack(">I", data[16:20])[0]
-
-
-def _drawn(fig, save) -> bytes:
+def _drawn(fig, save, crop) -> bytes:
     stream = io.BytesIO()
-    save(fig, stream)
+    save(fig, stream, crop)
     return stream.getvalue()
 
 
+def _drawing_box(fig, dpi: float):
+    """The box (inches) of the drawing of ``fig`` just saved, or None when it lies inside the
+    figure (to a pixel)."""
+    drawn = fig.get_tightbbox(fig.canvas.get_renderer())  # text laid out already: cached
+    width, height = fig.get_size_inches()
+    pixel = 1 / dpi
+    inside = min(drawn.x0, drawn.y0) >= -pixel
+    if inside and drawn.x1 <= width + pixel and drawn.y1 <= height + pixel:
+        return None
+    return drawn
+
+
 def draw_for_phone(fig, save, dpi: float) -> bytes:
-    """Draw ``fig`` again for a phone's column; the PNG that ``save(fig, stream)`` writes.
+    """Draw ``fig`` again for a phone's column; the PNG that ``save(fig, stream, crop)`` writes.
 
-    ``save`` writes the PNG at ``dpi``, cropped to the drawing. ``fig`` must have been drawn
-    once (its tick labels are measured). It becomes :data:`PHONE_WIDTH` wide and
-    :data:`PHONE_HEIGHT_RATIO` times its height scaled alike; every text is scaled by one
-    factor so that its smallest glyph (:func:`smallest_text_pt`) is
-    :data:`SMALLEST_TEXT_CSS_PX` (and 2 %) when the image is shown :data:`PHONE_COLUMN_PX`
-    wide; and its layout engine (or ``tight_layout``) lays it out again. All this is done to a
-    copy of ``fig`` (pickled and read back): ``fig`` is left as it was.
+    ``save`` writes the PNG at ``dpi``, the whole figure when ``crop`` is None, else the box
+    ``crop`` (inches). ``fig`` must have been drawn once (its tick labels are measured).
+    It becomes :data:`PHONE_WIDTH` wide and :data:`PHONE_HEIGHT_RATIO` times its height scaled
+    alike; every text is scaled by one factor so that its smallest glyph
+    (:func:`smallest_text_pt`) is :data:`SMALLEST_TEXT_CSS_PX` (and 2 %) when the image is
+    shown :data:`PHONE_COLUMN_PX` wide; and its layout engine (or ``tight_layout``) lays it
+    out again. All this is done to a copy of ``fig`` (pickled and read back): ``fig`` is left
+    as it was. The PNG is the whole figure, one drawing, when everything drawn lies inside it.
 
-    The crop can make the image wider than the figure (something reaches past its edge),
-    which makes its text smaller as shown: then the figure is drawn again, narrower by what
-    reached past its edge (at most :data:`_DRAWINGS` drawings). A legend is drawn as the
-    chapter made it: one with entries side by side can be too wide for a phone.
+    Otherwise something reaches past its edge: the PNG is cropped to the drawing (padded as
+    Matplotlib's tight crop), and when the crop is wider than the figure, which makes the text
+    smaller as shown, the figure is drawn again, narrower by what reached past its edge (at
+    most :data:`_DRAWINGS` times). A
+    legend is drawn as the chapter made it: one with entries side by side can be too wide.
 
     Raises
     ------
@@ -170,6 +185,8 @@ def draw_for_phone(fig, save, dpi: float) -> bytes:
 
 
 def _draw_narrow(fig, save, dpi: float) -> bytes:
+    from matplotlib import rcParams
+
     width, height = fig.get_size_inches()
     height *= PHONE_WIDTH / width * PHONE_HEIGHT_RATIO
     fig.set_size_inches(PHONE_WIDTH, height)
@@ -178,14 +195,18 @@ def _draw_narrow(fig, save, dpi: float) -> bytes:
     drawn_width = PHONE_WIDTH
     for _ in range(_DRAWINGS):
         _lay_out(fig)
-        data = _drawn(fig, save)
-        shown_pt = _png_width(data) / dpi * 72
-        smallest_px = smallest_text_pt(fig) * PHONE_COLUMN_PX / shown_pt
-        if smallest_px >= SMALLEST_TEXT_CSS_PX:
+        data = _drawn(fig, save, None)  # one drawing, the whole figure
+        drawn = _drawing_box(fig, dpi)
+        if drawn is None:
             return data
+        crop = drawn.padded(rcParams["savefig.pad_inches"])  # as the wide PNG's crop
+        smallest_px = smallest_text_pt(fig) * PHONE_COLUMN_PX / (crop.width * 72)
+        if smallest_px >= SMALLEST_TEXT_CSS_PX:
+            return _drawn(fig, save, crop)
         # Narrower by what reaches past the edge: the crop is then about the phone's width.
-        drawn_width -= shown_pt / 72 - PHONE_WIDTH
+        drawn_width -= crop.width - PHONE_WIDTH
         fig.set_size_inches(drawn_width, height)
+    shown_pt = crop.width * 72
     raise ValueError(
         f"drawn for a phone, the figure is {shown_pt / 72:.2f} in wide once cropped, not "
         f"{PHONE_WIDTH} in: something reaches past its edge and its smallest text is "
