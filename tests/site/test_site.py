@@ -899,56 +899,6 @@ def pages_at(width):
     return [p for p in site_pages() if p not in later]
 
 
-# Every figure of a page: its label (the figure's id), the image's pixel width and the width
-# the page shows it at, in CSS px.
-FIGURE_WIDTHS = """() => [...document.querySelectorAll('figure[id] img')].map(img => ({
-  label: img.closest('figure').id, natural: img.naturalWidth,
-  shown: img.getBoundingClientRect().width}))"""
-SMALLEST_TEXT_CSS_PX = 9.0
-
-
-def figure_record(label):
-    """``(smallest text in pt, width in pt, width in px)`` of figure ``label``, read from the
-    PNG its ``glue_figure`` wrote (the site's copy): the text chunk
-    :data:`claimbook.figures.SMALLEST_TEXT_KEY` and the image's own size and resolution."""
-    from PIL import Image
-
-    with Image.open(SITE / "artifacts" / "figures" / f"{label}.png") as image:
-        smallest = image.info.get(figures.SMALLEST_TEXT_KEY)
-        dpi = image.info.get("dpi", (None,))[0]
-        pixels = image.size[0]
-    assert smallest is not None and dpi, f"{label}.png records no smallest text or resolution"
-    return float(smallest), pixels / dpi * 72, pixels
-
-
-FIGURE_TEXT_WIDTHS = (PHONE, 1366)  # the smallest text of every figure, at these widths
-
-
-def _check_figure_text(page, path):
-    """Each numbered figure of the page: the image it shows is the one its record
-    describes, and its smallest text is at least :data:`SMALLEST_TEXT_CSS_PX`: the figure's
-    smallest font size (pt) x the width the page shows it at (CSS px) / the figure's width
-    (pt), both sizes the figure's own record (:func:`figure_record`)."""
-    failures = []
-    shown = page.evaluate(FIGURE_WIDTHS)
-    if soup_of(path).select("figure[id] img") and not shown:
-        failures.append("the HTML has numbered figures; the browser found none")
-    for figure in shown:
-        smallest_pt, width_pt, pixels = figure_record(figure["label"])
-        if figure["natural"] != pixels:  # the record describes another drawing
-            failures.append(
-                f"{figure['label']} shows an image {figure['natural']} px wide, "
-                f"its record is of one {pixels} px wide"
-            )
-        smallest_px = smallest_pt * figure["shown"] / width_pt
-        if smallest_px < SMALLEST_TEXT_CSS_PX:
-            failures.append(
-                f"{figure['label']}: smallest text {smallest_px:.1f} CSS px "
-                f"({smallest_pt:g} pt in {width_pt:.0f} pt shown {figure['shown']:.0f} px)"
-            )
-    return failures
-
-
 FOCUSABLE_HEADER = "header button:visible, .bd-header-article button:visible"
 
 
@@ -1090,8 +1040,8 @@ def test_every_page_at_every_width(width, group, served_site, browser):
     """Console, hosts, search and figures, for every page; navigation for every
     page but :func:`_later_claim_pages`; below 992 px the phone layout (:data:`PHONE_LAYOUT`,
     the statement pop-up); at 1366 and 390 px axe-core in light and dark mode, and at 390 px
-    the contrast of claim badges and lines in both (:func:`_in_each_scheme`); at 390 and
-    1366 px the smallest text of every figure (:func:`_check_figure_text`); on the first
+    the contrast of claim badges and lines in both (:func:`_in_each_scheme`) (the smallest
+    text of every figure and the equations' widths: ``test_phone.py``); on the first
     chapter's page a focus ring on every header control (:func:`_check_focus_rings`); at
     1366 px every chapter page's badges in place (:func:`_check_badges_in_place`). A page
     with a failure is captured (:data:`EVERY_SCREENSHOT`: every page)."""
@@ -1124,8 +1074,6 @@ def test_every_page_at_every_width(width, group, served_site, browser):
                 failures.append(f"{name} @ {width}: {figure['src']} is not 2x its display size")
             if not figure["linked"]:
                 failures.append(f"{name}: {figure['src']} does not open at full size")
-        if width in FIGURE_TEXT_WIDTHS:
-            failures += [f"{name} @ {width}: {f}" for f in _check_figure_text(page, path)]
         if path not in later_claim_pages:
             failures += [f"{name} @ {width}: {f}" for f in _check_navigation(page, width)]
         if width < NARROW:
