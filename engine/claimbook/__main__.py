@@ -12,7 +12,7 @@
     repin                           re-verify every claim, then re-pin every chapter
     mutate [--check|--stale] [ID ...]  each claim under the mistakes it names (perturbations)
     clean                           remove the build products, under the build lock
-    pdf [SITE [OUTPUT]]             print the built site to one PDF
+    pdf [SITE OUTPUT]               print the built site to one PDF (make pdf)
     binder-check [--pip] [--against DIR]
                                     what Binder does, in a fresh environment
 

@@ -1,274 +1,100 @@
-"""Print the built site as one PDF with headless Chromium (``make pdf``).
+"""The book as one PDF, printed from the built site by headless Chromium (``make pdf``).
 
-Usage: ``python -m claimbook pdf [SITE_DIR] [OUTPUT_PDF]`` (defaults ``_build/html`` and
-``_build/pdf/book.pdf``); needs ``make`` to have built the site and Debian's ``chromium``.
+Usage: ``python -m claimbook pdf [SITE_DIR OUTPUT_PDF]``; without arguments the built site
+``_build/html`` is printed to ``_build/pdf/book.pdf``, which the next build links from every
+page (:mod:`claimbook.pdf_link`: ``make pdf`` does both). Needs Debian's ``chromium``
+(:data:`CHROMIUM`).
 
-How: the landing page and the chapters (in ``_toc.yml`` order) are read from the built
-site and composed into one print document -- a title page, a table of contents linking every
-chapter and section, then each page's article -- served together with the site from a local
-HTTP server, typeset by the site's own MathJax, and printed with Playwright's ``page.pdf``
-under the site's ``@media print`` style sheet (``_static/site.css``). Because the chapters
-are the site's own HTML, chapter, section, figure, equation and theorem numbers are exactly
-the site's (15, 16, "Figure 15.1", ...). In the composition:
+The document printed is :func:`claimbook.print_document.compose`'s: a title page, the
+contents, the book's pages, and an appendix with the claims ledger and every claim page, all
+links resolved inside it. It is served together with the site from a local HTTP server (the
+site's images, style sheets and MathJax), typeset by MathJax, and printed with Playwright's
+``page.pdf`` in print media, under the site's print rules and ``_static/book-print.css``;
+each page's footer carries its number.
 
-- dropdowns (proofs, answers) are opened; hidden setup code (``hide-cell`` / ``hide-input``
-  blocks) is left out, outputs stay;
-- element ids are prefixed per page and links between the printed pages become links inside
-  the PDF;
-- other links of the site (claim pages, artifacts) are kept as links relative to the PDF's
-  place: ``_build/pdf/book.pdf`` links ``../html/<path>``, the built site beside it; links
-  to other hosts are kept as they are;
-- claim badges print as text: the claim id and its state in brackets.
+- **Figures kept whole.** Before printing, a figure taller than a page (a stacked plot with a
+  long caption) has its image scaled down until image and caption fit one page, so the
+  rule that keeps them together (``break-inside: avoid``) can hold.
+- **Contents with page numbers.** Chromium does not implement ``target-counter()`` in print
+  (checked on Chromium 131 to 143: it prints nothing), so the book is printed twice. Every
+  contents entry links its heading, so Chromium writes a named destination (PDF 32000-1,
+  12.3.2.3) for each heading, naming its page; the numbers are read from the first printing
+  with pypdf and written into the contents, whose placeholders have the width of the widest
+  number, and the book is printed again. The second printing's destinations are checked to
+  be the same pages.
+- **Reproducible bytes.** Chromium stamps the file with the time it printed it; the dates are
+  set to the commit's date (the one the title page names) and the file identifier to a
+  digest of the rest, in place, so printing the same site twice gives the same bytes.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import http.server
 import io
 import logging
-import posixpath
+import os
 import re
 import threading
 from pathlib import Path
-from urllib.parse import urljoin, urlsplit
 
-from bs4 import BeautifulSoup
+from pypdf import PdfReader
 
-from claimbook import paths
+from claimbook import paths, pdf_link, print_document
+from claimbook.atomic import write_bytes_atomically
+from claimbook.extensions.book_site import build_stamp
+from claimbook.pipeline.site_key import site_key
+from claimbook.pipeline.site_outcome import read_outcome, site_dir
 
-REPO_ROOT = paths.REPO_ROOT
+__all__ = ["CHROMIUM", "available", "heading_pages", "main", "print_book"]
+
+CHROMIUM = "/usr/bin/chromium"
 PRINT_PATH = "__book_print__.html"
-REMOVE = (
-    "details.hide",  # hidden code cells (hide-cell, hide-input): code a reader need not see
-    ".tag_remove-cell",
-    "a.headerlink",
-    "script",
-    ".toggle-button",
-)
+# A4 and the margins of every page, in millimetres; the text block is what is left.
+PAGE_MM = (210, 297)
+MARGIN_MM = {"top": 15, "bottom": 17, "left": 15, "right": 15}
+_PX_PER_MM = 96 / 25.4
+TEXT_WIDTH_PX = round((PAGE_MM[0] - MARGIN_MM["left"] - MARGIN_MM["right"]) * _PX_PER_MM)
+TEXT_HEIGHT_PX = round((PAGE_MM[1] - MARGIN_MM["top"] - MARGIN_MM["bottom"]) * _PX_PER_MM)
 
-
-def page_order(site: Path) -> list[str]:
-    """Site-relative paths of the printed pages: the landing page, then the chapters."""
-    from claimbook import sources
-
-    pages = ["intro.html"]
-    for source in sources.chapter_sources(REPO_ROOT):
-        # A chapter's pages follow it (claimbook.pages): its opening, then each later page.
-        stems = [source.stem, *(page.file for page in sources.chapter_pages(source))]
-        pages += [f"chapters/{stem}.html" for stem in stems]
-    missing = [page for page in pages if not (site / page).is_file()]
-    if missing:
-        raise SystemExit(f"book_pdf: {', '.join(missing)} not in {site}: run `make` first")
-    return pages
-
-
-def _compose(site: Path, pages: list[str]) -> str:
-    soups = {
-        page: BeautifulSoup((site / page).read_text("utf-8"), "html.parser") for page in pages
+# Scale each figure taller than the text block so that it fits it, caption included.
+_FIT_FIGURES = """(height) => {
+  for (const figure of document.querySelectorAll("figure")) {
+    const image = figure.querySelector("img");
+    const over = figure.getBoundingClientRect().height - height;
+    if (image && over > 0) {
+      const tall = image.getBoundingClientRect().height;
+      image.style.maxHeight = Math.max(tall / 3, tall - over) + "px";
     }
-    prefix = {page: f"p{index}-" for index, page in enumerate(pages)}
-    first = soups[pages[0]]
-    title = first.title.get_text(strip=True).split(" — ")[0] if first.title else "Book"
-    head = []
-    for link in first.find_all("link", rel="stylesheet"):
-        head.append(f'<link rel="stylesheet" href="{_root_relative("intro.html", link["href"])}">')
-    for script in first.find_all("script"):
-        if script.string and script.string.strip().startswith("window.MathJax"):
-            head.append(f"<script>{script.string}</script>")
-        elif script.get("src") and "mathjax" in script["src"]:
-            src = _root_relative("intro.html", script["src"])
-            head.append(f'<script defer src="{src}"></script>')
-
-    articles, toc = [], []
-    for page in pages:
-        article = soups[page].select_one("article.bd-article")
-        for selector in REMOVE:
-            for element in article.select(selector):
-                element.decompose()
-        for details in article.find_all("details"):
-            details["open"] = ""
-        for toctree in article.select(".toctree-wrapper"):
-            toctree.decompose()  # the landing page's contents: the PDF has its own
-        for element in article.find_all(id=True):
-            element["id"] = prefix[page] + element["id"]
-        for element in article.find_all(["img", "source"]):
-            if element.get("src"):
-                element["src"] = _root_relative(page, element["src"])
-        for anchor in article.find_all("a", href=True):
-            anchor["href"] = _print_href(page, anchor["href"], prefix)
-        # One entry per top-level heading (a chapter's later page has several: 16.6, 16.7,
-        # ...), each with the sections under it.
-        headings = article.find_all("h1") or [None]
-        for index, h1 in enumerate(headings):
-            target = f"{prefix[page]}top" if index == 0 else _section_id(h1)
-            entry = f'<li><a href="#{target}">{_text(h1) if h1 else page}</a>'
-            sections = [
-                h2 for h2 in article.find_all("h2") if h1 is None or h2.find_previous("h1") is h1
-            ]
-            if sections:
-                items = "".join(
-                    f'<li><a href="#{_section_id(h2)}">{_text(h2)}</a></li>' for h2 in sections
-                )
-                entry += f"<ul>{items}</ul>"
-            toc.append(entry + "</li>")
-        articles.append(
-            f'<section class="book-print-page" id="{prefix[page]}top">{article.decode_contents()}'
-            "</section>"
-        )
-    stamp = first.select_one(".build-stamp")
-    author = first.select_one(".bd-footer-content__inner p, .footer-item p")
-    title_page = (
-        '<section class="book-print-page book-title-page">'
-        f"<h1 class='book-title'>{title}</h1>"
-        f"<p class='book-author'>{_text(author) if author else ''}</p>"
-        f"<p class='book-stamp'>{_text(stamp) if stamp else ''}</p>"
-        "</section>"
-    )
-    contents = (
-        '<nav class="book-print-page book-contents"><h1>Contents</h1>'
-        f"<ul>{''.join(toc)}</ul></nav>"
-    )
-    style = """
-      <style>
-        .book-title-page { text-align: center; padding-top: 30vh; }
-        .book-title { font-size: 2.4em; margin-bottom: 1em; }
-        .book-contents ul { list-style: none; padding-left: 0; }
-        .book-contents ul ul { padding-left: 1.5em; font-size: 0.95em; }
-        .book-contents li { margin: 0.25em 0; }
-        main.book-print-main { display: block; max-width: 100%; }
-        .book-print-page { display: block; width: 100%; }
-      </style>"""
-    return (
-        '<!DOCTYPE html><html lang="en" data-theme="light" data-mode="light"><head>'
-        f'<meta charset="utf-8"><title>{title}</title>{"".join(head)}{style}</head>'
-        f'<body class="book-print"><main class="book-print-main">'
-        f"{title_page}{contents}{''.join(articles)}</main></body></html>"
-    )
+  }
+}"""
+# The contents' page numbers, by the id each entry links.
+_FILL_NUMBERS = """([numbers, selector]) => {
+  for (const entry of document.querySelectorAll(selector)) {
+    const target = entry.closest("a").getAttribute("href").slice(1);
+    entry.textContent = numbers[target] ?? "";
+  }
+}"""
+_CONTENTS_TARGETS = """(selector) => [...document.querySelectorAll(selector)]
+  .map(entry => entry.closest("a").getAttribute("href").slice(1))"""
 
 
-def _text(element) -> str:
-    return " ".join(element.get_text(" ", strip=True).replace("#", "").split())
+def available() -> bool:
+    """Whether this machine can print the book (Debian's ``chromium`` is installed)."""
+    return os.access(CHROMIUM, os.X_OK)
 
 
-def _section_id(h2) -> str:
-    section = h2.find_parent("section")
-    return section["id"] if section is not None and section.get("id") else h2.get("id", "")
-
-
-def _root_relative(page: str, url: str) -> str:
-    """``url`` as written in ``page``, relative to the site root."""
-    if urlsplit(url).scheme or url.startswith(("//", "#", "data:")):
-        return url
-    return posixpath.normpath(posixpath.join(posixpath.dirname(page), url)).lstrip("./") or url
-
-
-def _print_href(page: str, href: str, prefix: dict[str, str]) -> str:
-    parts = urlsplit(href)
-    if parts.scheme or href.startswith("//"):
-        return href
-    if not parts.path:  # a fragment on the same page
-        return f"#{prefix[page]}{parts.fragment}" if parts.fragment else href
-    target = posixpath.normpath(posixpath.join(posixpath.dirname(page), parts.path))
-    if target in prefix:
-        return f"#{prefix[target]}{parts.fragment or 'top'}"
-    # Another file of the site (a claim page, an artifact): relative to the printed PDF.
-    return "../html/" + target + (f"#{parts.fragment}" if parts.fragment else "")
-
-
-# A link's action as Chromium writes it: /URI and a literal string (PDF 32000-1, 7.3.4.2).
-_URI_STRING = re.compile(rb"/URI\s*\(")
-
-
-def _literal_end(data: bytes, opening: int) -> int:
-    """The index just past the literal string whose ``(`` is at ``data[opening]``: balanced
-    parentheses may appear inside, and a backslash escapes the byte after it.
-
-    Raises
-    ------
-    ValueError
-        If the string never closes.
-    """
-    depth, index = 0, opening
-    while index < len(data):
-        byte = data[index]
-        if byte == 0x5C:  # backslash: the next byte is escaped
-            index += 2
-            continue
-        if byte == 0x28:
-            depth += 1
-        elif byte == 0x29:
-            depth -= 1
-            if depth == 0:
-                return index + 1
-        index += 1
-    raise ValueError(f"a literal string at byte {opening} never closes")
-
-
-def _uris(data: bytes) -> list[str]:
-    """Every link URI of the PDF ``data``, as pypdf reads it."""
-    from pypdf import PdfReader
-
-    logging.getLogger("pypdf").setLevel(logging.ERROR)  # see _relative_links_by_pypdf
-    uris = []
-    for page in PdfReader(io.BytesIO(data)).pages:
-        for annotation in page.get("/Annots") or []:
-            action = annotation.get_object().get("/A")
-            uri = action.get("/URI") if action is not None else None
-            if isinstance(uri, str):
-                uris.append(uri)
-    return uris
-
-
-def _relative_links(pdf_path: Path, prefix: str, replacement: str) -> None:
-    """Rewrite the PDF's links that start with ``prefix`` to start with ``replacement``.
-
-    In place, byte offsets kept: each ``/URI (prefix...)`` string gives up the bytes
-    ``prefix`` has beyond ``replacement`` and the same number of spaces follow it
-    (whitespace between tokens), so the cross-reference table stays exact and nothing else
-    of the file changes (pypdf rewrote all 24 726 objects of the book to change 307 strings:
-    6 s). A link written another way (a hex string, or inside a compressed object stream,
-    which Chromium does not write) is still found by pypdf afterwards: then pypdf rewrites
-    the file. ``replacement`` is at most as long as ``prefix``; both are ASCII.
-    """
-    old, new = prefix.encode("ascii"), replacement.encode("ascii")
-    if len(new) > len(old):
-        raise ValueError(f"replacement {replacement!r} is longer than prefix {prefix!r}")
-    data = pdf_path.read_bytes()
-    pieces, done = [], 0
-    for match in _URI_STRING.finditer(data):
-        opening = match.end() - 1
-        if not data.startswith(old, opening + 1):
-            continue
-        end = _literal_end(data, opening)
-        pieces += [data[done : opening + 1], new, data[opening + 1 + len(old) : end]]
-        pieces.append(b" " * (len(old) - len(new)))
-        done = end
-    pieces.append(data[done:])
-    rewritten = b"".join(pieces)
-    if any(uri.startswith(prefix) for uri in _uris(rewritten)):
-        rewritten = _relative_links_by_pypdf(data, prefix, replacement)
-    pdf_path.write_bytes(rewritten)  # the caller's temporary file, replaced when complete
-
-
-def _relative_links_by_pypdf(data: bytes, prefix: str, replacement: str) -> bytes:
-    """:func:`_relative_links` for any PDF: pypdf reads and writes every object."""
-    from pypdf import PdfReader, PdfWriter
-    from pypdf.generic import NameObject, TextStringObject
-
-    # Chromium's cross-reference table is slightly off by pypdf's count; pypdf repairs it.
-    logging.getLogger("pypdf").setLevel(logging.ERROR)
-
-    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
-    for page in writer.pages:
-        for annotation in page.get("/Annots") or []:
-            action = annotation.get_object().get("/A")
-            uri = action.get("/URI") if action is not None else None
-            if isinstance(uri, str) and uri.startswith(prefix):
-                action[NameObject("/URI")] = TextStringObject(replacement + uri[len(prefix) :])
-    stream = io.BytesIO()
-    writer.write(stream)
-    return stream.getvalue()
+def heading_pages(data: bytes) -> dict[str, int]:
+    """Each named destination of the PDF ``data`` to its page number (1 = the first page)."""
+    logging.getLogger("pypdf").setLevel(logging.ERROR)  # Chromium's xref counts, repaired
+    reader = PdfReader(io.BytesIO(data))
+    found = {}
+    for name, destination in reader.named_destinations.items():
+        page = reader.get_destination_page_number(destination)
+        if page is not None and page >= 0:
+            found[str(name).lstrip("/")] = page + 1
+    return found
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
@@ -289,81 +115,134 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 
 
 def print_book(site: Path, output: Path, browser=None, before_printing=None) -> Path:
-    """Write the PDF of the site at ``site`` to ``output``; returns ``output``.
+    """Print the site at ``site`` as the book's PDF, written atomically to ``output``.
 
     ``browser`` is a launched Playwright browser (the test suite passes its own); without it
-    Debian's ``/usr/bin/chromium`` is launched. ``before_printing``, if given, is called with
-    the Playwright page of the composed book once it is ready in print media, just before
-    it is printed (the site tier measures the printed code blocks there); whatever it
-    changes, it must undo, or the PDF shows it.
+    :data:`CHROMIUM` is launched. ``before_printing``, if given, is called with the Playwright
+    page of the composed book once it is ready in print media, just before it is printed
+    (the site tier measures the printed code blocks there); whatever it changes, it must
+    undo, or the PDF shows it.
+
+    Raises
+    ------
+    SystemExit
+        If the site is not built, or the second printing moved a heading the contents name.
     """
     site, output = Path(site), Path(output)
-    pages = page_order(site)
-    handler = type("Handler", (_Handler,), {"document": _compose(site, pages).encode("utf-8")})
+    document = print_document.compose(site).encode("utf-8")
+    handler = type("Handler", (_Handler,), {"document": document})
     server = http.server.ThreadingHTTPServer(
         ("127.0.0.1", 0), functools.partial(handler, directory=str(site))
     )
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}/"
-    output.parent.mkdir(parents=True, exist_ok=True)
-    temporary = output.with_name(f".{output.name}.tmp")
+    url = f"http://127.0.0.1:{server.server_address[1]}/{PRINT_PATH}"
     try:
-        if browser is None:
+        if browser is not None:
+            data = _print(browser, url, before_printing)
+        else:
             from playwright.sync_api import sync_playwright
 
             with sync_playwright() as playwright:
                 launched = playwright.chromium.launch(
-                    executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"]
+                    executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"]
                 )
                 try:
-                    _print(launched, base, temporary, before_printing)
+                    data = _print(launched, url, before_printing)
                 finally:
                     launched.close()
-        else:
-            _print(browser, base, temporary, before_printing)
-        # Links into the site were resolved against the local server: make them relative.
-        _relative_links(temporary, urljoin(base, "html/"), "../html/")
-        temporary.replace(output)
     finally:
-        temporary.unlink(missing_ok=True)
         server.shutdown()
         server.server_close()
+    write_bytes_atomically(output, _reproducible(data))
     return output
 
 
-def _print(browser, base: str, output: Path, before_printing=None) -> None:
-    page = browser.new_page()
+def _pdf(page) -> bytes:
+    margin = {side: f"{mm}mm" for side, mm in MARGIN_MM.items()}
+    return page.pdf(
+        width=f"{PAGE_MM[0]}mm",
+        height=f"{PAGE_MM[1]}mm",
+        margin=margin,
+        print_background=True,
+        outline=True,
+        tagged=True,
+        display_header_footer=True,
+        header_template="<span></span>",
+        footer_template=(
+            '<div style="font-size:8px;width:100%;text-align:center;color:#444">'
+            '<span class="pageNumber"></span></div>'
+        ),
+    )
+
+
+def _print(browser, url: str, before_printing=None) -> bytes:
+    page = browser.new_page(viewport={"width": TEXT_WIDTH_PX, "height": TEXT_HEIGHT_PX})
     try:
-        page.goto(base + PRINT_PATH, wait_until="networkidle")
+        page.goto(url, wait_until="networkidle")
         page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise")
         page.evaluate("MathJax.startup.promise")
         page.emulate_media(media="print")
+        page.evaluate(_FIT_FIGURES, TEXT_HEIGHT_PX)
         if before_printing is not None:
             before_printing(page)
-        page.pdf(
-            path=str(output),
-            format="A4",
-            print_background=True,
-            outline=True,
-            tagged=True,
-            display_header_footer=True,
-            header_template="<span></span>",
-            footer_template=(
-                '<div style="font-size:8px;width:100%;text-align:center;color:#555">'
-                '<span class="pageNumber"></span> / <span class="totalPages"></span></div>'
-            ),
-            margin={"top": "16mm", "bottom": "18mm", "left": "14mm", "right": "14mm"},
-        )
+        selector = "." + print_document.PAGE_NUMBER_CLASS
+        targets = page.evaluate(_CONTENTS_TARGETS, selector)
+        numbers = heading_pages(_pdf(page))
+        missing = [target for target in targets if target not in numbers]
+        if missing:
+            raise SystemExit(f"pdf: no page found for {len(missing)} headings: {missing[:3]}")
+        numbers = {target: numbers[target] for target in targets}
+        page.evaluate(_FILL_NUMBERS, [numbers, selector])
+        data = _pdf(page)
     finally:
         page.close()
+    moved = {t: n for t, n in heading_pages(data).items() if t in numbers and numbers[t] != n}
+    if moved:
+        raise SystemExit(f"pdf: the page numbers moved headings when printed again: {moved}")
+    return data
+
+
+_DATES = re.compile(rb"/(CreationDate|ModDate) \(D:(\d{14})([^)]*)\)")
+_FILE_ID = re.compile(rb"/ID \[<([0-9A-Fa-f]+)> <([0-9A-Fa-f]+)>\]")
+
+
+def _reproducible(data: bytes) -> bytes:
+    """``data`` with its dates set to the commit's and its identifier a digest of the rest.
+
+    Every replacement has the length of what it replaces, so every byte offset (the
+    cross-reference table) holds.
+    """
+    date = build_stamp(str(paths.REPO_ROOT))["date"].replace("-", "")
+    stamp = (date if re.fullmatch(r"\d{8}", date) else "19700101").encode() + b"000000"
+
+    def dated(match):  # the zone as UTC when it has the length of +00'00'
+        zone = b"+00'00'" if len(match.group(3)) == 7 else match.group(3)
+        return b"/%s (D:%s%s)" % (match.group(1), stamp, zone)
+
+    data = _DATES.sub(dated, data)
+    digest = hashlib.sha256(_FILE_ID.sub(b"/ID []", data)).hexdigest().upper().encode()
+
+    def identified(match):
+        first = digest[: len(match.group(1))]
+        return b"/ID [<%s> <%s>]" % (first, digest[: len(match.group(2))])
+
+    return _FILE_ID.sub(identified, data)
 
 
 def main(argv: list[str]) -> int:
-    """``pdf [SITE [OUTPUT]]``: print the built site (default ``_build/html``) to a PDF."""
-    site = Path(argv[0]) if len(argv) > 0 else REPO_ROOT / "_build" / "html"
-    output = Path(argv[1]) if len(argv) > 1 else REPO_ROOT / "_build" / "pdf" / "book.pdf"
-    path = print_book(site, output)
-    from pypdf import PdfReader
-
+    """``pdf [SITE OUTPUT]``: print the site ``SITE`` to ``OUTPUT``. Without arguments, print
+    the built site ``_build/html`` to :data:`claimbook.pdf_link.PDF` and record the site key
+    it was printed from, so that the next build links it from every page (``make pdf``)."""
+    if argv:
+        if len(argv) != 2:
+            raise SystemExit("usage: python -m claimbook pdf [SITE OUTPUT]")
+        path = print_book(Path(argv[0]), Path(argv[1]))
+    else:
+        key = site_key(with_pdf=False)
+        outcome = read_outcome()
+        if outcome is None or outcome.get("key") not in (key, site_key()):
+            raise SystemExit("pdf: _build/html is not the site of these sources: run `make` first")
+        path = print_book(site_dir(), pdf_link.PDF)
+        pdf_link.record(path, key)
     print(f"pdf: {path} ({len(PdfReader(path).pages)} pages)")
     return 0

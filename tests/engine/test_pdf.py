@@ -1,143 +1,119 @@
-"""claimbook.pdf's link rewriting: the printed book's links into the site, made relative.
+"""The book's PDF without a browser: links resolved inside the document, reproducible bytes,
+page numbers from named destinations, and which PDF the site links.
 
-The PDFs here are written byte by byte, as Chromium writes its links (a literal string after
-``/URI``), with an exact cross-reference table, so the tests can tell a rewrite that keeps
-every byte offset from one that does not. Printing itself is the site tier's
-(``tests/site/test_site.py::test_the_printed_book``).
+Printing itself is the site tier's (``tests/site/test_book_pdf.py``).
 """
 
 from __future__ import annotations
 
 import io
-import re
 
-import pytest
+from bs4 import BeautifulSoup
 from pypdf import PdfReader, PdfWriter
-from pypdf.generic import (
-    ArrayObject,
-    DictionaryObject,
-    FloatObject,
-    NameObject,
-    TextStringObject,
-)
 
-from claimbook import pdf
+from claimbook import pdf, pdf_link, print_document
 
-PREFIX = "http://127.0.0.1:40123/html/"
+PREFIX = {"intro.html": "p0-", "chapters/a.html": "p1-", "claims/c-1.html": "p2-"}
 
 
-def _pdf(uri_strings: list[bytes]) -> bytes:
-    """A one-page PDF with a link annotation per entry of ``uri_strings`` (each the bytes of
-    a literal string, parentheses included) and an exact cross-reference table."""
-    annotations = " ".join(f"{4 + k} 0 R" for k in range(len(uri_strings)))
+def test_links_to_printed_pages_become_places_in_the_document():
+    href = print_document._print_href
+    assert href("chapters/a.html", "#eq-1", PREFIX) == "#p1-eq-1"
+    assert href("chapters/a.html", "../claims/c-1.html", PREFIX) == "#p2-top"
+    assert href("chapters/a.html", "../intro.html#chip-ns", PREFIX) == "#p0-chip-ns"
+    assert href("claims/c-1.html", "../chapters/a.html#s", PREFIX) == "#p1-s"
+
+
+def test_links_out_of_the_document_are_none():
+    href = print_document._print_href
+    for target in (
+        "../artifacts/figures/fig.svg",  # a file of the site that is not printed
+        "c-1.json",
+        "../_sources/chapters/a.ipynb",
+        "https://doi.org/10.1/x",
+        "//example.org/x",
+        "mailto:someone@example.org",
+    ):
+        assert href("claims/c-1.html", target, PREFIX) is None, target
+
+
+def _unlinked(markup: str) -> str:
+    soup = BeautifulSoup(markup, "html.parser")
+    print_document._unlink(soup.a)
+    return str(soup)
+
+
+def test_an_address_is_printed_unless_the_text_carries_it():
+    doi = _unlinked('<a class="reference" href="https://doi.org/10.1/xy">doi:10.1/xy</a>')
+    assert doi == '<span class="reference print-unlinked">doi:10.1/xy</span>'
+    named = _unlinked('<a href="https://github.com/pytorch/pytorch/tree/v2">pytorch</a>')
+    assert "&lt;https://github.com/pytorch/pytorch/tree/v2&gt;" in named
+    assert "<a" not in named
+    local = _unlinked('<a href="c-1.json">the record</a>')  # a site file: text alone
+    assert local == '<span class="print-unlinked">the record</span>'
+
+
+def _chromium_like(creation: bytes, file_id: bytes) -> bytes:
+    """A PDF written as Chromium writes one: dates in the information dictionary and an
+    identifier in the trailer, with an exact cross-reference table."""
     bodies = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Annots [%s] >>"
-        % annotations.encode(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>",
+        b"<< /Producer (Skia/PDF m131) /CreationDate (D:%s+00'00') /ModDate (D:%s+00'00') >>"
+        % (creation, creation),
     ]
-    for k, string in enumerate(uri_strings):
-        bodies.append(
-            b"<< /Type /Annot /Subtype /Link /Rect [0 %d 50 %d] /A << /S /URI /URI "
-            % (10 * k, 10 * k + 8)
-            + string
-            + b" >> >>"
-        )
     out, offsets = bytearray(b"%PDF-1.4\n"), []
     for number, body in enumerate(bodies, start=1):
         offsets.append(len(out))
         out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
     xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(bodies) + 1)
+    out += b"xref\n0 5\n0000000000 65535 f \n"
     out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(bodies) + 1,
-        xref,
+    out += b"trailer\n<< /Size 5 /Root 1 0 R /Info 4 0 R /ID [<%s> <%s>] >>\n" % (
+        file_id,
+        file_id,
     )
+    out += b"startxref\n%d\n%%%%EOF\n" % xref
     return bytes(out)
 
 
-def _offsets_hold(data: bytes) -> bool:
-    """Every cross-reference entry points at ``N 0 obj`` for its own N."""
-    xref = int(re.search(rb"startxref\s+(\d+)", data).group(1))
-    rows = data[xref:].split(b"\n")[3:]
-    for number, row in enumerate(rows, start=1):
-        if not row.endswith(b" n "):
-            break
-        if not data[int(row[:10]) :].startswith(b"%d 0 obj" % number):
-            return False
-    return True
+def test_two_printings_of_one_site_give_the_same_bytes():
+    first = _chromium_like(b"20261205142233", b"0123456789ABCDEF0123456789ABCDEF")
+    second = _chromium_like(b"20261205150001", b"FEDCBA9876543210FEDCBA9876543210")
+    assert first != second
+    made = pdf._reproducible(first)
+    assert made == pdf._reproducible(second)
+    assert len(made) == len(first)  # every byte offset holds
+    info = PdfReader(io.BytesIO(made)).metadata
+    date = pdf.build_stamp(str(pdf.paths.REPO_ROOT))["date"].replace("-", "")
+    assert info["/CreationDate"].startswith(f"D:{date}000000")
+    # Another document (another page size here) gets another identifier.
+    other = pdf._reproducible(first.replace(b"200 200", b"300 300"))
+    assert other[-120:] != made[-120:]
 
 
-def test_links_into_the_site_become_relative_and_every_byte_offset_holds(tmp_path):
-    strings = [
-        f"({PREFIX}claims.html#claims-ledger)".encode(),
-        f"({PREFIX}chapters/a\\(b\\).html)".encode(),  # escaped parentheses inside
-        f"({PREFIX}x (y).html)".encode(),  # balanced parentheses inside
-        b"(https://doi.org/10.1000/xyz)",  # another host: kept
-    ]
-    path = tmp_path / "book.pdf"
-    path.write_bytes(_pdf(strings))
-    assert _offsets_hold(path.read_bytes())
-    before = len(path.read_bytes())
-    pdf._relative_links(path, PREFIX, "../html/")
-    data = path.read_bytes()
-    assert len(data) == before and _offsets_hold(data)
-    assert pdf._uris(data) == [
-        "../html/claims.html#claims-ledger",
-        "../html/chapters/a(b).html",
-        "../html/x (y).html",
-        "https://doi.org/10.1000/xyz",
-    ]
-    assert PREFIX.encode() not in data
-
-
-def test_links_written_otherwise_are_rewritten_by_pypdf(tmp_path):
-    """pypdf writes a string's punctuation as octal escapes: the prefix is not found as
-    bytes, and the whole file is rewritten instead."""
+def test_heading_pages_reads_the_named_destinations():
     writer = PdfWriter()
-    page = writer.add_blank_page(200, 200)
-    action = DictionaryObject(
-        {
-            NameObject("/S"): NameObject("/URI"),
-            NameObject("/URI"): TextStringObject(PREFIX + "intro.html"),
-        }
-    )
-    annotation = DictionaryObject(
-        {
-            NameObject("/Type"): NameObject("/Annot"),
-            NameObject("/Subtype"): NameObject("/Link"),
-            NameObject("/Rect"): ArrayObject([FloatObject(0)] * 2 + [FloatObject(9)] * 2),
-            NameObject("/A"): action,
-        }
-    )
-    page[NameObject("/Annots")] = ArrayObject([writer._add_object(annotation)])
+    for _ in range(3):
+        writer.add_blank_page(100, 100)
+    writer.add_named_destination("p1-top", 0)
+    writer.add_named_destination("p4-fig-a-caption", 2)
     stream = io.BytesIO()
     writer.write(stream)
-    path = tmp_path / "book.pdf"
-    path.write_bytes(stream.getvalue())
-    assert PREFIX.encode() not in path.read_bytes()  # escaped, so the fast path finds nothing
-    pdf._relative_links(path, PREFIX, "../html/")
-    assert pdf._uris(path.read_bytes()) == ["../html/intro.html"]
-    assert len(PdfReader(path).pages) == 1
+    assert pdf.heading_pages(stream.getvalue()) == {"p1-top": 1, "p4-fig-a-caption": 3}
 
 
-def test_a_replacement_longer_than_the_prefix_is_refused(tmp_path):
-    path = tmp_path / "book.pdf"
-    path.write_bytes(_pdf([b"(http://a/b)"]))
-    with pytest.raises(ValueError, match="longer than prefix"):
-        pdf._relative_links(path, "http://a/", "../../html/")
-    assert path.read_bytes() == _pdf([b"(http://a/b)"])
-
-
-@pytest.mark.parametrize(
-    ("data", "end"),
-    [(b"(abc) x", 5), (b"(a(b)c) x", 7), (b"(a\\)b) x", 6), (b"(a\\\\) x", 5)],
-)
-def test_a_literal_string_ends_at_its_own_closing_parenthesis(data, end):
-    assert pdf._literal_end(data, 0) == end
-
-
-def test_a_literal_string_that_never_closes_is_an_error():
-    with pytest.raises(ValueError, match="never closes"):
-        pdf._literal_end(b"(a(b) x", 0)
+def test_the_site_links_only_the_pdf_printed_from_it(tmp_path):
+    book = tmp_path / "book.pdf"
+    assert pdf_link.current(book, "key") == ""  # nothing printed
+    book.write_bytes(b"%PDF-1.4 one")
+    assert pdf_link.current(book, "key") == ""  # printed, not recorded
+    pdf_link.record(book, "key")
+    digest = pdf_link.current(book, "key")
+    assert len(digest) == 64
+    assert pdf_link.current(book, "another key") == ""  # the site changed since
+    book.write_bytes(b"%PDF-1.4 two")
+    assert pdf_link.current(book, "key") == ""  # the file changed since
+    book.with_suffix(".json").write_text("not json")
+    assert pdf_link.current(book, "key") == ""

@@ -9,7 +9,7 @@ the HTML itself. Two layers:
   page but the claim pages after the first (one template) at 1366 and 800 px: navigation
   opens and closes, nothing logged to the console, no request to another host, figures
   sharp and reachable, focus visible, badge and claim-line contrast in light and dark mode,
-  and the printed book (``claimbook.pdf``, what ``make pdf`` runs).
+  and the printed book (``claimbook.pdf``, what ``make pdf`` runs: ``test_book_pdf.py``).
 
 A page with a failure at a width is captured there, in ``_build/screenshots/`` (build
 products); every page at every width, and whole chapters, only with ``SITE_SCREENSHOTS=1``
@@ -952,85 +952,6 @@ def _check_badges_in_place(page, path):
             timeout=180_000,
         )
     return failures
-
-
-# The printed book's test comes first in the file: the longest test of the tier, it should
-# start first (pytest-xdist runs tests in the order collected; see PAGE_GROUPS).
-# The width the print style sheet leaves for text on A4 (210 mm less two 16 mm margins), in
-# CSS px at the 96 px per inch a browser prints at.
-PRINT_TEXT_PX = round((210 - 2 * 16) / 25.4 * 96)
-PRINTED_BLOCKS = """() => [...document.querySelectorAll("main pre")]
-  .filter(element => element.offsetParent !== null)
-  .map(element => ({text: element.textContent.trim().slice(0, 50), scroll: element.scrollWidth,
-    client: element.clientWidth, right: element.getBoundingClientRect().right}))"""
-
-
-def _printed_code_blocks(page):
-    """Every code block and output of the book as printed (the composed book, print media),
-    measured at the text width of the page (:data:`PRINT_TEXT_PX`); the viewport is then
-    restored, so the PDF is what ``make pdf`` prints."""
-    viewport = page.viewport_size
-    page.set_viewport_size({"width": PRINT_TEXT_PX, "height": 1000})
-    try:
-        return page.evaluate(PRINTED_BLOCKS)
-    finally:
-        page.set_viewport_size(viewport)
-
-
-def _book_pdf_module():
-    from claimbook import pdf
-
-    return pdf
-
-
-def test_the_printed_book(tmp_path, browser):
-    from pypdf import PdfReader
-
-    blocks = []
-    output = _book_pdf_module().print_book(
-        SITE,
-        tmp_path / "book.pdf",
-        browser=browser,
-        before_printing=lambda page: blocks.extend(_printed_code_blocks(page)),
-    )
-    # Every printed code block and output fits the text width: it wraps, never runs past the
-    # margin or hides behind a scroll bar that paper does not have.
-    assert len(blocks) > 10, len(blocks)
-    too_wide = [
-        f"{block['text']!r} needs {block['scroll']} px of {block['client']} "
-        f"(right edge {block['right']:.0f} of {PRINT_TEXT_PX})"
-        for block in blocks
-        if block["scroll"] > block["client"] + 1 or block["right"] > PRINT_TEXT_PX + 1
-    ]
-    assert not too_wide, "\n".join(too_wide)
-    reader = PdfReader(output)
-    # Two chapters of about 15 and 45 printed pages, a title page and contents: a PDF outside
-    # 20-200 pages has lost a chapter or its print style sheet.
-    assert 20 <= len(reader.pages) <= 200, len(reader.pages)
-    text = " ".join(" ".join(page.extract_text().split()) for page in reader.pages)
-    expected_texts = ["Contents", "Figure 15.1", "Theorem 15.1", "(15.1)"]
-    for stem in chapter_stems():  # "15. <title>" for every chapter, titles from the sources
-        number = figures.chapter_number(stem)
-        expected_texts += [f"{number}. {chapter_title(stem)}", f"Figure {number}.1"]
-    for expected in expected_texts:
-        assert expected in text, f"{expected!r} is not in the PDF"
-    claim_ids = sorted(cited_claims(chapter_stems()[0]))
-    assert any(claim_id in text for claim_id in claim_ids), "no claim id in the PDF"
-    assert "verified" in text
-    assert "Show code cell content" not in text and "Show code cell source" not in text
-    links = [
-        annotation.get_object()["/A"].get("/URI")
-        for page in reader.pages
-        for annotation in page.get("/Annots") or []
-        if "/A" in annotation.get_object()
-    ]
-    internal = [uri for uri in links if uri and uri.startswith("../html/")]
-    assert internal, "the PDF links no page of the site"
-    assert not [uri for uri in links if uri and "127.0.0.1" in uri]
-    for uri in internal:
-        target = (output.parent / uri.split("#")[0]).resolve()
-        site_path = SITE / target.relative_to((output.parent / "../html").resolve())
-        assert site_path.is_file(), uri
 
 
 @pytest.mark.parametrize(

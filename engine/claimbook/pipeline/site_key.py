@@ -17,7 +17,7 @@ import json
 import os
 from pathlib import Path
 
-from claimbook import claims, dependencies, paths
+from claimbook import claims, dependencies, paths, pdf_link
 from claimbook.claims.keys import environment_digest
 from claimbook.claims.mistakes import mistakes_digest
 from claimbook.claims.mutation_record import BUILD_RECORD, committed_record_path
@@ -71,8 +71,10 @@ def mutation_record_digest() -> str:
     return ":".join([*(file_digest(path) for path in found), mistakes_digest()])
 
 
-def site_key() -> str:
-    """The SHA-256 over everything a page can show (see the module doc)."""
+def site_key(with_pdf: bool = True) -> str:
+    """The SHA-256 over everything a page can show (see the module doc), and the book's
+    PDF when it was printed from the site of that key (:mod:`claimbook.pdf_link`): every
+    page then links it. ``with_pdf=False``: the key without the PDF, the one it records."""
     digest = hashlib.sha256()
     for path in _book_files():
         name = (
@@ -91,7 +93,9 @@ def site_key() -> str:
     # What every badge shows: a verdict that changed with no file above changing (a claim
     # judged stale, say) renders the site again, never "unchanged since the last render".
     digest.update(json.dumps(judged_states(), sort_keys=True).encode())
-    return digest.hexdigest()
+    key = digest.hexdigest()
+    pdf = pdf_link.current(pdf_link.PDF, key) if with_pdf else ""
+    return hashlib.sha256(f"{key}\0{pdf}".encode()).hexdigest() if pdf else key
 
 
 def judged_states() -> dict[str, str]:
