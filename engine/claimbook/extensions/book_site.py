@@ -41,6 +41,11 @@
   (:func:`claimbook.pipeline.checkout.foreign_engine`: "built with the engine at <path>, not
   this checkout's"). The stamp carries them as ``environment`` and ``engine``, present only
   then, so they enter the site key with it (:mod:`claimbook.pipeline.site_key`).
+- **The book's PDF.** The theme's ".pdf" button printed the one page on screen; it is
+  removed. Every page's header links the whole book's PDF instead (``book.pdf`` at the root of
+  the site, copied there when the render ends), but only while the PDF ``make pdf`` printed
+  is the one printed from this site (:func:`claimbook.pdf_link.current`); otherwise no page
+  links a PDF, so the link is never broken.
 """
 
 from __future__ import annotations
@@ -48,12 +53,15 @@ from __future__ import annotations
 import html
 import os
 import re
+import shutil
+from pathlib import Path
 
 from docutils import nodes
 from sphinx.domains import Index, IndexEntry
 
-from claimbook import environment, worktree
+from claimbook import environment, pdf_link, worktree
 from claimbook.errors import EnvironmentMismatchError
+from claimbook.pipeline.render import site_key
 
 COMMIT_VARIABLE = "TRAINABLE_BUILD_COMMIT"
 DATE_VARIABLE = "TRAINABLE_BUILD_DATE"
@@ -137,6 +145,39 @@ def _configure(app, config):
     # the stamp replaces an earlier one instead of adding a second footer line.
     existing = _STAMP.sub("", options.get("extra_footer") or "")
     options["extra_footer"] = existing + footer
+    config.trainable_book_pdf = _current_pdf()
+
+
+def _current_pdf() -> str:
+    """The SHA-256 of the book's PDF if the site links it (see the module doc), else ""."""
+    if not pdf_link.PDF.with_suffix(".json").is_file():
+        return ""  # never printed: the site key is not computed twice
+    return pdf_link.current(pdf_link.PDF, site_key(with_pdf=False))
+
+
+def _pdf_button(app, pagename, templatename, context, doctree):
+    buttons = context.get("header_buttons")
+    if buttons is None:
+        return
+    for group in buttons:
+        if group.get("label") == "download-buttons":
+            group["buttons"] = [
+                b for b in group["buttons"] if b.get("label") != "download-pdf-button"
+            ]
+    if app.config.trainable_book_pdf:
+        button = {
+            "type": "link",
+            "url": context["pathto"](pdf_link.PDF.name, 1),
+            "tooltip": "The whole book as one PDF",
+            "icon": "fas fa-file-pdf",
+            "label": "book-pdf-button",
+        }
+        buttons.insert(max(len(buttons) - 1, 0), button)  # before the full-screen button
+
+
+def _copy_pdf(app, exception):
+    if exception is None and app.config.trainable_book_pdf:
+        shutil.copyfile(pdf_link.PDF, Path(app.outdir) / pdf_link.PDF.name)
 
 
 def _is_thebe(script) -> bool:
@@ -228,6 +269,7 @@ def _override_proof_index(app):
 
 
 def setup(app):
+    app.add_config_value("trainable_book_pdf", "", "html")  # the linked PDF's SHA-256
     app.connect("builder-inited", _override_proof_index)
     app.connect("config-inited", _configure)
     # After sphinx-thebe appends its configuration nodes (default priority 500).
@@ -235,4 +277,7 @@ def setup(app):
     # After every extension has added its page assets (default priority is 500).
     app.connect("html-page-context", _clean_assets, priority=900)
     app.connect("html-page-context", _unstamp_assets, priority=900)
+    # After the theme's header buttons (priority 501).
+    app.connect("html-page-context", _pdf_button, priority=600)
+    app.connect("build-finished", _copy_pdf)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

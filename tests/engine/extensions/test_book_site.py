@@ -115,3 +115,35 @@ def test_page_assets_lose_thebe_and_duplicates_and_keep_their_order():
 )
 def test_what_counts_as_thebe(script, thebe):
     assert book_site._is_thebe(script) is thebe
+
+
+def _header(pdf_digest: str) -> list[dict]:
+    """The header buttons of a page after the extension's handler, for a linked PDF's
+    digest ("" when the site links none)."""
+    context = {
+        "header_buttons": [
+            {
+                "label": "download-buttons",
+                "buttons": [{"label": "download-source-button"}, {"label": "download-pdf-button"}],
+            },
+            {"label": "fullscreen-button"},
+        ],
+        "pathto": lambda name, resource: f"../{name}",
+    }
+    app = SimpleNamespace(config=SimpleNamespace(trainable_book_pdf=pdf_digest))
+    book_site._pdf_button(app, "chapters/a", "page.html", context, None)
+    return context["header_buttons"]
+
+
+def test_the_one_page_print_button_goes_and_the_book_pdf_is_linked_only_when_current():
+    without = _header("")
+    assert [b["label"] for b in without] == ["download-buttons", "fullscreen-button"]
+    assert [b["label"] for b in without[0]["buttons"]] == ["download-source-button"]
+    linked = _header("ab" * 32)
+    assert [b["label"] for b in linked] == [
+        "download-buttons",
+        "book-pdf-button",
+        "fullscreen-button",
+    ]
+    assert linked[1]["url"] == "../book.pdf" and linked[1]["type"] == "link"
+    assert [b["label"] for b in linked[0]["buttons"]] == ["download-source-button"]
