@@ -253,15 +253,18 @@ def _contents_entries(article, page: str, prefix: dict[str, str], kind: str) -> 
         "chapter": {"h1": "chapter", "h2": "h2"},
         "section": {"h1": "h2", "h2": "h3"},
         "page": {"h1": "h1", "h2": "h2"},
-        "ledger": {"h1": "h1"},
+        "ledger": {"h1": "h2"},
         "claim": {"h1": "claim"},
     }[kind]
     entries = []
     for heading in article.find_all(list(levels)):
+        # The heading itself, not its section: a section that starts at the foot of a page
+        # prints its heading on the next (headings keep with what follows them).
         section = heading.find_parent("section")
-        target = section.get("id") if section is not None else heading.get("id")
-        if target:
-            entries.append(_entry(target, _text(heading), levels[heading.name]))
+        if not heading.get("id") and section is not None and section.get("id"):
+            heading["id"] = f"{section['id']}-title"
+        if heading.get("id"):
+            entries.append(_entry(heading["id"], _text(heading), levels[heading.name]))
     return entries
 
 

@@ -23,7 +23,7 @@ from tests.site.test_site import SITE, chapter_title, site_pages
 pytestmark = pytest.mark.site
 
 # The printed text width (A4 less claimbook.pdf's margins), in CSS px at 96 px per inch.
-PRINTED_BLOCKS = """() => [...document.querySelectorAll("main pre")]
+PRINTED_BLOCKS = """() => [...document.querySelectorAll("main pre, main table")]
   .filter(element => element.offsetParent !== null)
   .map(element => ({text: element.textContent.trim().slice(0, 50), scroll: element.scrollWidth,
     client: element.clientWidth, right: element.getBoundingClientRect().right}))"""
@@ -67,9 +67,9 @@ def printed(tmp_path_factory):
     return {"path": output, "reader": reader, "texts": texts, "blocks": blocks}
 
 
-def test_printed_code_blocks_fit_the_text_width(printed):
-    """Every code block and output wraps: none runs past the margin or hides behind a scroll
-    bar that paper does not have."""
+def test_printed_code_and_tables_fit_the_text_width(printed):
+    """Every code block, output and table wraps: none runs past the margin or hides behind a
+    scroll bar that paper does not have."""
     blocks = printed["blocks"]
     assert len(blocks) > 10, len(blocks)
     too_wide = [
@@ -153,7 +153,7 @@ def test_no_link_leaves_the_file(printed):
             destination = action.get("/D")
         if destination is None:
             outside.append(f"page {number}: {dict(action or {})}")
-        elif not isinstance(destination, ArrayObject) and str(destination) not in names:
+        elif not isinstance(destination, ArrayObject) and str(destination)[1:] not in names:
             outside.append(f"page {number}: no destination {destination}")
         else:
             internal += 1
@@ -189,8 +189,17 @@ def test_the_book_is_all_there_and_no_page_is_blank(printed):
     for expected in ("Figure 15.1", "Theorem 15.1", "(15.1)", "Appendix: the claims"):
         assert expected in text, f"{expected!r} is not in the PDF"
     assert "verified" in text
-    for chrome in ("Show code cell content", "Show code cell source", "Numerical stability"):
+    for chrome in ("Show code cell content", "Show code cell source", "Download: SVG"):
         assert chrome not in text, f"{chrome!r}: the screen's interface, printed"
+    # The chips under a chapter's title (its topics and lenses) are navigation on screen.
+    for stem in figures.chapter_files():
+        soup = BeautifulSoup(
+            (SITE / "chapters" / f"{stem}.html").read_text("utf-8"), "html.parser"
+        )
+        chips = [_words(chip.get_text()) for chip in soup.select("article a.sd-badge")]
+        title = f"{figures.chapter_number(stem)}. {chapter_title(stem)}"
+        opening = next(page for page in texts if title in page and "Contents" not in page)
+        assert chips and not [chip for chip in chips if chip in opening], (stem, chips)
     # A page with under 80 characters of text (its number included) is a page left blank.
     blank = [n for n, page in enumerate(texts, start=1) if n > 1 and len(page) < 80]
     assert not blank, f"pages with almost nothing on them: {blank}"
