@@ -16,7 +16,7 @@ each page's footer carries its number.
   long caption) has its image scaled down until image and caption fit one page, so the
   rule that keeps them together (``break-inside: avoid``) can hold.
 - **Contents with page numbers.** Chromium does not implement ``target-counter()`` in print
-  (checked on Chromium 131 to 143: it prints nothing), so the book is printed twice. Every
+  (Chromium 156 prints nothing for it), so the book is printed twice. Every
   contents entry links its heading, so Chromium writes a named destination (PDF 32000-1,
   12.3.2.3) for each heading, naming its page; the numbers are read from the first printing
   with pypdf and written into the contents, whose placeholders have the width of the widest
