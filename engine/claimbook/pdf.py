@@ -22,9 +22,11 @@ each page's footer carries its number.
   with pypdf and written into the contents, whose placeholders have the width of the widest
   number, and the book is printed again. The second printing's destinations are checked to
   be the same pages.
-- **Reproducible bytes.** Chromium stamps the file with the time it printed it; the dates are
-  set to the commit's date (the one the title page names) and the file identifier to a
-  digest of the rest, in place, so printing the same site twice gives the same bytes.
+- **Reproducible bytes.** Chromium stamps the file with the time it printed it and names
+  the tagged structure's elements by DOM node numbers that vary between printings; the dates
+  are set to the commit's date (the one the title page names), the node names numbered in
+  order of appearance, and the file identifier set to a digest of the rest, in place, so
+  printing the same site twice gives the same bytes.
 """
 
 from __future__ import annotations
@@ -202,6 +204,7 @@ def _print(browser, url: str, before_printing=None) -> bytes:
     return data
 
 
+_NODE_ID = re.compile(rb"\(node(\d{8})\)")
 _DATES = re.compile(rb"/(CreationDate|ModDate) \(D:(\d{14})([^)]*)\)")
 _FILE_ID = re.compile(rb"/ID \[<([0-9A-Fa-f]+)> <([0-9A-Fa-f]+)>\]")
 
@@ -220,6 +223,13 @@ def _reproducible(data: bytes) -> bytes:
         return b"/%s (D:%s%s)" % (match.group(1), stamp, zone)
 
     data = _DATES.sub(dated, data)
+    # The structure tree names elements by Chromium's DOM node numbers, which vary from one
+    # printing to the next: numbered again in order of first appearance, same width.
+    numbers: dict[bytes, bytes] = {}
+    data = _NODE_ID.sub(
+        lambda m: b"(node%08d)" % int(numbers.setdefault(m.group(1), b"%d" % len(numbers))),
+        data,
+    )
     digest = hashlib.sha256(_FILE_ID.sub(b"/ID []", data)).hexdigest().upper().encode()
 
     def identified(match):

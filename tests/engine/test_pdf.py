@@ -53,24 +53,29 @@ def test_an_address_is_printed_unless_the_text_carries_it():
     assert local == '<span class="print-unlinked">the record</span>'
 
 
-def _chromium_like(creation: bytes, file_id: bytes) -> bytes:
-    """A PDF written as Chromium writes one: dates in the information dictionary and an
-    identifier in the trailer, with an exact cross-reference table."""
+def _chromium_like(
+    creation: bytes, file_id: bytes, nodes: tuple[int, int] = (9801, 9802)
+) -> bytes:
+    """A PDF written as Chromium writes one: dates in the information dictionary, structure
+    elements named by DOM node numbers, and an identifier in the trailer, with an exact
+    cross-reference table."""
     bodies = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>",
         b"<< /Producer (Skia/PDF m131) /CreationDate (D:%s+00'00') /ModDate (D:%s+00'00') >>"
         % (creation, creation),
+        b"<< /Type /StructElem /ID (node%08d) >>" % nodes[0],
+        b"<< /Type /StructElem /ID (node%08d) /Headers [(node%08d)] >>" % (nodes[1], nodes[0]),
     ]
     out, offsets = bytearray(b"%PDF-1.4\n"), []
     for number, body in enumerate(bodies, start=1):
         offsets.append(len(out))
         out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
     xref = len(out)
-    out += b"xref\n0 5\n0000000000 65535 f \n"
+    out += b"xref\n0 7\n0000000000 65535 f \n"
     out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size 5 /Root 1 0 R /Info 4 0 R /ID [<%s> <%s>] >>\n" % (
+    out += b"trailer\n<< /Size 7 /Root 1 0 R /Info 4 0 R /ID [<%s> <%s>] >>\n" % (
         file_id,
         file_id,
     )
@@ -80,11 +85,16 @@ def _chromium_like(creation: bytes, file_id: bytes) -> bytes:
 
 def test_two_printings_of_one_site_give_the_same_bytes():
     first = _chromium_like(b"20261205142233", b"0123456789ABCDEF0123456789ABCDEF")
-    second = _chromium_like(b"20261205150001", b"FEDCBA9876543210FEDCBA9876543210")
+    second = _chromium_like(
+        b"20261205150001", b"FEDCBA9876543210FEDCBA9876543210", nodes=(9803, 9810)
+    )
     assert first != second
     made = pdf._reproducible(first)
     assert made == pdf._reproducible(second)
     assert len(made) == len(first)  # every byte offset holds
+    # Node names numbered by first appearance; a reference follows its element.
+    assert b"/ID (node00000000) /Headers [(node00000001)]" not in made
+    assert b"/ID (node00000001) /Headers [(node00000000)]" in made
     info = PdfReader(io.BytesIO(made)).metadata
     date = pdf.build_stamp(str(pdf.paths.REPO_ROOT))["date"].replace("-", "")
     assert info["/CreationDate"].startswith(f"D:{date}000000")
