@@ -27,6 +27,9 @@ PRINTED_BLOCKS = """() => [...document.querySelectorAll("main pre, main table")]
   .filter(element => element.offsetParent !== null)
   .map(element => ({text: element.textContent.trim().slice(0, 50), scroll: element.scrollWidth,
     client: element.clientWidth, right: element.getBoundingClientRect().right}))"""
+# The whole document as one block: wider than the text, Chromium shrinks every page to fit.
+DOCUMENT_WIDTH = """() => ({text: "the document", scroll: document.documentElement.scrollWidth,
+  client: document.documentElement.clientWidth, right: document.documentElement.scrollWidth})"""
 # A contents line: its text, then the page number.
 CONTENTS_LINE = re.compile(r"^(?P<text>.*\S)\s+(?P<page>\d+)$")
 
@@ -57,7 +60,9 @@ def printed(tmp_path_factory):
                 SITE,
                 output,
                 browser=browser,
-                before_printing=lambda page: blocks.extend(page.evaluate(PRINTED_BLOCKS)),
+                before_printing=lambda page: blocks.extend(
+                    [*page.evaluate(PRINTED_BLOCKS), page.evaluate(DOCUMENT_WIDTH)]
+                ),
             )
         finally:
             browser.close()
