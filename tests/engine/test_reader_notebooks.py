@@ -12,7 +12,7 @@ import nbformat
 import pytest
 from markdown_it import MarkdownIt
 
-from claimbook import paths, reader_notebooks, sources
+from claimbook import figures, paths, reader_notebooks, sources
 from claimbook.binder import image_outputs, raw_myst
 from claimbook.claims.judgement import Judgement
 from claimbook.errors import UnknownClaimError
@@ -175,7 +175,9 @@ def test_outputs_keep_one_image_per_figure_and_drop_glued_values():
     kept = reader_notebooks._outputs(outputs)
     assert [output.output_type for output in kept] == ["stream", "display_data", "display_data"]
     assert [output["data"].get("image/png") for output in kept[1:]] == [PNG, PNG]
-    assert [output.metadata["image/png"]["width"] for output in kept[1:]] == [540, 540]
+    # The site's size: 1350 px at the figures' dpi, DISPLAY_PX_PER_POINT CSS px a point.
+    shown = round(1350 / figures.PNG_DPI * 72 * figures.DISPLAY_PX_PER_POINT)
+    assert [output.metadata["image/png"]["width"] for output in kept[1:]] == [shown, shown]
     assert not any(key.startswith(RECORD_PREFIX) for o in kept for key in o.get("data", {}))
 
 

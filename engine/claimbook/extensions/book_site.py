@@ -61,7 +61,7 @@ from sphinx.domains import Index, IndexEntry
 
 from claimbook import environment, pdf_link, worktree
 from claimbook.errors import EnvironmentMismatchError
-from claimbook.pipeline.render import site_key
+from claimbook.pipeline.site_key import site_key
 
 COMMIT_VARIABLE = "TRAINABLE_BUILD_COMMIT"
 DATE_VARIABLE = "TRAINABLE_BUILD_DATE"
