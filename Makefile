@@ -317,9 +317,9 @@ pdf: all browser
 	@TIMEFORMAT="make: the PDF printed in %1R s"; time $(BIN)/python -m claimbook pdf
 	@$(DRIVER)
 
-# What Binder does (exactly binder/: runtime.txt, requirements.txt, postBuild, which writes the
-# reader notebooks; then those notebooks, checked to read as the site, run in their folder side
-# by side; every claim's artifact they wrote judged verified or refuted), in a fresh
+# What Binder does (exactly binder/: runtime.txt, requirements.txt, postBuild, which runs each
+# chapter and writes its reader notebook, checked to read as the site; every claim's artifact
+# the chapters wrote judged verified or refuted), in a fresh
 # environment in a temporary directory. BINDER_CHECK_FLAGS: `--pip` installs with pip, as
 # repo2docker does (slower; uv installs the same pinned lock); `--against DIR` also requires
 # every artifact to equal DIR's byte for byte (make test: the rebuild's).

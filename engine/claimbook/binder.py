@@ -19,21 +19,17 @@ This script does exactly that in a temporary directory:
    notebook it wrote reads as the site does: no raw MyST in its prose
    (:func:`raw_myst`) and a drawn figure (``image/png``) for
    each figure the chapter's prose shows;
-4. executes every notebook the launch button opens (``chapters/*.ipynb`` from ``postBuild``)
-   with papermill, working directory the notebook's folder, in that environment's kernel,
-   one notebook per core at once (each reader opens one notebook in a kernel of their own;
-   the chapters write different claim artifacts and figures, so running them side by side
-   checks the same thing as one after another, in less time);
-5. judges every registered claim from the artifact the notebooks wrote, in that
-   environment: each must be ``verified`` or ``refuted`` (:func:`claimbook.claims.judge`);
+4. judges every registered claim from the artifact each chapter wrote as ``postBuild`` ran
+   it, in that environment: each must be ``verified`` or ``refuted``
+   (:func:`claimbook.claims.judge`);
    given ``--against DIR`` (``make test`` passes the build's ``artifacts/claims``), each
    artifact must also equal the one in DIR byte for byte: a recomputation in a fresh
    environment, in a reader's kernel, agrees with the build's subprocess, which is what
    ``claims verify --check-artifacts`` checks, without computing every claim a third time.
 
 Outside a build, a chapter's ``verify_claim`` computes its claim in the reader's kernel and
-writes the artifact (:mod:`claimbook.claims.verify`), so after step 4 every claim a chapter
-states has been computed once under Binder's environment. Step 5 does not compute them a
+writes the artifact (:mod:`claimbook.claims.verify`), so after step 3 every claim a chapter
+states has been computed once under Binder's environment. Step 4 does not compute them a
 second time (which ``claims verify`` would): the judge finds an artifact that no notebook
 wrote ``not run``, one written under another harness, registry entry or lock ``stale``, and
 one whose stored result does not support its status, or that records a failure, ``failed``;
@@ -57,7 +53,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -307,30 +302,6 @@ def main(argv=()) -> int:
             print("\n".join(found), file=sys.stderr)
             raise SystemExit(f"binder-check: {len(found)} notebook(s) do not read as the site")
 
-        def execute(notebook: Path) -> None:
-            executed = Path(scratch) / f"{notebook.stem}.executed.ipynb"
-            _step(
-                f"execute {notebook.relative_to(repo)}",
-                [
-                    str(venv / "bin" / "papermill"),
-                    "--cwd",
-                    str(notebook.parent),
-                    "--log-level",
-                    "WARNING",
-                    "--no-progress-bar",
-                    str(notebook),
-                    str(executed),
-                ],
-                notebook.parent,
-                environment,
-                timings,
-            )
-
-        start = time.monotonic()
-        with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-            for future in [pool.submit(execute, notebook) for notebook in notebooks]:
-                future.result()  # the first failed step, by its SystemExit
-        timings.append(("execute the notebooks (side by side)", time.monotonic() - start))
         _step(
             "judge every claim from the notebooks' artifacts",
             [str(venv / "bin" / "python"), "-c", JUDGE_EVERY_CLAIM],
