@@ -32,12 +32,10 @@ Figure artifacts (``{figure-artifact}``) are ``figure_artifacts.py``'s. Every ma
 is flagged as the engine's; a mark a page draws itself (raw HTML, a notebook's HTML output)
 fails the build (:mod:`~claimbook.extensions.engine_marks`).
 
-The state always comes from ``artifacts/claims/<id>.json`` through
-:func:`claimbook.claims.judge`; nothing here decides that a claim holds, and what a badge or
-a bound number shows is :mod:`~claimbook.extensions.claim_pages_model`'s. An unknown claim id
-or field, a missing artifact, and any state that ``state_fails_build`` names (failed, stale,
-not run) is logged as a warning with its location, which the strict build (``-W``) turns
-into a failure, while the page still shows the mark.
+The state always comes from :func:`claimbook.claims.judge`; what a badge or a bound number
+shows is :mod:`~claimbook.extensions.claim_pages_model`'s. An unknown claim id or field, a
+missing artifact, and a failed, stale or not-run state is a warning with its location, which
+the strict build (``-W``) turns into a failure; the page still shows the mark.
 
 Where each claim is stated (document, section, anchor) is kept in the build environment
 (:mod:`~claimbook.extensions.claim_places`); ``claim_pages`` (set up from here) turns it into

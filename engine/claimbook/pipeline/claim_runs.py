@@ -5,9 +5,8 @@ executes, :class:`ClaimComputation` decides which claims are *due*: those whose 
 missing or stale (the one judge, :func:`claimbook.claims.judge`) and those whose artifact's
 bytes are not the ones the build recorded last time (an artifact written by anyone else is
 recomputed, never trusted). The due claims run in ``python -m claimbook claims compute``
-processes (fresh interpreters importing the engine, the harness and the registry; one per
-core, the claims spread by the time each took last), and the build then holds in memory
-the bytes of every claim's artifact.
+processes (fresh interpreters, one per core, the claims spread by the time each took last);
+the build then holds every claim's artifact bytes in memory.
 
 While the chapters run, :mod:`claimbook.pipeline.guard` keeps the artifacts as computed.
 
@@ -42,9 +41,7 @@ from claimbook.claims.record import (
     read_claim_record,
     write_claim_record,
 )
-from claimbook.claims.record import (
-    record_path as claim_record_path,
-)
+from claimbook.claims.record import record_path as claim_record_path
 from claimbook.errors import BuildError, ClaimError
 from claimbook.pipeline.execute import BLAS_THREAD_VARIABLES
 from claimbook.pipeline.limits import CLAIM_WAIT_VARIABLE, read_limits, seconds_text, stop_build
