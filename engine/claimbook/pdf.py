@@ -3,7 +3,8 @@
 Usage: ``python -m claimbook pdf [SITE_DIR OUTPUT_PDF]``; without arguments the built site
 ``_build/html`` is printed to ``_build/pdf/book.pdf``, which the next build links from every
 page (:mod:`claimbook.pdf_link`: ``make pdf`` does both). Needs Debian's ``chromium``
-(:data:`CHROMIUM`).
+(:data:`CHROMIUM`) or, where there is none (a GitHub runner), the Chromium that
+``python -m playwright install chromium`` puts in Playwright's own folder.
 
 The document printed is :func:`claimbook.print_document.compose`'s: a title page, the
 contents, the book's pages, and an appendix with the claims ledger and every claim page, all
@@ -41,6 +42,7 @@ import re
 import threading
 from pathlib import Path
 
+from playwright.sync_api import sync_playwright
 from pypdf import PdfReader
 
 from claimbook import paths, pdf_link, print_document
@@ -83,8 +85,17 @@ _CONTENTS_TARGETS = """(selector) => [...document.querySelectorAll(selector)]
 
 
 def available() -> bool:
-    """Whether this machine can print the book (Debian's ``chromium`` is installed)."""
-    return os.access(CHROMIUM, os.X_OK)
+    """Whether this machine can print the book (a Chromium is installed)."""
+    with sync_playwright() as playwright:
+        return _chromium(playwright) is not None
+
+
+def _chromium(playwright) -> str | None:
+    """Debian's ``chromium``, else Playwright's own Chromium, else None."""
+    for path in (CHROMIUM, playwright.chromium.executable_path):
+        if os.access(path, os.X_OK):
+            return path
+    return None
 
 
 def heading_pages(data: bytes) -> dict[str, int]:
@@ -142,11 +153,9 @@ def print_book(site: Path, output: Path, browser=None, before_printing=None) -> 
         if browser is not None:
             data = _print(browser, url, before_printing)
         else:
-            from playwright.sync_api import sync_playwright
-
             with sync_playwright() as playwright:
                 launched = playwright.chromium.launch(
-                    executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"]
+                    executable_path=_chromium(playwright), args=["--no-sandbox", "--disable-gpu"]
                 )
                 try:
                     data = _print(launched, url, before_printing)
