@@ -35,7 +35,7 @@ from pathlib import Path
 
 import nbformat
 from myst_nb.core.variables import format_plain_text
-from pybtex.database import parse_file
+from pybtex.database import BibliographyData, parse_file
 from pybtex.plugin import find_plugin
 
 from claimbook import claims as registry
@@ -346,7 +346,9 @@ def reader_notebook(source: Path, executed, numbers: Numbers | None = None):
     executed notebook, which is not changed."""
     root = Path(source).parent.parent
     numbers = numbers or book_numbers(root)
-    chapter = _Chapter(numbers, _glued(executed), parse_file(root / "references.bib"))
+    bibliography = root / "references.bib"  # a book without citations has none
+    entries = parse_file(bibliography) if bibliography.is_file() else BibliographyData()
+    chapter = _Chapter(numbers, _glued(executed), entries)
     headings = list(numbers.headings.get(Path(source).stem, ()))
     kept = {key: executed.metadata[key] for key in _METADATA if key in executed.metadata}
     notebook = nbformat.v4.new_notebook(metadata=kept)

@@ -75,7 +75,12 @@ def _make_book(root: Path) -> Book:
         root / "harness" / "trainable_harness",
         ignore=shutil.ignore_patterns("__pycache__"),
     )
-    (root / "claims").mkdir()
+    # The mistakes the claims name, with the committed record of what they turn red.
+    shutil.copytree(
+        paths.CLAIMS_DIR / "mistakes",
+        root / "claims" / "mistakes",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     for claim_id in CLAIMS:
         shutil.copy(paths.CLAIMS_DIR / f"{claim_id}.yaml", root / "claims")
     (root / "artifacts").mkdir()
