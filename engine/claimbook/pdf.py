@@ -47,7 +47,7 @@ from pypdf import PdfReader
 
 from claimbook import paths, pdf_link, print_document
 from claimbook.atomic import write_bytes_atomically
-from claimbook.extensions.book_site import build_stamp
+from claimbook.build_stamp import build_stamp
 from claimbook.pipeline.site_key import site_key
 from claimbook.pipeline.site_outcome import read_outcome, site_dir
 

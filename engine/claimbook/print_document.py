@@ -7,7 +7,7 @@ numbers are the site's ("15.3", "Figure 15.3", "(15.5)"). In order:
    ``__version__``, :func:`claimbook.instruments.version`, the one version the chapters pin),
    and the commit it was built from, "with uncommitted changes" only when the files differ
    from that commit (the stamp every page's footer shows,
-   :func:`claimbook.extensions.book_site.build_stamp`);
+   :func:`claimbook.build_stamp.build_stamp`);
 2. the contents: every chapter, its sections, and the appendix, each with a page number
    (filled in by ``claimbook.pdf`` after a first printing, :data:`PAGE_NUMBER_CLASS`);
 3. the landing page, then each chapter's pages in ``_toc.yml`` order;
@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 from bs4 import BeautifulSoup
 
 from claimbook import instruments, paths, sources
-from claimbook.extensions.book_site import build_stamp
+from claimbook.build_stamp import build_stamp
 
 __all__ = ["PAGE_NUMBER_CLASS", "compose", "page_order"]
 

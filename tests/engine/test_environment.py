@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from claimbook import environment
+from claimbook import build_stamp, environment
 from claimbook.claims import keys, store
 from claimbook.errors import EnvironmentMismatchError
 from claimbook.extensions import book_site
@@ -188,7 +188,7 @@ def test_the_author_may_build_anyway_and_leave_no_clean_record(refused_build, ca
 def test_the_footer_names_the_mismatch(monkeypatch, tmp_path):
     found = ["numpy 2.3.5 installed, 2.4.6 locked"]
     monkeypatch.setattr(environment, "differences", lambda root=None: found)
-    stamp = book_site.build_stamp(str(tmp_path), environ={})
+    stamp = build_stamp.build_stamp(str(tmp_path), environ={})
     assert stamp["environment"] == "numpy 2.3.5 installed, 2.4.6 locked"
     footer = book_site.footer_html(stamp)
     assert (

@@ -8,8 +8,7 @@ import subprocess
 
 import pytest
 
-from claimbook import worktree
-from claimbook.extensions import book_site
+from claimbook import build_stamp, worktree
 
 
 @pytest.fixture
@@ -47,7 +46,7 @@ def repository(tmp_path, git):
 def test_a_clean_checkout_has_no_uncommitted_changes(repository):
     assert worktree.uncommitted_files(repository) == []
     assert not worktree.uncommitted(repository)
-    assert book_site.build_stamp(str(repository), environ={})["dirty"] == ""
+    assert build_stamp.build_stamp(str(repository), environ={})["dirty"] == ""
 
 
 def test_the_blob_ids_are_gits(repository):
@@ -63,7 +62,7 @@ def test_an_edit_hidden_from_git_status_is_an_uncommitted_change(repository, git
     (repository / "harness" / "f.py").write_text("def f():\n    return 2\n")
     assert git("status", "--porcelain") == ""  # git itself sees nothing
     assert worktree.uncommitted_files(repository) == ["harness/f.py"]
-    stamp = book_site.build_stamp(str(repository), environ={})
+    stamp = build_stamp.build_stamp(str(repository), environ={})
     assert stamp["dirty"] == "uncommitted changes"
 
 

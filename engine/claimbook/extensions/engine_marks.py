@@ -26,6 +26,7 @@ from pathlib import Path
 from docutils import nodes
 from sphinx.util import logging
 
+from claimbook.extensions.chapter_pages import chapter_docname
 from claimbook.extensions.claim_pages_model import STATE_CLASSES
 
 __all__ = ["DRAWN", "MARK_CLASSES", "drawn", "foreign_mark"]
@@ -69,8 +70,6 @@ def foreign_mark(html: str) -> str | None:
 
 def _source(app, docname: str) -> str:
     """The file a page comes from, as the book names it (a chapter's ``.md``)."""
-    from claimbook.extensions.chapter_pages import chapter_docname
-
     srcdir = Path(app.srcdir)
     chapter = chapter_docname(app.env, docname)
     for candidate in (srcdir / f"{chapter}.md", Path(app.env.doc2path(docname))):

@@ -55,8 +55,8 @@ import time
 from pathlib import Path
 
 from claimbook import paths
+from claimbook.build_stamp import COMMIT_VARIABLE, DATE_VARIABLE, build_stamp
 from claimbook.errors import MatrixCheckError
-from claimbook.extensions.book_site import COMMIT_VARIABLE, DATE_VARIABLE, build_stamp
 from claimbook.pipeline.execute import BLAS_THREAD_VARIABLES
 
 __all__ = ["COMMANDS", "compare_sites", "critical_path", "fresh_copy", "matrix_check"]

@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 
 from claimbook import claims, dependencies, paths, pdf_link
+from claimbook.build_stamp import build_stamp
 from claimbook.claims.keys import environment_digest
 from claimbook.claims.mistakes import mistakes_digest
 from claimbook.claims.mutation_record import BUILD_RECORD, committed_record_path
@@ -114,12 +115,10 @@ def _build_stamp() -> dict:
     """The footer's commit, date and dirty flag, as the site extension finds them.
 
     Every page shows them, so they are part of the site key; the one definition of how
-    they are found is :func:`claimbook.extensions.book_site.build_stamp`.
+    they are found is :func:`claimbook.build_stamp.build_stamp`.
     """
     # Imported when the key is asked for, after the chapters: the extension imports Sphinx,
     # which a build should not wait for before its kernels start.
-    from claimbook.extensions.book_site import build_stamp
-
     return build_stamp(str(paths.REPO_ROOT))
 
 

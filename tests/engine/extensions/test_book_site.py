@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from claimbook import build_stamp
 from claimbook.extensions import book_site
 
 
@@ -30,7 +31,7 @@ def _repository(root):
 
 def test_the_stamp_is_the_commit_and_its_date_not_the_clock(tmp_path):
     git = _repository(tmp_path / "book")
-    stamp = book_site.build_stamp(str(tmp_path / "book"), environ={})
+    stamp = build_stamp.build_stamp(str(tmp_path / "book"), environ={})
     commit = git("rev-parse", "--short", "HEAD")
     assert stamp == {"commit": commit, "date": "2026-11-30", "dirty": ""}
 
@@ -38,19 +39,19 @@ def test_the_stamp_is_the_commit_and_its_date_not_the_clock(tmp_path):
 def test_an_uncommitted_change_is_said_in_the_stamp(tmp_path):
     _repository(tmp_path / "book")
     (tmp_path / "book" / "a.md").write_text("changed\n")
-    assert book_site.build_stamp(str(tmp_path / "book"), environ={})["dirty"] == (
+    assert build_stamp.build_stamp(str(tmp_path / "book"), environ={})["dirty"] == (
         "uncommitted changes"
     )
 
 
 def test_the_environment_states_commit_and_date_instead_of_git(tmp_path):
-    environ = {book_site.COMMIT_VARIABLE: "abc1234", book_site.DATE_VARIABLE: "2026-12-01"}
-    stamp = book_site.build_stamp(str(tmp_path), environ=environ)  # not a repository
+    environ = {build_stamp.COMMIT_VARIABLE: "abc1234", build_stamp.DATE_VARIABLE: "2026-12-01"}
+    stamp = build_stamp.build_stamp(str(tmp_path), environ=environ)  # not a repository
     assert stamp == {"commit": "abc1234", "date": "2026-12-01", "dirty": ""}
 
 
 def test_outside_a_repository_the_stamp_says_unknown(tmp_path):
-    assert book_site.build_stamp(str(tmp_path), environ={}) == {
+    assert build_stamp.build_stamp(str(tmp_path), environ={}) == {
         "commit": "unknown",
         "date": "unknown",
         "dirty": "",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from claimbook import paths
+from claimbook import build_stamp, paths
 from claimbook.errors import BuildError, EnvironmentMismatchError
 from claimbook.pipeline import checkout, clean
 from claimbook.pipeline.checkout import book_holding, check_checkout
@@ -142,7 +142,7 @@ def test_the_footer_names_a_foreign_engine(tmp_path):
     from claimbook.extensions import book_site
 
     clone = _clone_with_engine(tmp_path / "clone")
-    stamp = book_site.build_stamp(str(clone), environ={})
+    stamp = build_stamp.build_stamp(str(clone), environ={})
     running = Path(checkout.__file__).resolve().parents[1]
     assert stamp["engine"] == str(running)
     assert (
