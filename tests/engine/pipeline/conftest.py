@@ -75,6 +75,9 @@ def _make_book(root: Path) -> Book:
         root / "harness" / "trainable_harness",
         ignore=shutil.ignore_patterns("__pycache__"),
     )
+    # The book's lock, so that the claims' keys (and with them the committed record of what
+    # their mistakes turn red) are the book's own: a build runs no mistakes, as in CI.
+    shutil.copy(paths.REPO_ROOT / "requirements.txt", root / "requirements.txt")
     # The mistakes the claims name, with the committed record of what they turn red.
     shutil.copytree(
         paths.CLAIMS_DIR / "mistakes",
