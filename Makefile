@@ -322,7 +322,7 @@ pdf: all browser
 # the chapters wrote judged verified or refuted), in a fresh
 # environment in a temporary directory. BINDER_CHECK_FLAGS: `--pip` installs with pip, as
 # repo2docker does (slower; uv installs the same pinned lock); `--against DIR` also requires
-# every artifact to equal DIR's byte for byte (make test: the rebuild's).
+# every artifact to equal DIR's in all it computed (make test: the rebuild's).
 binder-check: | $(STAMP)
 	@TIMEFORMAT="make: binder check took %1R s (CPU %1U s user, %1S s system)"; time \
 	    $(BIN)/python -m claimbook binder-check $(BINDER_CHECK_FLAGS)

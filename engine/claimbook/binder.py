@@ -23,7 +23,8 @@ This script does exactly that in a temporary directory:
    it, in that environment: each must be ``verified`` or ``refuted``
    (:func:`claimbook.claims.judge`);
    given ``--against DIR`` (``make test`` passes the build's ``artifacts/claims``), each
-   artifact must also equal the one in DIR byte for byte: a recomputation in a fresh
+   artifact must also equal the one in DIR in every field but those naming the environment
+   (Binder's is the lock's runtime part): a recomputation in a fresh
    environment, in a reader's kernel, agrees with the build's subprocess, which is what
    ``claims verify --check-artifacts`` checks, without computing every claim a third time.
 
@@ -58,6 +59,7 @@ from pathlib import Path
 import nbformat
 
 from claimbook import paths
+from claimbook.claims.store import differences
 from claimbook.reader_notebooks import book_numbers
 
 REPO_ROOT = paths.REPO_ROOT
@@ -81,8 +83,19 @@ sys.exit(1 if bad else 0)
 """
 
 
+# What names the environment an artifact was computed in: Binder's is the lock's runtime part
+# (binder/requirements.txt), so its environment digest, the key digest over it and the note of
+# the packages it lacks differ from the build's by design; everything computed must not.
+_ENVIRONMENT_FIELDS = (
+    ("key", "digest"),
+    ("key", "environment_digest"),
+    ("provenance", "environment_mismatch"),
+)
+
+
 def artifact_differences(written: Path, built: Path, claim_ids) -> list[str]:
-    """One line per claim whose artifact in ``written`` is not byte-identical to ``built``'s.
+    """One line per claim whose artifact in ``written`` differs from ``built``'s in anything
+    but the fields that name the environment (:data:`_ENVIRONMENT_FIELDS`).
 
     A missing file on either side is a difference; for two readable artifacts the line names
     the differing fields (:func:`claimbook.claims.store.differences`).
@@ -91,13 +104,11 @@ def artifact_differences(written: Path, built: Path, claim_ids) -> list[str]:
     --------
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
-    ...     _ = (Path(a) / "c-1.json").write_text('{"result": {"x": 1}}')
-    ...     _ = (Path(b) / "c-1.json").write_text('{"result": {"x": 2}}')
+    ...     _ = (Path(a) / "c-1.json").write_text('{"result": {"x": 1}, "key": {"digest": 1}}')
+    ...     _ = (Path(b) / "c-1.json").write_text('{"result": {"x": 2}, "key": {"digest": 2}}')
     ...     artifact_differences(Path(a), Path(b), ["c-1", "c-2"])
     ['c-1: result.x: on disk 1, expected 2', 'c-2: the notebooks wrote no artifact']
     """
-    from claimbook.claims.store import differences
-
     found = []
     for claim_id in claim_ids:
         mine, theirs = written / f"{claim_id}.json", built / f"{claim_id}.json"
@@ -108,12 +119,24 @@ def artifact_differences(written: Path, built: Path, claim_ids) -> list[str]:
         elif mine.read_bytes() != theirs.read_bytes():
             try:
                 fields = differences(
-                    json.loads(mine.read_bytes()), json.loads(theirs.read_bytes())
+                    _computed(json.loads(mine.read_bytes())),
+                    _computed(json.loads(theirs.read_bytes())),
                 )
             except ValueError as error:  # not JSON, or not UTF-8
-                fields = [f"unreadable: {error}"]
-            found.append(f"{claim_id}: " + ("; ".join(fields) or "same fields, other bytes"))
+                found.append(f"{claim_id}: unreadable: {error}")
+                continue
+            if fields:
+                found.append(f"{claim_id}: " + "; ".join(fields))
     return found
+
+
+def _computed(artifact: dict) -> dict:
+    """``artifact`` without the fields that name its environment (a copy)."""
+    artifact = json.loads(json.dumps(artifact))
+    for section, name in _ENVIRONMENT_FIELDS:
+        if isinstance(artifact.get(section), dict):
+            artifact[section].pop(name, None)
+    return artifact
 
 
 def raw_myst(notebook) -> list[str]:
@@ -238,7 +261,7 @@ def _options(argv):
         "--against",
         type=Path,
         metavar="DIR",
-        help="also require every claim artifact to equal DIR's byte for byte",
+        help="also require every claim artifact to equal DIR's in all it computed",
     )
     options = parser.parse_args(argv)
     if options.against is not None and not options.against.is_dir():
@@ -320,7 +343,9 @@ def main(argv=()) -> int:
                 raise SystemExit(
                     f"binder-check: {len(found)} artifact(s) differ from {options.against}"
                 )
-            print(f"binder-check: every claim artifact equals {options.against}'s byte for byte")
+            print(
+                f"binder-check: every claim artifact equals {options.against}'s in all it computed"
+            )
     total = time.monotonic() - started
     print("binder-check: passed")
     for name, seconds in timings:

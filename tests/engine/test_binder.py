@@ -37,13 +37,32 @@ def test_equal_artifacts_make_no_difference_and_each_difference_is_one_line(tmp_
     assert len(lines) == 4
 
 
-def test_the_same_fields_in_other_bytes_are_a_difference(tmp_path):
+def test_only_what_names_the_environment_may_differ(tmp_path):
+    """Binder's environment is the lock's runtime part: its digest and its note of what is
+    missing differ from the build's by design; a computed value, or the registry digest in
+    the key, is a difference."""
     written, built = tmp_path / "written", tmp_path / "built"
     written.mkdir(), built.mkdir()
-    (written / "c-1.json").write_text('{"result": {"x": 1}}', encoding="utf-8")
-    (built / "c-1.json").write_text('{"result":{"x":1}}', encoding="utf-8")
+
+    def artifact(env: str, x: float, registry: str = "r") -> str:
+        return json.dumps(
+            {
+                "result": {"x": x},
+                "key": {"digest": env, "environment_digest": env, "registry_digest": registry},
+                "provenance": {"numpy": "2", "environment_mismatch": [env]},
+            }
+        )
+
+    (built / "c-1.json").write_text(artifact("lock", 1.0))
+    (written / "c-1.json").write_text(artifact("binder", 1.0))
+    assert binder.artifact_differences(written, built, ["c-1"]) == []
+    (written / "c-1.json").write_text(artifact("binder", 1.5))
     assert binder.artifact_differences(written, built, ["c-1"]) == [
-        "c-1: same fields, other bytes"
+        "c-1: result.x: on disk 1.5, expected 1.0"
+    ]
+    (written / "c-1.json").write_text(artifact("binder", 1.0, registry="other"))
+    assert binder.artifact_differences(written, built, ["c-1"]) == [
+        'c-1: key.registry_digest: on disk "other", expected "r"'
     ]
 
 
