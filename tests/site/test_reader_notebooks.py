@@ -23,7 +23,7 @@ import pytest
 
 from claimbook import figures
 from claimbook.binder import image_outputs, raw_myst
-from tests.site.test_site import SCREENSHOTS, SITE, chapter_soup
+from tests.site.test_site import SCREENSHOTS, SITE, browser, chapter_soup  # noqa: F401 (browser: a fixture)
 
 pytestmark = pytest.mark.site
 
@@ -154,22 +154,6 @@ def jupyterlab(tmp_path_factory):
         log.close()
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    executable = shutil.which("chromium")
-    if executable is None:
-        pytest.fail("chromium is not installed: `make site-check` installs Debian's chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=executable,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        yield browser
-        browser.close()
-
-
 RENDERED = r"""() => {
   const cells = [...document.querySelectorAll('${NOTEBOOK} .jp-MarkdownCell')];
   return {
@@ -190,11 +174,11 @@ RENDERED = r"""() => {
 }""".replace("${NOTEBOOK}", NOTEBOOK)
 
 
-def test_jupyterlab_shows_each_reader_notebook_as_the_chapter_reads(stem, jupyterlab, chromium):
+def test_jupyterlab_shows_each_reader_notebook_as_the_chapter_reads(stem, jupyterlab, browser):  # noqa: F811
     notebook = reader(stem)
     markdown_cells = sum(cell.cell_type == "markdown" for cell in notebook.cells)
     expected_figures = site_figures(stem)
-    page = chromium.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+    page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
     problems = []
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
     try:
