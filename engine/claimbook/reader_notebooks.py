@@ -213,8 +213,8 @@ def _role(name: str, content: str, chapter: _Chapter) -> str:
         return text or numbers.title.get(label, label)
     if name == "book-chapter":
         return f"Chapter {content.strip()}"
-    if name.startswith("bdg"):
-        return f"**{text or content}**"
+    if name.startswith("bdg"):  # a chip; two spaces: at a line's end, a line break
+        return f"**{text or content}**  "
     if name == "math":
         return f"${content}$"
     if name in ("figure-artifact", "claim-state"):

@@ -149,8 +149,9 @@ def test_roles_become_text(numbers):
     assert role("book-chapter", "2", chapter) == "Chapter 2"
     assert role("cite:t", "c16-wu2018group", chapter) == "Wu and He [2018]"
     assert role("cite:p", "c16-wu2018group", chapter) == "[Wu and He, 2018]"
+    # A chip, then a hard line break: chips written one a line stay one a line.
     assert role("bdg-ref-primary", "NS · Numerical stability <chip-ns>", chapter) == (
-        "**NS · Numerical stability**"
+        "**NS · Numerical stability**  "
     )
 
 
