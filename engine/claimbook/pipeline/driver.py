@@ -358,7 +358,6 @@ def main(argv: list[str] | None = None) -> int:
     chapters_parser.add_argument("--json", action="store_true", help="one JSON list")
     commands.add_parser("matrix-check", help="the CI matrix, locally (see `matrix-check --help`)")
     options = parser.parse_args(argv)
-    started = time.monotonic()
     if getattr(options, "jobs", None) is not None and options.jobs < 1:
         parser.error(f"--jobs must be a positive integer, got {options.jobs}")
     try:
@@ -386,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
                 return build(out=_print, kernels=False, foreign_environment=foreign)
             return build(options.jobs, options.question, out=_print, foreign_environment=foreign)
     except (KeyboardInterrupt, BuildTimeout) as stop:  # Ctrl-C, trainable_build_timeout
-        line, status = stopped_line(stop, started)
+        line, status = stopped_line(stop)
         end_everything()
         print(line, file=sys.stderr, flush=True)
         return status

@@ -31,7 +31,6 @@ import contextlib
 import signal
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import NamedTuple
 
@@ -159,11 +158,15 @@ def stop_build(reason: str) -> None:
         signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
 
-def stopped_line(error: BaseException, started: float) -> tuple[str, int]:
-    """The one line and exit status of a build :func:`stops` ended with ``error``."""
+def stopped_line(error: BaseException) -> tuple[str, int]:
+    """The one line and exit status of a build :func:`stops` ended with ``error``.
+
+    A timeout states the limit, as a cell's or a claim's does, not the seconds it took to
+    notice: those differ by scheduling, and the line would not be the same twice.
+    """
     if _STOPPED_BECAUSE:
         return f"build: {_STOPPED_BECAUSE[0]}", 1
     if isinstance(error, BuildTimeout):
-        seconds = time.monotonic() - started
-        return f"build: ran out of time after {seconds:.0f} s (trainable_build_timeout)", 1
+        limit = seconds_text(error.args[0])
+        return f"build: ran out of time ({limit} s, trainable_build_timeout)", 1
     return "build: interrupted", 130
