@@ -7,6 +7,7 @@
 #   make rebuild   the full re-execution from clean that CI runs
 #   make verify    recompute every claim without running notebooks
 #   make repin     re-pin every chapter to the current harness and report changed claims
+#   make pytorch-check  the science package against PyTorch, in an environment of its own
 #   make mutate    each claim under the mistakes it names; writes claims/mistakes/record.json
 #   make bench     time a cold build against Jupyter Book's own execution (_build/bench.json)
 #   make bench-growth  the same on generated books of 20, 50 and 100 chapters (_build/bench.svg)
@@ -49,7 +50,7 @@ MATHJAX := _build/site-extra/_vendor/mathjax/tex-chtml.js
 MATHJAX_UNUSED := mml-chtml.js mml-svg.js tex-chtml-full.js tex-chtml-full-speech.js \
 	tex-mml-chtml.js tex-mml-svg.js tex-svg-full.js tex-svg.js node-main.js latest.js
 
-.PHONY: all venv site mathjax sandbox test lint unit claims-check mutate mutate-check book-check site-check check-artifacts rebuild clean verify repin serve browser lock uptodate bench bench-growth matrix-check screenshots
+.PHONY: all venv site mathjax sandbox test lint unit claims-check mutate mutate-check book-check site-check check-artifacts rebuild clean verify repin serve browser lock uptodate bench bench-growth matrix-check screenshots pytorch-check
 
 venv: $(STAMP)
 
@@ -193,6 +194,22 @@ mutate-check: | $(STAMP)
 	@TIMEFORMAT="make: mutate-check took %1R s (CPU %1U s user, %1S s system)"; \
 	    time $(BIN)/python -m claimbook mutate --check
 
+# The science package against PyTorch (tests/pytorch), float64, to rounding: in an environment
+# of its own, made by the interpreter's pip (tests/pytorch/requirements.txt, the lock as
+# constraints); PyTorch is never a dependency of the book.
+PYTORCH_VENV := .venv-pytorch
+$(PYTORCH_VENV)/.made: tests/pytorch/requirements.txt requirements.txt
+	rm -rf $(PYTORCH_VENV)
+	$(PYTHON) -m venv $(PYTORCH_VENV)
+	$(PYTORCH_VENV)/bin/pip install --quiet --disable-pip-version-check \
+	    -r tests/pytorch/requirements.txt -c requirements.txt \
+	    2> >(grep -v "is ignored: it is neither" >&2)
+	touch $@
+
+pytorch-check: $(PYTORCH_VENV)/.made
+	@$(call TIER,pytorch) env PYTHONPATH=harness $(PYTORCH_VENV)/bin/python -m pytest \
+	    -c tests/pytorch/pytest.ini -q tests/pytorch
+
 # The built-site checks, including a real browser: Debian's chromium, installed here if absent.
 browser:
 	@command -v chromium >/dev/null || { \
@@ -236,7 +253,7 @@ sandbox:
 
 test: sandbox lint unit
 	@$(MAKE) --no-print-directory -j4 --output-sync=target book-check claims-check mutate-check \
-	    rebuild CLAIMS_TESTS="claims and not whole_claim"
+	    pytorch-check rebuild CLAIMS_TESTS="claims and not whole_claim"
 	@$(MAKE) --no-print-directory -j2 --output-sync=target site-check binder-check \
 	    BINDER_CHECK_FLAGS=--against=artifacts/claims
 	@$(MAKE) --no-print-directory uptodate || { echo "make test: an unchanged tree would rebuild" >&2; exit 1; }

@@ -74,7 +74,8 @@ def pytest_collection_modifyitems(items):
 # This file holds no doctests; collected as a doctest module it would be imported a second
 # time under the name "conftest", which tests/engine/claims/conftest.py also has. The mutate
 # fixture module puts modules in sys.modules when imported: only its tests import it.
-collect_ignore = ["conftest.py", "fixtures/mutations/mutation_fixtures.py"]
+# pytorch/: the PyTorch cross-check, run in an environment of its own (`make pytorch-check`).
+collect_ignore = ["conftest.py", "fixtures/mutations/mutation_fixtures.py", "pytorch"]
 
 BOOKS = Path(__file__).resolve().parent / "books"
 FIXTURE_REGISTRY = Path(__file__).resolve().parent / "fixtures" / "registry"
