@@ -181,19 +181,15 @@ def test_convolution_and_folding(rng, stride, padding):
         24,
         what="convolution",
     )
+
+    def evaluated(z):  # PyTorch's batch norm in evaluation mode, on the state's statistics
+        mean, variance = tensor(state.running_mean), tensor(state.running_variance)
+        return F.batch_norm(z, mean, variance, tensor(gamma), tensor(beta), False, 0.1, 1e-3)
+
     K_folded, b_folded = layers.fold_batch_norm_into_conv2d(K, bias, gamma, beta, state, eps=1e-3)
     assert_rounding_close(
         F.conv2d(tensor(X), tensor(K_folded), tensor(b_folded), stride=stride, padding=padding),
-        F.batch_norm(
-            convolved,
-            tensor(state.running_mean),
-            tensor(state.running_variance),
-            tensor(gamma),
-            tensor(beta),
-            False,
-            0.1,
-            1e-3,
-        ),
+        evaluated(convolved),
         24,
         what="convolution with batch norm folded in (eq. 16.6)",
     )
@@ -202,16 +198,7 @@ def test_convolution_and_folding(rng, stride, padding):
     W_folded, b_folded = layers.fold_batch_norm_into_linear(W, bias, gamma, beta, state, eps=1e-3)
     assert_rounding_close(
         layers.linear(rows, W_folded, b_folded),
-        F.batch_norm(
-            F.linear(tensor(rows), tensor(W), tensor(bias)),
-            tensor(state.running_mean),
-            tensor(state.running_variance),
-            tensor(gamma),
-            tensor(beta),
-            False,
-            0.1,
-            1e-3,
-        ),
+        evaluated(F.linear(tensor(rows), tensor(W), tensor(bias))),
         4,
         what="linear layer with batch norm folded in (eq. 16.6)",
     )
