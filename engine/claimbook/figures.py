@@ -44,6 +44,7 @@ __all__ = [
     "Palette",
     "chapter_files",
     "chapter_number",
+    "display_width",
     "figure_files",
     "figure_labels",
     "glue_figure",
@@ -369,5 +370,23 @@ def glue_png(files: FigureJob) -> None:
     from IPython.display import Image  # late: as myst-nb, only a kernel needs it
     from myst_nb import glue
 
-    in_build = bool(os.environ.get(CHAPTER_VARIABLE))
-    glue(files.label, Image(data=files.png.read_bytes(), format="png"), display=not in_build)
+    png = files.png.read_bytes()
+    if os.environ.get(CHAPTER_VARIABLE):
+        glue(files.label, Image(data=png, format="png"), display=False)
+    else:  # at the page's size, not at the PNG's twice-as-large pixels
+        glue(files.label, Image(data=png, format="png", width=display_width(png)))
+
+
+def display_width(png: bytes) -> int:
+    """The widest, in CSS px, that a page shows the drawing ``png`` (the file's bytes, or its
+    first 24): :data:`DISPLAY_PX_PER_POINT` a point of a PNG drawn at :data:`PNG_DPI`.
+
+    Raises
+    ------
+    ValueError
+        ``png`` does not start as a PNG file does.
+    """
+    if png[:8] != b"\x89PNG\r\n\x1a\n" or png[12:16] != b"IHDR":
+        raise ValueError(f"png: not the bytes of a PNG file (it starts {png[:16]!r})")
+    pixels = int.from_bytes(png[16:20], "big")
+    return round(pixels / PNG_DPI * 72 * DISPLAY_PX_PER_POINT)

@@ -332,8 +332,7 @@ def _outputs(outputs: list) -> list:
     for output in outputs:
         data = output.get("data", {})
         if png := data.get("image/png") or data.get(RECORD_PREFIX + "image/png"):
-            pixels = int.from_bytes(base64.b64decode(png.replace("\n", "")[:44])[16:20], "big")
-            css = round(pixels / figures.PNG_DPI * 72 * figures.DISPLAY_PX_PER_POINT)
+            css = figures.display_width(base64.b64decode(png.replace("\n", "")[:44]))
             size = {"image/png": {"width": css}}
             shown.append(nbformat.v4.new_output("display_data", {"image/png": png}, metadata=size))
         elif "scrapbook" not in output.get("metadata", {}):

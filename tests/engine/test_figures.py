@@ -247,3 +247,33 @@ def test_a_figure_is_displayed_in_a_readers_kernel_and_only_glued_in_a_build(
         axis.plot([0, 1], [1, 0])
         figures.glue_figure(figure, "fig-beta")
         assert glued[-1][0] == "fig-beta" and glued[-1][2] is shown
+
+
+def test_a_readers_kernel_shows_a_figure_at_the_pages_size(book, monkeypatch):
+    """A re-run cell in JupyterLab shows the drawing as wide as the page does, not at the
+    PNG's own pixels (drawn at twice that size for HiDPI screens); a build's glue is bare."""
+    import myst_nb
+    from IPython.core.formatters import format_display_data
+
+    metadata = []
+    monkeypatch.setattr(
+        myst_nb,
+        "glue",
+        lambda name, value, display=True: metadata.append(format_display_data(value)[1]),
+    )
+    for chapter in ("", "first"):
+        monkeypatch.setenv(figures.CHAPTER_VARIABLE, chapter)
+        figure, axis = plt.subplots(figsize=(5, 2))
+        axis.plot([0, 1], [1, 0])
+        figures.glue_figure(figure, "fig-beta")
+    png = figures.figure_files("fig-beta")[1].read_bytes()
+    width = figures.display_width(png)
+    assert metadata[0] == {"image/png": {"width": width}}
+    assert metadata[1] == {}
+    # 5 in at 1.6 CSS px a point, give or take the cropping to the drawing.
+    assert 0.8 * 576 < width <= 576
+
+
+def test_the_display_width_refuses_bytes_that_are_not_a_png():
+    with pytest.raises(ValueError, match="png: not the bytes of a PNG file"):
+        figures.display_width(b"GIF89a" + bytes(30))

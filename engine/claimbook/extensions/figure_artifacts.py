@@ -36,14 +36,13 @@ import re
 import shutil
 from pathlib import Path
 
-import imagesize  # a dependency of Sphinx
 from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxRole
 
 from claimbook import paths
 from claimbook.errors import InvalidFigureLabelError
-from claimbook.figures import DISPLAY_PX_PER_POINT, PNG_DPI, figure_files, phone_figure_file
+from claimbook.figures import display_width, figure_files, phone_figure_file
 
 logger = logging.getLogger(__name__)
 
@@ -93,8 +92,8 @@ def _skip(translator, node):
 
 def _display_width(png: Path) -> str:
     """The widest a page shows the drawing ``png``: DISPLAY_PX_PER_POINT CSS px a point."""
-    pixels = imagesize.get(str(png))[0]
-    return f"{round(pixels / PNG_DPI * 72 * DISPLAY_PX_PER_POINT)}px"
+    with png.open("rb") as stream:
+        return f"{display_width(stream.read(24))}px"
 
 
 def _site_uri(docname: str, target: str) -> str:
