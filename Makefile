@@ -196,8 +196,9 @@ mutate-check: | $(STAMP)
 
 # The science package against PyTorch (tests/pytorch), float64, to rounding: in an environment
 # of its own, made by the interpreter's pip (tests/pytorch/requirements.txt, the lock as
-# constraints); PyTorch is never a dependency of the book.
-PYTORCH_VENV := .venv-pytorch
+# constraints); PyTorch is never a dependency of the book. It lives inside .venv, which no
+# build reads, hashes or renders.
+PYTORCH_VENV := $(VENV)/pytorch
 $(PYTORCH_VENV)/.made: tests/pytorch/requirements.txt requirements.txt
 	rm -rf $(PYTORCH_VENV)
 	$(PYTHON) -m venv $(PYTORCH_VENV)
