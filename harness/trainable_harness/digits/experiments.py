@@ -103,6 +103,21 @@ def scaled_learning_rate(batch_size: int) -> float:
     return BASE_LEARNING_RATE * batch_size / REFERENCE_BATCH
 
 
+def _train_on(split: Split, kinds, rng, batch_size: int, epochs: int, learning_rate):
+    """Replicas of ``kinds`` from shared initial weights, trained on the split's training
+    images (:func:`~trainable_harness.digits.training.train`); ``rng`` draws the weights,
+    then the batches."""
+    return train(
+        init_shared(kinds, rng),
+        split.train_images,
+        split.train_labels,
+        batch_size=batch_size,
+        epochs=epochs,
+        learning_rate=learning_rate,
+        rng=rng,
+    )
+
+
 def batch_size_sweep(split: Split, seed: int, batch_sizes=BATCH_SIZES, epochs: int = EPOCHS):
     """Test and training error of the four kinds of normalization at each batch size.
 
@@ -122,15 +137,7 @@ def batch_size_sweep(split: Split, seed: int, batch_sizes=BATCH_SIZES, epochs: i
     for key in result:
         result[key] = {kind: {} for kind in KINDS}
     for B in batch_sizes:
-        run = train(
-            init_shared(KINDS, rng),
-            split.train_images,
-            split.train_labels,
-            batch_size=B,
-            epochs=epochs,
-            learning_rate=scaled_learning_rate(B),
-            rng=rng,
-        )
+        run = _train_on(split, KINDS, rng, B, epochs, scaled_learning_rate(B))
         test = error_rates(run.net, split.test_images, split.test_labels)
         training = error_rates(run.net, split.train_images, split.train_labels)
         for r, kind in enumerate(KINDS):
@@ -169,15 +176,7 @@ def train_eval_gap(split: Split, seed: int, batch_size: int = SMALL_BATCH, epoch
     def order_rng(k):  # the same order of test images for the modes compared
         return np.random.default_rng([seed, k])
 
-    run = train(
-        init_shared(("batch",), rng),
-        split.train_images,
-        split.train_labels,
-        batch_size=batch_size,
-        epochs=epochs,
-        learning_rate=scaled_learning_rate(batch_size),
-        rng=rng,
-    )
+    run = _train_on(split, ("batch",), rng, batch_size, epochs, scaled_learning_rate(batch_size))
     images, labels = split.test_images, split.test_labels
     return {
         "running": float(
@@ -224,15 +223,7 @@ def generalization_gap(
     """
     rng = np.random.default_rng(seed)
     kinds = ("none", "batch")
-    run = train(
-        init_shared(kinds, rng),
-        split.train_images,
-        split.train_labels,
-        batch_size=batch_size,
-        epochs=epochs,
-        learning_rate=learning_rate,
-        rng=rng,
-    )
+    run = _train_on(split, kinds, rng, batch_size, epochs, learning_rate)
     train_error = error_rates(run.net, split.train_images, split.train_labels)
     test_error = error_rates(run.net, split.test_images, split.test_labels)
     train_loss = mean_loss(run.net, split.train_images, split.train_labels)
@@ -273,15 +264,7 @@ def largest_stable_learning_rates(
         raise DigitsError(f"learning_rates must increase, at least two, got {learning_rates!r}")
     rng = np.random.default_rng(seed)
     kinds = ("none",) * rates.size + ("batch",) * rates.size
-    run = train(
-        init_shared(kinds, rng),
-        split.train_images,
-        split.train_labels,
-        batch_size=batch_size,
-        epochs=epochs,
-        learning_rate=np.tile(rates, 2),
-        rng=rng,
-    )
+    run = _train_on(split, kinds, rng, batch_size, epochs, np.tile(rates, 2))
     stable = (~run.diverged) & (run.last_epoch_loss < math.log(10))
     result = {}
     for i, kind in enumerate(("none", "batch")):
