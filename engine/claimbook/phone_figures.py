@@ -133,6 +133,35 @@ def _lay_out(fig) -> None:
         fig.tight_layout()
 
 
+def _legends_below(fig) -> float:
+    """Put each axes' legend under its axes, centred below its tick labels and axis label,
+    and return the height (inches) the moved legends take in one column of axes.
+
+    Its text grown, a legend the chapter placed in the axes (or a fraction of them away)
+    covers curves, the axis label or the next legend; below, the layout makes room for it.
+    The anchor is the axes' bottom shifted down by what its x axis draws there, in inches,
+    which the layout does not change (it moves and resizes axes, not text).
+    """
+    from matplotlib.transforms import ScaledTranslation
+
+    _lay_out(fig)
+    fig.draw_without_rendering()  # tick labels where the new size puts them
+    renderer = fig.canvas.get_renderer()
+    heights, columns = 0.0, set()
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if legend is None or not legend.get_visible():
+            continue
+        axis = ax.xaxis.get_tightbbox(renderer)
+        drop = max(0.0, ax.bbox.y0 - axis.y0) / fig.dpi if axis is not None else 0.0
+        below = ax.transAxes + ScaledTranslation(0, -drop, fig.dpi_scale_trans)
+        legend.set_loc("upper center")
+        legend.set_bbox_to_anchor((0.5, 0.0), transform=below)
+        heights += legend.get_window_extent(renderer).height / fig.dpi
+        columns.add(ax.get_subplotspec().colspan.start if ax.get_subplotspec() else 0)
+    return heights / max(1, len(columns))
+
+
 def _drawn(fig, save, crop) -> bytes:
     stream = io.BytesIO()
     save(fig, stream, crop)
@@ -166,8 +195,9 @@ def draw_for_phone(fig, save, dpi: float) -> bytes:
     Otherwise something reaches past its edge: the PNG is cropped to the drawing (padded as
     Matplotlib's tight crop), and when the crop is wider than the figure, which makes the text
     smaller as shown, the figure is drawn again, narrower by what reached past its edge (at
-    most :data:`_DRAWINGS` times). A
-    legend is drawn as the chapter made it: one with entries side by side can be too wide.
+    most :data:`_DRAWINGS` times). An
+    axes' legend goes under its axes, the figure taller by it (:func:`_legends_below`); its
+    columns are the chapter's: one with entries side by side can be too wide.
 
     Raises
     ------
@@ -192,6 +222,8 @@ def _draw_narrow(fig, save, dpi: float) -> bytes:
     fig.set_size_inches(PHONE_WIDTH, height)
     smallest_px = smallest_text_pt(fig) * PHONE_COLUMN_PX / (PHONE_WIDTH * 72)
     _scale_text(fig, SMALLEST_TEXT_CSS_PX * _MARGIN / smallest_px)
+    height += _legends_below(fig)
+    fig.set_size_inches(PHONE_WIDTH, height)
     drawn_width = PHONE_WIDTH
     for _ in range(_DRAWINGS):
         _lay_out(fig)

@@ -7,7 +7,9 @@ import matplotlib
 matplotlib.use("agg")
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pytest
+from legend_overlaps import legend_overlaps, legends
 from PIL import Image
 
 from claimbook import figures, phone_figures
@@ -135,3 +137,35 @@ def test_the_phone_drawing_is_the_same_bytes_twice(log_figure):
     other = _log_figure()  # the same figure drawn anew
     assert phone_figures.draw_for_phone(other, Saver(), figures.PNG_DPI) == first
     plt.close(other)
+
+
+def _crowded_figure():
+    """Two stacked panels whose curves fill each axes, each with a legend the chapter left to
+    ``loc="best"``, and a title on the lower panel: at a phone's text size a legend inside
+    covers a curve (before the engine moved legends, 2 and 3 curves)."""
+    steps = np.linspace(0, 1, 200)
+    with matplotlib.rc_context(figures.FIGURE_STYLE):
+        fig, axes = plt.subplots(2, 1, figsize=(figures.FIGURE_WIDTH, 6.0), layout="constrained")
+        for ax in axes:
+            for level in (0.2, 0.5, 0.8):
+                ax.plot(steps, level + 0.15 * np.sin(12 * steps), label=f"a series at {level:g}")
+            ax.set(xlabel="step", ylabel="value")
+            ax.legend(frameon=False)
+        axes[1].set_title("a title")
+        Saver()(fig, io.BytesIO())
+    return fig
+
+
+def test_a_phone_drawing_s_legends_cover_no_curve_text_or_other_legend():
+    fig = _crowded_figure()
+    measured = []
+
+    def save(copy, stream, crop="tight"):
+        Saver()(copy, stream, crop)
+        measured.append((len(legends(copy)), legend_overlaps(copy)))
+
+    phone_figures.draw_for_phone(fig, save, figures.PNG_DPI)
+    plt.close(fig)
+    assert measured[-1] == (2, [])
+    # The wide drawing keeps its legends where the chapter put them, inside the axes.
+    assert all(ax.get_legend().get_bbox_to_anchor().height > 0 for ax in fig.axes)
