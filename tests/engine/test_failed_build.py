@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from bs4 import BeautifulSoup
+from docutils.core import publish_from_doctree
+from docutils.frontend import get_default_settings
+from docutils.parsers.rst import Parser
+from docutils.utils import new_document
 from scratch_book import point_paths_at
 
 from claimbook import claims
+from claimbook.extensions.claim_nodes import mark_legend
 from claimbook.pipeline import site_key
 from claimbook.pipeline.failed_build import BANNER_ID, failure_reason, mark_failed_build
 
@@ -56,13 +62,41 @@ def test_every_page_gets_one_banner_and_no_mark_says_verified_for_a_claim_not_ru
     assert number["data-claim-state"] == "not run" and "claim-verified" not in number["class"]
     assert number.select_one(".claim-mark").get_text() == "?"
     # A checked number's empty screen-reader slot now says the state (claims.py leaves it).
-    assert "not run" in number.select_one(".claim-sr").get_text()
+    assert number.select_one(".claim-sr").get_text() == " (not run, not checked)"
     assert "claim-verified" not in str(soup.select_one(".claim-legend"))
     assert soup.select(".claim-badge")[-1]["class"] == ["claim-badge", "claim-verified"]  # sample
     assert BANNER_ID in (site / "index.html").read_text()
     assert BANNER_ID not in (site / "_static" / "macros.html").read_text()
     assert '"state": "not run"' in (site / "claims.json").read_text()
     assert "boom" in (site / "OUTDATED.txt").read_text()
+
+
+def _site_legend(states: list[str], accounts: bool) -> str:
+    """The legend of a page's marks as the site renders it (docutils' HTML writer)."""
+    document = new_document("legend", get_default_settings(Parser))
+    document += mark_legend(states, accounts, "../checking.html#claim-marks")
+    html = publish_from_doctree(document, writer_name="html5").decode()
+    return str(BeautifulSoup(html, "html.parser").select_one("p.claim-legend"))
+
+
+@pytest.mark.parametrize("accounts", [False, True], ids=["numbers", "numbers and an account"])
+def test_a_rewritten_legend_is_the_one_the_site_writes_for_the_states_now(
+    tmp_path, monkeypatch, accounts
+):
+    root = point_paths_at(tmp_path / "book", monkeypatch)
+    site = root / "_build" / "html"
+    (site / "chapters").mkdir(parents=True)
+    legend = BeautifulSoup(PAGE, "html.parser").select_one("p.claim-legend")
+    page = PAGE.replace(str(legend), _site_legend(["verified"], accounts))
+    if accounts:  # a common account the page names, as claims.py draws it
+        account = f'<a class="claim-account claim-refuted" href="claims/{CLAIM}.html">\u21af</a>'
+        page = page.replace("</main>", f"<p>{account}</p></main>")
+    assert _site_legend(["verified"], accounts) in page
+    (site / "chapters" / "a.html").write_text(page, encoding="utf-8")
+    assert mark_failed_build("boom") == 1
+    html = (site / "chapters" / "a.html").read_text(encoding="utf-8")
+    rewritten = str(BeautifulSoup(html, "html.parser").select_one("p.claim-legend"))
+    assert rewritten == _site_legend(["not run"], accounts)
 
 
 def test_no_site_no_banner(tmp_path, monkeypatch):

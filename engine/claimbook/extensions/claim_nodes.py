@@ -24,8 +24,10 @@ __all__ = [
     "ACCOUNT_WORDS",
     "badge_node",
     "evidence_block",
+    "legend_parts",
     "mark_legend",
     "note_math",
+    "number_said",
     "place_links",
     "section",
     "shown",
@@ -136,29 +138,51 @@ def place_links(docname: str, info: Mapping, *, inline: bool = False) -> nodes.N
     return container
 
 
+def legend_parts(states, accounts: bool) -> list:
+    """The legend of a page's marks, as the site writes it and a failed build rewrites it:
+    text (``str``) and marks (``(mark, CSS class)``), up to the link to the page explaining
+    every mark. One entry per mark the numbers carry (``states``, in the order of
+    :data:`~claimbook.claims.STATES`), then the account mark if ``accounts``.
+
+    >>> legend_parts(["failed"], False)
+    ['Marks on this page: ', ('✗', 'claim-failed'), ' a number whose latest check failed', '. ']
+    """
+    entries = {}
+    for state in (state for state in STATES if state in states):
+        css = model.NUMBER_CLASSES[state]
+        entries.setdefault(model.STATE_MARKS[state], (css, LEGEND_WORDS[state]))
+    if accounts:
+        entries[ACCOUNT_MARK] = (
+            model.STATE_CLASSES["refuted"],
+            f"a common account, {ACCOUNT_WORDS}",
+        )
+    parts: list = ["Marks on this page: "]
+    for index, (mark, (css, words)) in enumerate(entries.items()):
+        parts += ["; "] * bool(index) + [(mark, css), f" {words}"]
+    return [*parts, ". "]
+
+
+def number_said(state: str) -> str:
+    """What a bound number in ``state`` says after it to a screen reader: nothing when it is
+    checked (the legend said once what its mark means), else its state."""
+    if model.NUMBER_CLASSES[state] == model.STATE_CLASSES["verified"]:
+        return ""
+    return f" ({model.NUMBER_WORDS[state]}, not checked)"
+
+
 def mark_legend(states: list[str], accounts: bool, uri: str) -> nodes.paragraph:
-    """The legend of a page's marks: one entry per mark its numbers carry (``states``, in
-    the order of :data:`~claimbook.claims.STATES`), then the account mark if ``accounts``,
-    and a link to ``uri``, the page that explains every mark.
+    """The legend of a page's marks (:func:`legend_parts`) with its link to ``uri``, the page
+    that explains every mark.
 
     A screen reader hears it once, near the top of the page; the marks after the numbers
     are hidden from it (the words of a state other than verified are said at the number).
     """
     legend = nodes.paragraph(classes=["claim-legend"])
-    legend += nodes.Text("Marks on this page: ")
-    entries = []
-    for state in STATES:
-        if state in states and model.STATE_MARKS[state] not in [mark for mark, *_ in entries]:
-            entries.append((model.STATE_MARKS[state], LEGEND_WORDS[state], state))
-    if accounts:
-        entries.append((ACCOUNT_MARK, f"a common account, {ACCOUNT_WORDS}", "refuted"))
-    for index, (mark, words, state) in enumerate(entries):
-        if index:
-            legend += nodes.Text("; ")
-        css = model.NUMBER_CLASSES[state] if mark != ACCOUNT_MARK else model.STATE_CLASSES[state]
-        legend += drawn(nodes.inline("", mark, classes=["claim-legend-mark", css]))
-        legend += nodes.Text(f" {words}")
-    legend += nodes.Text(". ")
+    for part in legend_parts(states, accounts):
+        if isinstance(part, str):
+            legend += nodes.Text(part)
+        else:
+            legend += drawn(nodes.inline("", part[0], classes=["claim-legend-mark", part[1]]))
     legend += nodes.reference("", "How this book checks its numbers", refuri=uri)
     return legend
 

@@ -62,7 +62,13 @@ from claimbook import claims as claim_registry
 from claimbook.claims import Claim, Judgement
 from claimbook.errors import ChapterSourceError, ClaimError, UnknownClaimError
 from claimbook.extensions import claim_pages_model as model
-from claimbook.extensions.claim_nodes import ACCOUNT_MARK, ACCOUNT_WORDS, badge_node, mark_legend
+from claimbook.extensions.claim_nodes import (
+    ACCOUNT_MARK,
+    ACCOUNT_WORDS,
+    badge_node,
+    mark_legend,
+    number_said,
+)
 from claimbook.extensions.claim_places import mark_statement, setup_places, warn
 from claimbook.extensions.engine_marks import drawn
 from claimbook.settings import results_pasted_as_glue
@@ -114,12 +120,7 @@ def visit_claim_value_html(self, node) -> None:
     self.body.append(
         f'<span class="claim-mark" aria-hidden="true">{model.STATE_MARKS[state]}</span>'
     )
-    # A checked number says nothing more: the page's legend said once what its mark means.
-    # Any other state is said at the number (a failed build's notice fills the empty slot).
-    said = f" ({model.NUMBER_WORDS[state]}, not checked)"
-    if model.NUMBER_CLASSES[state] == model.STATE_CLASSES["verified"]:
-        said = ""
-    self.body.append(f'<span class="claim-sr">{said}</span></{tag}>')
+    self.body.append(f'<span class="claim-sr">{number_said(state)}</span></{tag}>')
     raise nodes.SkipNode
 
 

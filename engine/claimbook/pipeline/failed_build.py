@@ -239,6 +239,7 @@ def _rewrite_marks(html: str, states: _States) -> str:
     from bs4 import BeautifulSoup
 
     from claimbook.extensions import claim_pages_model as model
+    from claimbook.extensions.claim_nodes import legend_parts, number_said
 
     soup = BeautifulSoup(html, "html.parser")
     by_class = {name: state for state, name in model.STATE_CLASSES.items()}
@@ -285,36 +286,26 @@ def _rewrite_marks(html: str, states: _States) -> str:
             mark.string = model.STATE_MARKS[state]
         said = number.select_one(".claim-sr")
         if said is not None:
-            words = model.NUMBER_WORDS[state]
-            if state == "refuted":
-                words += ", refuting a common account"
-            said.string = f" (claim {number['data-claim']}: {words})"
+            said.string = number_said(state)
         changed = True
     legend = soup.select_one("p.claim-legend")
     if changed and legend is not None and numbers:
-        _rewrite_legend(soup, legend, [n["data-claim-state"] for n in numbers], model)
+        accounts = soup.select_one(".claim-account") is not None
+        parts = legend_parts([n["data-claim-state"] for n in numbers], accounts)
+        _rewrite_legend(soup, legend, parts)
     return str(soup) if changed else html
 
 
-def _rewrite_legend(soup, legend, states: list[str], model) -> None:
-    """The legend of a page's marks, for the states its numbers show now."""
+def _rewrite_legend(soup, legend, parts: list) -> None:
+    """``legend`` as the site writes it, ``parts`` from
+    :func:`~claimbook.extensions.claim_nodes.legend_parts`; its link kept."""
     link = legend.find("a")
     legend.clear()
-    legend.append("Marks on this page: ")
-    seen: list[str] = []
-    for state in claims.STATES:
-        mark = model.STATE_MARKS[state]
-        if state not in states or mark in seen:
-            continue
-        if seen:
-            legend.append("; ")
-        seen.append(mark)
-        sample = soup.new_tag(
-            "span", attrs={"class": ["claim-legend-mark", model.NUMBER_CLASSES[state]]}
-        )
-        sample.string = mark
-        legend.append(sample)
-        legend.append(f" {model.NUMBER_WORDS[state]}")
-    legend.append(". Each marked number links to its claim. ")
+    for part in parts:
+        if isinstance(part, tuple):
+            mark, css = part
+            part = soup.new_tag("span", attrs={"class": ["claim-legend-mark", css]})
+            part.string = mark
+        legend.append(part)
     if link is not None:
         legend.append(link)
