@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from claimbook.numbers import format_value, is_statistical
+
 __all__ = ["badge_summary", "failure_summary"]
 
 
@@ -48,11 +50,13 @@ def failure_summary(artifact: Mapping) -> list[str]:
 
 
 def badge_summary(artifact: Mapping) -> str:
-    """Hover text: the statement and, per statistical field, its mean and interval.
+    """Hover text: the statement and each statistical field as a page writes it.
 
-    ``"<statement> <field>: mean m, 95% CI [lo, hi] over n seeds (t)."``, then for a claim
-    that registers an account ``"Account refuted: <account> (<source>)"`` when it is refuted,
-    and ``"Account it tests (not refuted): ..."`` in any other state.
+    ``"<statement> <field>: m (95% CI lo to hi) over n seeds."``, the value written by
+    :func:`claimbook.numbers.format_value` to 4 significant digits (an interval of the
+    median says so), then for a claim that registers an account ``"Account refuted:
+    <account> (<source>)"`` when it is refuted, and ``"Account it tests: ..."`` in any
+    other state, as the claims ledger writes it.
 
     Examples
     --------
@@ -62,24 +66,19 @@ def badge_summary(artifact: Mapping) -> str:
     ...     "result": {"x": {"mean": 1.0, "ci": [0.9, 1.1], "level": 0.95,
     ...                      "method": "t", "per_seed": [0.9, 1.0, 1.1]}},
     ... })
-    'A toy. x: mean 1, 95% CI [0.9, 1.1] over 3 seeds (t).'
+    'A toy. x: 1 (95% CI 0.9 to 1.1) over 3 seeds.'
     """
     parts = [str(artifact.get("statement", ""))]
     if artifact.get("kind") == "statistical":
         for field, entry in sorted((artifact.get("result") or {}).items()):
-            if not isinstance(entry, Mapping) or "ci" not in entry:
-                continue
-            low, high = entry["ci"]
-            parts.append(
-                f"{field}: mean {entry['mean']:.4g}, {entry['level']:.0%} CI "
-                f"[{low:.4g}, {high:.4g}] over {len(entry['per_seed'])} seeds "
-                f"({entry['method']})."
-            )
+            if is_statistical(entry):
+                seeds = len(entry["per_seed"])
+                parts.append(f"{field}: {format_value(entry, '.4g')} over {seeds} seeds.")
     refutes = artifact.get("refutes")
     if refutes:
         # A summary of a judgement carries its state; a stored record, its status.
         state = artifact.get("state", artifact.get("status"))
-        said = "Account refuted" if state == "refuted" else "Account it tests (not refuted)"
+        said = "Account refuted" if state == "refuted" else "Account it tests"  # as the ledger
         source = f" ({refutes['source']})" if refutes.get("source") else ""
         parts.append(f"{said}: {refutes.get('account')}{source}")
     return " ".join(parts)

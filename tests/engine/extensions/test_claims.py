@@ -290,7 +290,9 @@ def test_a_refuted_and_a_statistical_claim_render_their_kind_and_pass(kinds_book
     assert f'<span class="claim-number">{mean}</span>' in html
     assert f'<span class="claim-number">[{low:.3f}, {high:.3f}]</span>' in html
     assert f"{mean} (95% CI {low:.3f} to {high:.3f})" in html
-    assert "95% CI [" in html_text.unescape(html)  # the badge's hover text names the interval
+    # The badge's hover text writes the interval as the page does, with its seeds.
+    hover = f"estimate: {estimate['mean']:.4g} (95% CI {low:.4g} to {high:.4g}) over 20 seeds."
+    assert hover in html_text.unescape(html)
     noise_page = text_of(kinds_book.page("claims/t01-noise-001.html"))
     # Its card writes the field as the prose cites it (.3f), interval and all.
     assert f"{mean} (95% CI {low:.3f} to {high:.3f})" in noise_page
