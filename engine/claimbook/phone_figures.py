@@ -134,32 +134,27 @@ def _lay_out(fig) -> None:
 
 
 def _legends_below(fig) -> float:
-    """Put each axes' legend under its axes, centred below its tick labels and axis label,
-    and return the height (inches) the moved legends take in one column of axes.
+    """Anchor each axes' legend under its axes, below its tick labels and x label; return
+    the legends' height (inches: the book stacks its panels, so they add up).
 
-    Its text grown, a legend the chapter placed in the axes (or a fraction of them away)
-    covers curves, the axis label or the next legend; below, the layout makes room for it.
-    The anchor is the axes' bottom shifted down by what its x axis draws there, in inches,
-    which the layout does not change (it moves and resizes axes, not text).
+    Its text grown, a legend left in its axes covers curves. The anchor's offset is in
+    inches, which the layout keeps (it moves axes, not text).
     """
     from matplotlib.transforms import ScaledTranslation
 
     _lay_out(fig)
     fig.draw_without_rendering()  # tick labels where the new size puts them
-    renderer = fig.canvas.get_renderer()
-    heights, columns = 0.0, set()
+    renderer, height = fig.canvas.get_renderer(), 0.0
     for ax in fig.axes:
-        legend = ax.get_legend()
-        if legend is None or not legend.get_visible():
+        if (legend := ax.get_legend()) is None:
             continue
-        axis = ax.xaxis.get_tightbbox(renderer)
-        drop = max(0.0, ax.bbox.y0 - axis.y0) / fig.dpi if axis is not None else 0.0
+        axis = ax.xaxis.get_tightbbox(renderer) or ax.bbox  # what the x axis draws below
+        drop = max(0.0, ax.bbox.y0 - axis.y0) / fig.dpi
         below = ax.transAxes + ScaledTranslation(0, -drop, fig.dpi_scale_trans)
         legend.set_loc("upper center")
         legend.set_bbox_to_anchor((0.5, 0.0), transform=below)
-        heights += legend.get_window_extent(renderer).height / fig.dpi
-        columns.add(ax.get_subplotspec().colspan.start if ax.get_subplotspec() else 0)
-    return heights / max(1, len(columns))
+        height += legend.get_window_extent(renderer).height / fig.dpi
+    return height
 
 
 def _drawn(fig, save, crop) -> bytes:

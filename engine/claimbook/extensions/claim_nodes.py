@@ -147,10 +147,11 @@ def legend_parts(states, accounts: bool) -> list:
     >>> legend_parts(["failed"], False)
     ['Marks on this page: ', ('✗', 'claim-failed'), ' a number whose latest check failed', '. ']
     """
-    entries = {}
+    entries = {}  # mark: (CSS class, words); a refuted claim's numbers carry the check mark
     for state in (state for state in STATES if state in states):
-        css = model.NUMBER_CLASSES[state]
-        entries.setdefault(model.STATE_MARKS[state], (css, LEGEND_WORDS[state]))
+        entries.setdefault(
+            model.STATE_MARKS[state], (model.NUMBER_CLASSES[state], LEGEND_WORDS[state])
+        )
     if accounts:
         entries[ACCOUNT_MARK] = (
             model.STATE_CLASSES["refuted"],
