@@ -168,7 +168,7 @@ def test_a_statistical_claim_lists_its_intervals_and_seeds(fixture_registry, art
     assert info["statistics"]["estimate"] == artifact["result"]["estimate"]
     assert "claim_seeds(" in info["contract"]["seed"]
     low, high = artifact["result"]["estimate"]["ci"]
-    assert f"[{low:.4g}, {high:.4g}] over 20 seeds" in model.badge(info).hover
+    assert f"(95% CI {low:.4g} to {high:.4g}) over 20 seeds." in model.badge(info).hover
 
 
 def test_a_statistical_claim_not_run_shows_its_statistical_expectations(fixture_registry):
