@@ -121,6 +121,7 @@ _SERVER_PRELOAD = [
     f"{instruments.PACKAGE}.precision",
     "claimbook.claims.verify",
     "claimbook.claims.mutate",
+    "scipy.special",  # the t quantile of every statistical claim's interval
 ]
 
 
