@@ -13,7 +13,8 @@ from docutils.utils import new_document
 from scratch_book import point_paths_at
 
 from claimbook import claims
-from claimbook.extensions.claim_nodes import mark_legend
+from claimbook.extensions.claim_nodes import ACCOUNT_WORDS, mark_legend
+from claimbook.extensions.claim_pages_model import measurement_lead
 from claimbook.pipeline import site_key
 from claimbook.pipeline.failed_build import BANNER_ID, failure_reason, mark_failed_build
 
@@ -126,3 +127,47 @@ def test_the_site_key_changes_with_a_claims_judged_state(tmp_path, monkeypatch):
 
     monkeypatch.setattr(claims, "judge", stale)
     assert site_key.site_key() != before
+
+
+ACCOUNT_PAGE = f"""<!DOCTYPE html>
+<html><head><title>x</title></head><body><main id="main-content" class="bd-main">
+<p>A common account <a class="claim-account claim-refuted reference external"
+data-claim="{CLAIM}" href="claims/{CLAIM}.html" title="A common account: it holds.">
+<span class="claim-mark" aria-hidden="true">\u21af</span> {ACCOUNT_WORDS}</a>.</p>
+<div class="claim-card"><p><a class="claim-badge claim-refuted reference external"
+href="claims/{CLAIM}.html"><span class="claim-id">{CLAIM}</span>
+<span class="claim-state">account refuted</span></a></p>
+<p class="claim-account-refuted"><strong>A common account: </strong>it holds;
+{ACCOUNT_WORDS}.</p></div>
+<p class="claim-page-state"><a class="claim-badge claim-refuted" href="#"><span
+class="claim-id">{CLAIM}</span> <span class="claim-state">account refuted</span></a></p>
+<p class="claim-measurement-lead">{measurement_lead("refuted")}</p>
+</main></body></html>
+"""
+
+
+def test_an_account_is_contradicted_by_measurement_only_while_its_claim_is_refuted(
+    tmp_path, monkeypatch
+):
+    """A refuted claim whose measurement is now not run: no page may still say that the
+    measurement contradicts the account (that would show it verified)."""
+    root = point_paths_at(tmp_path / "book", monkeypatch)
+    site = root / "_build" / "html"
+    (site / "chapters").mkdir(parents=True)
+    (site / "chapters" / "a.html").write_text(ACCOUNT_PAGE, encoding="utf-8")
+    assert mark_failed_build("boom") == 1
+    soup = BeautifulSoup((site / "chapters" / "a.html").read_text(), "html.parser")
+    main = soup.select_one("main")
+    main.select_one(f"#{BANNER_ID}").decompose()
+    assert ACCOUNT_WORDS not in main.get_text()
+    assert "verified" not in main.get_text() and "refuted" not in main.get_text()
+    assert soup.select(".claim-account, .claim-account-refuted, .claim-refuted") == []
+    # The account mark became the badge the site draws for a claim not run.
+    badge = soup.select_one("p > a.claim-badge")
+    assert badge["class"] == ["claim-badge", "claim-not-run"]
+    assert badge["href"] == f"claims/{CLAIM}.html"
+    assert badge.get_text(" ", strip=True) == f"{CLAIM} not run"
+    lead = soup.select_one(".claim-measurement-lead").get_text()
+    assert (
+        lead == measurement_lead("not run") == "The book's measurement that tests it is not run:"
+    )

@@ -327,6 +327,8 @@ def test_refuted_accounts_read_as_the_books_findings():
             )
         for account in soup.select("a.claim-account"):
             assert "claim-refuted" in account["class"]
+            # Named, so that a failed build can rewrite it (claimbook.pipeline.failed_build).
+            assert account["href"].endswith(f"claims/{account['data-claim']}.html")
             text = " ".join(account.get_text(" ", strip=True).split())
             assert text == "\u21af contradicted by measurement in this setting", text
 

@@ -190,11 +190,7 @@ def _headline(info: Mapping, docname: str) -> list[nodes.Node]:
             nodes.paragraph("", shown(refutes.get("account"))),
             nodes.attribution("", shown(refutes.get("source"))),
         )
-        lead = (
-            "The book's measurement, verified, refutes it:"
-            if info["state"] == "refuted"
-            else f"The book's measurement that tests it is {info['state']}:"
-        )
+        lead = model.measurement_lead(info["state"])
         parts += [account, nodes.paragraph("", lead, classes=["claim-measurement-lead"])]
     parts.append(
         nodes.block_quote(
@@ -203,12 +199,12 @@ def _headline(info: Mapping, docname: str) -> list[nodes.Node]:
             classes=["claim-statement"],
         )
     )
-    meaning = nodes.paragraph(classes=["claim-meaning"])
-    meaning += nodes.strong("", f"{model.STATE_WORDS[info['state']].capitalize()}: ")
-    meaning += nodes.Text(model.STATE_MEANINGS[info["state"]])
-    if info["state"] not in ("verified", "refuted"):
-        meaning += nodes.Text(f" Why: {info['reason']}")
-    parts.append(meaning)
+    lead, sentence = model.state_meaning(info["state"], info["reason"])
+    parts.append(
+        nodes.paragraph(
+            "", "", nodes.strong("", lead), nodes.Text(sentence), classes=["claim-meaning"]
+        )
+    )
     if info["error"]:
         parts.append(nodes.paragraph("", f"The computation reported: {shown(info['error'])}"))
     return parts

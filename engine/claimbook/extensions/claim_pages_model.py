@@ -57,11 +57,13 @@ __all__ = [
     "first_per_section",
     "format_value",
     "is_statistical",
+    "measurement_lead",
     "page_path",
     "parse_claim_value",
     "plain_math",
     "record_path",
     "relative_uri",
+    "state_meaning",
     "summary_of",
 ]
 
@@ -104,6 +106,20 @@ STATE_MEANINGS = {
     "of the registration; the strict build fails until it is recomputed.",
     "not run": "no record of a computation is on file; the strict build fails until one is made.",
 }
+
+
+def state_meaning(state: str, reason: str) -> tuple[str, str]:
+    """What a claim page says of its state: a bold lead and a sentence, with the reason
+    unless the claim holds. One wording for the page and a failed build's rewrite of it."""
+    why = "" if state in ("verified", "refuted") else f" Why: {reason}"
+    return f"{STATE_WORDS[state].capitalize()}: ", STATE_MEANINGS[state] + why
+
+
+def measurement_lead(state: str) -> str:
+    """What a claim page that registers an account says before the book's measurement."""
+    if state == "refuted":
+        return "The book's measurement, verified, refutes it:"
+    return f"The book's measurement that tests it is {state}:"
 
 
 def account_line(refutes: Mapping | None) -> str | None:

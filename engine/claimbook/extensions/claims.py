@@ -2,11 +2,10 @@
 
 MyST syntax this extension adds:
 
-- ``{claim}`c15-invariance-001``` -- an inline badge whose colour and word are the claim's
-  state, linking to the claim's page ``claims/<id>.html``; hovering shows the statement. A
-  refuted claim (the book's verified measurement contradicting a common account it quotes)
-  is drawn as the account mark ``↯`` and the words "contradicted by measurement in this
-  setting" instead, so that it never reads as a failure of the book;
+- ``{claim}`c15-invariance-001``` -- an inline badge of the claim's state, linking to its
+  page ``claims/<id>.html``; hovering shows the statement. A refuted claim (the book's
+  verified measurement contradicting a common account it quotes) is drawn as the account
+  mark ``↯`` and the words "contradicted by measurement in this setting" instead;
 - ``{claim-value}`c15-invariance-001.rms_shift_deviation:.3f``` -- a number the prose states
   as a result, read from the claim's artifact field (dotted for nested fields) and formatted
   with the Python format spec after the colon. For a statistical field,
@@ -16,9 +15,8 @@ MyST syntax this extension adds:
   the verified mark), hidden from screen readers: the page's legend says once what the marks
   mean, and a number in any state but verified says its state itself;
 - a ``claim-line`` directive -- the claim's card (badge, statement, seed, dtype, device,
-  estimator, a link to the published JSON record; a refuted claim's account) in its
-  section's collapsed "Evidence" block, which also holds a card for every other claim the
-  section binds a number to (:mod:`~claimbook.extensions.claim_evidence`);
+  estimator, its JSON record; a refuted claim's account) in its section's collapsed
+  "Evidence" block, beside every claim the section binds a number to (:mod:`.claim_evidence`);
 - ``{claim-state}`stale``` and ``{claim-value-sample}`stale 2.1``` -- a sample badge and
   number of one state, for the page that explains the marks;
 - ``{book-chapter}`2``` -- a reference to a chapter of the full book that this edition does
@@ -130,11 +128,13 @@ class claim_account(nodes.Inline, nodes.TextElement):
 
 
 def visit_account_html(self, node) -> None:
-    self.body.append(
-        self.starttag(node, "a", "", href=node["refuri"], title=node["tooltip"])
-        + f'<span class="claim-mark" aria-hidden="true">{ACCOUNT_MARK}</span> '
-        + f"{ACCOUNT_WORDS}</a>"
-    )
+    names = {
+        "href": node["refuri"],
+        "title": node["tooltip"],
+        "data-claim": node["trainable-claim"],
+    }
+    mark = f'<span class="claim-mark" aria-hidden="true">{ACCOUNT_MARK}</span> '
+    self.body.append(self.starttag(node, "a", "", **names) + f"{mark}{ACCOUNT_WORDS}</a>")
     raise nodes.SkipNode
 
 

@@ -44,7 +44,7 @@ _END = f"<!-- /{BANNER_ID} -->"
 _OLD_BANNER = re.compile(rf'<div[^>]*\bid="{BANNER_ID}"[^>]*>.*?{re.escape(_END)}\n?', re.S)
 _BUILT = re.compile(rf'<div[^>]*\bid="{BANNER_ID}"[^>]*\bdata-site-built="([^"]+)"')
 _TOPS = (re.compile(r"<main\b[^>]*>", re.I), re.compile(r"<body\b[^>]*>", re.I))
-_MARKED = re.compile(r"claim-badge|claim-value|claim-legend|claim-meaning")
+_MARKED = re.compile(r"claim-badge|claim-value|claim-legend|claim-meaning|claim-account")
 # White on dark red (10:1), whatever the theme; wraps at any width.
 _STYLE = (
     "margin:0 0 1rem 0;padding:0.75rem 1rem;background:#8b0000;color:#ffffff;"
@@ -265,11 +265,12 @@ def _rewrite_marks(html: str, states: _States) -> str:
         meaning = meaning.find_next_sibling(class_="claim-meaning") if meaning else None
         if meaning is not None:
             meaning.clear()
+            lead, sentence = model.state_meaning(state, reason)
             strong = soup.new_tag("strong")
-            strong.string = f"{model.STATE_WORDS[state].capitalize()}: "
+            strong.string = lead
             meaning.append(strong)
-            why = "" if state in ("verified", "refuted") else f" Why: {reason}"
-            meaning.append(model.STATE_MEANINGS[state] + why)
+            meaning.append(sentence)
+    changed |= _rewrite_accounts(soup, states, model)
     numbers = [
         node for node in soup.select(".claim-value[data-claim]") if node["data-claim"] != "sample"
     ]
@@ -294,6 +295,48 @@ def _rewrite_marks(html: str, states: _States) -> str:
         parts = legend_parts([n["data-claim-state"] for n in numbers], accounts)
         _rewrite_legend(soup, legend, parts)
     return str(soup) if changed else html
+
+
+def _rewrite_accounts(soup, states: _States, model) -> bool:
+    """A common account is "contradicted by measurement" only while its claim is refuted:
+    otherwise its mark in the prose becomes the claim's badge (what the site draws for a
+    claim in any other state), an Evidence card drops its account line, and a claim page's
+    lead names the state. Returns whether anything changed."""
+    changed = False
+    for account in soup.select("a.claim-account[data-claim]"):
+        claim_id = account["data-claim"]
+        state, reason = states(claim_id)
+        if state == "refuted":
+            continue
+        badge = soup.new_tag(
+            "a",
+            attrs={
+                "class": ["claim-badge", model.STATE_CLASSES[state]],
+                "href": account.get("href", ""),
+                "title": f"{account.get('title', '')} (now {state}: {reason})".strip(),
+            },
+        )
+        for css, text in (("claim-id", claim_id), ("claim-state", model.STATE_WORDS[state])):
+            part = soup.new_tag("span", attrs={"class": [css]})
+            part.string = text
+            badge.append(part)
+            badge.append(" ")
+        badge.contents[-1].extract()
+        account.replace_with(badge)
+        changed = True
+    for line in soup.select(".claim-card .claim-account-refuted"):
+        shown_id = line.find_parent(class_="claim-card").select_one(".claim-id")
+        if shown_id is not None and states(shown_id.get_text())[0] != "refuted":
+            line.decompose()
+            changed = True
+    lead = soup.select_one(".claim-measurement-lead")
+    shown_id = soup.select_one(".claim-page-state .claim-id")
+    if lead is not None and shown_id is not None:
+        state = states(shown_id.get_text())[0]
+        if lead.get_text() != model.measurement_lead(state):
+            lead.string = model.measurement_lead(state)
+            changed = True
+    return changed
 
 
 def _rewrite_legend(soup, legend, parts: list) -> None:
