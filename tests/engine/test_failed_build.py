@@ -142,6 +142,10 @@ href="claims/{CLAIM}.html"><span class="claim-id">{CLAIM}</span>
 <p class="claim-page-state"><a class="claim-badge claim-refuted" href="#"><span
 class="claim-id">{CLAIM}</span> <span class="claim-state">account refuted</span></a></p>
 <p class="claim-measurement-lead">{measurement_lead("refuted")}</p>
+<p>It moves by <a class="claim-value claim-verified" data-claim="{CLAIM}"
+data-claim-state="refuted" href="claims/{CLAIM}.html"
+title="A statement. A common account, {ACCOUNT_WORDS}: it holds."><span class="claim-number">2.055</span>
+<span class="claim-mark" aria-hidden="true">\u2713</span><span class="claim-sr"></span></a>.</p>
 </main></body></html>
 """
 
@@ -160,6 +164,7 @@ def test_an_account_is_contradicted_by_measurement_only_while_its_claim_is_refut
     main = soup.select_one("main")
     main.select_one(f"#{BANNER_ID}").decompose()
     assert ACCOUNT_WORDS not in main.get_text()
+    assert ACCOUNT_WORDS not in " ".join(a.get("title", "") for a in main.select("a"))
     assert "verified" not in main.get_text() and "refuted" not in main.get_text()
     assert soup.select(".claim-account, .claim-account-refuted, .claim-refuted") == []
     # The account mark became the badge the site draws for a claim not run.

@@ -239,7 +239,7 @@ def _rewrite_marks(html: str, states: _States) -> str:
     from bs4 import BeautifulSoup
 
     from claimbook.extensions import claim_pages_model as model
-    from claimbook.extensions.claim_nodes import legend_parts, number_said
+    from claimbook.extensions.claim_nodes import ACCOUNT_WORDS, legend_parts, number_said
 
     soup = BeautifulSoup(html, "html.parser")
     by_class = {name: state for state, name in model.STATE_CLASSES.items()}
@@ -281,7 +281,9 @@ def _rewrite_marks(html: str, states: _States) -> str:
         classes = [n for n in number.get("class", []) if n not in by_class]
         number["class"] = [*classes, model.NUMBER_CLASSES[state]]
         number["data-claim-state"] = state
-        number["title"] = f"{number.get('title', '')} (now {state}: {reason})".strip()
+        # Its hover said the account was contradicted, which only a refuted claim's is.
+        title = number.get("title", "").split(f" A common account, {ACCOUNT_WORDS}")[0]
+        number["title"] = f"{title} (now {state}: {reason})".strip()
         mark = number.select_one(".claim-mark")
         if mark is not None:
             mark.string = model.STATE_MARKS[state]
