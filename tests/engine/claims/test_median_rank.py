@@ -70,7 +70,7 @@ finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinit
 samples = st.lists(finite, min_size=6, max_size=30)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)  # Hypothesis's default
 @given(samples, st.integers(min_value=-1000, max_value=1000), st.randoms(use_true_random=False))
 def test_shifting_shifts_the_interval_and_order_does_not_matter(values, shift, random):
     low, high = median_rank_interval(values, level=0.9)

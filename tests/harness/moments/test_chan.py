@@ -21,7 +21,7 @@ counts = st.integers(min_value=1, max_value=10**6)
 means = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)  # Hypothesis's default
 @given(counts, means, counts, means)
 def test_the_update_is_within_a_few_roundings_of_exact_in_float64(
     count_a, mean_a, count_b, mean_b
