@@ -58,6 +58,17 @@ def log_figure():
     plt.close(fig)
 
 
+@pytest.fixture(scope="module")
+def phone_drawing():
+    """A log figure, the saver given to :func:`draw_for_phone` and the PNG it returned: one
+    drawing (half a CPU-second) for the tests of what it is and that it repeats."""
+    fig = _log_figure()
+    save = Saver()
+    data = phone_figures.draw_for_phone(fig, save, figures.PNG_DPI)
+    yield fig, save, data
+    plt.close(fig)
+
+
 def test_the_smallest_text_is_the_smallest_letter_an_exponent_included(log_figure):
     assert phone_figures.smallest_text_pt(log_figure) == pytest.approx(0.7 * 10)
     fig, ax = plt.subplots()
@@ -85,12 +96,11 @@ def test_a_figure_with_no_text_is_refused():
     plt.close(fig)
 
 
-def test_the_phone_drawing_is_narrow_and_its_smallest_text_readable(log_figure):
+def test_the_phone_drawing_is_narrow_and_its_smallest_text_readable(phone_drawing):
+    log_figure, save, data = phone_drawing
     wide = io.BytesIO()
     Saver()(log_figure, wide)
     assert _shown_px(wide.getvalue(), 7.0) < TARGET  # the wide drawing on a phone: 6.7 px
-    save = Saver()
-    data = phone_figures.draw_for_phone(log_figure, save, figures.PNG_DPI)
     # The phone's width (less the crop's margins), from a copy: the figure is as it was.
     assert 0.9 * phone_figures.PHONE_WIDTH < _width_in(data) <= 1.01 * phone_figures.PHONE_WIDTH
     assert log_figure.get_size_inches()[0] == figures.FIGURE_WIDTH
@@ -131,8 +141,8 @@ def test_text_that_reaches_past_the_edge_and_grows_with_the_text_is_an_error():
     plt.close(fig)
 
 
-def test_the_phone_drawing_is_the_same_bytes_twice(log_figure):
-    first = phone_figures.draw_for_phone(log_figure, Saver(), figures.PNG_DPI)
+def test_the_phone_drawing_is_the_same_bytes_twice(phone_drawing):
+    log_figure, _, first = phone_drawing
     assert phone_figures.draw_for_phone(log_figure, Saver(), figures.PNG_DPI) == first
     other = _log_figure()  # the same figure drawn anew
     assert phone_figures.draw_for_phone(other, Saver(), figures.PNG_DPI) == first
