@@ -26,14 +26,19 @@ import functools
 import json
 import math
 import re
+import sys
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from claimbook.claims.registry_yaml import EXCERPT, excerpt, parse_registry_yaml, refusal
 from claimbook.text import UNSAFE, escape_unsafe
+
+# jsonschema imports rfc3987-syntax when it is installed (JupyterLab's jupyter-events asks for
+# it) to check the "iri" format, and that builds some forty Earley parsers: a second of
+# CPU in every process that reads a registry. The registry schema checks no format.
+sys.modules.setdefault("rfc3987_syntax", None)
+import jsonschema  # noqa: E402
 
 __all__ = ["MAX_PROBLEMS", "MAX_TEXT", "field_name", "validated"]
 
