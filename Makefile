@@ -3,7 +3,7 @@
 #   make           environment, executed chapters, claim artifacts, figures, site
 #   make test      lint, the unit, claims and book test tiers, a full rebuild from clean, checks
 #                  of the built site (site tier) and Binder; each step prints its time (wall, CPU)
-#   make unit      the unit tier alone (about a minute; run it before every commit)
+#   make unit      the unit tier alone (about 30 s; run it before every commit)
 #   make rebuild   the full re-execution from clean that CI runs
 #   make verify    recompute every claim without running notebooks
 #   make repin     re-pin every chapter to the current harness and report changed claims
