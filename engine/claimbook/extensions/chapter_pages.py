@@ -230,8 +230,14 @@ def _chapter_launch(app, pagename, templatename, context, doctree) -> None:
 
 
 def _reader_downloads(app, exception) -> None:
-    """The download button's notebooks (``_sources/chapters/<stem>.ipynb``) as a reader reads."""
-    if exception is None and app.builder.format == "html":
+    """The download button's notebooks (``_sources/chapters/<stem>.ipynb``) as a reader reads.
+
+    Written from the notebooks the build driver executed; a plain ``jupyter-book build`` in
+    which myst-nb executes the chapters itself (``execute_notebooks`` other than ``off``, as
+    the benchmark's comparison does) has none, and offers the sources as they are."""
+    if app.config.nb_execution_mode != "off":
+        logger.info("reader notebooks: not written (myst-nb executed the chapters)")
+    elif exception is None and app.builder.format == "html":
         srcdir = Path(app.srcdir)
         outdir = Path(app.outdir) / "_sources" / "chapters"
         write_reader_notebooks(srcdir / "chapters", outdir, root=srcdir)
