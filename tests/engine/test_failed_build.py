@@ -144,7 +144,8 @@ class="claim-id">{CLAIM}</span> <span class="claim-state">account refuted</span>
 <p class="claim-measurement-lead">{measurement_lead("refuted")}</p>
 <p>It moves by <a class="claim-value claim-verified" data-claim="{CLAIM}"
 data-claim-state="refuted" href="claims/{CLAIM}.html"
-title="A statement. A common account, {ACCOUNT_WORDS}: it holds."><span class="claim-number">2.055</span>
+title="A statement. A common account, {ACCOUNT_WORDS}: it holds.">
+<span class="claim-number">2.055</span>
 <span class="claim-mark" aria-hidden="true">\u2713</span><span class="claim-sr"></span></a>.</p>
 </main></body></html>
 """
