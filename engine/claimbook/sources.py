@@ -41,14 +41,15 @@ __all__ = [
 
 _CHAPTERS = cache.ContentCache("chapter sources")  # by path and bytes (see read_chapter)
 PARAMETERS_TAG = "parameters"
-# The front matter every chapter source starts with: a MyST notebook for jupytext, Python 3.
+# The front matter every chapter source starts with: a MyST notebook for jupytext, and the
+# kernel named as ipykernel installs it (JupyterLab rewrites another name, marking it changed).
 CHAPTER_HEADER = """---
 jupytext:
   text_representation:
     extension: .md
     format_name: myst
 kernelspec:
-  display_name: Python 3
+  display_name: Python 3 (ipykernel)
   language: python
   name: python3
 ---

@@ -43,6 +43,19 @@ def test_no_notebook_with_outputs_is_tracked():
     assert tracked == [], f"notebooks are build products; tracked: {tracked}"
 
 
+def test_the_kernel_is_named_as_jupyter_lists_it(chapter):
+    """JupyterLab, starting a notebook's kernel, writes the kernel's spec into the notebook:
+    a name that differs marks the reader's notebook changed before they touch it."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    kernelspec = notebook(chapter).metadata["kernelspec"]
+    installed = KernelSpecManager().get_kernel_spec(kernelspec["name"])
+    assert (kernelspec["display_name"], kernelspec["language"]) == (
+        installed.display_name,
+        installed.language,
+    )
+
+
 def test_the_parameters_cell_holds_the_current_harness_pin(chapter):
     cells = [cell for cell in notebook(chapter).cells if cell.cell_type == "code"]
     first = cells[0]

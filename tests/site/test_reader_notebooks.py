@@ -193,6 +193,12 @@ def test_jupyterlab_shows_each_reader_notebook_as_the_chapter_reads(stem, jupyte
               && document.querySelectorAll('.jp-RenderedMarkdown mjx-container').length > 0""",
             timeout=120_000,
         )
+        # The kernel started and idle, as a reader finds it: JupyterLab then writes the kernel
+        # it started into the notebook's metadata, which must already say so.
+        page.wait_for_function(
+            "() => /Idle/.test(document.querySelector('#jp-main-statusbar')?.textContent || '')",
+            timeout=120_000,
+        )
         shown = page.evaluate(RENDERED)
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=SCREENSHOTS / f"jupyterlab-{stem}-top.png")
