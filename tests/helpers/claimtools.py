@@ -23,6 +23,14 @@ from trainable_harness.normalization import centered_normalize
 
 FIXTURE_REGISTRY = Path(__file__).resolve().parents[1] / "fixtures" / "registry"
 TOY_ID = "t01-toy-001"
+# Where a page states the toy claim, as the claim pages' model records a place.
+PLACE = {
+    "page": "chapters/page.html",
+    "anchor": f"claim-{TOY_ID}-3",
+    "chapter": "15. A page",
+    "section": "15.1 A section",
+    "as": "badge",
+}
 TOY_COMPUTE = "trainable_harness.witnesses.toy.toy_witness"
 TOY_CLAIM = """\
 id: t01-toy-001

@@ -6,19 +6,11 @@ a badge, a bound number, a claim page, the ledger and ``claims.json`` would show
 """
 
 import pytest
-from claimtools import TOY_ID, edit_artifact, verify_toy
+from claimtools import PLACE, TOY_ID, edit_artifact, verify_toy
 
 from claimbook.claims import harness_pin, judge, load_claim, verify_claim
 from claimbook.extensions import claim_pages_model as model
 from claimbook.extensions.claim_records import publishable_record
-
-PLACE = {
-    "page": "chapters/page.html",
-    "anchor": f"claim-{TOY_ID}-3",
-    "chapter": "15. A page",
-    "section": "15.1 A section",
-    "as": "badge",
-}
 
 
 def described(registry, artifacts, stated_in=(), claim_id=TOY_ID) -> dict:

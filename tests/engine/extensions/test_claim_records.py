@@ -4,19 +4,11 @@
 import json
 import os
 
-from claimtools import TOY_ID, verify_toy
+from claimtools import PLACE, TOY_ID, verify_toy
 
 from claimbook.claims import artifact_path, judge, load_claim
 from claimbook.extensions import claim_pages_model as model
 from claimbook.extensions.claim_records import ledger_json, publishable_record
-
-PLACE = {
-    "page": "chapters/page.html",
-    "anchor": f"claim-{TOY_ID}-3",
-    "chapter": "15. A page",
-    "section": "15.1 A section",
-    "as": "badge",
-}
 
 
 def described(registry, artifacts, stated_in=()) -> dict:
