@@ -484,19 +484,9 @@ def digits_eval_with_batch_statistics(patch=setattr) -> None:
 
 def digits_momentum_as_the_old_value_weight(patch=setattr) -> None:
     """The digits network's running statistics keep 0.1 of the old value and take 0.9 of
-    the new batch (``digits.convnet._update_running``)."""
-
-    def swapped(net, layer, part, mean, population_variance, m):
-        mean = mean.reshape(mean.shape[0], -1)
-        sample_variance = population_variance.reshape(mean.shape) * (m / (m - 1))
-        for name, batch in (
-            (f"running_mean{layer}", mean),
-            (f"running_variance{layer}", sample_variance),
-        ):
-            running = getattr(net, name)
-            running[part] = convnet.MOMENTUM * running[part] + (1.0 - convnet.MOMENTUM) * batch
-
-    patch(convnet, "_update_running", swapped)
+    the new batch (``digits.convnet._update_running``, which reads ``MOMENTUM`` as the
+    weight of the new batch, given 1 - 0.1)."""
+    patch(convnet, "MOMENTUM", 1.0 - convnet.MOMENTUM)
 
 
 def digits_backward_without_the_variance_term(patch=setattr) -> None:
