@@ -33,7 +33,9 @@ import ast
 import functools
 import hashlib
 import importlib.util
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "module_digests",
     "module_file",
     "modules_reached",
+    "one_reading",
     "package_digest",
     "package_folder",
 ]
@@ -68,17 +71,73 @@ def _package_dir(top: str) -> Path | None:
 def module_file(name: str) -> Path | None:
     """The source file of first-party module ``name`` (``pkg/__init__.py`` for a package),
     or None when ``name`` is not first-party or has no file."""
-    top, *rest = name.split(".")
-    if top not in FIRST_PARTY:
+    return _reading().find(name)
+
+
+class _ModuleFiles:
+    """The book's module files as read once: each folder listed and each file read at most
+    once (resolving a module's imports asks about every name its ``from`` statements import,
+    and a build asks for the same claims' keys many times)."""
+
+    def __init__(self) -> None:
+        self._found: dict[str, Path | None] = {}
+        self._folders: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self._bytes: dict[Path, bytes | None] = {}
+        self._digests: dict[Path, str] = {}
+        self._reached: dict[tuple[str, ...], list[str]] = {}
+
+    def read(self, path: Path) -> bytes | None:
+        """The bytes of ``path`` (None when it cannot be read)."""
+        if path not in self._bytes:
+            try:
+                self._bytes[path] = path.read_bytes()
+            except OSError:
+                self._bytes[path] = None
+        return self._bytes[path]
+
+    def digest(self, path: Path) -> str:
+        """SHA-256 of the bytes of ``path`` (:data:`MISSING` when it cannot be read)."""
+        if path not in self._digests:
+            data = self.read(path)
+            self._digests[path] = MISSING if data is None else hashlib.sha256(data).hexdigest()
+        return self._digests[path]
+
+    def _entries(self, folder: str) -> tuple[frozenset[str], frozenset[str]]:
+        """The files and the subfolders of ``folder`` (none when it cannot be listed)."""
+        if folder not in self._folders:
+            files, folders = set(), set()
+            try:
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        if entry.is_file():
+                            files.add(entry.name)
+                        elif entry.is_dir():
+                            folders.add(entry.name)
+            except OSError:
+                pass
+            self._folders[folder] = frozenset(files), frozenset(folders)
+        return self._folders[folder]
+
+    def find(self, name: str) -> Path | None:
+        if name not in self._found:
+            self._found[name] = self._look(name)
+        return self._found[name]
+
+    def _look(self, name: str) -> Path | None:
+        top, *rest = name.split(".")
+        base = _package_dir(top) if top in FIRST_PARTY else None
+        if base is None:
+            return None
+        if not rest:
+            return base / "__init__.py" if "__init__.py" in self._entries(str(base))[0] else None
+        parent = os.path.join(base, *rest[:-1])
+        files, folders = self._entries(parent)
+        stem = rest[-1]
+        if stem in folders and "__init__.py" in self._entries(os.path.join(parent, stem))[0]:
+            return Path(parent, stem, "__init__.py")
+        if f"{stem}.py" in files:
+            return Path(parent, f"{stem}.py")
         return None
-    base = _package_dir(top)
-    if base is None:
-        return None
-    base = base.joinpath(*rest)
-    for candidate in (base / "__init__.py", base.with_suffix(".py")):
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def _first_party(name: str) -> bool:
@@ -90,10 +149,11 @@ def _with_parents(name: str) -> list[str]:
     return [".".join(parts[: index + 1]) for index in range(len(parts))]
 
 
-def _imports(tree: ast.AST, package: str) -> set[str]:
-    """First-party modules the statements of ``tree`` import (``package``: the package
-    relative imports are resolved against; empty for code outside any package)."""
+def _imported_names(tree: ast.AST, package: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The module names the statements of ``tree`` import, and the ``module.name`` of each
+    ``from module import name`` (a submodule when such a file exists: :func:`_imports`)."""
     found: set[str] = set()
+    submodules: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
@@ -109,9 +169,15 @@ def _imports(tree: ast.AST, package: str) -> set[str]:
             else:
                 module = node.module or ""
             found.add(module)
-            for alias in node.names:
-                if alias.name != "*" and module_file(f"{module}.{alias.name}") is not None:
-                    found.add(f"{module}.{alias.name}")
+            submodules.update(f"{module}.{a.name}" for a in node.names if a.name != "*")
+    return frozenset(found), frozenset(submodules)
+
+
+def _imports(names: tuple[frozenset[str], frozenset[str]], files: _ModuleFiles) -> set[str]:
+    """First-party modules imported, with their parent packages, of ``_imported_names``'s
+    result: the files are looked up now, so a module added since the parse counts."""
+    found, submodules = names
+    found = set(found) | {name for name in submodules if files.find(name) is not None}
     return {parent for name in found if _first_party(name) for parent in _with_parents(name)}
 
 
@@ -126,6 +192,13 @@ def _parse(source: str) -> ast.AST:
         return ast.parse("\n".join(kept))
 
 
+@functools.lru_cache(maxsize=1024)
+def _names_in_code(source: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The parse of ``source`` (once per text in a process: a claim's mistakes are read for
+    every claim page)."""
+    return _imported_names(_parse(source), "")
+
+
 def imports_in_code(source: str) -> set[str]:
     """First-party modules (with their parent packages) that the code ``source`` imports.
 
@@ -134,7 +207,29 @@ def imports_in_code(source: str) -> set[str]:
     SyntaxError
         If ``source`` is not Python (after dropping IPython's ``%`` and ``!`` lines).
     """
-    return _imports(_parse(source), "")
+    return _imports(_names_in_code(source), _reading())
+
+
+_READINGS: list[_ModuleFiles] = []  # the reading in force (see one_reading), if any
+
+
+def _reading() -> _ModuleFiles:
+    return _READINGS[-1] if _READINGS else _ModuleFiles()
+
+
+@contextmanager
+def one_reading() -> Iterator[None]:
+    """Inside, every lookup of this module reads the book's module files once.
+
+    A build uses one reading per phase in which no code of the book runs (planning what to
+    execute; rendering), so the keys computed in it all describe the files as they were at
+    its start; outside, every call reads the files again.
+    """
+    _READINGS.append(_ModuleFiles())
+    try:
+        yield
+    finally:
+        _READINGS.pop()
 
 
 def modules_reached(starts: Iterable[str]) -> list[str]:
@@ -144,6 +239,10 @@ def modules_reached(starts: Iterable[str]) -> list[str]:
     :data:`MISSING`), so a module that disappears changes the digest of what reached it.
     A module that does not parse reaches nothing further; its bytes still count.
     """
+    files = _reading()
+    starts = tuple(sorted(set(starts)))
+    if starts in files._reached:
+        return list(files._reached[starts])
     seen: set[str] = set()
     waiting = [name for start in starts if _first_party(start) for name in _with_parents(start)]
     while waiting:
@@ -151,38 +250,38 @@ def modules_reached(starts: Iterable[str]) -> list[str]:
         if name in seen:
             continue
         seen.add(name)
-        path = module_file(name)
-        if path is None:
-            continue
-        try:
-            data = path.read_bytes()
-        except OSError:
-            continue
-        waiting.extend(_module_imports(name, path.name == "__init__.py", data) - seen)
+        path = files.find(name)
+        data = None if path is None else files.read(path)
+        if data is not None:
+            is_package = path.name == "__init__.py"
+            waiting.extend(_module_imports(name, is_package, data, files) - seen)
+    files._reached[starts] = sorted(seen)
     return sorted(seen)
 
 
-@functools.lru_cache(maxsize=1024)
-def _module_imports(name: str, is_package: bool, data: bytes) -> frozenset[str]:
-    """The first-party imports of module ``name`` whose file holds ``data`` (parsed once per
-    content in a process)."""
+def _module_imports(name: str, is_package: bool, data: bytes, files: _ModuleFiles) -> set[str]:
+    """The first-party imports of module ``name`` whose file holds ``data``."""
     package = name if is_package else name.rpartition(".")[0]
+    return _imports(_module_names(package, data), files)
+
+
+@functools.lru_cache(maxsize=1024)
+def _module_names(package: str, data: bytes) -> tuple[frozenset[str], frozenset[str]]:
+    """The parse of a module's file (once per content in a process)."""
     try:
         tree = ast.parse(data)
     except (SyntaxError, ValueError):
-        return frozenset()
-    return frozenset(_imports(tree, package))
+        return frozenset(), frozenset()
+    return _imported_names(tree, package)
 
 
 def module_digests(names: Iterable[str]) -> dict[str, str]:
     """``{module: SHA-256 of its file's bytes}`` (:data:`MISSING` where there is no file)."""
+    files = _reading()
     digests = {}
     for name in sorted(set(names)):
-        path = module_file(name)
-        try:
-            digests[name] = hashlib.sha256(path.read_bytes()).hexdigest() if path else MISSING
-        except OSError:
-            digests[name] = MISSING
+        path = files.find(name)
+        digests[name] = MISSING if path is None else files.digest(path)
     return digests
 
 

@@ -62,3 +62,34 @@ def test_code_with_ipython_lines_is_read():
         "trainable_harness",
         "trainable_harness.layers",
     }
+
+
+def test_a_module_added_later_is_reached_by_the_same_import(package):
+    # `from trainable_harness import f` names a function until a module f.py exists; the
+    # import statement's parse is kept, the lookup of files is not.
+    (package / "a.py").write_text("from trainable_harness import f\n")
+    assert "trainable_harness.f" not in dependencies.modules_reached(["trainable_harness.a"])
+    (package / "f.py").write_text("")
+    assert "trainable_harness.f" in dependencies.modules_reached(["trainable_harness.a"])
+    code = "from trainable_harness import g\n"
+    assert "trainable_harness.g" not in dependencies.imports_in_code(code)
+    (package / "g.py").write_text("")
+    assert "trainable_harness.g" in dependencies.imports_in_code(code)
+
+
+def test_one_reading_reads_each_file_once_and_outside_it_every_call_reads_again(package):
+    reached = dependencies.modules_reached(["trainable_harness.a"])
+    before = dependencies.module_digests(reached)
+    with dependencies.one_reading():
+        assert dependencies.module_digests(reached) == before
+        (package / "d.py").write_text("raise SystemExit('never executed!')\n")
+        (package / "b.py").write_text("")  # b no longer reaches sub.c and d
+        assert dependencies.module_digests(reached) == before
+        assert dependencies.modules_reached(["trainable_harness.a"]) == reached
+    after = dependencies.module_digests(reached)
+    assert after["trainable_harness.d"] != before["trainable_harness.d"]
+    assert dependencies.modules_reached(["trainable_harness.a"]) == [
+        "trainable_harness",
+        "trainable_harness.a",
+        "trainable_harness.b",
+    ]

@@ -149,7 +149,9 @@ def current_entry(claim, key: str | None = None, records: Sequence | None = None
     return None, None
 
 
-def mutation_states(claim, records: Sequence | None = None) -> list[dict]:
+def mutation_states(
+    claim, records: Sequence | None = None, digests: dict | None = None
+) -> list[dict]:
     """Each named mistake of ``claim`` with what its current result says (the pages' data).
 
     Each item is the registry's ``{perturbation, says}`` and ``state`` (``"caught"``,
@@ -157,9 +159,11 @@ def mutation_states(claim, records: Sequence | None = None) -> list[dict]:
     ``red`` (the red fields, each ``{field, role, expected, tolerance, got}``),
     ``subject_red`` (how many of them measure the subject), ``enough`` (at least
     :data:`SUBJECT_FIELDS_NEEDED`), ``error``, ``key``, ``when`` and ``record`` (the
-    record's path, repository-relative).
+    record's path, repository-relative). ``digests``: as :func:`mutation_key`'s.
     """
-    entry, source = (None, None) if not claim.catches else current_entry(claim, None, records)
+    entry, source = None, None
+    if claim.catches:
+        entry, source = current_entry(claim, mutation_key(claim, digests), records)
     recorded = {}
     if entry is not None:
         recorded = {

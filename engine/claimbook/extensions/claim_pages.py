@@ -41,7 +41,7 @@ def describe_all(env) -> list[dict]:
     when its files are unchanged); an unusable registry entry is reported and left out.
     """
     places = stated_in(env)
-    described = []
+    described, digests = [], {}
     for claim_id in claim_registry.list_claims():
         try:
             claim = claim_registry.load_claim(claim_id)
@@ -51,7 +51,8 @@ def describe_all(env) -> list[dict]:
             logger.warning("claim %s: %s", claim_id, error, location=where)
             continue
         publishable = publishable_record(claim_id) is not None
-        described.append(model.describe(claim, judgement, places.get(claim_id, []), publishable))
+        stated = places.get(claim_id, [])
+        described.append(model.describe(claim, judgement, stated, publishable, digests))
     return described
 
 

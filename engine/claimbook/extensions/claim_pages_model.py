@@ -335,12 +335,20 @@ def _fields(claim: Claim, artifact: Mapping, kind: str, cited: list) -> list[dic
     return rows
 
 
-def describe(claim: Claim, judgement: Judgement, stated_in: list[dict], publishable: bool) -> dict:
+def describe(
+    claim: Claim,
+    judgement: Judgement,
+    stated_in: list[dict],
+    publishable: bool,
+    digests: dict | None = None,
+) -> dict:
     """Everything the site says about one claim: its page's content and its ``claims.json`` entry.
 
     ``stated_in`` are the places that state it, in the book's order; ``publishable`` says
     whether its record is published beside its page
-    (:func:`claimbook.extensions.claim_records.publishable_record`).
+    (:func:`claimbook.extensions.claim_records.publishable_record`); ``digests`` holds the
+    mistakes' digest of each registry folder for claims described together
+    (:func:`claimbook.claims.mutation_record.mutation_key`).
     """
     artifact = judgement.artifact or {}
     summary = summary_of(claim, judgement)
@@ -364,7 +372,7 @@ def describe(claim: Claim, judgement: Judgement, stated_in: list[dict], publisha
         "record": record_path(claim.id) if publishable else None,
         "stated_in": list(stated_in),
         # The mistakes it exists to catch, with the state of the last mutate run.
-        "catches": mutation_states(claim),
+        "catches": mutation_states(claim, digests=digests),
     }
 
 

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from claimbook import cache, claims, environment, paths
+from claimbook.dependencies import one_reading
 from claimbook.errors import (
     BuildError,
     ChapterSourceError,
@@ -131,11 +132,12 @@ def _build(started, jobs, question, out, only, render_site, kernels, foreign_env
         forget_clean_build()
     computation = mutations = None
     try:
-        plans = [plan_chapter(source) for source in selected]
-        # The claims due compute in processes of their own from here on, beside the chapters,
-        # and so do the mistakes of a whole build's claims that have no current result.
-        computation = ClaimComputation(claim_ids, jobs=jobs, report=out) if kernels else None
-        mutations = StaleMutations(claim_ids, out) if kernels and whole else None
+        with one_reading():  # the plan's keys: of the modules as they are now
+            plans = [plan_chapter(source) for source in selected]
+            # The claims due compute in processes of their own from here on, beside the
+            # chapters, and so do the mistakes of a whole build's claims with no current result.
+            computation = ClaimComputation(claim_ids, jobs=jobs, report=out) if kernels else None
+            mutations = StaleMutations(claim_ids, out) if kernels and whole else None
         status = _build_with(
             (computation, mutations), plans, jobs, out, render_site, kernels, started
         )
@@ -256,8 +258,9 @@ def _build_with(running, plans, jobs, out, render_site, kernels, started) -> int
                 if prepared
                 else SiteRender(fresh, reuse_pages=same_pages, published=outcome)
             )
-            rendered, warnings = site.run()
-            published = (publish(rendered), site.sources, judged_states())
+            with one_reading():  # the chapters and claims have ended: the modules are final
+                rendered, warnings = site.run()
+                published = (publish(rendered), site.sources, judged_states())
             out(
                 f"site: rendered and published in {time.perf_counter() - rendering:.1f} s "
                 f"({len(site.written)} of {len(site.sources)} pages written)"
@@ -275,7 +278,8 @@ def _build_with(running, plans, jobs, out, render_site, kernels, started) -> int
         return 1
     # Judged again by every build, from the registry and the artifacts: the stored outcome
     # is never read back as the claims' state.
-    problems = claim_problems()
+    with one_reading():
+        problems = claim_problems()
     if published is not None:
         write_outcome(key, warnings, problems, *published)
     return final_report(warnings, problems, time.perf_counter() - started, out)
