@@ -74,56 +74,41 @@ def module_file(name: str) -> Path | None:
     return _reading().find(name)
 
 
+def _file_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _folder_entries(folder: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The files and the subfolders of ``folder`` (none when it cannot be listed)."""
+    try:
+        with os.scandir(folder) as entries:
+            listed = [(entry.name, entry.is_file(), entry.is_dir()) for entry in entries]
+    except OSError:
+        listed = []
+    files = frozenset(name for name, is_file, _ in listed if is_file)
+    return files, frozenset(name for name, is_file, is_dir in listed if is_dir and not is_file)
+
+
 class _ModuleFiles:
     """The book's module files as read once: each folder listed and each file read at most
     once (resolving a module's imports asks about every name its ``from`` statements import,
     and a build asks for the same claims' keys many times)."""
 
     def __init__(self) -> None:
-        self._found: dict[str, Path | None] = {}
-        self._folders: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
-        self._bytes: dict[Path, bytes | None] = {}
-        self._digests: dict[Path, str] = {}
-        self._reached: dict[tuple[str, ...], list[str]] = {}
+        self.read = functools.cache(_file_bytes)  # None when it cannot be read
+        self.find = functools.cache(self._find)
+        self.digest = functools.cache(self._digest)
+        self._entries = functools.cache(_folder_entries)
+        self.reached: dict[tuple[str, ...], list[str]] = {}
 
-    def read(self, path: Path) -> bytes | None:
-        """The bytes of ``path`` (None when it cannot be read)."""
-        if path not in self._bytes:
-            try:
-                self._bytes[path] = path.read_bytes()
-            except OSError:
-                self._bytes[path] = None
-        return self._bytes[path]
+    def _digest(self, path: Path) -> str:
+        data = self.read(path)
+        return MISSING if data is None else hashlib.sha256(data).hexdigest()
 
-    def digest(self, path: Path) -> str:
-        """SHA-256 of the bytes of ``path`` (:data:`MISSING` when it cannot be read)."""
-        if path not in self._digests:
-            data = self.read(path)
-            self._digests[path] = MISSING if data is None else hashlib.sha256(data).hexdigest()
-        return self._digests[path]
-
-    def _entries(self, folder: str) -> tuple[frozenset[str], frozenset[str]]:
-        """The files and the subfolders of ``folder`` (none when it cannot be listed)."""
-        if folder not in self._folders:
-            files, folders = set(), set()
-            try:
-                with os.scandir(folder) as entries:
-                    for entry in entries:
-                        if entry.is_file():
-                            files.add(entry.name)
-                        elif entry.is_dir():
-                            folders.add(entry.name)
-            except OSError:
-                pass
-            self._folders[folder] = frozenset(files), frozenset(folders)
-        return self._folders[folder]
-
-    def find(self, name: str) -> Path | None:
-        if name not in self._found:
-            self._found[name] = self._look(name)
-        return self._found[name]
-
-    def _look(self, name: str) -> Path | None:
+    def _find(self, name: str) -> Path | None:
         top, *rest = name.split(".")
         base = _package_dir(top) if top in FIRST_PARTY else None
         if base is None:
@@ -241,8 +226,8 @@ def modules_reached(starts: Iterable[str]) -> list[str]:
     """
     files = _reading()
     starts = tuple(sorted(set(starts)))
-    if starts in files._reached:
-        return list(files._reached[starts])
+    if starts in files.reached:
+        return list(files.reached[starts])
     seen: set[str] = set()
     waiting = [name for start in starts if _first_party(start) for name in _with_parents(start)]
     while waiting:
@@ -255,7 +240,7 @@ def modules_reached(starts: Iterable[str]) -> list[str]:
         if data is not None:
             is_package = path.name == "__init__.py"
             waiting.extend(_module_imports(name, is_package, data, files) - seen)
-    files._reached[starts] = sorted(seen)
+    files.reached[starts] = sorted(seen)
     return sorted(seen)
 
 

@@ -157,7 +157,6 @@ class SiteRender:
         self._published_sources = dict(published["sources"]) if published else None
         self._published_states = published.get("states") if published else None
         self.written: list[str] = []  # after run(): the pages (documents) it wrote
-        self._structure_changed = False  # a page added or removed
         self._contexts = contextlib.ExitStack()
         shutil.rmtree(self.target, ignore_errors=True)
         self._copied = False  # whether the render starts from the published pages
@@ -238,7 +237,6 @@ class SiteRender:
         handler asks for are added by Sphinx after every handler has run, and with a
         changed configuration Sphinx has every page in ``added``, which is left alone.
         """
-        self._structure_changed = bool(added or removed)
         read = getattr(env, _READ_DIGESTS, None)
         if not isinstance(read, dict):
             read = {}
