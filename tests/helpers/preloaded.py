@@ -13,8 +13,9 @@ handlers run) and runs the module as ``__main__``.
 Only packages whose import does not depend on the book are preloaded: never ``claimbook``
 (its paths are read from ``TRAINABLE_ROOT`` when imported) nor ``trainable_harness`` (each
 fixture book carries its own copy, first on ``PYTHONPATH``). A command whose environment
-differs from the server's in anything but ``PYTHONPATH`` and ``TRAINABLE_ROOT`` runs as a
-plain subprocess instead, as does every command when ``TRAINABLE_TEST_PRELOAD=0``.
+differs from the server's in anything but ``PYTHONPATH`` and the engine's ``TRAINABLE_*``
+variables runs as a plain subprocess instead, as does every command when
+``TRAINABLE_TEST_PRELOAD=0``.
 """
 
 from __future__ import annotations
@@ -65,10 +66,23 @@ PRELOAD = (
     "doctest",
     "unittest",
 )
-# What a command may set differently from the server's environment: the book's paths, and
+# What a command may set differently from the server's environment: the book's path and
+# whatever else the engine reads from a TRAINABLE_ variable (TRAINABLE_ROOT, the kernel sandbox
+# switch, the footer stamp: only claimbook reads them, and the server never imports it), and
 # the name of the running test, which pytest changes in every phase of every test (the server
 # started with the first one's; no preloaded package reads it).
-_PER_COMMAND = ("PYTHONPATH", "TRAINABLE_ROOT", "PYTEST_CURRENT_TEST")
+_PER_COMMAND = ("PYTHONPATH", "PYTEST_CURRENT_TEST")
+_PER_COMMAND_PREFIX = "TRAINABLE_"
+
+
+def _shared(environment: dict) -> dict:
+    """The variables of ``environment`` that must be the server's for a command to fork."""
+    return {
+        key: value
+        for key, value in environment.items()
+        if key not in _PER_COMMAND and not key.startswith(_PER_COMMAND_PREFIX)
+    }
+
 
 _SERVER = r"""
 import importlib, json, os, sys, traceback
@@ -147,7 +161,7 @@ class Preloaded:
     """One preloaded server; :meth:`run` is ``subprocess.run`` of ``python -m claimbook``."""
 
     def __init__(self, modules: tuple[str, ...] = PRELOAD) -> None:
-        self.environment = {k: v for k, v in os.environ.items() if k not in _PER_COMMAND}
+        self.environment = _shared(dict(os.environ))
         self.process = subprocess.Popen(
             [sys.executable, "-c", _SERVER, json.dumps(list(modules))],
             stdin=subprocess.PIPE,
@@ -183,7 +197,7 @@ class Preloaded:
         self, argv: list[str], cwd: Path, env: dict, timeout: float
     ) -> subprocess.CompletedProcess:
         command = [sys.executable, "-m", "claimbook", *argv]
-        rest = {k: v for k, v in env.items() if k not in _PER_COMMAND}
+        rest = _shared(env)
         if rest != self.environment or self.process.poll() is not None:
             return _plain(command, cwd, env, timeout)
         with tempfile.TemporaryDirectory() as folder:
