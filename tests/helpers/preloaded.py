@@ -32,6 +32,14 @@ from pathlib import Path
 
 __all__ = ["Preloaded", "run"]
 
+_SPHINX_BUILDERS = (
+    "changes", "dummy", "epub3", "gettext", "html.transforms", "latex.transforms", "linkcheck",
+    "manpage", "singlehtml", "texinfo", "text", "xml",
+)  # fmt: skip
+_SPHINX_DOMAINS = (
+    "c", "changeset", "citation", "cpp", "index", "javascript", "python", "rst",
+)  # fmt: skip
+_SPHINXCONTRIB = ("applehelp", "devhelp", "htmlhelp", "qthelp", "serializinghtml")
 # Imported once by the server (each is imported by every render; see the module doc).
 PRELOAD = (
     "sphinx.application",
@@ -65,6 +73,60 @@ PRELOAD = (
     "ipython_pygments_lexers",
     "doctest",
     "unittest",
+    # What a render imports beyond the packages above, by name (sphinx.application's built-in
+    # extensions, the domains and builders they load, ...): about 120 modules, 0.1 CPU-s of
+    # each render in a fork (more where their bytecode was never written), paid once per
+    # worker here. Not the pygments styles of a11y_pygments, which the theme loads while it
+    # renders: importing one configures the root logger (logging.basicConfig), and a build
+    # that did so before executing its chapters would print papermill's log.
+    *(f"sphinx.builders.{name}" for name in _SPHINX_BUILDERS),
+    *(f"sphinx.domains.{name}" for name in _SPHINX_DOMAINS),
+    "sphinx.directives.code",
+    "sphinx.directives.other",
+    "sphinx.directives.patches",
+    "sphinx.environment.collectors.asset",
+    "sphinx.environment.collectors.dependencies",
+    "sphinx.environment.collectors.metadata",
+    "sphinx.environment.collectors.title",
+    "sphinx.environment.collectors.toctree",
+    "sphinx.ext.doctest",
+    "sphinx.transforms.compact_bullet_list",
+    "sphinx.transforms.post_transforms.code",
+    "sphinx.transforms.post_transforms.images",
+    "sphinx.writers.manpage",
+    "sphinx.writers.texinfo",
+    "sphinx.writers.text",
+    "sphinx.writers.xml",
+    *(f"sphinxcontrib.{name}" for name in _SPHINXCONTRIB),
+    "sphinx_external_toc.collectors",
+    "sphinx_external_toc.events",
+    "sphinx_jupyterbook_latex.events",
+    "sphinx_jupyterbook_latex.transforms",
+    "alabaster",
+    "docutils.languages.en",
+    "docutils.parsers.rst.directives.admonitions",
+    "docutils.parsers.rst.directives.tables",
+    "docutils.writers.docutils_xml",
+    "docutils.writers.manpage",
+    "myst_nb.core.lexers",
+    "myst_nb.ext.execution_tables",
+    "myst_nb.ext.glue.directives",
+    "myst_nb.ext.glue.domain",
+    "myst_nb.ext.glue.roles",
+    "myst_parser.sphinx_ext.directives",
+    "myst_parser.sphinx_ext.mathjax",
+    "myst_parser.sphinx_ext.myst_refs",
+    "pybtex.style.formatting.alpha",
+    "pybtex.style.formatting.unsrt",
+    "pybtex.style.labels",
+    "IPython.lib.lexers",
+    "jinja2.ext",
+    "packaging.requirements",
+    "packaging.tags",
+    "psutil",
+    "xml.dom.minidom",
+    "secrets",
+    "plistlib",
 )
 # What a command may set differently from the server's environment: the book's path and
 # whatever else the engine reads from a TRAINABLE_ variable (TRAINABLE_ROOT, the kernel sandbox
