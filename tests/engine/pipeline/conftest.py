@@ -11,8 +11,10 @@ in a fork of a preloaded interpreter, Sphinx and Jupyter Book already imported
 
 from __future__ import annotations
 
+import compileall
 import fcntl
 import os
+import py_compile
 import shutil
 import subprocess
 from pathlib import Path
@@ -92,6 +94,18 @@ def _make_book(root: Path) -> Book:
     return Book(root)
 
 
+def _compile_harness(book: Book) -> None:
+    """Write the bytecode of the book's copy of the harness, checked against each source's
+    bytes (as ``make`` compiles the checkout's): every build of every copy of the book would
+    otherwise compile the modules it imports from source (``PYTHONDONTWRITEBYTECODE`` is set
+    on this machine), and a module a test edits is compiled afresh, its hash being another."""
+    compileall.compile_dir(
+        book.path("harness"),
+        quiet=1,
+        invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH,
+    )
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _preloaded_server():
     """This worker's preloaded build server (started by its first command) ends with it."""
@@ -117,6 +131,7 @@ def built_tiny_book(tmp_path_factory, worker_id) -> Book:
         outcome = shared / "build.log"
         if not outcome.exists():
             book = _make_book(shared / "book")
+            _compile_harness(book)
             process = book.build()
             status = "ok" if process.returncode == 0 else "failed"
             outcome.write_text(f"{status}\n{process.stdout}{process.stderr}", encoding="utf-8")
