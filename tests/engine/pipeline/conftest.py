@@ -4,7 +4,8 @@ The book is copied with its own copy of the harness (``PYTHONPATH`` points there
 ``TRAINABLE_ROOT`` at the book), so a test may edit harness functions, claims and chapters
 without touching the checkout. It is built once per test run, shared by the pytest-xdist
 workers (the first to ask builds it, the others wait for it); each test gets a copy of that
-built tree, and nothing writes to the shared one. Each ``python -m claimbook`` command runs
+built tree (its claim processes' bytecode hard-linked, see :func:`_copy_built`), and
+nothing writes to the shared one. Each ``python -m claimbook`` command runs
 in a fork of a preloaded interpreter, Sphinx and Jupyter Book already imported
 (``tests/helpers/preloaded.py``): about half the CPU time of a small render is those imports.
 """
@@ -25,6 +26,7 @@ from scratch_book import point_paths_at
 
 from claimbook import paths
 from claimbook.claims.repin import rewrite_pin
+from claimbook.pipeline.claim_runs import BYTECODE_FOLDER
 from trainable_harness import __version__
 
 FIXTURE = Path(__file__).resolve().parents[2] / "books" / "tiny"
@@ -146,11 +148,36 @@ def unbuilt_tiny_book(tmp_path) -> Book:
     return _make_book(tmp_path / "source")
 
 
+def _copy_built(source: Path, target: Path) -> None:
+    """Copy the built book at ``source`` to ``target``, its claim processes' bytecode linked.
+
+    ``_build/claim-bytecode`` (the bytecode of NumPy, the engine and the harness that the
+    claim processes read and write, :func:`claimbook.pipeline.claim_runs.isolated_command`)
+    is 400 of the book's 670 files and was most of the 0.3 CPU-s each copy cost. Its files
+    are hard-linked instead of copied: Python never writes a bytecode file in place (it
+    writes a new file and renames it over the old one), so a build of the copy that writes
+    bytecode there replaces its own link and leaves the shared book's file as it was. Every
+    other file is copied, since builds and tests rewrite pages, records and artifacts.
+    """
+    bytecode = str(source / "_build" / BYTECODE_FOLDER) + os.sep
+
+    def copy(from_path: str, to_path: str) -> str:
+        if from_path.startswith(bytecode):
+            try:
+                os.link(from_path, to_path)
+                return to_path
+            except OSError:  # another filesystem, or links not allowed: a copy will do
+                pass
+        return shutil.copy2(from_path, to_path)
+
+    shutil.copytree(source, target, symlinks=True, copy_function=copy)
+
+
 @pytest.fixture
 def tiny_book(built_tiny_book, tmp_path) -> Book:
     """A fresh copy of the built fixture book."""
     root = tmp_path / "book"
-    shutil.copytree(built_tiny_book.root, root, symlinks=True)
+    _copy_built(built_tiny_book.root, root)
     (root / "_build" / ".build.lock").unlink(missing_ok=True)
     return Book(root)
 
