@@ -79,15 +79,16 @@ endif
 # environment has no pip of its own (`venv --without-pip`, 0.2 s against 4 s): the
 # interpreter's pip installs uv into it (`pip --python`, pip 22.3 or later), or, where that
 # pip is missing or older, a pip that ensurepip puts in the environment does.
-# Bytecode: uv does not compile the 4 900 installed modules (10 s of a first make, 19 CPU-s);
-# the build writes the bytecode of what it imports, about a third of them, as it imports it
-# (`all` runs the driver with PYTHONDONTWRITEBYTECODE empty, whatever the machine sets), so
-# later processes do not compile Sphinx and Jupyter Book from source again. Python checks such
-# bytecode against its source's modification time (in seconds) and size, so a same-size edit
-# within one second of an import could run stale code; the book's own packages (harness/,
-# engine/) are compiled here with hash-checked bytecode, which Python checks against the
-# source's bytes and writes again in that form after an edit. A module added to them later
-# gets the usual form at its first import, until the environment is made again.
+# Bytecode: uv compiles every installed module as it installs it (`--compile-bytecode`, what
+# pip does by default; about 10 s of a first make), so no process compiles Sphinx, Jupyter or
+# numpy from source: the test processes and kernels run with PYTHONDONTWRITEBYTECODE wherever
+# the machine sets it and would otherwise compile them again in each process (a fresh clone's
+# book tier took a quarter more CPU time). Python checks such bytecode against its source's
+# modification time (in seconds) and size, so a same-size edit within one second of an import
+# could run stale code; the book's own packages (harness/, engine/) are compiled here with
+# hash-checked bytecode, which Python checks against the source's bytes and writes again in
+# that form after an edit. A module added to them later gets the usual form at its first
+# import, until the environment is made again.
 # harness/ and engine/ are built with the lock's setuptools (`--no-build-isolation`), not with
 # the newest release a build environment would fetch (and 1 s faster).
 # Two `make` runs started at once take turns here (flock), then the build driver's own lock
@@ -110,7 +111,8 @@ $(STAMP): requirements.txt harness/pyproject.toml engine/pyproject.toml
 	    install $(UV) 2> >(grep -v "is ignored: it is neither" >&2) || { \
 	    $(SETUP_LOCK) $(BIN)/python -m ensurepip --default-pip >/dev/null && \
 	    $(SETUP_LOCK) $(PIP) install $(UV) 2> >(grep -v "is ignored: it is neither" >&2); }
-	$(SETUP_LOCK) $(BIN)/uv pip install --quiet --no-deps --python $(BIN)/python -r requirements.txt
+	$(SETUP_LOCK) $(BIN)/uv pip install --quiet --no-deps --compile-bytecode --python $(BIN)/python \
+	    -r requirements.txt
 	$(BIN)/uv pip check --quiet --python $(BIN)/python
 	$(SETUP_LOCK) $(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --no-build-isolation \
 	    -e harness -e engine
