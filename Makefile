@@ -14,9 +14,11 @@
 #   make uptodate  exit 0 only if `make` would do nothing and the last build was clean
 #   make serve     preview the built site on http://127.0.0.1:8000
 #   make matrix-check  the CI workflow's per-chapter jobs, locally, against one build
+#   make binder-check  what Binder does, in a fresh environment (part of make test)
 #
 # The environment and MathJax are file targets; the chapters and the site are the build
-# driver's (python -m claimbook build), which keys them on their content.
+# driver's (python -m claimbook build), which keys them on their content. The checks of the
+# built book beside the engine are python -m checks (checks/), the benchmark python -m bench.
 SHELL := bash
 .SHELLFLAGS := -eo pipefail -c
 .DEFAULT_GOAL := all
@@ -167,7 +169,7 @@ unit: | $(STAMP)
 	@$(call TIER,unit) $(BIN)/pytest -m unit -n auto --dist worksteal -q
 
 book-check: | $(STAMP)
-	@$(call TIER,book) $(BIN)/pytest -m book -n auto --dist worksteal -q tests/engine/pipeline tests/engine/extensions
+	@$(call TIER,book) $(BIN)/pytest -m book -n auto --dist worksteal -q tests/engine/pipeline tests/engine/extensions tests/checks
 
 # Whole claims recomputed as they are, and the checks beside them (summation order, dead
 # runs); the mistakes each claim catches are `mutate`'s: seconds to tens of seconds each.
@@ -289,9 +291,10 @@ bench-growth: venv
 	    --generator tests/books/generate_scale_book.py
 
 # The workflow's jobs (.github/workflows/book.yml), each in a fresh clone of HEAD, and the
-# site they assemble compared byte for byte with a one-machine build (not part of `make test`).
+# site they assemble compared byte for byte with a one-machine build (checks/matrix.py; not
+# part of `make test`).
 matrix-check: $(MATHJAX) | $(STAMP)
-	$(BIN)/python -m claimbook matrix-check
+	$(BIN)/python -m checks matrix
 
 # After a failed build the site kept in _build/html is served too: every page carries the
 # banner saying when it was built and why the latest build failed (claimbook.pipeline.failed_build).
@@ -339,10 +342,10 @@ pdf: all browser
 
 # What Binder does (exactly binder/: runtime.txt, requirements.txt, postBuild, which runs each
 # chapter and writes its reader notebook, checked to read as the site; every claim's artifact
-# the chapters wrote judged verified or refuted), in a fresh
-# environment in a temporary directory. BINDER_CHECK_FLAGS: `--pip` installs with pip, as
+# the chapters wrote judged verified or refuted), in a fresh environment in a temporary
+# directory (checks/binder.py). BINDER_CHECK_FLAGS: `--pip` installs with pip, as
 # repo2docker does (slower; uv installs the same pinned lock); `--against DIR` also requires
 # every artifact to equal DIR's in all it computed (make test: the rebuild's).
 binder-check: | $(STAMP)
 	@TIMEFORMAT="make: binder check took %1R s (CPU %1U s user, %1S s system)"; time \
-	    $(BIN)/python -m claimbook binder-check $(BINDER_CHECK_FLAGS)
+	    $(BIN)/python -m checks binder $(BINDER_CHECK_FLAGS)

@@ -28,7 +28,7 @@ TIERS = ("unit", "claims", "book", "site")
 # those folders (collecting every test module costs each pytest-xdist worker about 10 s).
 TIER_FOLDERS = {
     "claims": ("tests/harness/witnesses",),
-    "book": ("tests/engine/pipeline", "tests/engine/extensions"),
+    "book": ("tests/engine/pipeline", "tests/engine/extensions", "tests/checks"),
     "site": ("tests/site", "tests/chapters"),
 }
 _TESTS = Path(__file__).resolve().parent

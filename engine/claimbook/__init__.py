@@ -15,5 +15,5 @@ science, which the engine reaches through the names the registry gives it (see
   :mod:`claimbook.listings` -- a function's own source, shown on a page.
 - :mod:`claimbook.pipeline` -- the build driver: lock, keys, execution, render, publish, bench.
 - :mod:`claimbook.extensions` -- the Sphinx extensions the site is rendered with.
-- :mod:`claimbook.pdf`, :mod:`claimbook.binder` -- the printed book and the Binder check.
+- :mod:`claimbook.pdf` -- the printed book.
 """

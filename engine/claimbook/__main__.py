@@ -7,14 +7,11 @@
     render                          render from the outputs present; never starts a kernel
     outputs CHAPTER ...             the files each chapter's record lists, and the record
     chapters [--json]               the chapter stems, in the order of _toc.yml
-    matrix-check [--root DIR]       the CI workflow's jobs, locally, against one build
     claims list|verify|show         the claims (see :mod:`claimbook.claims.cli`)
     repin                           re-verify every claim, then re-pin every chapter
     mutate [--check|--stale] [ID ...]  each claim under the mistakes it names (perturbations)
     clean                           remove the build products, under the build lock
     pdf [SITE OUTPUT]               print the built site to one PDF (make pdf)
-    binder-check [--pip] [--against DIR]
-                                    what Binder does, in a fresh environment
 
 Exit status: 0 success; 1 a chapter, a claim or the site failed; 2 a bad id, registry file
 or filesystem problem; 3 another build holds the lock.
@@ -83,14 +80,6 @@ def _dispatch(command: str, argv: list[str]) -> int:
         from claimbook.pipeline import clean
 
         return clean.main(argv[1:])
-    if command == "matrix-check":
-        from claimbook.pipeline import matrix
-
-        return matrix.main(argv[1:])
-    if command == "binder-check":
-        from claimbook import binder
-
-        return binder.main(argv[1:])
     if command == "build" and _nothing_to_do(argv):
         return 0
     from claimbook.pipeline import driver

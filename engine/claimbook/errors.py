@@ -103,7 +103,6 @@ __all__ += [
     "ChapterSourceError",
     "InvalidChapterStemError",
     "KeyRecordError",
-    "MatrixCheckError",
 ]
 
 
@@ -125,11 +124,6 @@ class BuildLockError(BuildError):
 
 class KeyRecordError(BuildError):
     """A chapter's record ``_build/keys/<stem>.json`` is unusable; the chapter executes again."""
-
-
-class MatrixCheckError(BuildError):
-    """A job of ``matrix-check`` failed, or its outputs cannot be assembled; the message says
-    which (:mod:`claimbook.pipeline.matrix`)."""
 
 
 class BenchCommandError(BuildError):

@@ -50,14 +50,12 @@ DOING = {
     "render": "rendering the site",
     "outputs": "listing a chapter's outputs",
     "chapters": "listing the chapters",
-    "matrix-check": "running the CI jobs locally",
     "bench": "timing the build",
     "claims": "checking claims",
     "repin": "re-pinning the chapters",
     "mutate": "running the claims' perturbations",
     "clean": "removing build products",
     "pdf": "printing the book to PDF",
-    "binder-check": "checking what Binder does",
 }
 _HINTS = {
     errno.EROFS: "the file system is read-only: remount it writable or build in a writable copy",

@@ -36,6 +36,18 @@ def test_no_engine_module_imports_the_instruments():
     assert {path: names for path, names in offenders.items() if names} == {}
 
 
+def test_no_engine_module_imports_the_tools_beside_it():
+    """The benchmark (``bench/``) and the checks of the book (``checks/``) import the engine;
+    the engine never imports them."""
+    offenders = {
+        path.relative_to(ENGINE).as_posix(): sorted(
+            name for name in _imported_modules(path) if name.split(".")[0] in ("bench", "checks")
+        )
+        for path in sorted(ENGINE.rglob("*.py"))
+    }
+    assert {path: names for path, names in offenders.items() if names} == {}
+
+
 def test_the_package_is_found_and_versioned_without_importing_it():
     assert (instruments.package_dir() / "__init__.py").is_file()
     version_file = instruments.package_dir() / "_version.py"

@@ -12,8 +12,8 @@ import nbformat
 import pytest
 from markdown_it import MarkdownIt
 
+from checks.binder import image_outputs, raw_myst
 from claimbook import figures, paths, reader_notebooks, sources
-from claimbook.binder import image_outputs, raw_myst
 from claimbook.claims.judgement import Judgement
 from claimbook.errors import UnknownClaimError
 from claimbook.numbers import format_value

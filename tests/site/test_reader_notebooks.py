@@ -21,8 +21,8 @@ import urllib.request
 import nbformat
 import pytest
 
+from checks.binder import image_outputs, raw_myst
 from claimbook import figures
-from claimbook.binder import image_outputs, raw_myst
 from tests.site.test_site import SCREENSHOTS, SITE, browser, chapter_soup  # noqa: F401 (browser: a fixture)
 
 pytestmark = pytest.mark.site

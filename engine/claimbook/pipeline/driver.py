@@ -1,7 +1,7 @@
 """The build that ``make`` runs: ``python -m claimbook build``, and its sibling commands.
 
-``build``, ``execute``, ``render``, ``outputs``, ``chapters`` and ``matrix-check`` are listed
-in :mod:`claimbook.__main__` and docs/engine.md. ``execute CHAPTER`` on one machine,
+``build``, ``execute``, ``render``, ``outputs`` and ``chapters`` are listed in
+:mod:`claimbook.__main__` and docs/engine.md. ``execute CHAPTER`` on one machine,
 ``outputs CHAPTER`` to know what to carry to another, and ``render`` there once every
 chapter's outputs are in place make a build spread over machines (``.github/workflows/book.yml``).
 
@@ -360,7 +360,6 @@ def main(argv: list[str] | None = None) -> int:
     outputs_parser.add_argument("chapters", nargs="+", metavar="CHAPTER", help="chapter stems")
     chapters_parser = commands.add_parser("chapters", help="the chapter stems, in _toc.yml order")
     chapters_parser.add_argument("--json", action="store_true", help="one JSON list")
-    commands.add_parser("matrix-check", help="the CI matrix, locally (see `matrix-check --help`)")
     options = parser.parse_args(argv)
     if getattr(options, "jobs", None) is not None and options.jobs < 1:
         parser.error(f"--jobs must be a positive integer, got {options.jobs}")

@@ -1,4 +1,4 @@
-"""claimbook.binder: the parts of `make binder-check` that run without Binder's environment
+"""checks.binder: the parts of `make binder-check` that run without Binder's environment
 (the whole check, with a fresh environment and both notebooks, is `make binder-check`, which
 `make test` runs)."""
 
@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from packaging.requirements import Requirement
 
-from claimbook import binder
+from checks import binder
 
 
 def _artifact(folder: Path, claim_id: str, result: dict) -> None:

@@ -250,7 +250,7 @@ def _step(name: str, command: list[str], cwd: Path, environment: dict[str, str],
 
 def _options(argv):
     parser = argparse.ArgumentParser(
-        prog="python -m claimbook binder-check", description="What Binder does, without Binder."
+        prog="python -m checks binder", description="What Binder does, without Binder."
     )
     parser.add_argument(
         "--pip",

@@ -1,8 +1,8 @@
-"""The CI workflow's build spread over machines, run locally: ``python -m claimbook matrix-check``.
+"""The CI workflow's build spread over machines, run locally: ``python -m checks matrix``.
 
 ::
 
-    matrix-check [--root DIR] [--work DIR] [--keep] [--reference SITE]
+    matrix [--root DIR] [--work DIR] [--keep] [--reference SITE]
 
 ``.github/workflows/book.yml`` computes every claim in a job that runs no chapter code, lists
 the chapters in one job, executes each chapter in a job of its own (starting from the claims
@@ -56,13 +56,25 @@ from pathlib import Path
 
 from claimbook import paths
 from claimbook.build_stamp import COMMIT_VARIABLE, DATE_VARIABLE, build_stamp
-from claimbook.errors import MatrixCheckError
+from claimbook.errors import BuildError
 from claimbook.pipeline.execute import BLAS_THREAD_VARIABLES
 
-__all__ = ["COMMANDS", "compare_sites", "critical_path", "fresh_copy", "matrix_check"]
+__all__ = [
+    "COMMANDS",
+    "MatrixCheckError",
+    "compare_sites",
+    "critical_path",
+    "fresh_copy",
+    "matrix_check",
+]
+
+
+class MatrixCheckError(BuildError):
+    """A job of the check failed, or its outputs cannot be assembled; the message says which."""
+
 
 # The workflow's commands (``python -m claimbook ...``), in the order its jobs run them;
-# tests/engine/pipeline/test_matrix.py checks that book.yml runs each of them.
+# tests/checks/test_matrix.py checks that book.yml runs each of them.
 COMMANDS = {
     "claims": ("claims", "verify"),
     "chapters": ("chapters", "--json"),
@@ -341,7 +353,7 @@ def matrix_check(
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m claimbook matrix-check",
+        prog="python -m checks matrix",
         description="Run the CI workflow's jobs locally, each in a fresh copy of the book, and "
         "compare the site they assemble with a one-machine build, byte for byte.",
     )
