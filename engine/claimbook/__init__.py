@@ -13,7 +13,7 @@ science, which the engine reaches through the names the registry gives it (see
 - :mod:`claimbook.sources` -- the one reader of chapter sources; :mod:`claimbook.settings`
   and :mod:`claimbook.figures` -- what chapters glue and save, and the figures' palette;
   :mod:`claimbook.listings` -- a function's own source, shown on a page.
-- :mod:`claimbook.pipeline` -- the build driver: lock, keys, execution, render, publish, bench.
+- :mod:`claimbook.pipeline` -- the build driver: lock, keys, execution, render, publish.
 - :mod:`claimbook.extensions` -- the Sphinx extensions the site is rendered with.
 - :mod:`claimbook.pdf` -- the printed book.
 """

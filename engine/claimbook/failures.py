@@ -50,7 +50,6 @@ DOING = {
     "render": "rendering the site",
     "outputs": "listing a chapter's outputs",
     "chapters": "listing the chapters",
-    "bench": "timing the build",
     "claims": "checking claims",
     "repin": "re-pinning the chapters",
     "mutate": "running the claims' perturbations",
