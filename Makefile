@@ -331,13 +331,13 @@ clean:
 	    rm -rf _build $(EXECUTED); \
 	    find artifacts -mindepth 1 -maxdepth 1 ! -name .gitignore ! -name README.md -exec rm -rf {} +; fi
 
-# The book as one PDF, printed from the built site by headless Chromium (claimbook.pdf) to
+# The book as one PDF, printed from the built site by headless Chromium (book_pdf, a tool beside the engine) to
 # _build/pdf/book.pdf; then the site is rendered again, every page now linking the PDF, which
 # the site carries at its root (claimbook.pdf_link: only while it is the print of this site).
 # `make` does not print it: two printings of 130 pages take about as long as a cold build.
 .PHONY: pdf binder-check
 pdf: all browser
-	@TIMEFORMAT="make: the PDF printed in %1R s"; time $(BIN)/python -m claimbook pdf
+	@TIMEFORMAT="make: the PDF printed in %1R s"; time $(BIN)/python -m book_pdf
 	@$(DRIVER)
 
 # What Binder does (exactly binder/: runtime.txt, requirements.txt, postBuild, which runs each

@@ -15,5 +15,5 @@ science, which the engine reaches through the names the registry gives it (see
   :mod:`claimbook.listings` -- a function's own source, shown on a page.
 - :mod:`claimbook.pipeline` -- the build driver: lock, keys, execution, render, publish.
 - :mod:`claimbook.extensions` -- the Sphinx extensions the site is rendered with.
-- :mod:`claimbook.pdf` -- the printed book.
+- :mod:`claimbook.pdf_link` -- which printed PDF the site links (``book_pdf`` prints it).
 """

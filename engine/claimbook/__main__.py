@@ -11,7 +11,6 @@
     repin                           re-verify every claim, then re-pin every chapter
     mutate [--check|--stale] [ID ...]  each claim under the mistakes it names (perturbations)
     clean                           remove the build products, under the build lock
-    pdf [SITE OUTPUT]               print the built site to one PDF (make pdf)
 
 Exit status: 0 success; 1 a chapter, a claim or the site failed; 2 a bad id, registry file
 or filesystem problem; 3 another build holds the lock.
@@ -72,10 +71,6 @@ def _dispatch(command: str, argv: list[str]) -> int:
         from claimbook.claims import mutate
 
         return mutate.main(argv)
-    if command == "pdf":
-        from claimbook import pdf
-
-        return pdf.main(argv[1:])
     if command == "clean":
         from claimbook.pipeline import clean
 

@@ -54,7 +54,6 @@ DOING = {
     "repin": "re-pinning the chapters",
     "mutate": "running the claims' perturbations",
     "clean": "removing build products",
-    "pdf": "printing the book to PDF",
 }
 _HINTS = {
     errno.EROFS: "the file system is read-only: remount it writable or build in a writable copy",

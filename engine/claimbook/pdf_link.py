@@ -1,13 +1,14 @@
 """Which printed PDF of the book the site links: only one printed from the site as it is.
 
-``make pdf`` prints the built site (:mod:`claimbook.pdf`, a minute or more: ``make`` does not
-print it) to ``_build/pdf/book.pdf`` and records beside it, in ``book.json``, the site key it
-was printed from (:func:`claimbook.pipeline.site_key.site_key` without this module's part) and
-the PDF's SHA-256. The PDF is *current* while both still hold. Then, and only then, the site
-key includes the PDF's digest, every page's header links ``book.pdf`` and the render copies
-the PDF to the root of the site (:mod:`claimbook.extensions.book_site`), so a link is never
-broken and never leads to a book printed from other sources: an edit changes the site key,
-and the next ``make`` renders the site without the link until ``make pdf`` prints it again.
+``make pdf`` prints the built site (``python -m book_pdf``, a tool beside the engine; a minute
+or more, so ``make`` does not print it) to ``_build/pdf/book.pdf`` and records beside it, in
+``book.json``, the site key it was printed from (:func:`claimbook.pipeline.site_key.site_key`
+without this module's part) and the PDF's SHA-256. The PDF is *current* while both still hold.
+Then, and only then, the site key includes the PDF's digest, every page's header links
+``book.pdf`` and the render copies the PDF to the root of the site
+(:mod:`claimbook.extensions.book_site`), so a link is never broken and never leads to a book
+printed from other sources: an edit changes the site key, and the next ``make`` renders the
+site without the link until ``make pdf`` prints it again.
 
 Examples
 --------

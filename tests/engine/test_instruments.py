@@ -36,12 +36,15 @@ def test_no_engine_module_imports_the_instruments():
     assert {path: names for path, names in offenders.items() if names} == {}
 
 
+_TOOLS = ("bench", "book_pdf", "checks")
+
+
 def test_no_engine_module_imports_the_tools_beside_it():
-    """The benchmark (``bench/``) and the checks of the book (``checks/``) import the engine;
-    the engine never imports them."""
+    """The benchmark (``bench/``), the PDF printer (``book_pdf/``) and the checks of the book
+    (``checks/``) import the engine; the engine never imports them."""
     offenders = {
         path.relative_to(ENGINE).as_posix(): sorted(
-            name for name in _imported_modules(path) if name.split(".")[0] in ("bench", "checks")
+            name for name in _imported_modules(path) if name.split(".")[0] in _TOOLS
         )
         for path in sorted(ENGINE.rglob("*.py"))
     }

@@ -1,4 +1,4 @@
-"""The book's PDF (``claimbook.pdf``, what ``make pdf`` prints), and the site's link to it.
+"""The book's PDF (``book_pdf``, what ``make pdf`` prints), and the site's link to it.
 
 The book is printed once per run (:func:`printed`), from the built site, with the tier's
 browser; each test reads that PDF with pypdf: its text, its link annotations and its named
@@ -16,13 +16,14 @@ from bs4 import BeautifulSoup
 from pypdf import PdfReader
 from pypdf.generic import ArrayObject
 
-from claimbook import claims, figures, instruments, pdf, pdf_link, print_document
+from book_pdf import document, printer
+from claimbook import claims, figures, instruments, pdf_link
 from claimbook.extensions.book_site import build_stamp
 from tests.site.test_site import SITE, chapter_title, site_pages
 
 pytestmark = pytest.mark.site
 
-# The printed text width (A4 less claimbook.pdf's margins), in CSS px at 96 px per inch.
+# The printed text width (A4 less book_pdf.printer's margins), in CSS px at 96 px per inch.
 PRINTED_BLOCKS = """() => [...document.querySelectorAll("main pre, main table")]
   .filter(element => element.offsetParent !== null)
   .map(element => ({text: element.textContent.trim().slice(0, 50), scroll: element.scrollWidth,
@@ -56,7 +57,7 @@ def printed(tmp_path_factory):
             executable_path=executable, args=["--no-sandbox", "--disable-gpu"]
         )
         try:
-            pdf.print_book(
+            printer.print_book(
                 SITE,
                 output,
                 browser=browser,
@@ -79,16 +80,16 @@ def test_printed_code_and_tables_fit_the_text_width(printed):
     assert len(blocks) > 10, len(blocks)
     too_wide = [
         f"{block['text']!r} needs {block['scroll']} px of {block['client']} "
-        f"(right edge {block['right']:.0f} of {pdf.TEXT_WIDTH_PX})"
+        f"(right edge {block['right']:.0f} of {printer.TEXT_WIDTH_PX})"
         for block in blocks
-        if block["scroll"] > block["client"] + 1 or block["right"] > pdf.TEXT_WIDTH_PX + 1
+        if block["scroll"] > block["client"] + 1 or block["right"] > printer.TEXT_WIDTH_PX + 1
     ]
     assert not too_wide, "\n".join(too_wide)
 
 
 def test_the_title_page_names_the_version_and_the_commit(printed):
     title = _words(printed["texts"][0])
-    stamp = build_stamp(str(pdf.paths.REPO_ROOT))
+    stamp = build_stamp(str(printer.paths.REPO_ROOT))
     assert f"Version {instruments.version()}" in title
     assert f"Built from commit {stamp['commit']} ({stamp['date']})" in title
     # "with uncommitted changes" exactly when the tree has them (claimbook.worktree).
@@ -170,7 +171,7 @@ def test_no_link_leaves_the_file(printed):
 def test_every_figure_is_printed_with_its_caption(printed):
     """A figure and its caption start on the same page (the contents' list of figures makes
     both a destination: ``<figure id>`` and ``<figure id>-caption``)."""
-    pages = pdf.heading_pages(printed["path"].read_bytes())
+    pages = printer.heading_pages(printed["path"].read_bytes())
     captions = {name: page for name, page in pages.items() if name.endswith("-caption")}
     chapter_figures = sum(
         len(soup.select("figure[id] .caption-number"))
@@ -233,7 +234,7 @@ def test_every_page_links_the_book_pdf_only_when_the_site_carries_it():
 
 
 def test_the_print_document_names_every_page_once():
-    book, appendix = print_document.page_order(SITE)
-    assert book[0] == "intro.html" and appendix[0] == print_document.LEDGER
+    book, appendix = document.page_order(SITE)
+    assert book[0] == "intro.html" and appendix[0] == document.LEDGER
     assert len(set(book + appendix)) == len(book + appendix)
     assert {f"claims/{claim_id}.html" for claim_id in claims.list_claims()} == set(appendix[1:])

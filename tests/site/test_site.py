@@ -9,7 +9,7 @@ the HTML itself. Two layers:
   page but the claim pages after the first (one template) at 1366 and 800 px: navigation
   opens and closes, nothing logged to the console, no request to another host, figures
   sharp and reachable, focus visible, badge and claim-line contrast in light and dark mode,
-  and the printed book (``claimbook.pdf``, what ``make pdf`` runs: ``test_book_pdf.py``).
+  and the printed book (``book_pdf``, what ``make pdf`` runs: ``test_book_pdf.py``).
 
 A page with a failure at a width is captured there, in ``_build/screenshots/`` (build
 products); every page at every width, and whole chapters, only with ``SITE_SCREENSHOTS=1``

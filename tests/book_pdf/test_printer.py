@@ -11,13 +11,14 @@ import io
 from bs4 import BeautifulSoup
 from pypdf import PdfReader, PdfWriter
 
-from claimbook import pdf, pdf_link, print_document
+from book_pdf import document, printer
+from claimbook import pdf_link
 
 PREFIX = {"intro.html": "p0-", "chapters/a.html": "p1-", "claims/c-1.html": "p2-"}
 
 
 def test_links_to_printed_pages_become_places_in_the_document():
-    href = print_document._print_href
+    href = document._print_href
     assert href("chapters/a.html", "#eq-1", PREFIX) == "#p1-eq-1"
     assert href("chapters/a.html", "../claims/c-1.html", PREFIX) == "#p2-top"
     assert href("chapters/a.html", "../intro.html#chip-ns", PREFIX) == "#p0-chip-ns"
@@ -25,7 +26,7 @@ def test_links_to_printed_pages_become_places_in_the_document():
 
 
 def test_links_out_of_the_document_are_none():
-    href = print_document._print_href
+    href = document._print_href
     for target in (
         "../artifacts/figures/fig.svg",  # a file of the site that is not printed
         "c-1.json",
@@ -39,7 +40,7 @@ def test_links_out_of_the_document_are_none():
 
 def _unlinked(markup: str) -> str:
     soup = BeautifulSoup(markup, "html.parser")
-    print_document._unlink(soup.a)
+    document._unlink(soup.a)
     return str(soup)
 
 
@@ -89,17 +90,17 @@ def test_two_printings_of_one_site_give_the_same_bytes():
         b"20261205150001", b"FEDCBA9876543210FEDCBA9876543210", nodes=(9803, 9810)
     )
     assert first != second
-    made = pdf._reproducible(first)
-    assert made == pdf._reproducible(second)
+    made = printer._reproducible(first)
+    assert made == printer._reproducible(second)
     assert len(made) == len(first)  # every byte offset holds
     # Node names numbered by first appearance; a reference follows its element.
     assert b"/ID (node00000000) /Headers [(node00000001)]" not in made
     assert b"/ID (node00000001) /Headers [(node00000000)]" in made
     info = PdfReader(io.BytesIO(made)).metadata
-    date = pdf.build_stamp(str(pdf.paths.REPO_ROOT))["date"].replace("-", "")
+    date = printer.build_stamp(str(printer.paths.REPO_ROOT))["date"].replace("-", "")
     assert info["/CreationDate"].startswith(f"D:{date}000000")
     # Another document (another page size here) gets another identifier.
-    other = pdf._reproducible(first.replace(b"200 200", b"300 300"))
+    other = printer._reproducible(first.replace(b"200 200", b"300 300"))
     assert other[-120:] != made[-120:]
 
 
@@ -111,7 +112,7 @@ def test_heading_pages_reads_the_named_destinations():
     writer.add_named_destination("p4-fig-a-caption", 2)
     stream = io.BytesIO()
     writer.write(stream)
-    assert pdf.heading_pages(stream.getvalue()) == {"p1-top": 1, "p4-fig-a-caption": 3}
+    assert printer.heading_pages(stream.getvalue()) == {"p1-top": 1, "p4-fig-a-caption": 3}
 
 
 def test_the_site_links_only_the_pdf_printed_from_it(tmp_path):

@@ -1,4 +1,6 @@
-"""The built site composed into one HTML document to print: the book's PDF (``claimbook.pdf``).
+"""The built site composed into one HTML document to print: the book's PDF.
+
+:mod:`book_pdf.printer` prints it.
 
 The document is the site's own HTML, so chapter, section, figure, equation and theorem
 numbers are the site's ("15.3", "Figure 15.3", "(15.5)"). In order:
@@ -9,7 +11,7 @@ numbers are the site's ("15.3", "Figure 15.3", "(15.5)"). In order:
    from that commit (the stamp every page's footer shows,
    :func:`claimbook.build_stamp.build_stamp`);
 2. the contents: every chapter, its sections, and the appendix, each with a page number
-   (filled in by ``claimbook.pdf`` after a first printing, :data:`PAGE_NUMBER_CLASS`);
+   (filled in by :mod:`book_pdf.printer` after a first printing, :data:`PAGE_NUMBER_CLASS`);
 3. the landing page, then each chapter's pages in ``_toc.yml`` order;
 4. an appendix: the claims ledger, then every claim page in the ledger's order.
 

@@ -1,12 +1,12 @@
 """The book as one PDF, printed from the built site by headless Chromium (``make pdf``).
 
-Usage: ``python -m claimbook pdf [SITE_DIR OUTPUT_PDF]``; without arguments the built site
+Usage: ``python -m book_pdf [SITE_DIR OUTPUT_PDF]``; without arguments the built site
 ``_build/html`` is printed to ``_build/pdf/book.pdf``, which the next build links from every
 page (:mod:`claimbook.pdf_link`: ``make pdf`` does both). Needs Debian's ``chromium``
 (:data:`CHROMIUM`) or, where there is none (a GitHub runner), the Chromium that
 ``python -m playwright install chromium`` puts in Playwright's own folder.
 
-The document printed is :func:`claimbook.print_document.compose`'s: a title page, the
+The document printed is :func:`book_pdf.document.compose`'s: a title page, the
 contents, the book's pages, and an appendix with the claims ledger and every claim page, all
 links resolved inside it. It is served together with the site from a local HTTP server (the
 site's images, style sheets and MathJax), typeset by MathJax, and printed with Playwright's
@@ -45,7 +45,8 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 from pypdf import PdfReader
 
-from claimbook import paths, pdf_link, print_document
+from book_pdf.document import PAGE_NUMBER_CLASS, compose
+from claimbook import paths, pdf_link
 from claimbook.atomic import write_bytes_atomically
 from claimbook.build_stamp import build_stamp
 from claimbook.pipeline.site_key import site_key
@@ -142,7 +143,7 @@ def print_book(site: Path, output: Path, browser=None, before_printing=None) -> 
         If the site is not built, or the second printing moved a heading the contents name.
     """
     site, output = Path(site), Path(output)
-    document = print_document.compose(site).encode("utf-8")
+    document = compose(site).encode("utf-8")
     handler = type("Handler", (_Handler,), {"document": document})
     server = http.server.ThreadingHTTPServer(
         ("127.0.0.1", 0), functools.partial(handler, directory=str(site))
@@ -196,7 +197,7 @@ def _print(browser, url: str, before_printing=None) -> bytes:
         page.evaluate(_FIT_FIGURES, TEXT_HEIGHT_PX)
         if before_printing is not None:
             before_printing(page)
-        selector = "." + print_document.PAGE_NUMBER_CLASS
+        selector = "." + PAGE_NUMBER_CLASS
         targets = page.evaluate(_CONTENTS_TARGETS, selector)
         numbers = heading_pages(_pdf(page))
         missing = [target for target in targets if target not in numbers]
@@ -249,12 +250,13 @@ def _reproducible(data: bytes) -> bytes:
 
 
 def main(argv: list[str]) -> int:
-    """``pdf [SITE OUTPUT]``: print the site ``SITE`` to ``OUTPUT``. Without arguments, print
-    the built site ``_build/html`` to :data:`claimbook.pdf_link.PDF` and record the site key
-    it was printed from, so that the next build links it from every page (``make pdf``)."""
+    """``python -m book_pdf [SITE OUTPUT]``: print the site ``SITE`` to ``OUTPUT``. Without
+    arguments, print the built site ``_build/html`` to :data:`claimbook.pdf_link.PDF` and
+    record the site key it was printed from, so that the next build links it from every page
+    (``make pdf``)."""
     if argv:
         if len(argv) != 2:
-            raise SystemExit("usage: python -m claimbook pdf [SITE OUTPUT]")
+            raise SystemExit("usage: python -m book_pdf [SITE OUTPUT]")
         path = print_book(Path(argv[0]), Path(argv[1]))
     else:
         key = site_key(with_pdf=False)
