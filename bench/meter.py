@@ -32,9 +32,14 @@ from pathlib import Path
 
 import psutil
 
-from claimbook.errors import BenchCommandError
+from claimbook.errors import BuildError
 
-__all__ = ["is_loaded", "load_threshold", "measure", "settle"]
+__all__ = ["BenchCommandError", "is_loaded", "load_threshold", "measure", "settle"]
+
+
+class BenchCommandError(BuildError):
+    """A command the benchmark times exited non-zero; the message ends with its output's tail."""
+
 
 # The 1-minute load a timed round waits for before it starts, per core: what the previous
 # round left (the average decays with a time constant of a minute) is not the machine's load.
@@ -105,7 +110,7 @@ def measure(
 ) -> dict:
     """Run ``command`` in ``cwd`` and return its wall, CPU, load and memory (see module doc).
 
-    Raises :class:`~claimbook.errors.BenchCommandError` (with the output's tail) when
+    Raises :class:`BenchCommandError` (with the output's tail) when
     ``check`` and it exits non-zero.
     """
     if interval <= 0:

@@ -97,7 +97,6 @@ class IntervalError(ClaimError):
 # --- sources.py and the build: chapter sources, keys, the build lock -----------------------
 
 __all__ += [
-    "BenchCommandError",
     "BuildError",
     "BuildLockError",
     "ChapterSourceError",
@@ -124,11 +123,6 @@ class BuildLockError(BuildError):
 
 class KeyRecordError(BuildError):
     """A chapter's record ``_build/keys/<stem>.json`` is unusable; the chapter executes again."""
-
-
-class BenchCommandError(BuildError):
-    """A command the benchmark times exited non-zero; the message ends with its output's tail
-    (:mod:`bench.meter`)."""
 
 
 # --- paths.py and figures.py: the book's root, figure labels --------------------------------

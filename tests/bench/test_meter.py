@@ -7,8 +7,7 @@ import sys
 import pytest
 
 from bench import meter as bench_meter
-from bench.meter import is_loaded, load_threshold, measure
-from claimbook.errors import BenchCommandError
+from bench.meter import BenchCommandError, is_loaded, load_threshold, measure
 
 
 def test_the_threshold_is_the_cores_plus_one():
