@@ -41,6 +41,7 @@ import numpy as np
 
 from trainable_harness.errors import (
     DegenerateNormalizationError,
+    EmptyInputError,
     MomentOverflowError,
     ResultOverflowError,
     ShapeError,
@@ -248,6 +249,35 @@ def _binary_exponent(magnitude: np.ndarray) -> np.ndarray:
     return np.where(magnitude > 0, exponent, _NO_EXPONENT)
 
 
+def _reduction_axes(x: np.ndarray, axes) -> tuple[int, ...]:
+    """Return ``axes`` as distinct non-negative axes of ``x`` (negatives counted from the end).
+
+    Raises :class:`ShapeError` for an axis that is not an integer, out of range or
+    repeated, and :class:`EmptyInputError` if one of them has length 0 (an empty reduction
+    set has no mean).
+    """
+    try:
+        given = tuple(axes)
+    except TypeError:
+        given = None
+    if not given or any(
+        isinstance(a, bool | np.bool_) or not isinstance(a, int | np.integer) for a in given
+    ):
+        raise ShapeError(f"axes must be a non-empty tuple of integer axes, got {axes!r}")
+    if any(not -x.ndim <= a < x.ndim for a in given):
+        raise ShapeError(f"axes {given} are out of range for x of shape {x.shape}")
+    normalized = tuple(int(a) % x.ndim for a in given)
+    if len(set(normalized)) != len(normalized):
+        raise ShapeError(f"axes {given} name an axis twice (x has shape {x.shape})")
+    empty = [a for a in normalized if x.shape[a] == 0]
+    if empty:
+        raise EmptyInputError(
+            f"x has shape {x.shape}, empty along reduction axis {empty[0]}; a reduction set "
+            "needs at least one value"
+        )
+    return normalized
+
+
 def scaled_moments(
     x: np.ndarray, axes: tuple[int, ...], *, centered: bool, eps: float, with_mean: bool = False
 ) -> ScaledMoments:
@@ -274,19 +304,33 @@ def scaled_moments(
 
     Parameters
     ----------
-    x : numpy.ndarray of a floating dtype, finite
+    x : numpy.ndarray of a floating dtype
+        Finite values. Finiteness is the callers' to check (every caller of the harness
+        does, naming its argument); a NaN or inf is not refused here and makes every
+        output of its reduction set NaN.
     axes : tuple of int
-        Non-negative axes to reduce over.
+        Distinct axes to reduce over (a negative axis counts from the end), none of
+        length 0.
     centered : bool
         True: deviations from the mean (variance). False: ``x`` itself (mean square).
     eps : float
-        Finite, ``>= 0`` (checked by the callers).
+        A real number, finite, ``>= 0`` (:func:`validated_eps`).
     with_mean : bool, default False
         Also return the mean in ``x``'s units, ``2**e (z_0 + mean(y))`` (centered only).
 
     Returns
     -------
     ScaledMoments
+
+    Raises
+    ------
+    UnsupportedDtypeError
+        ``x`` is not a floating array (an integer one would round ``eps * 4**-E`` to an
+        integer), or ``eps`` is not a real number.
+    ShapeError, EmptyInputError
+        ``axes`` is not a tuple of distinct axes of ``x``, or one of them has length 0.
+    NonFiniteInputError, NegativeEpsilonError
+        ``eps`` is NaN/inf or negative.
 
     Examples
     --------
@@ -299,6 +343,14 @@ def scaled_moments(
     ...
     trainable_harness.errors.MomentOverflowError: the population variance of x over the ...
     """
+    if not isinstance(x, np.ndarray) or x.dtype.kind != "f":
+        got = x.dtype if isinstance(x, np.ndarray) else type(x).__name__
+        raise UnsupportedDtypeError(
+            f"x must be a numpy array of a floating dtype, got {got}; convert it first "
+            "(integers to float64)"
+        )
+    axes = _reduction_axes(x, axes)
+    eps = validated_eps(eps)
     keep = {"axis": axes, "keepdims": True}
     with np.errstate(under="ignore"):
         top = np.abs(x).max(**keep)

@@ -28,6 +28,7 @@ from trainable_harness import (
     centered_normalize,
     normalization_jacobian,
     rms_normalize,
+    scaled_moments,
 )
 
 MAPS = {"centered": centered_normalize, "rms": rms_normalize}
@@ -606,3 +607,40 @@ def test_value_and_jacobian_at_once_equal_the_separate_functions(values, eps):
     value, jacobian = centered_normalize_with_jacobian(x, eps=eps)
     np.testing.assert_array_equal(value, centered_normalize(x, eps=eps))
     np.testing.assert_array_equal(jacobian, normalization_jacobian(x, centered=True, eps=eps))
+
+
+# --- scaled_moments checks its own arguments ----------------------------------------------
+
+
+@given(
+    x=hnp.arrays(np.float64, (3, 4), elements=st.floats(-1e3, 1e3)), axis=st.sampled_from([0, 1])
+)
+def test_scaled_moments_counts_a_negative_axis_from_the_end(x, axis):
+    # Before: a negative axis was not recognised as reduced, so every value was shifted
+    # by itself and all deviations were 0.
+    negative = scaled_moments(x, (axis - 2,), centered=True, eps=1e-5).normalized()
+    np.testing.assert_array_equal(
+        negative, scaled_moments(x, (axis,), centered=True, eps=1e-5).normalized()
+    )
+
+
+@pytest.mark.parametrize(
+    ("x", "axes", "eps", "error", "named"),
+    [
+        (np.ones((2, 3), np.int64), (1,), 1e-5, UnsupportedDtypeError, "x"),
+        (np.ones((2, 3), bool), (1,), 1e-5, UnsupportedDtypeError, "x"),
+        ([[1.0, 2.0]], (1,), 1e-5, UnsupportedDtypeError, "x"),
+        (np.ones((2, 3)), (1,), -1.0, NegativeEpsilonError, "eps"),
+        (np.ones((2, 3)), (1,), float("inf"), NonFiniteInputError, "eps"),
+        (np.ones((2, 3)), (1,), "1e-5", UnsupportedDtypeError, "eps"),
+        (np.ones((2, 3)), (2,), 1e-5, ShapeError, "axes"),
+        (np.ones((2, 3)), (), 1e-5, ShapeError, "axes"),
+        (np.ones((2, 3)), (1.0,), 1e-5, ShapeError, "axes"),
+        (np.ones((2, 0)), (1,), 1e-5, EmptyInputError, "axis 1"),
+    ],
+)
+def test_scaled_moments_refuses_bad_arguments_naming_them(x, axes, eps, error, named):
+    # Before: an integer x rounded eps * 4**-E to 0 (and 0/0 for a constant set), a
+    # negative eps gave NaN, and a bad axis raised numpy's AxisError from a reduction.
+    with pytest.raises(error, match=named):
+        scaled_moments(x, axes, centered=True, eps=eps)
