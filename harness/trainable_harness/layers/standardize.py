@@ -18,11 +18,32 @@ from __future__ import annotations
 
 import numpy as np
 
-from trainable_harness.errors import DegenerateNormalizationError
+from trainable_harness.errors import (
+    DegenerateNormalizationError,
+    InvalidMomentStateError,
+    ShapeError,
+)
+from trainable_harness.layers.inputs import _as_float
 from trainable_harness.layers.safe_arithmetic import _scaled_difference
-from trainable_harness.normalization import ScaledMoments, root_of_sum, scaled_moments
+from trainable_harness.normalization import (
+    ScaledMoments,
+    _reduction_axes,
+    root_of_sum,
+    scaled_moments,
+    validated_eps,
+)
 
 __all__ = ["standardize", "standardize_with", "standardized_moments"]
+
+
+def _as_own_float(values, name: str) -> np.ndarray:
+    """``values`` as a finite floating array, its own floating dtype kept (integers to float64).
+
+    Refuses bool, complex, object and string input and NaN/inf, naming ``name``
+    (:func:`~trainable_harness.layers.inputs._as_float`).
+    """
+    array = np.asarray(values)
+    return _as_float(array, name, array.dtype if array.dtype.kind == "f" else np.float64)
 
 
 def standardized_moments(X: np.ndarray, axes, *, eps: float, what: str = "X") -> ScaledMoments:
@@ -42,12 +63,13 @@ def standardized_moments(X: np.ndarray, axes, *, eps: float, what: str = "X") ->
 
     Parameters
     ----------
-    X : numpy.ndarray, float64 (any floating dtype is kept), finite, any shape
-        Checked by the caller (finite, non-empty); never modified.
+    X : array_like, float64 (any floating dtype is kept, integers are promoted), finite
+        Never modified.
     axes : tuple of int
-        Non-negative axes that form a reduction set.
+        Distinct axes that form a reduction set (a negative axis counts from the end),
+        none of length 0.
     eps : float
-        ``>= 0``, checked by the caller (:func:`~trainable_harness.normalization.validated_eps`).
+        A real number ``>= 0`` (:func:`~trainable_harness.normalization.validated_eps`).
     what : str, default ``"X"``
         The name of the computation, for the message of a refusal.
 
@@ -65,6 +87,12 @@ def standardized_moments(X: np.ndarray, axes, *, eps: float, what: str = "X") ->
     DegenerateNormalizationError
         ``eps = 0`` and a reduction set holds one repeated value (its variance is 0, so
         ``x_hat`` is undefined); the message names ``what`` and the set.
+    NonFiniteInputError, UnsupportedDtypeError
+        NaN/inf in ``X`` (index named); a bool, complex, object or string ``X``.
+    ShapeError, EmptyInputError
+        ``axes`` is not a tuple of distinct axes of ``X``, or one of them has length 0.
+    NegativeEpsilonError, NonFiniteInputError, UnsupportedDtypeError
+        ``eps`` negative, NaN/inf, or not a real number.
 
     Examples
     --------
@@ -73,7 +101,10 @@ def standardized_moments(X: np.ndarray, axes, *, eps: float, what: str = "X") ->
     (array([[-1., -1.],
            [ 1.,  1.]]), array([[ 2., 20.]]), array([[  1., 100.]]), array([[ 1., 10.]]))
     """
-    parts = scaled_moments(X, tuple(axes), centered=True, eps=eps, with_mean=True)
+    eps = validated_eps(eps)
+    X = _as_own_float(X, "X")
+    axes = _reduction_axes(X, axes)
+    parts = scaled_moments(X, axes, centered=True, eps=eps, with_mean=True)
     if eps == 0.0 and parts.constant.any():
         where = tuple(int(i) for i in np.argwhere(parts.constant)[0])
         raise DegenerateNormalizationError(
@@ -108,13 +139,13 @@ def standardize_with(X, mean, variance, *, eps: float, what: str = "X") -> np.nd
 
     Parameters
     ----------
-    X : numpy.ndarray, float64, finite, any shape
+    X : array_like, float64 (integers are promoted), finite, any shape
         Never modified.
-    mean, variance : numpy.ndarray or float, broadcastable to ``X``
+    mean, variance : numpy.ndarray or float, finite, broadcastable with ``X``
         The statistics; ``variance >= 0`` (a population or sample variance, as the caller
         chose).
     eps : float
-        ``>= 0``, checked by the caller.
+        A real number ``>= 0``.
     what : str, default ``"X"``
         The name of the computation, for the message of a refusal.
 
@@ -129,13 +160,38 @@ def standardize_with(X, mean, variance, *, eps: float, what: str = "X") -> np.nd
     ------
     DegenerateNormalizationError
         ``eps = 0`` and some ``variance`` is 0.
+    NonFiniteInputError, UnsupportedDtypeError
+        NaN/inf in ``X``, ``mean`` or ``variance`` (named, with the index); a bool,
+        complex, object or string one.
+    InvalidMomentStateError
+        A negative ``variance`` (named, with the index).
+    ShapeError
+        ``X``, ``mean`` and ``variance`` do not broadcast together (shapes named).
+    NegativeEpsilonError, NonFiniteInputError, UnsupportedDtypeError
+        ``eps`` negative, NaN/inf, or not a real number.
 
     Examples
     --------
     >>> standardize_with(np.array([0.0, 2.0, 6.0]), 2.0, 4.0, eps=0.0)
     array([-1.,  0.,  2.])
     """
-    variance = np.asarray(variance)
+    validated_eps(eps)  # only checked: eps enters the root as given, as it always has
+    X = _as_own_float(X, "X")
+    variance = _as_own_float(variance, "variance")
+    # Checked, not converted: a Python float mean keeps its weak type in the arithmetic.
+    mean_shape = _as_own_float(mean, "mean").shape
+    if (variance < 0).any():
+        index = tuple(int(i) for i in np.argwhere(variance < 0)[0])
+        raise InvalidMomentStateError(
+            f"variance holds {variance[index]!r} at index {index}; a variance is >= 0"
+        )
+    try:
+        np.broadcast_shapes(X.shape, mean_shape, variance.shape)
+    except ValueError:
+        raise ShapeError(
+            f"{what}: X {X.shape}, mean {mean_shape} and variance {variance.shape} do not "
+            "broadcast together"
+        ) from None
     if eps == 0.0 and (variance == 0).any():
         raise DegenerateNormalizationError(
             f"{what} with eps = 0: a given variance is 0, so (x - mean) / sqrt(variance) is "
