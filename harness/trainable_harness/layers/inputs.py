@@ -42,7 +42,12 @@ def _as_shape(shape, name: str = "shape") -> tuple[int, ...]:
 
 def _as_float(array_like, name: str, dtype) -> np.ndarray:
     """Return ``array_like`` as a finite array of floating ``dtype`` (integers promoted)."""
-    dtype = np.dtype(dtype)
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:  # numpy's "data type 'x' not understood" would not name the argument
+        raise UnsupportedDtypeError(
+            f"dtype must be a real floating type, got {dtype!r} ({type(dtype).__name__})"
+        ) from None
     if dtype.kind != "f":
         raise UnsupportedDtypeError(f"dtype must be a real floating type, got {dtype}")
     array = np.asarray(array_like)

@@ -16,6 +16,7 @@ from trainable_harness.errors import (
     SingleValuePerChannelError,
     TrainableError,
     UnknownChoiceError,
+    UnsupportedDtypeError,
     UnsupportedRankError,
     WeightShapeError,
 )
@@ -122,3 +123,19 @@ def test_values_that_overflow_the_requested_dtype_name_the_conversion():
         batch_norm(np.ones((2, 1), np.float16), [1e5], [0.0], dtype=np.float16)
     X = np.array([[1.0, 2.0]])
     assert _as_float(X, "X", np.float64) is X  # no copy when the dtype is already right
+
+
+@pytest.mark.parametrize("dtype", ["banana", object(), [1, 2]])
+def test_a_dtype_numpy_does_not_understand_is_refused_naming_dtype(dtype):
+    # Before: numpy's TypeError "data type 'banana' not understood", naming no argument.
+    with pytest.raises(UnsupportedDtypeError, match="dtype must be a real floating type"):
+        batch_norm(np.ones((2, 3)), np.ones(3), np.zeros(3), dtype=dtype)
+    with pytest.raises(UnsupportedDtypeError, match="dtype"):
+        linear(np.ones((2, 3)), np.ones((1, 3)), dtype=dtype)
+
+
+@pytest.mark.parametrize("X", [None, "abc", 1.0, np.ones(3)])
+def test_a_batch_of_the_wrong_rank_is_named_x(X):
+    # Before: "batch norm got shape () (rank 0)", which named no argument.
+    with pytest.raises(UnsupportedRankError, match=r"got X of shape"):
+        batch_norm(X, np.ones(3), np.zeros(3))

@@ -222,7 +222,7 @@ def test_single_value_per_channel_outputs_beta_whatever_the_input():
 
 @pytest.mark.parametrize("shape", [(5,), (2, 3, 4, 5, 6)])
 def test_wrong_rank_names_the_shape_and_accepted_ranks(shape):
-    with pytest.raises(UnsupportedRankError, match=r"got shape .* accepts 2-D \(B, d\)"):
+    with pytest.raises(UnsupportedRankError, match=r"got X of shape .* accepts 2-D \(B, d\)"):
         batch_norm(np.ones(shape), np.ones(shape[-1]), np.zeros(shape[-1]))
 
 
