@@ -128,7 +128,8 @@ def conv2d(X, K, b=None, *, stride: int = 1, padding: int = 0, dtype=np.float64)
     Raises
     ------
     WeightShapeError
-        Ranks or channel counts do not fit, or the kernel is larger than the padded input.
+        Ranks or channel counts do not fit, the kernel is empty (``kh`` or ``kw`` is 0), or
+        it is larger than the padded input.
     ShapeError
         ``stride < 1`` or ``padding < 0``.
     NonFiniteInputError
@@ -153,6 +154,9 @@ def conv2d(X, K, b=None, *, stride: int = 1, padding: int = 0, dtype=np.float64)
     stride = _count(stride, "stride", minimum=1, error=ShapeError)
     padding = _count(padding, "padding", error=ShapeError)
     kh, kw = K.shape[2:]
+    if kh == 0 or kw == 0:
+        # A 0-wide window would give an output wider than the input, holding only b.
+        raise WeightShapeError(f"K has shape {K.shape}; its kernel kh x kw must be at least 1x1")
     padded = np.pad(X, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
     if padded.shape[2] < kh or padded.shape[3] < kw:
         raise WeightShapeError(

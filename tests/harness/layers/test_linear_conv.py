@@ -134,3 +134,11 @@ def test_conv2d_redoes_spurious_overflows_and_refuses_results_beyond_range():
     np.testing.assert_array_equal(conv2d(X, np.ones((1, 1, 1, 3)), [-1e308]), [[[[0.0]]]])
     with pytest.raises(ResultOverflowError, match=r"conv2d's output.*K\[0\].*rescale X or K"):
         conv2d(np.full((1, 1, 1, 1), 1e200), np.full((1, 1, 1, 1), 1e200))
+
+
+@pytest.mark.parametrize("kernel", [(2, 0), (0, 2), (0, 0)])
+def test_conv2d_refuses_an_empty_kernel(kernel):
+    # Before: a 0-wide window gave an output wider than the input, holding only b.
+    X = np.ones((1, 2, 3, 3))
+    with pytest.raises(WeightShapeError, match=r"K has shape .* at least 1x1"):
+        conv2d(X, np.ones((1, 2, *kernel)), np.array([0.5]))
