@@ -37,8 +37,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from trainable_harness.errors import DigitsError
-from trainable_harness.normalization import root_of_sum
+from trainable_harness.errors import DigitsError, check_finite
+from trainable_harness.normalization import root_of_sum, validated_eps
 
 __all__ = [
     "CHANNELS",
@@ -265,6 +265,36 @@ def _update_running(net: ConvNet, layer: int, part: slice, mean, population_vari
         running[part] = (1.0 - MOMENTUM) * running[part] + MOMENTUM * batch
 
 
+def _as_images(images) -> np.ndarray:
+    """``images`` as a finite float64 array (integers promoted), naming what is wrong."""
+    array = np.asarray(images)
+    if array.dtype.kind not in "iuf":
+        raise DigitsError(
+            f"images has dtype {array.dtype}; real floating or integer pixel values are expected"
+        )
+    array = array.astype(np.float64, copy=False)
+    check_finite(array, "images")
+    return array
+
+
+def _check_labels(labels, count: int, classes: int = CLASSES) -> np.ndarray:
+    """``labels`` as a 1-D integer array of ``count`` classes in ``[0, classes)``.
+
+    A negative label would silently index from the end (``logits[..., -1]``).
+    """
+    array = np.asarray(labels)
+    if array.dtype.kind not in "iu" or array.shape != (count,):
+        raise DigitsError(
+            f"labels must be a 1-D integer array holding one label per image ({count}), "
+            f"got {array.dtype} of shape {array.shape}"
+        )
+    if count and not (0 <= array.min() and array.max() < classes):
+        raise DigitsError(
+            f"labels must lie in [0, {classes}), got values from {array.min()} to {array.max()}"
+        )
+    return array
+
+
 def forward(net: ConvNet, images: np.ndarray, mode: str = "train", eps: float = EPS):
     """Logits ``(R, B, 10)`` of every replica for images ``(B, 8, 8)`` or ``(R, B, 8, 8)``.
 
@@ -278,11 +308,14 @@ def forward(net: ConvNet, images: np.ndarray, mode: str = "train", eps: float = 
     Raises
     ------
     DigitsError
-        An unknown ``mode`` or images of another shape.
+        An unknown ``mode``, or images of another shape or of a dtype that is not real.
+    NonFiniteInputError, NegativeEpsilonError, UnsupportedDtypeError
+        NaN/inf in ``images`` (index named), or an ``eps`` that is not a real number ``>= 0``.
     """
     if mode not in ("train", "batch", "running"):
         raise DigitsError(f"mode must be 'train', 'batch' or 'running', got {mode!r}")
-    images = np.asarray(images, dtype=np.float64)
+    eps = validated_eps(eps)
+    images = _as_images(images)
     if images.ndim == 3:
         images = images[None]
     if (
@@ -309,7 +342,20 @@ def forward(net: ConvNet, images: np.ndarray, mode: str = "train", eps: float = 
 
 
 def cross_entropy(logits: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Mean over the batch of ``logsumexp(logits) - logits[label]``, per replica ``(R,)``."""
+    """Mean over the batch of ``logsumexp(logits) - logits[label]``, per replica ``(R,)``.
+
+    ``logits`` is ``(R, B, classes)`` of a floating dtype, ``labels`` ``(B,)`` integers in
+    ``[0, classes)`` (refused otherwise with :class:`DigitsError`). Non-finite logits are
+    not refused: a diverged replica's loss is NaN or inf, which is how training detects
+    divergence.
+    """
+    logits = np.asarray(logits)
+    if logits.ndim != 3 or logits.dtype.kind != "f" or logits.shape[-1] == 0:
+        raise DigitsError(
+            f"logits must be a floating (R, B, classes) array, got {logits.dtype} of shape "
+            f"{logits.shape}"
+        )
+    labels = _check_labels(labels, logits.shape[1], logits.shape[2])
     shifted = logits - logits.max(axis=-1, keepdims=True)
     log_norm = np.log(np.exp(shifted).sum(axis=-1))
     picked = shifted[:, np.arange(shifted.shape[1]), labels]
@@ -322,7 +368,9 @@ def loss_and_gradients(net: ConvNet, images, labels, eps: float = EPS):
     Runs :func:`forward` in train mode (so batch norm's running statistics move by one
     update, eq. 16.5) and the backward pass of every layer.
     """
-    labels = np.asarray(labels)
+    images = _as_images(images)
+    # Checked before the forward pass, which moves batch norm's running statistics.
+    labels = _check_labels(labels, images.shape[-3] if images.ndim >= 3 else -1)
     logits, (cols1, Y1, cols2, Y2, pooled, caches) = forward(net, images, "train", eps)
     R, B = logits.shape[:2]
     loss = cross_entropy(logits, labels)

@@ -18,6 +18,8 @@ import numpy as np
 from trainable_harness.digits.convnet import (
     PARAMETERS,
     ConvNet,
+    _as_images,
+    _check_labels,
     cross_entropy,
     forward,
     init_convnet,
@@ -80,10 +82,9 @@ def train(
         A batch size outside ``[2, n]``, non-positive epochs or learning rates, or images
         and labels of different lengths.
     """
-    images, labels = np.asarray(images, dtype=np.float64), np.asarray(labels)
+    images = _as_images(images)
     n = images.shape[0]
-    if labels.shape != (n,):
-        raise DigitsError(f"labels {labels.shape} must hold one label per image ({n})")
+    labels = _check_labels(labels, n)
     batch_size = _check_positive_int(batch_size, "batch_size")
     if not 2 <= batch_size <= n:
         raise DigitsError(
@@ -136,7 +137,8 @@ def error_rates(net: ConvNet, images, labels, *, mode: str = "running", batch_si
         An unknown ``mode``; a ``batch_size`` outside ``[1, n]`` (``[2, n]`` in batch mode,
         which needs one too), or one without an ``rng``.
     """
-    images, labels = np.asarray(images, dtype=np.float64), np.asarray(labels)
+    images = _as_images(images)
+    labels = _check_labels(labels, images.shape[0] if images.ndim else -1)
     if mode not in ("running", "batch"):
         raise DigitsError(f"mode must be 'running' or 'batch', got {mode!r}")
     if batch_size is None and mode == "running":

@@ -14,7 +14,7 @@ from trainable_harness.digits.convnet import (
     init_convnet,
     loss_and_gradients,
 )
-from trainable_harness.errors import DigitsError
+from trainable_harness.errors import DigitsError, NegativeEpsilonError, NonFiniteInputError
 
 RNG = np.random.default_rng(7)
 Z = RNG.normal(size=(1, 5, 16, 8)) * 3.0 + 1.0  # (R, B, P, C): 5 images, 4 x 4 positions
@@ -135,3 +135,59 @@ def test_running_variance_is_the_sample_variance_with_momentum():
 
 def test_channels_and_groups_divide():
     assert all(c % convnet.GROUPS == 0 for c in CHANNELS)
+
+
+IMAGES = RNG.random((4, 8, 8))
+LABELS = np.array([0, 1, 2, 9])
+
+
+@pytest.mark.parametrize(
+    ("labels", "message"),
+    [
+        (-LABELS, r"labels must lie in \[0, 10\)"),
+        (LABELS + 1, r"labels must lie in \[0, 10\)"),
+        (LABELS[:2], "one label per image"),
+        (LABELS + 0.0, "one label per image"),
+        (LABELS > 0, "one label per image"),
+    ],
+)
+def test_bad_labels_are_refused_before_anything_moves(labels, message):
+    # Before: a negative label silently indexed from the end (a wrong, finite loss);
+    # others raised numpy's IndexError after the forward pass had moved batch norm's
+    # running statistics.
+    net = init_convnet(("batch",), np.random.default_rng(0))
+    running = net.running_mean1.copy()
+    with pytest.raises(DigitsError, match=message):
+        loss_and_gradients(net, IMAGES, labels)
+    np.testing.assert_array_equal(net.running_mean1, running)
+    logits, _ = forward(net, IMAGES, "batch")
+    with pytest.raises(DigitsError, match=message):
+        convnet.cross_entropy(logits, labels)
+
+
+@pytest.mark.parametrize(
+    ("images", "eps", "error", "named"),
+    [
+        (
+            np.where(np.arange(64).reshape(8, 8) == 5, np.nan, IMAGES),
+            1e-5,
+            NonFiniteInputError,
+            "images",
+        ),
+        (IMAGES.astype(complex), 1e-5, DigitsError, "images"),
+        (IMAGES, -1.0, NegativeEpsilonError, "eps"),
+        (IMAGES, float("nan"), NonFiniteInputError, "eps"),
+    ],
+)
+def test_forward_refuses_non_finite_images_and_a_bad_eps(images, eps, error, named):
+    # Before: NaN logits, or the imaginary part dropped with a ComplexWarning.
+    net = init_convnet(("batch", "group"), np.random.default_rng(0))
+    with pytest.raises(error, match=named):
+        forward(net, images, "train", eps)
+
+
+def test_cross_entropy_keeps_non_finite_logits_for_divergence_detection():
+    logits = np.zeros((2, 4, 10))
+    logits[1, 0, 0] = np.nan
+    loss = convnet.cross_entropy(logits, LABELS)
+    assert np.isfinite(loss[0]) and np.isnan(loss[1])
