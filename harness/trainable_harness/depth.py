@@ -36,6 +36,7 @@ import math
 import numpy as np
 
 from trainable_harness.errors import DepthSettingError, check_integer, check_seed
+from trainable_harness.layers.inputs import _as_float
 from trainable_harness.mlp import batch_norm_backward, batch_norm_forward
 from trainable_harness.mlp.layers import BN_EPS
 from trainable_harness.normalization import validated_eps
@@ -138,9 +139,11 @@ def input_gradient(weights, X0, R, variant: str, *, eps: float = BN_EPS):
     Raises
     ------
     DepthSettingError
-        An unknown variant, no weights, or a batch below 2.
-    ShapeError, NonFiniteInputError, NegativeEpsilonError
-        Shapes that do not fit, NaN/inf inputs, a negative eps (from the layers).
+        An unknown variant, no weights, a batch below 2, or a weight or ``R`` whose shape
+        does not fit ``X0`` (shapes named).
+    NonFiniteInputError, UnsupportedDtypeError, NegativeEpsilonError
+        NaN/inf or non-real (bool, complex, object) ``X0``, ``R`` or weights (named), or a
+        negative eps.
 
     Examples
     --------
@@ -151,11 +154,28 @@ def input_gradient(weights, X0, R, variant: str, *, eps: float = BN_EPS):
     """
     _check_variant(variant)
     eps = validated_eps(eps)
+    if isinstance(weights, str | np.ndarray) or not hasattr(weights, "__len__"):
+        raise DepthSettingError(
+            f"weights must be a list of (d, d) matrices, got {type(weights).__name__}"
+        )
     if len(weights) < 1:
         raise DepthSettingError("weights must hold at least one (d, d) matrix, got none")
-    X0 = np.asarray(X0, dtype=np.float64)
-    if X0.ndim != 2 or X0.shape[0] < 2:
-        raise DepthSettingError(f"X0 must be (batch, width) with batch >= 2, got shape {X0.shape}")
+    X0 = _as_float(X0, "X0", np.float64)
+    if X0.ndim != 2 or X0.shape[0] < 2 or X0.shape[1] < 1:
+        raise DepthSettingError(
+            f"X0 must be (batch, width) with batch >= 2 and width >= 1, got shape {X0.shape}"
+        )
+    width = X0.shape[1]
+    weights = [_as_float(W, f"weights[{i}]", np.float64) for i, W in enumerate(weights)]
+    for i, W in enumerate(weights):
+        if W.shape != (width, width):
+            raise DepthSettingError(
+                f"weights[{i}] has shape {W.shape}; every block's matrix must be "
+                f"({width}, {width}) to fit X0 of shape {X0.shape}"
+            )
+    R = _as_float(R, "R", np.float64)
+    if R.shape != X0.shape:
+        raise DepthSettingError(f"R has shape {R.shape}; it must match X0, {X0.shape}")
     alpha = branch_scale(variant, len(weights))
     skip = variant != "plain"
     X, saved = X0, []
@@ -215,16 +235,18 @@ def per_layer_rate(depths, gains) -> float:
     Raises
     ------
     DepthSettingError
-        Fewer than two distinct depths, gains that are not positive and finite, or
-        ``depths`` and ``gains`` of different lengths.
+        Fewer than two distinct depths, gains that are not positive, or ``depths`` and
+        ``gains`` of different lengths.
+    NonFiniteInputError, UnsupportedDtypeError
+        NaN/inf or non-real (bool, complex, object) ``depths`` or ``gains`` (named).
 
     Examples
     --------
     >>> round(per_layer_rate([1, 2, 3], [2.0, 4.0, 8.0]), 12)
     4.0
     """
-    depths = np.asarray(depths, dtype=np.float64)
-    gains = np.asarray(gains, dtype=np.float64)
+    depths = _as_float(depths, "depths", np.float64)
+    gains = _as_float(gains, "gains", np.float64)
     if depths.shape != gains.shape or depths.ndim != 1:
         raise DepthSettingError(
             f"depths {depths.shape} and gains {gains.shape} must be 1-D of one length"

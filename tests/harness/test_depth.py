@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 
 from trainable_harness import depth
-from trainable_harness.errors import DepthSettingError, SeedError, TrainableError
+from trainable_harness.errors import (
+    DepthSettingError,
+    NonFiniteInputError,
+    SeedError,
+    TrainableError,
+    UnsupportedDtypeError,
+)
 
 
 def _loss(weights, X0, R, variant, eps=1e-5):
@@ -107,3 +113,38 @@ def test_other_refusals_come_from_the_shared_checks():
     X0[0, 0] = np.nan
     with pytest.raises(TrainableError):
         depth.input_gradient(weights, X0, R, "plain")
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "named"),
+    [
+        ({"R": np.ones((2, 3))}, DepthSettingError, "R has shape"),
+        ({"R": np.full((4, 3), 1j)}, UnsupportedDtypeError, "R"),
+        ({"X0": np.ones((4, 3), dtype=bool)}, UnsupportedDtypeError, "X0"),
+        ({"X0": np.ones((4, 3), dtype=complex)}, UnsupportedDtypeError, "X0"),
+        ({"weights": [np.eye(4)]}, DepthSettingError, r"weights\[0\] has shape"),
+        ({"weights": [np.full((3, 3), np.nan)]}, NonFiniteInputError, r"weights\[0\]"),
+        ({"weights": None}, DepthSettingError, "weights must be a list"),
+    ],
+)
+def test_input_gradient_refuses_inputs_that_do_not_fit_by_name(change, error, named):
+    # Before: complex inputs lost their imaginary part with a warning, bool ones were
+    # read as 0/1, and shapes that do not fit raised numpy's broadcasting or matmul error.
+    weights, X0, R = depth.draw_network(np.random.default_rng(0), 2, width=3, batch=4)
+    arguments = {"weights": weights, "X0": X0, "R": R, **change}
+    with pytest.raises(error, match=named):
+        depth.input_gradient(arguments["weights"], arguments["X0"], arguments["R"], "plain")
+
+
+@pytest.mark.parametrize(
+    ("depths", "gains", "error", "named"),
+    [
+        ([2, 4, np.nan], [1.0, 2.0, 4.0], NonFiniteInputError, "depths"),
+        ([2, 4], [1.0 + 0j, 2.0], UnsupportedDtypeError, "gains"),
+    ],
+)
+def test_per_layer_rate_refuses_non_finite_or_complex_values(depths, gains, error, named):
+    # Before: NaN depths reached numpy's least squares (LinAlgError: SVD did not
+    # converge); complex gains lost their imaginary part.
+    with pytest.raises(error, match=named):
+        depth.per_layer_rate(depths, gains)
