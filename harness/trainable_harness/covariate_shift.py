@@ -33,7 +33,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from trainable_harness.errors import MLPError, check_integer, check_real, check_seed
+from trainable_harness.errors import (
+    EmptyInputError,
+    MLPError,
+    ShapeError,
+    check_integer,
+    check_real,
+    check_seed,
+)
+from trainable_harness.layers.inputs import _as_float
 from trainable_harness.mlp.layers import (
     _batch_norm_backward,
     _batch_norm_forward,
@@ -140,11 +148,28 @@ def per_feature_wasserstein(before: np.ndarray, after: np.ndarray) -> np.ndarray
     values, so the distance is ``mean_i |sort(before)_i - sort(after)_i|``: a distance
     between distributions, 0 exactly when the two samples hold the same values.
 
+    Raises
+    ------
+    ShapeError, EmptyInputError
+        ``before`` and ``after`` differ in shape, have fewer than 2 axes, or hold no value
+        (shapes named).
+    NonFiniteInputError, UnsupportedDtypeError
+        NaN/inf, or a bool, complex or object array (named).
+
     Examples
     --------
     >>> per_feature_wasserstein(np.array([[0.0], [2.0]]), np.array([[3.0], [1.0]]))
     array([1.])
     """
+    before = _as_float(before, "before", np.float64)
+    after = _as_float(after, "after", np.float64)
+    if before.shape != after.shape or before.ndim < 2:
+        raise ShapeError(
+            f"before {before.shape} and after {after.shape} must share one shape "
+            "(..., n, width): two samples of n values per feature"
+        )
+    if before.size == 0:
+        raise EmptyInputError(f"before and after have shape {before.shape}, with no values")
     return np.mean(np.abs(np.sort(before, axis=-2) - np.sort(after, axis=-2)), axis=-2)
 
 
