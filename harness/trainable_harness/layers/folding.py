@@ -280,7 +280,7 @@ def batch_norm_eval_flops(
     shape = _as_shape(shape)
     if not isinstance(preceding_bias, bool | np.bool_):
         raise UnknownChoiceError(f"preceding_bias must be True or False, got {preceding_bias!r}")
-    _check_rank("batch", len(shape), shape)
+    _check_rank("batch", len(shape), shape, what="shape")
     elements = math.prod(shape)
     channels = shape[_CHANNEL_AXIS[len(shape)]]
     return BatchNormEvalWork(

@@ -50,10 +50,10 @@ def _check_kind(kind: str) -> None:
         raise UnknownChoiceError(f"kind must be one of {sorted(_REDUCTION_AXES)}, got {kind!r}")
 
 
-def _check_rank(kind: str, ndim: int, shape: tuple[int, ...] | None = None) -> None:
+def _check_rank(kind: str, ndim: int, shape=None, what: str = "X of shape") -> None:
     accepted = _REDUCTION_AXES[kind]
     if ndim not in accepted:
-        got = f"X of shape {shape} (rank {ndim})" if shape is not None else f"ndim {ndim}"
+        got = f"{what} {shape} (rank {ndim})" if shape is not None else f"ndim {ndim}"
         wanted = " or ".join(f"{r}-D {_LAYOUTS[r]}" for r in sorted(accepted))
         hint = _INSTANCE_3D_HINT if kind == "instance" and ndim in (2, 3) else ""
         raise UnsupportedRankError(f"{kind} norm got {got}; it accepts {wanted}{hint}")

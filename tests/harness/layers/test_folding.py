@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from layer_reference import FAST, UNIT_ROUNDOFF
 
-from trainable_harness.errors import CountError, UnknownChoiceError
+from trainable_harness.errors import CountError, UnknownChoiceError, UnsupportedRankError
 from trainable_harness.layers import (
     BatchNormState,
     batch_norm_eval,
@@ -132,3 +132,9 @@ def test_eval_flops_count_what_folding_removes():
 def test_silent_acceptances_are_specific_errors(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_eval_flops_of_a_wrong_rank_names_shape():
+    # The rank message names the argument the caller passed: here ``shape``, not X.
+    with pytest.raises(UnsupportedRankError, match=r"batch norm got shape \(4,\) \(rank 1\)"):
+        batch_norm_eval_flops((4,))
