@@ -154,11 +154,13 @@ def _check_problem(problem) -> LogisticProblem:
     return problem
 
 
-def _check_weight(w, problem: LogisticProblem) -> np.ndarray:
+def _check_weight(w, problem: LogisticProblem, name: str = "w") -> np.ndarray:
     problem = _check_problem(problem)
-    w = _as_real_float64(w, "w")
+    w = _as_real_float64(w, name)
     if w.shape != (problem.X.shape[1],):
-        raise ShapeError(f"w has shape {w.shape}; expected ({problem.X.shape[1]},) to match X")
+        raise ShapeError(
+            f"{name} has shape {w.shape}; expected ({problem.X.shape[1]},) to match X"
+        )
     return w
 
 
@@ -426,7 +428,7 @@ def run_gradient_descent(
         if seed is None:
             raise ShapeError("batch_size needs a seed for the minibatch draws")
         rng = np.random.default_rng(check_seed(seed))
-    w = _check_weight(w0, problem).copy()
+    w = _check_weight(w0, problem, "w0").copy()
     weights = np.empty((int(steps) + 1, w.shape[0]))
     gradients = np.empty((int(steps), w.shape[0]))
     weights[0] = w

@@ -238,3 +238,17 @@ def test_seeds_must_be_non_negative_integers():
         make_logistic_problem(seed=-1)  # numpy's ValueError
     with pytest.raises(SeedError, match=r"got 0\.5"):
         run_gradient_descent(np.ones(5), PROBLEM, lr=0.1, steps=1, batch_size=4, seed=0.5)
+
+
+@pytest.mark.parametrize(
+    ("w0", "error", "message"),
+    [
+        (np.ones(4), ShapeError, "w0 has shape"),
+        (np.array([1.0, np.nan, 0.0, 0.0, 0.0]), NonFiniteInputError, "w0 holds nan"),
+        (np.ones(5, dtype=complex), UnsupportedDtypeError, "w0 has dtype"),
+    ],
+)
+def test_run_gradient_descent_names_w0(w0, error, message):
+    # Before: the errors named ``w``, which run_gradient_descent has no parameter for.
+    with pytest.raises(error, match=message):
+        run_gradient_descent(w0, PROBLEM, lr=0.5, steps=2)
