@@ -155,7 +155,12 @@ def root_of_sum(variance, eps) -> np.ndarray:
 
     Raises
     ------
-    Nothing: a negative or non-finite input is the caller's to refuse.
+    Nothing: this is the kernel every standardization calls on statistics its callers have
+    already checked, so a bad input is the caller's to refuse. Not refused here, it
+    propagates as IEEE arithmetic gives it: a NaN ``variance`` or ``eps`` gives NaN, a
+    sum below 0 gives NaN (with numpy's "invalid value" warning), and ``+inf`` gives
+    ``+inf``. The public functions that take an eps (:func:`validated_eps`) or a
+    variance (:func:`~trainable_harness.layers.standardize_with`) refuse these by name.
 
     Examples
     --------
