@@ -143,7 +143,9 @@ def batch_norm_forward(Z, gamma, beta, eps: float = BN_EPS):
 
     ``Y = gamma (Z - mean) / sqrt(population_variance + eps) + beta``, one statistic per
     feature and replica. Equal, for one replica, to
-    :func:`trainable_harness.layers.batch_norm` on ``(n, width)`` input.
+    :func:`trainable_harness.layers.batch_norm` on ``(n, width)`` input; as there, a batch
+    of one example (``n = 1``) has ``Z - mean = 0``, so ``Y = beta`` whatever ``Z``, and
+    its gradient with respect to ``Z`` is 0.
 
     The mean and population variance are computed as written, two passes without scaling
     (this loop is the learning-rate sweeps' hot path; :func:`trainable_harness.layers.standardize`,

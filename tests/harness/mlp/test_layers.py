@@ -135,3 +135,12 @@ def test_batch_norm_forward_at_the_ends_of_the_range_raises_without_a_warning():
     # max - min of +-1.7e308 overflows inside the check: no RuntimeWarning may escape.
     with pytest.raises(ResultOverflowError, match="variance of Z"):
         batch_norm_forward(np.array([[1.7e308], [-1.7e308]]), np.ones(1), np.zeros(1))
+
+
+def test_a_batch_of_one_example_gives_beta_and_a_zero_gradient():
+    # Documented: with n = 1, Z - mean = 0, so Y = beta whatever Z, and dZ = 0.
+    Z, beta = np.array([[3.0, -4.0e6]]), np.array([0.5, -1.0])
+    Y, cache = batch_norm_forward(Z, np.array([2.0, 3.0]), beta)
+    np.testing.assert_array_equal(Y, beta[None])
+    dZ = batch_norm_backward(np.ones((1, 2)), cache, np.array([2.0, 3.0]))[0]
+    np.testing.assert_array_equal(dZ, np.zeros((1, 2)))
