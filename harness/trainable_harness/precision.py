@@ -230,8 +230,15 @@ def cancellation_table(log10_offsets, formats=FORMATS) -> dict:
         An exponent that is not a whole number with ``10**k`` a finite, nonzero float64
         (``-323 <= k <= 308``); 2.5 used to be truncated to 2.
     UnknownFormatError
-        A format outside ``FORMATS``.
+        A format outside ``FORMATS``, or ``formats`` given as one string (``"fp32"``
+        rather than ``("fp32",)``).
     """
+    if isinstance(formats, str):
+        # Iterating the string would report its first character as an unknown format.
+        raise UnknownFormatError(
+            f"formats must be a tuple of names from {FORMATS}, got the string {formats!r}; "
+            f"write ({formats!r},)"
+        )
     exponents = [
         check_integer(k, "log10_offsets entry", minimum=-323, error=PrecisionSettingError)
         for k in log10_offsets

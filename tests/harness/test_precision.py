@@ -98,3 +98,9 @@ def test_table_settings_that_used_to_raise_from_python_or_be_truncated():
         cancellation_row("fp32", float("nan"))  # a row that claimed the values overflowed
     with pytest.raises(PrecisionSettingError, match="table must be"):
         first_failures({"fp32": [1, 2]})
+
+
+def test_cancellation_table_refuses_formats_given_as_one_string():
+    # Before: the string was iterated and its first character reported: "got 'f'".
+    with pytest.raises(UnknownFormatError, match=r"got the string 'fp32'; write \('fp32',\)"):
+        cancellation_table([0], formats="fp32")
