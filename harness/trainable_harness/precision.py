@@ -239,6 +239,11 @@ def cancellation_table(log10_offsets, formats=FORMATS) -> dict:
             f"formats must be a tuple of names from {FORMATS}, got the string {formats!r}; "
             f"write ({formats!r},)"
         )
+    if isinstance(log10_offsets, str) or not hasattr(log10_offsets, "__iter__"):
+        raise TypeError(
+            "log10_offsets must be a sequence of whole numbers, got "
+            f"{type(log10_offsets).__name__}"
+        )
     exponents = [
         check_integer(k, "log10_offsets entry", minimum=-323, error=PrecisionSettingError)
         for k in log10_offsets

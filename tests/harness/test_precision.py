@@ -104,3 +104,10 @@ def test_cancellation_table_refuses_formats_given_as_one_string():
     # Before: the string was iterated and its first character reported: "got 'f'".
     with pytest.raises(UnknownFormatError, match=r"got the string 'fp32'; write \('fp32',\)"):
         cancellation_table([0], formats="fp32")
+
+
+@pytest.mark.parametrize("offsets", [None, 4, "04"])
+def test_cancellation_table_names_offsets_that_are_not_a_sequence(offsets):
+    # Before: "'NoneType' object is not iterable" (or a string's characters as exponents).
+    with pytest.raises(TypeError, match="log10_offsets must be a sequence"):
+        cancellation_table(offsets)

@@ -193,6 +193,11 @@ def synchronized_statistics(device_batches) -> tuple[np.ndarray, np.ndarray]:
             f"device_batches is one array of shape {device_batches.shape}; pass a list of "
             "(B, C, H, W) arrays, one per device (e.g. numpy.split(X, devices))"
         )
+    if isinstance(device_batches, str) or not hasattr(device_batches, "__iter__"):
+        raise TypeError(
+            "device_batches must be a list of (B, C, H, W) arrays, one per device, got "
+            f"{type(device_batches).__name__}"
+        )
     merged = None
     for device, batch in enumerate(device_batches):
         array = np.asarray(batch)

@@ -93,3 +93,10 @@ def test_renorm_limits_beyond_float64_are_infinite_limits():
     np.testing.assert_array_equal(
         batch_renorm_train(X, 10**400, 10**400), batch_renorm_train(X, np.inf, np.inf)
     )
+
+
+@pytest.mark.parametrize("device_batches", [None, 3.0, "abc"])
+def test_synchronized_statistics_names_a_non_list_of_batches(device_batches):
+    # Before: "'NoneType' object is not iterable" from the loop, naming no parameter.
+    with pytest.raises(TypeError, match="device_batches must be a list"):
+        synchronized_statistics(device_batches)
