@@ -37,7 +37,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from trainable_harness.errors import DigitsError, check_finite
+from trainable_harness.errors import DigitsError
+from trainable_harness.layers.inputs import _as_float
 from trainable_harness.normalization import root_of_sum, validated_eps
 
 __all__ = [
@@ -265,18 +266,6 @@ def _update_running(net: ConvNet, layer: int, part: slice, mean, population_vari
         running[part] = (1.0 - MOMENTUM) * running[part] + MOMENTUM * batch
 
 
-def _as_images(images) -> np.ndarray:
-    """``images`` as a finite float64 array (integers promoted), naming what is wrong."""
-    array = np.asarray(images)
-    if array.dtype.kind not in "iuf":
-        raise DigitsError(
-            f"images has dtype {array.dtype}; real floating or integer pixel values are expected"
-        )
-    array = array.astype(np.float64, copy=False)
-    check_finite(array, "images")
-    return array
-
-
 def _check_labels(labels, count: int, classes: int = CLASSES) -> np.ndarray:
     """``labels`` as a 1-D integer array of ``count`` classes in ``[0, classes)``.
 
@@ -308,14 +297,16 @@ def forward(net: ConvNet, images: np.ndarray, mode: str = "train", eps: float = 
     Raises
     ------
     DigitsError
-        An unknown ``mode``, or images of another shape or of a dtype that is not real.
-    NonFiniteInputError, NegativeEpsilonError, UnsupportedDtypeError
+        An unknown ``mode``, or images of another shape.
+    UnsupportedDtypeError
+        Images of a dtype that is not real (floating or integer).
+    NonFiniteInputError, NegativeEpsilonError
         NaN/inf in ``images`` (index named), or an ``eps`` that is not a real number ``>= 0``.
     """
     if mode not in ("train", "batch", "running"):
         raise DigitsError(f"mode must be 'train', 'batch' or 'running', got {mode!r}")
     eps = validated_eps(eps)
-    images = _as_images(images)
+    images = _as_float(images, "images", np.float64)
     if images.ndim == 3:
         images = images[None]
     if (
@@ -368,7 +359,7 @@ def loss_and_gradients(net: ConvNet, images, labels, eps: float = EPS):
     Runs :func:`forward` in train mode (so batch norm's running statistics move by one
     update, eq. 16.5) and the backward pass of every layer.
     """
-    images = _as_images(images)
+    images = _as_float(images, "images", np.float64)
     # Checked before the forward pass, which moves batch norm's running statistics.
     labels = _check_labels(labels, images.shape[-3] if images.ndim >= 3 else -1)
     logits, (cols1, Y1, cols2, Y2, pooled, caches) = forward(net, images, "train", eps)

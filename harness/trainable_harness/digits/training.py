@@ -18,7 +18,6 @@ import numpy as np
 from trainable_harness.digits.convnet import (
     PARAMETERS,
     ConvNet,
-    _as_images,
     _check_labels,
     cross_entropy,
     forward,
@@ -26,6 +25,7 @@ from trainable_harness.digits.convnet import (
     loss_and_gradients,
 )
 from trainable_harness.errors import DigitsError
+from trainable_harness.layers.inputs import _as_float
 
 __all__ = ["MOMENTUM_SGD", "TrainingRun", "error_rates", "init_shared", "mean_loss", "train"]
 
@@ -82,7 +82,7 @@ def train(
         A batch size outside ``[2, n]``, non-positive epochs or learning rates, or images
         and labels of different lengths.
     """
-    images = _as_images(images)
+    images = _as_float(images, "images", np.float64)
     n = images.shape[0]
     labels = _check_labels(labels, n)
     batch_size = _check_positive_int(batch_size, "batch_size")
@@ -137,7 +137,7 @@ def error_rates(net: ConvNet, images, labels, *, mode: str = "running", batch_si
         An unknown ``mode``; a ``batch_size`` outside ``[1, n]`` (``[2, n]`` in batch mode,
         which needs one too), or one without an ``rng``.
     """
-    images = _as_images(images)
+    images = _as_float(images, "images", np.float64)
     labels = _check_labels(labels, images.shape[0] if images.ndim else -1)
     if mode not in ("running", "batch"):
         raise DigitsError(f"mode must be 'running' or 'batch', got {mode!r}")

@@ -14,7 +14,12 @@ from trainable_harness.digits.convnet import (
     init_convnet,
     loss_and_gradients,
 )
-from trainable_harness.errors import DigitsError, NegativeEpsilonError, NonFiniteInputError
+from trainable_harness.errors import (
+    DigitsError,
+    NegativeEpsilonError,
+    NonFiniteInputError,
+    UnsupportedDtypeError,
+)
 
 RNG = np.random.default_rng(7)
 Z = RNG.normal(size=(1, 5, 16, 8)) * 3.0 + 1.0  # (R, B, P, C): 5 images, 4 x 4 positions
@@ -174,7 +179,7 @@ def test_bad_labels_are_refused_before_anything_moves(labels, message):
             NonFiniteInputError,
             "images",
         ),
-        (IMAGES.astype(complex), 1e-5, DigitsError, "images"),
+        (IMAGES.astype(complex), 1e-5, UnsupportedDtypeError, "images"),
         (IMAGES, -1.0, NegativeEpsilonError, "eps"),
         (IMAGES, float("nan"), NonFiniteInputError, "eps"),
     ],
