@@ -600,6 +600,19 @@ def _shown(page, sidebar, expected):
     return expected
 
 
+def _focus_inside(page, sidebar) -> bool:
+    """Whether focus moves into ``sidebar`` within :data:`STATE_WAIT_MS`."""
+    try:
+        page.wait_for_function(
+            "s => !!document.querySelector(s)?.contains(document.activeElement)",
+            arg=sidebar,
+            timeout=STATE_WAIT_MS,
+        )
+    except Exception:  # playwright's TimeoutError: focus stayed outside
+        return False
+    return True
+
+
 # Running CSS transitions and animations of the page (finite ones: a spinner loops forever).
 ANIMATING = """() => document.getAnimations().some(a => a.playState === "running"
   && a.effect && a.effect.getComputedTiming().endTime !== Infinity)"""
@@ -663,6 +676,10 @@ def _check_navigation(page, width):
         if not _shown(page, sidebar, True):
             failures.append(f"{side} toggle does not open the sidebar at {width} px")
         _settled(page)  # let the opening transition end before closing
+        # The theme closes a sidebar on Escape only while focus is inside it, and moves focus
+        # there 100 ms after the click (a timer, which a loaded machine runs late).
+        if not _focus_inside(page, sidebar):
+            failures.append(f"{side} toggle does not move focus into the sidebar at {width} px")
         page.keyboard.press("Escape")
         if _shown(page, sidebar, False):
             failures.append(f"{side} sidebar does not close at {width} px")
