@@ -39,9 +39,9 @@ from trainable_harness.errors import (
     ShapeError,
     check_integer,
     check_real,
+    check_real_array,
     check_seed,
 )
-from trainable_harness.layers.inputs import _as_float
 from trainable_harness.mlp.layers import (
     _batch_norm_backward,
     _batch_norm_forward,
@@ -161,8 +161,8 @@ def per_feature_wasserstein(before: np.ndarray, after: np.ndarray) -> np.ndarray
     >>> per_feature_wasserstein(np.array([[0.0], [2.0]]), np.array([[3.0], [1.0]]))
     array([1.])
     """
-    before = _as_float(before, "before", np.float64)
-    after = _as_float(after, "after", np.float64)
+    before = check_real_array(before, "before")
+    after = check_real_array(after, "after")
     if before.shape != after.shape or before.ndim < 2:
         raise ShapeError(
             f"before {before.shape} and after {after.shape} must share one shape "

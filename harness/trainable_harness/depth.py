@@ -35,8 +35,7 @@ import math
 
 import numpy as np
 
-from trainable_harness.errors import DepthSettingError, check_integer, check_seed
-from trainable_harness.layers.inputs import _as_float
+from trainable_harness.errors import DepthSettingError, check_integer, check_real_array, check_seed
 from trainable_harness.mlp import batch_norm_backward, batch_norm_forward
 from trainable_harness.mlp.layers import BN_EPS
 from trainable_harness.normalization import validated_eps
@@ -160,20 +159,20 @@ def input_gradient(weights, X0, R, variant: str, *, eps: float = BN_EPS):
         )
     if len(weights) < 1:
         raise DepthSettingError("weights must hold at least one (d, d) matrix, got none")
-    X0 = _as_float(X0, "X0", np.float64)
+    X0 = check_real_array(X0, "X0")
     if X0.ndim != 2 or X0.shape[0] < 2 or X0.shape[1] < 1:
         raise DepthSettingError(
             f"X0 must be (batch, width) with batch >= 2 and width >= 1, got shape {X0.shape}"
         )
     width = X0.shape[1]
-    weights = [_as_float(W, f"weights[{i}]", np.float64) for i, W in enumerate(weights)]
+    weights = [check_real_array(W, f"weights[{i}]") for i, W in enumerate(weights)]
     for i, W in enumerate(weights):
         if W.shape != (width, width):
             raise DepthSettingError(
                 f"weights[{i}] has shape {W.shape}; every block's matrix must be "
                 f"({width}, {width}) to fit X0 of shape {X0.shape}"
             )
-    R = _as_float(R, "R", np.float64)
+    R = check_real_array(R, "R")
     if R.shape != X0.shape:
         raise DepthSettingError(f"R has shape {R.shape}; it must match X0, {X0.shape}")
     alpha = branch_scale(variant, len(weights))
@@ -245,8 +244,8 @@ def per_layer_rate(depths, gains) -> float:
     >>> round(per_layer_rate([1, 2, 3], [2.0, 4.0, 8.0]), 12)
     4.0
     """
-    depths = _as_float(depths, "depths", np.float64)
-    gains = _as_float(gains, "gains", np.float64)
+    depths = check_real_array(depths, "depths")
+    gains = check_real_array(gains, "gains")
     if depths.shape != gains.shape or depths.ndim != 1:
         raise DepthSettingError(
             f"depths {depths.shape} and gains {gains.shape} must be 1-D of one length"

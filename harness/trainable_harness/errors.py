@@ -39,6 +39,7 @@ __all__ = [
     "check_integer",
     "check_nonempty",
     "check_real",
+    "check_real_array",
     "check_seed",
     "first_nonfinite",
 ]
@@ -229,6 +230,48 @@ def check_real(value, name: str, *, error: type[TrainableError]) -> float:
     if not math.isfinite(number):
         raise error(f"{name} must be a finite real number, got {value!r}")
     return number
+
+
+def check_real_array(values, name: str, dtype=np.float64) -> np.ndarray:
+    """Return ``values`` as a finite array of the real floating ``dtype``, naming ``name``.
+
+    The dtype contract of the harness: integers are promoted, floats converted, and bool,
+    complex, object and text arrays refused (:class:`UnsupportedDtypeError`); a NaN or inf,
+    in ``values`` or produced by the conversion to a narrower ``dtype``, raises
+    :class:`NonFiniteInputError`. An array already of ``dtype`` is returned itself, not a
+    copy: callers read it and never write into it.
+
+    Examples
+    --------
+    >>> check_real_array([1, 2], "x")
+    array([1., 2.])
+    >>> check_real_array([True], "x")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    trainable_harness.errors.UnsupportedDtypeError: x has dtype bool; a real floating or ...
+    """
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:  # numpy's "data type 'x' not understood" would not name the argument
+        raise UnsupportedDtypeError(
+            f"dtype must be a real floating type, got {dtype!r} ({type(dtype).__name__})"
+        ) from None
+    if dtype.kind != "f":
+        raise UnsupportedDtypeError(f"dtype must be a real floating type, got {dtype}")
+    array = np.asarray(values)
+    if array.dtype.kind not in "iuf":
+        raise UnsupportedDtypeError(
+            f"{name} has dtype {array.dtype}; a real floating or integer array is expected"
+        )
+    check_finite(array, name)
+    if array.dtype == dtype:
+        return array
+    # A finite value beyond the range of a narrower dtype overflows on conversion; that
+    # is reported just below, naming the conversion, so numpy's warning would only repeat it.
+    with np.errstate(over="ignore"):
+        converted = array.astype(dtype)
+    check_finite(converted, f"{name} converted to {dtype}")
+    return converted
 
 
 def check_seed(seed, name: str = "seed") -> int:

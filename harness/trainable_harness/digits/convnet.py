@@ -37,8 +37,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from trainable_harness.errors import DigitsError
-from trainable_harness.layers.inputs import _as_float
+from trainable_harness.errors import DigitsError, check_real_array
 from trainable_harness.normalization import root_of_sum, validated_eps
 
 __all__ = [
@@ -306,7 +305,7 @@ def forward(net: ConvNet, images: np.ndarray, mode: str = "train", eps: float = 
     if mode not in ("train", "batch", "running"):
         raise DigitsError(f"mode must be 'train', 'batch' or 'running', got {mode!r}")
     eps = validated_eps(eps)
-    images = _as_float(images, "images", np.float64)
+    images = check_real_array(images, "images")
     if images.ndim == 3:
         images = images[None]
     if (
@@ -359,7 +358,7 @@ def loss_and_gradients(net: ConvNet, images, labels, eps: float = EPS):
     Runs :func:`forward` in train mode (so batch norm's running statistics move by one
     update, eq. 16.5) and the backward pass of every layer.
     """
-    images = _as_float(images, "images", np.float64)
+    images = check_real_array(images, "images")
     # Checked before the forward pass, which moves batch norm's running statistics.
     labels = _check_labels(labels, images.shape[-3] if images.ndim >= 3 else -1)
     logits, (cols1, Y1, cols2, Y2, pooled, caches) = forward(net, images, "train", eps)

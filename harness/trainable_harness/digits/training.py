@@ -24,8 +24,7 @@ from trainable_harness.digits.convnet import (
     init_convnet,
     loss_and_gradients,
 )
-from trainable_harness.errors import DigitsError
-from trainable_harness.layers.inputs import _as_float
+from trainable_harness.errors import DigitsError, check_real_array
 
 __all__ = ["MOMENTUM_SGD", "TrainingRun", "error_rates", "init_shared", "mean_loss", "train"]
 
@@ -82,7 +81,7 @@ def train(
         A batch size outside ``[2, n]``, non-positive epochs or learning rates, or images
         and labels of different lengths.
     """
-    images = _as_float(images, "images", np.float64)
+    images = check_real_array(images, "images")
     n = images.shape[0]
     labels = _check_labels(labels, n)
     batch_size = _check_positive_int(batch_size, "batch_size")
@@ -137,7 +136,7 @@ def error_rates(net: ConvNet, images, labels, *, mode: str = "running", batch_si
         An unknown ``mode``; a ``batch_size`` outside ``[1, n]`` (``[2, n]`` in batch mode,
         which needs one too), or one without an ``rng``.
     """
-    images = _as_float(images, "images", np.float64)
+    images = check_real_array(images, "images")
     labels = _check_labels(labels, images.shape[0] if images.ndim else -1)
     if mode not in ("running", "batch"):
         raise DigitsError(f"mode must be 'running' or 'batch', got {mode!r}")

@@ -18,8 +18,9 @@ from trainable_harness.errors import (
     DegenerateNormalizationError,
     UnknownChoiceError,
     WeightShapeError,
+    check_real_array,
 )
-from trainable_harness.layers.inputs import _as_float, _as_per_channel, _as_shape
+from trainable_harness.layers.inputs import _as_per_channel, _as_shape
 from trainable_harness.layers.linear_conv import _as_bias
 from trainable_harness.layers.reduction_sets import _CHANNEL_AXIS, _check_rank
 from trainable_harness.layers.running_state import BatchNormState, _check_state_channels
@@ -154,11 +155,11 @@ def fold_batch_norm_into_linear(
     >>> fold_batch_norm_into_linear(np.array([[2.0, 4.0]]), None, [1.0], [0.0], state, eps=0.0)
     (array([[1., 2.]]), array([-0.5]))
     """
-    W = _as_float(W, "W", np.float64)
+    W = check_real_array(W, "W")
     if W.ndim != 2:
         raise WeightShapeError(f"W must have shape (d_out, d_in), got {W.shape}")
     scale, folded_bias = _fold_scale_shift(b, gamma, beta, state, eps, W.shape[0])
-    gamma = _as_float(gamma, "gamma", np.float64)
+    gamma = check_real_array(gamma, "gamma")
     return _fold_weights(W, scale, gamma, state, validated_eps(eps), "W"), folded_bias
 
 
@@ -192,11 +193,11 @@ def fold_batch_norm_into_conv2d(
     >>> K2.ravel(), b2
     (array([1. , 0.5]), array([ 0. , -0.5]))
     """
-    K = _as_float(K, "K", np.float64)
+    K = check_real_array(K, "K")
     if K.ndim != 4:
         raise WeightShapeError(f"K must have shape (C_out, C_in, kh, kw), got {K.shape}")
     scale, folded_bias = _fold_scale_shift(b, gamma, beta, state, eps, K.shape[0])
-    gamma = _as_float(gamma, "gamma", np.float64)
+    gamma = check_real_array(gamma, "gamma")
     return _fold_weights(K, scale, gamma, state, validated_eps(eps), "K"), folded_bias
 
 

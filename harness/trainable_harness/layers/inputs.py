@@ -1,10 +1,10 @@
-"""Argument checks the layers share: counts, shapes, floating arrays, per-channel vectors.
+"""Argument checks the layers share: counts, shapes and per-channel vectors.
 
 Each check returns the argument in the form the layers compute with, or raises the
 specific error of :mod:`trainable_harness.errors` with a message that names the argument,
-what it was and what is expected. The dtype contract of the package
-(:mod:`trainable_harness.layers`) is enforced here: arrays are converted to a real floating
-``dtype`` (integers promoted; bool, complex and object arrays refused) and must be finite.
+what it was and what is expected. Arrays go through the package's one dtype check,
+:func:`~trainable_harness.errors.check_real_array`: converted to a real floating ``dtype``
+(integers promoted; bool, complex and object arrays refused) and finite.
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ import numpy as np
 from trainable_harness.errors import (
     AffineShapeError,
     CountError,
-    UnsupportedDtypeError,
-    check_finite,
+    check_real_array,
 )
 
 
@@ -40,32 +39,6 @@ def _as_shape(shape, name: str = "shape") -> tuple[int, ...]:
     return tuple(_count(n, f"{name}[{i}]") for i, n in enumerate(shape))
 
 
-def _as_float(array_like, name: str, dtype) -> np.ndarray:
-    """Return ``array_like`` as a finite array of floating ``dtype`` (integers promoted)."""
-    try:
-        dtype = np.dtype(dtype)
-    except TypeError:  # numpy's "data type 'x' not understood" would not name the argument
-        raise UnsupportedDtypeError(
-            f"dtype must be a real floating type, got {dtype!r} ({type(dtype).__name__})"
-        ) from None
-    if dtype.kind != "f":
-        raise UnsupportedDtypeError(f"dtype must be a real floating type, got {dtype}")
-    array = np.asarray(array_like)
-    if array.dtype.kind not in "iuf":
-        raise UnsupportedDtypeError(
-            f"{name} has dtype {array.dtype}; a real floating or integer array is expected"
-        )
-    check_finite(array, name)
-    if array.dtype == dtype:
-        return array
-    # A finite value beyond the range of a narrower dtype overflows on conversion; that
-    # is reported just below, naming the conversion, so numpy's warning would only repeat it.
-    with np.errstate(over="ignore"):
-        converted = array.astype(dtype)
-    check_finite(converted, f"{name} converted to {dtype}")
-    return converted
-
-
 def _as_per_channel(values, name: str, num_channels: int, context: str, dtype) -> np.ndarray:
     """Return a per-channel parameter of shape ``(C,)``, naming both shapes if it is not."""
     values = np.asarray(values)
@@ -74,4 +47,4 @@ def _as_per_channel(values, name: str, num_channels: int, context: str, dtype) -
             f"{name} has shape {values.shape} but {context}; {name} must have shape "
             f"({num_channels},)"
         )
-    return _as_float(values, name, dtype)
+    return check_real_array(values, name, dtype)

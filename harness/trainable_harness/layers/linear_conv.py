@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from trainable_harness.errors import ShapeError, WeightShapeError
-from trainable_harness.layers.inputs import _as_float, _count
+from trainable_harness.errors import ShapeError, WeightShapeError, check_real_array
+from trainable_harness.layers.inputs import _count
 from trainable_harness.layers.safe_arithmetic import _check_representable
 
 __all__ = ["conv2d", "linear"]
@@ -44,8 +44,8 @@ def linear(X, W, b=None, *, dtype=np.float64) -> np.ndarray:
     >>> linear(np.array([[1.0, 2.0]]), np.array([[1.0, 1.0], [0.0, 3.0]]), np.array([0.5, 0.0]))
     array([[3.5, 6. ]])
     """
-    X = _as_float(X, "X", dtype)
-    W = _as_float(W, "W", dtype)
+    X = check_real_array(X, "X", dtype)
+    W = check_real_array(W, "W", dtype)
     if W.ndim != 2 or X.ndim < 1 or X.shape[-1] != W.shape[1]:
         raise WeightShapeError(
             f"linear needs X of shape (..., d_in) and W of shape (d_out, d_in); got X "
@@ -97,7 +97,7 @@ def _rescaled(Y, product, X, W, bias, bias_shape) -> np.ndarray:
 
 
 def _as_bias(b, num_outputs: int, dtype) -> np.ndarray:
-    b = _as_float(b, "b", dtype)
+    b = check_real_array(b, "b", dtype)
     if b.shape != (num_outputs,):
         raise WeightShapeError(
             f"b has shape {b.shape}; the layer has {num_outputs} outputs, so b must have "
@@ -144,8 +144,8 @@ def conv2d(X, K, b=None, *, stride: int = 1, padding: int = 0, dtype=np.float64)
     array([[[[ 8.5, 12.5],
              [20.5, 24.5]]]])
     """
-    X = _as_float(X, "X", dtype)
-    K = _as_float(K, "K", dtype)
+    X = check_real_array(X, "X", dtype)
+    K = check_real_array(K, "K", dtype)
     if X.ndim != 4 or K.ndim != 4 or X.shape[1] != K.shape[1]:
         raise WeightShapeError(
             f"conv2d needs X of shape (B, C_in, H, W) and K of shape (C_out, C_in, kh, kw) "

@@ -21,8 +21,9 @@ from trainable_harness.errors import (
     IndivisibleGroupsError,
     UnknownChoiceError,
     UnsupportedRankError,
+    check_real_array,
 )
-from trainable_harness.layers.inputs import _as_float, _as_shape, _count
+from trainable_harness.layers.inputs import _as_shape, _count
 
 __all__ = ["NormalizationKind", "reduction_axes", "statistic_labels", "values_per_statistic"]
 
@@ -69,7 +70,7 @@ def _as_batch(X, kind: str, dtype) -> np.ndarray:
             f"X has shape {X.shape}, empty along axis {empty[0]} of layout "
             f"{_LAYOUTS[X.ndim]}; every axis needs at least one value"
         )
-    return _as_float(X, "X", dtype)
+    return check_real_array(X, "X", dtype)
 
 
 def _channels_of(X_shape) -> str:

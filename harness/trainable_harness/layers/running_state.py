@@ -20,8 +20,9 @@ from trainable_harness.errors import (
     RunningStateShapeError,
     SingleValuePerChannelError,
     UnknownChoiceError,
+    check_real_array,
 )
-from trainable_harness.layers.inputs import _as_float, _count
+from trainable_harness.layers.inputs import _count
 from trainable_harness.layers.reduction_sets import (
     _REDUCTION_AXES,
     _as_batch,
@@ -143,7 +144,7 @@ def batch_statistics(X, *, dtype=np.float64) -> BatchStatistics:
 
 
 def _readonly_float64_vector(values, name: str) -> np.ndarray:
-    array = _as_float(values, name, np.float64)
+    array = check_real_array(values, name)
     if array.ndim != 1 or array.size == 0:
         raise RunningStateShapeError(
             f"{name} must be a non-empty 1-D array (one value per channel), got shape "

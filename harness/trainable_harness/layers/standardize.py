@@ -22,8 +22,8 @@ from trainable_harness.errors import (
     DegenerateNormalizationError,
     InvalidMomentStateError,
     ShapeError,
+    check_real_array,
 )
-from trainable_harness.layers.inputs import _as_float
 from trainable_harness.layers.safe_arithmetic import _scaled_difference
 from trainable_harness.normalization import (
     ScaledMoments,
@@ -40,10 +40,10 @@ def _as_own_float(values, name: str) -> np.ndarray:
     """``values`` as a finite floating array, its own floating dtype kept (integers to float64).
 
     Refuses bool, complex, object and string input and NaN/inf, naming ``name``
-    (:func:`~trainable_harness.layers.inputs._as_float`).
+    (:func:`~trainable_harness.errors.check_real_array`).
     """
     array = np.asarray(values)
-    return _as_float(array, name, array.dtype if array.dtype.kind == "f" else np.float64)
+    return check_real_array(array, name, array.dtype if array.dtype.kind == "f" else np.float64)
 
 
 def standardized_moments(X: np.ndarray, axes, *, eps: float, what: str = "X") -> ScaledMoments:

@@ -19,6 +19,7 @@ from trainable_harness.errors import (
     UnsupportedDtypeError,
     UnsupportedRankError,
     WeightShapeError,
+    check_real_array,
 )
 from trainable_harness.layers import (
     BatchNormState,
@@ -33,7 +34,6 @@ from trainable_harness.layers import (
     linear,
     update_running_statistics,
 )
-from trainable_harness.layers.inputs import _as_float
 
 
 def test_float64_default_integer_promotion_and_float32_option():
@@ -122,7 +122,7 @@ def test_values_that_overflow_the_requested_dtype_name_the_conversion():
     with pytest.raises(NonFiniteInputError, match="gamma converted to float16 holds inf"):
         batch_norm(np.ones((2, 1), np.float16), [1e5], [0.0], dtype=np.float16)
     X = np.array([[1.0, 2.0]])
-    assert _as_float(X, "X", np.float64) is X  # no copy when the dtype is already right
+    assert check_real_array(X, "X") is X  # no copy when the dtype is already right
 
 
 @pytest.mark.parametrize("dtype", ["banana", object(), [1, 2]])
