@@ -48,10 +48,9 @@ from trainable_harness.errors import (
     LearningRateError,
     ResultOverflowError,
     ShapeError,
-    UnsupportedDtypeError,
-    check_finite,
     check_integer,
     check_real,
+    check_real_array,
     check_seed,
 )
 from trainable_harness.normalization import centered_normalize
@@ -126,24 +125,12 @@ def make_logistic_problem(seed: int, n: int = 256, d: int = 8) -> LogisticProble
     return LogisticProblem(X=X, y=y)
 
 
-def _as_real_float64(values, name: str) -> np.ndarray:
-    """``values`` as a finite float64 array; bool, complex, object and text are refused."""
-    array = np.asarray(values)
-    if array.dtype.kind not in "iuf":
-        raise UnsupportedDtypeError(
-            f"{name} has dtype {array.dtype}; real floating or integer values are expected"
-        )
-    array = array.astype(np.float64, copy=False)
-    check_finite(array, name)
-    return array
-
-
 def _check_problem(problem) -> LogisticProblem:
     """A :class:`LogisticProblem` with finite ``X`` (n, d), n >= 2, and labels +-1 (n,)."""
     if not isinstance(problem, LogisticProblem):
         raise TypeError(f"problem must be a LogisticProblem, got {type(problem).__name__}")
-    X = _as_real_float64(problem.X, "problem.X")
-    y = _as_real_float64(problem.y, "problem.y")
+    X = check_real_array(problem.X, "problem.X")
+    y = check_real_array(problem.y, "problem.y")
     if X.ndim != 2 or X.shape[0] < 2 or X.shape[1] < 1 or y.shape != (X.shape[0],):
         raise ShapeError(
             f"problem.X must be (n, d) with n >= 2, d >= 1 and problem.y (n,); got X "
@@ -156,7 +143,7 @@ def _check_problem(problem) -> LogisticProblem:
 
 def _check_weight(w, problem: LogisticProblem, name: str = "w") -> np.ndarray:
     problem = _check_problem(problem)
-    w = _as_real_float64(w, name)
+    w = check_real_array(w, name)
     if w.shape != (problem.X.shape[1],):
         raise ShapeError(
             f"{name} has shape {w.shape}; expected ({problem.X.shape[1]},) to match X"
@@ -258,8 +245,8 @@ def centered_normalize_vjp(z, upstream) -> np.ndarray:
     >>> bool(np.allclose(centered_normalize_vjp(z, v), exact, rtol=0, atol=1e-15))
     True
     """
-    z = _as_real_float64(z, "z")
-    upstream = _as_real_float64(upstream, "upstream")
+    z = check_real_array(z, "z")
+    upstream = check_real_array(upstream, "upstream")
     if z.ndim != 1 or z.shape != upstream.shape:
         raise ShapeError(
             f"z and upstream must be 1-D of one shape, got {z.shape} and {upstream.shape}"
@@ -488,7 +475,7 @@ def angular_steps(weights) -> np.ndarray:
     >>> angular_steps([[1e300, 0.0], [0.0, 1e300]]).round(4)  # |w|**2 overflows
     array([1.5708])
     """
-    weights = _as_real_float64(weights, "weights")
+    weights = check_real_array(weights, "weights")
     if weights.ndim != 2 or weights.shape[0] < 2:
         raise ShapeError(f"weights must have shape (T + 1, d) with T >= 1, got {weights.shape}")
     if weights.shape[1] == 0:
