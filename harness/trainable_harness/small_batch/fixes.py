@@ -15,8 +15,7 @@ from trainable_harness.errors import (
     ResultOverflowError,
     ShapeError,
     SmallBatchError,
-    UnsupportedDtypeError,
-    check_finite,
+    check_real_array,
 )
 from trainable_harness.layers.standardize import standardize_with
 from trainable_harness.moments import MomentState, merge_moments
@@ -200,12 +199,7 @@ def synchronized_statistics(device_batches) -> tuple[np.ndarray, np.ndarray]:
         )
     merged = None
     for device, batch in enumerate(device_batches):
-        array = np.asarray(batch)
-        if array.dtype.kind not in "iuf":
-            raise UnsupportedDtypeError(
-                f"device batch {device} has dtype {array.dtype}; real values are expected"
-            )
-        batch = array.astype(np.float64, copy=False)
+        batch = check_real_array(batch, f"device batch {device}")
         if batch.ndim != 4:
             raise ShapeError(f"each device batch must be (B, C, H, W), got {batch.shape}")
         if batch.size == 0:
@@ -213,7 +207,6 @@ def synchronized_statistics(device_batches) -> tuple[np.ndarray, np.ndarray]:
                 f"device batch {device} has shape {batch.shape}, with no values; every device "
                 "needs at least one sample with at least one position"
             )
-        check_finite(batch, f"device batch {device}")
         if merged is not None and batch.shape[1] != len(merged):
             raise ShapeError(
                 f"device batch {device} has {batch.shape[1]} channels (shape {batch.shape}) "

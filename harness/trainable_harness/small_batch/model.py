@@ -18,8 +18,7 @@ import numpy as np
 from trainable_harness.errors import (
     ShapeError,
     SmallBatchError,
-    UnsupportedDtypeError,
-    check_finite,
+    check_real_array,
 )
 from trainable_harness.small_batch.checks import (
     _batch_moments,
@@ -76,17 +75,11 @@ def draw_activations(rng: np.random.Generator, repeats: int, batch: int) -> np.n
 
 
 def _check_5d(X) -> np.ndarray:
-    array = np.asarray(X)
-    if array.dtype.kind not in "iuf":
-        raise UnsupportedDtypeError(
-            f"X has dtype {array.dtype}; real floating or integer values are expected"
-        )
-    X = array.astype(np.float64, copy=False)
+    X = check_real_array(X, "X")
     if X.ndim != 5 or X.shape[2] != CHANNELS or X.size == 0:
         raise ShapeError(
             f"X must have shape (repeats, B, {CHANNELS}, H, W) with no empty axis, got {X.shape}"
         )
-    check_finite(X, "X")
     return X
 
 

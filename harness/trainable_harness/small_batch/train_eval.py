@@ -12,8 +12,7 @@ import numpy as np
 from trainable_harness.errors import (
     ResultOverflowError,
     ShapeError,
-    UnsupportedDtypeError,
-    check_finite,
+    check_real_array,
 )
 from trainable_harness.layers.standardize import standardize_with
 from trainable_harness.normalization import validated_eps
@@ -106,17 +105,12 @@ def train_eval_gap(train_output, X, eps: float = EPS) -> float:
         If the squared differences overflow (outputs beyond about ``1e154``).
     """
     reference = population_eval(X, eps)
-    train_output = np.asarray(train_output)
-    if train_output.dtype.kind not in "iuf":
-        raise UnsupportedDtypeError(
-            f"train_output has dtype {train_output.dtype}; real values are expected"
-        )
+    train_output = check_real_array(train_output, "train_output")
     if train_output.shape != reference.shape:
         raise ShapeError(
             f"train_output has shape {train_output.shape}; it must have X's shape "
             f"{reference.shape}"
         )
-    check_finite(train_output, "train_output")
     with np.errstate(over="ignore"):
         gap = float(np.sqrt(np.mean((train_output - reference) ** 2)))
     if not np.isfinite(gap):
