@@ -38,9 +38,9 @@ from trainable_harness.errors import (
     ShapeError,
     UnknownFormatError,
     UnsupportedDtypeError,
-    check_finite,
     check_integer,
     check_real,
+    check_real_array,
 )
 from trainable_harness.moments import raw_and_centered_variance
 
@@ -138,16 +138,11 @@ def bfloat16_raw_and_centered_variance(values) -> tuple[float, float]:
     (2.5, 2.5)
     """
     b = round_to_bfloat16
-    array = np.asarray(values)
-    if array.dtype.kind not in "iuf":
-        raise UnsupportedDtypeError(
-            f"values have dtype {array.dtype}; real floating or integer values are expected"
-        )
+    array = check_real_array(values, "values")
     if array.ndim != 1 or array.size == 0:
         raise ShapeError(f"values must have shape (n,) with n >= 1, got {array.shape}")
-    check_finite(array, "values")
     with np.errstate(over="ignore"):
-        x = b(np.asarray(values, dtype=np.float64).astype(np.float32))
+        x = b(array.astype(np.float32))
     if not np.isfinite(x).all():
         raise NonFiniteInputError(
             "values overflow when rounded to bfloat16 (beyond about 3.39e38); no bfloat16 "

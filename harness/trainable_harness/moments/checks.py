@@ -13,8 +13,8 @@ from trainable_harness.errors import (
     NonFiniteInputError,
     ShapeError,
     UnsupportedDtypeError,
-    check_finite,
     check_nonempty,
+    check_real_array,
 )
 
 __all__: list[str] = []
@@ -68,21 +68,11 @@ def _as_scalar(value, name: str) -> np.floating:
 
 def _values_in_dtype(values, dtype: np.dtype) -> np.ndarray:
     """Return ``values`` as a finite, non-empty 1-D array converted to ``dtype``."""
-    array = np.asarray(values)
-    if array.dtype.kind not in "iuf":
-        raise UnsupportedDtypeError(
-            f"values have dtype {array.dtype}; real floating or integer values are expected"
-        )
+    array = check_real_array(values, "values", dtype)
     if array.ndim != 1:
         raise ShapeError(
             f"values have shape {array.shape}; a 1-D array of shape (n,) is expected "
             "(use .ravel() to pool a batch)"
         )
     check_nonempty(array, "values")
-    check_finite(array, "values")
-    # Conversion to a narrow dtype can overflow finite values to inf; that is reported
-    # as an error just below, so numpy's warning would only repeat it.
-    with np.errstate(over="ignore"):
-        converted = array.astype(dtype)
-    check_finite(converted, f"values converted to {dtype}")
-    return converted
+    return array

@@ -70,7 +70,7 @@ def test_values_are_converted_without_changing_the_input():
 @pytest.mark.parametrize(
     ("values", "error", "message"),
     [
-        (np.array(["a"]), UnsupportedDtypeError, "values have dtype <U1"),
+        (np.array(["a"]), UnsupportedDtypeError, "^values has dtype <U1; a real"),
         (np.ones((2, 2)), ShapeError, r"values have shape \(2, 2\); a 1-D array"),
         (np.ones(0), EmptyInputError, r"^values is empty \(shape \(0,\)\)"),
         (np.array([1.0, np.nan]), NonFiniteInputError, r"^values holds nan at index \(1,\)"),
