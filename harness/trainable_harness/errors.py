@@ -235,6 +235,9 @@ def check_real(value, name: str, *, error: type[TrainableError]) -> float:
 def check_real_array(values, name: str, dtype=np.float64) -> np.ndarray:
     """Return ``values`` as a finite array of the real floating ``dtype``, naming ``name``.
 
+    With ``dtype=None`` a floating array keeps its own dtype and an integer one becomes
+    float64 (for code that computes in its caller's precision).
+
     The dtype contract of the harness: integers are promoted, floats converted, and bool,
     complex, object and text arrays refused (:class:`UnsupportedDtypeError`); a NaN or inf,
     in ``values`` or produced by the conversion to a narrower ``dtype``, raises
@@ -245,11 +248,16 @@ def check_real_array(values, name: str, dtype=np.float64) -> np.ndarray:
     --------
     >>> check_real_array([1, 2], "x")
     array([1., 2.])
+    >>> check_real_array(np.ones(1, np.float32), "x", None).dtype
+    dtype('float32')
     >>> check_real_array([True], "x")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     trainable_harness.errors.UnsupportedDtypeError: x has dtype bool; a real floating or ...
     """
+    if dtype is None:
+        values = np.asarray(values)
+        dtype = values.dtype if values.dtype.kind == "f" else np.float64
     try:
         dtype = np.dtype(dtype)
     except TypeError:  # numpy's "data type 'x' not understood" would not name the argument

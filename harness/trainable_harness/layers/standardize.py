@@ -36,16 +36,6 @@ from trainable_harness.normalization import (
 __all__ = ["standardize", "standardize_with", "standardized_moments"]
 
 
-def _as_own_float(values, name: str) -> np.ndarray:
-    """``values`` as a finite floating array, its own floating dtype kept (integers to float64).
-
-    Refuses bool, complex, object and string input and NaN/inf, naming ``name``
-    (:func:`~trainable_harness.errors.check_real_array`).
-    """
-    array = np.asarray(values)
-    return check_real_array(array, name, array.dtype if array.dtype.kind == "f" else np.float64)
-
-
 def standardized_moments(X: np.ndarray, axes, *, eps: float, what: str = "X") -> ScaledMoments:
     """Mean, population variance and standardized values of ``X`` over ``axes``.
 
@@ -102,7 +92,7 @@ def standardized_moments(X: np.ndarray, axes, *, eps: float, what: str = "X") ->
            [ 1.,  1.]]), array([[ 2., 20.]]), array([[  1., 100.]]), array([[ 1., 10.]]))
     """
     eps = validated_eps(eps)
-    X = _as_own_float(X, "X")
+    X = check_real_array(X, "X", None)
     axes = _reduction_axes(X, axes)
     parts = scaled_moments(X, axes, centered=True, eps=eps, with_mean=True)
     if eps == 0.0 and parts.constant.any():
@@ -176,10 +166,10 @@ def standardize_with(X, mean, variance, *, eps: float, what: str = "X") -> np.nd
     array([-1.,  0.,  2.])
     """
     validated_eps(eps)  # only checked: eps enters the root as given, as it always has
-    X = _as_own_float(X, "X")
-    variance = _as_own_float(variance, "variance")
+    X = check_real_array(X, "X", None)
+    variance = check_real_array(variance, "variance", None)
     # Checked, not converted: a Python float mean keeps its weak type in the arithmetic.
-    mean_shape = _as_own_float(mean, "mean").shape
+    mean_shape = check_real_array(mean, "mean", None).shape
     if (variance < 0).any():
         index = tuple(int(i) for i in np.argwhere(variance < 0)[0])
         raise InvalidMomentStateError(
