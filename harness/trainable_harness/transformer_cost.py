@@ -27,9 +27,8 @@ import numpy as np
 from trainable_harness.errors import (
     ResultOverflowError,
     ShapeError,
-    UnsupportedDtypeError,
-    check_finite,
     check_integer,
+    check_real_array,
 )
 from trainable_harness.normalization import centered_normalize, rms_normalize, validated_eps
 
@@ -84,12 +83,14 @@ class OpCounter:
 
 
 def _token(x, name: str) -> np.ndarray:
-    array = np.asarray(x)
-    if array.dtype.kind not in "iuf":
-        raise UnsupportedDtypeError(f"{name} has dtype {array.dtype}; real values are expected")
+    """``x`` as one finite token; a floating token keeps its dtype, integers become float64.
+
+    The counted code runs in the token's dtype; in an integer dtype ``x * x`` would wrap
+    around silently (``2**40`` squared in int64), so integers are promoted.
+    """
+    array = check_real_array(x, name, None)
     if array.ndim != 1 or array.size == 0:
         raise ShapeError(f"{name} must be one token, shape (d,) with d >= 1, got {array.shape}")
-    check_finite(array, name)
     return array
 
 

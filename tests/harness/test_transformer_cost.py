@@ -40,6 +40,15 @@ def test_counted_maps_compute_the_right_thing():
     np.testing.assert_allclose(rms, gamma * x / np.sqrt(np.mean(x * x)), rtol=1e-13)
 
 
+def test_an_integer_token_is_counted_in_float64():
+    # In int64, 2**40 squared wrapped around: RMSNorm gave [1.55e12, 1.41], not [1.41, 1.3e-12].
+    x = np.array([2**40, 1])
+    expected = counted_rms_norm(x.astype(np.float64), np.ones(2), 0.0, OpCounter())
+    np.testing.assert_array_equal(counted_rms_norm(x, np.ones(2), 0.0, OpCounter()), expected)
+    x32, gamma32 = x.astype(np.float32), np.ones(2, np.float32)  # a float token keeps its dtype
+    assert counted_rms_norm(x32, gamma32, 0.0, OpCounter()).dtype == np.float32
+
+
 def test_block_flops_and_errors():
     parts = block_flops_per_token(8, 16, 4)
     assert parts["total"] == 8 * 64 + 4 * 8 * 4 + 6 * 8 * 16
