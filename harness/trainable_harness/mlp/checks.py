@@ -15,7 +15,7 @@ from trainable_harness.errors import (
     ShapeError,
     UnknownChoiceError,
     UnsupportedDtypeError,
-    check_finite,
+    check_real_array,
     first_nonfinite,
 )
 
@@ -23,15 +23,14 @@ __all__: list[str] = []
 
 
 def _real_array(values, name: str, *, min_ndim: int = 1) -> np.ndarray:
-    """``values`` as a finite real array of rank >= ``min_ndim`` (its dtype kept)."""
-    array = np.asarray(values)
-    if array.dtype.kind not in "iuf":
-        raise UnsupportedDtypeError(
-            f"{name} has dtype {array.dtype}; real floating or integer values are expected"
-        )
+    """``values`` as a finite floating array of rank >= ``min_ndim``.
+
+    A floating array keeps its dtype; an integer one becomes float64, since ``X @ W`` in
+    int64 wraps around silently.
+    """
+    array = check_real_array(values, name, None)
     if array.ndim < min_ndim:
         raise ShapeError(f"{name} has shape {array.shape}; at least {min_ndim} axes are expected")
-    check_finite(array, name)
     return array
 
 

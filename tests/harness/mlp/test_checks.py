@@ -11,6 +11,7 @@ from trainable_harness.errors import (
     UnknownChoiceError,
     UnsupportedDtypeError,
 )
+from trainable_harness.mlp import linear_forward
 from trainable_harness.mlp.checks import (
     _broadcast_into,
     _check_bool,
@@ -26,6 +27,13 @@ def test_a_real_array_keeps_its_dtype_and_values():
     checked = _real_array(values, "X", min_ndim=2)
     assert checked.dtype == np.float32
     np.testing.assert_array_equal(checked, values)
+
+
+def test_integer_arrays_are_computed_in_float64():
+    # Kept as int64, X @ W wrapped around: 2**40 * 2**40 + 1 came out as 1.
+    X, W = np.array([[2**40, 1]]), np.array([[2**40], [1]])
+    assert _real_array(X, "X", min_ndim=2).dtype == np.float64
+    assert linear_forward(X, W, np.array([0]))[0, 0] == 2.0**80
 
 
 @pytest.mark.parametrize(
