@@ -219,6 +219,8 @@ def test_bad_settings_are_refused_by_name():
 # --- the registry entry -------------------------------------------------------------------------
 
 
+# A whole witness for one seed: seconds, so the claims tier's, not the unit tier's.
+@pytest.mark.claims
 def test_the_witness_fields_are_the_registered_ones():
     entry = registry(CLAIM)
     assert entry["compute"] == (

@@ -1,11 +1,14 @@
 """Tests of trainable_harness.witnesses.chapter16.init_depth."""
 
 import numpy as np
+import pytest
 
 from trainable_harness import depth
 from trainable_harness.witnesses.chapter16.init_depth import SMALL_BATCH, init_depth_witness
 
 
+# A whole witness for one seed: seconds, so the claims tier's, not the unit tier's.
+@pytest.mark.claims
 def test_witness_fields_agree_with_the_gain_profiles():
     result = init_depth_witness(7)
     assert sorted(result) == ["plain", "plain_small_batch", "residual", "scaled"]

@@ -25,6 +25,8 @@ STATES = {
 }
 
 
+# A whole witness for one seed: seconds, so the claims tier's, not the unit tier's.
+@pytest.mark.claims
 def test_the_learning_rate_witness_returns_the_registered_fields():
     claim_id = "c16-digits-learning-rate-001"
     result = flatten(WITNESSES[claim_id](seed=claim_seed("c16-digits-learning-rate/0")))
