@@ -15,8 +15,8 @@ from sphinx.util.docutils import SphinxDirective
 
 from claimbook import claims as claim_registry
 from claimbook.extensions import claim_pages_model as model
-from claimbook.extensions import claim_records
 from claimbook.extensions.claim_nodes import ACCOUNT_WORDS, evidence_block
+from claimbook.extensions.claim_pages import publishable_record
 from claimbook.extensions.claims import claim_badge, claim_value
 
 __all__ = ["ClaimLineDirective", "gather_evidence", "setup"]
@@ -38,7 +38,7 @@ def _card(env, claim_id: str, location) -> nodes.container | None:
         if field in contract:
             details += nodes.inline("", f"{field}: {contract[field]}", classes=[f"claim-{field}"])
             details += nodes.inline("", " · ", classes=["claim-sep"])
-    if claim_records.publishable_record(claim_id) is not None:
+    if publishable_record(claim_id) is not None:
         details += nodes.reference(
             "",
             "record (JSON)",

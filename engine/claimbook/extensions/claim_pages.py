@@ -1,45 +1,42 @@
-"""A page per claim, ``claims/<id>.html``: the claim pages of the site.
+"""A page per claim, ``claims/<id>.html``, its record ``claims/<id>.json``, and ``claims.json``.
 
-Set up by ``claims`` (the roles that state claims). On every HTML build every claim in the
-registry is judged again (:func:`describe_all`), so a failed, stale or not-run claim fails
-every strict build until it is fixed, whichever pages Sphinx re-read; then each claim page
-whose inputs changed is rendered (its body is :mod:`~claimbook.extensions.claim_page_body`'s),
-indexed for search (:mod:`~claimbook.extensions.claim_search`) and written, and the records
-and ``claims.json`` are published (:mod:`~claimbook.extensions.claim_records`). What a page
-says is :mod:`~claimbook.extensions.claim_pages_model`'s (plain data). The ledger is
-``claim_ledger``'s (set up from here).
+On every HTML build every registered claim is judged again (:func:`describe_all`), so a
+failing claim fails every strict build whichever pages Sphinx re-read. A claim page whose
+inputs changed is rendered (body: :mod:`~claimbook.extensions.claim_page_body`), indexed for
+search and written; an unchanged one keeps its file and its search entry. The records and
+``claims.json`` (sorted keys, no timestamps) are written only when their bytes change.
+Sets up the ledger (:mod:`~claimbook.extensions.claim_ledger`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import stat
 from pathlib import Path
 
+from docutils import nodes
+from docutils.utils import new_document
 from sphinx.util import logging
 
 from claimbook import claims as claim_registry
 from claimbook import paths
+from claimbook.claims.judgement import STATES
 from claimbook.dependencies import package_digest
 from claimbook.errors import ClaimError
 from claimbook.extensions import claim_pages_model as model
-from claimbook.extensions import claim_search
 from claimbook.extensions.claim_nodes import note_math
 from claimbook.extensions.claim_page_body import claim_page
 from claimbook.extensions.claim_places import repeat_problems, stated_in
-from claimbook.extensions.claim_records import publish, publishable_record
-from claimbook.extensions.claims import at_each_build
 
 logger = logging.getLogger(__name__)
 
 
 def describe_all(env) -> list[dict]:
-    """Every registered claim, described for its page, the ledger and ``claims.json``.
-
-    Each claim is judged again (:func:`claimbook.claims.judge`, whose cache makes that cheap
-    when its files are unchanged); an unusable registry entry is reported and left out.
-    """
+    """Every registered claim, judged again and described (:func:`.claim_pages_model.describe`);
+    an unusable registry entry is reported and left out."""
     places = stated_in(env)
     described, digests = [], {}
     for claim_id in claim_registry.list_claims():
@@ -54,9 +51,6 @@ def describe_all(env) -> list[dict]:
         stated = places.get(claim_id, [])
         described.append(model.describe(claim, judgement, stated, publishable, digests))
     return described
-
-
-# --- writing the pages -------------------------------------------------------------------------
 
 
 _DIGEST_META = "trainable-claim-page"
@@ -103,15 +97,10 @@ def _unchanged(outdir: Path, pagename: str, digest: str) -> bool:
 def _collect_pages(app):
     """Judge every claim; render, index and write the claim pages whose inputs changed.
 
-    A claim page is a function of its claim's description (:func:`describe_all`: registry,
-    judgement, artifact, the places that state it), the other pages' titles and sections
-    (the navigation) and the engine's code. Its page on disk carries the digest of those
-    inputs; when Sphinx did not write every document this build (it does when the
-    configuration, the templates, the theme or an extension changed, which a claim page
-    shows as well) and the digest on disk is the current one, the page is neither rendered
-    nor written again, and its entry in the search index is the one the last build made
-    (kept by :mod:`~claimbook.extensions.claim_search`). The ledger is always read again, so
-    a build always gets here, and every claim is judged.
+    A page is a function of its description, the navigation and the engine's code; it carries
+    their digest. Unless Sphinx wrote every document this build (configuration, theme or an
+    extension changed), a page whose digest on disk is current is not written again and keeps
+    its search entry. The ledger is read on every build, so every build gets here.
     """
     if app.builder.format != "html" or not paths.CLAIMS_DIR.is_dir():
         return []
@@ -138,16 +127,14 @@ def _collect_pages(app):
         digest = _inputs_digest(info, navigation)
         if not (incremental and _unchanged(Path(app.outdir), pagename, digest)):
             changed.append((info, pagename, digest))
-    claim_search.index_claim_pages(
-        app, [info["page"].removesuffix(".html") for info in described], changed
-    )
+    _index_claim_pages(app, [info["page"].removesuffix(".html") for info in described], changed)
     pages = []
     for info, pagename, digest in changed:
         title = f"Claim {info['id']}"
         body = claim_page(info)
         if "$" in info["statement"]:
             note_math(app.env, pagename)  # MathJax for the statement's math
-        claim_search.feed_search_index(app, pagename, title, body)
+        _feed_search_index(app, pagename, title, body)
         # The body is made afresh for this page and the index has its own copy: Sphinx may
         # render (and change) it in place, with no deep copy (a third of this loop's time).
         rendered = app.builder.render_partial(body)["fragment"]
@@ -159,7 +146,7 @@ def _collect_pages(app):
                 "page.html",
             )
         )
-    publish(Path(app.outdir), described)
+    _publish(Path(app.outdir), described)
     return pages
 
 
@@ -170,10 +157,148 @@ def _inputs_digest(info: dict, navigation: str) -> str:
     return hashlib.sha256(f"{described}\0{navigation}\0{engine}".encode()).hexdigest()
 
 
+# --- the records and claims.json ---------------------------------------------------------
+
+
+def publishable_record(claim_id: str, artifacts_dir: str | Path | None = None) -> bytes | None:
+    """The artifact's bytes if it is a regular file reached without following a symlink (in
+    the file, its folder or the folder above); else None. Only this is ever published."""
+    path = paths.artifact_path(claim_id, artifacts_dir)
+    if any(parent.is_symlink() for parent in (path.parent, path.parent.parent)):
+        return None
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return None
+        with os.fdopen(descriptor, "rb") as handle:
+            descriptor = -1
+            return handle.read()
+    finally:
+        if descriptor >= 0:
+            os.close(descriptor)
+
+
+def ledger_json(described: list[dict]) -> str:
+    """The text of ``claims.json``: every claim described, and what each state means."""
+    ledger = {
+        "claims": described,
+        "states": {state: model.STATE_MEANINGS[state] for state in STATES},
+    }
+    return json.dumps(ledger, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _publish(outdir: Path, described: list[dict]) -> None:
+    """Write the records and ``claims.json``; remove the files of claims no longer there."""
+    pages = outdir / model.CLAIM_PAGES
+    pages.mkdir(parents=True, exist_ok=True)
+    wanted = set()
+    for info in described:
+        source = paths.artifact_path(info["id"])
+        data = publishable_record(info["id"]) if info["record"] else None
+        if os.path.lexists(source) and data is None:
+            logger.warning(
+                "claim %s: %s is not a regular file in a real directory; it is not published",
+                info["id"],
+                paths.shown(source),
+                location=paths.shown(source),
+            )
+        if data is not None:
+            target = outdir / info["record"]
+            wanted.add(target.name)
+            if not target.is_file() or target.read_bytes() != data:
+                target.unlink(missing_ok=True)
+                target.write_bytes(data)
+        wanted.add(Path(info["page"]).name)
+    for stale in pages.iterdir():
+        if stale.name not in wanted and (stale.is_symlink() or stale.is_file()):
+            stale.unlink()
+    text = ledger_json(described)
+    target = outdir / model.LEDGER_JSON
+    if not target.is_file() or target.read_text(encoding="utf-8") != text:
+        target.write_text(text, encoding="utf-8")
+
+
+# --- the search index -----------------------------------------------------------------------
+
+# The ids of a claim page's parts a reader does not search for (:mod:`.claim_page_body`):
+# seeds, contract, provenance, digests and the commands that re-verify it.
+NOT_SEARCHED = {"details", "re-verify"}
+
+
+def searched_copy(node: nodes.Node) -> nodes.Node:
+    """A deep copy of ``node`` without its parts in :data:`NOT_SEARCHED`."""
+    if not isinstance(node, nodes.Element):
+        return node.deepcopy()
+    copied = node.copy()
+    for child in node.children:
+        if isinstance(child, nodes.Element) and set(child["ids"]) & NOT_SEARCHED:
+            continue
+        copied += searched_copy(child)
+    return copied
+
+
+def _keep_claim_pages_in_search_index(app) -> None:
+    """Keep the registry's claim pages through the loading of the last build's index, which
+    drops every page that is no document and is not rewritten (a claim page is neither)."""
+    builder = app.builder
+    if not hasattr(builder, "load_indexer"):  # not an HTML builder
+        return
+    load = builder.load_indexer
+
+    def load_indexer(docnames):
+        indexer = builder.indexer
+        prune = indexer.prune
+        claim_pages = {
+            model.page_path(claim_id).removesuffix(".html")
+            for claim_id in claim_registry.list_claims()
+        }
+        indexer.prune = lambda names: prune(set(names) | claim_pages)
+        try:
+            load(docnames)
+        finally:
+            indexer.prune = prune
+
+    builder.load_indexer = load_indexer
+
+
+def _index_claim_pages(app, current: list[str], changed: list[tuple]) -> None:
+    """Drop the changed and unregistered claim pages' entries; keep every current one
+    through the index's last pruning (which drops what is not a document)."""
+    indexer = getattr(app.builder, "indexer", None)
+    if indexer is None:
+        return
+    redo = {pagename for _, pagename, _ in changed}
+    current = set(current)
+    indexed = set(indexer._titles)  # the index's pages (sphinx.search.IndexBuilder)
+    stale = {name for name in indexed if name.startswith(f"{model.CLAIM_PAGES}/")} - current
+    if redo or stale:
+        indexer.prune(indexed - redo - stale)
+    kept = getattr(indexer, "_trainable_pages", None)
+    if kept is None:
+        kept = indexer._trainable_pages = set()
+        prune = indexer.prune
+        indexer.prune = lambda docnames: prune(set(docnames) | kept)
+    kept.update(current)
+
+
+def _feed_search_index(app, pagename: str, title: str, body: nodes.Node) -> None:
+    indexer = getattr(app.builder, "indexer", None)
+    if indexer is None:
+        return
+    # Only the searched parts are copied: the others are most of the page.
+    document = new_document(pagename)
+    document += searched_copy(body)
+    indexer.feed(pagename, "", title, document)
+
+
 def setup(app):
     app.setup_extension("claimbook.extensions.claim_ledger")
-    at_each_build(app, _forget_written)
-    app.connect("builder-inited", claim_search.keep_claim_pages_in_search_index)
+    app.connect("builder-inited", _forget_written)
+    app.connect("env-before-read-docs", lambda app, env, docnames: _forget_written(app))
+    app.connect("builder-inited", _keep_claim_pages_in_search_index)
     app.connect("doctree-resolved", _note_written)
     app.connect("html-collect-pages", _collect_pages)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "3"}

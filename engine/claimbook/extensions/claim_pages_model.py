@@ -346,7 +346,7 @@ def describe(
 
     ``stated_in`` are the places that state it, in the book's order; ``publishable`` says
     whether its record is published beside its page
-    (:func:`claimbook.extensions.claim_records.publishable_record`); ``digests`` holds the
+    (:func:`claimbook.extensions.claim_pages.publishable_record`); ``digests`` holds the
     mistakes' digest of each registry folder for claims described together
     (:func:`claimbook.claims.mutation_record.mutation_key`).
     """

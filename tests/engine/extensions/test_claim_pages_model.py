@@ -10,7 +10,7 @@ from claimtools import PLACE, TOY_ID, edit_artifact, verify_toy
 
 from claimbook.claims import harness_pin, judge, load_claim, verify_claim
 from claimbook.extensions import claim_pages_model as model
-from claimbook.extensions.claim_records import publishable_record
+from claimbook.extensions.claim_pages import publishable_record
 
 
 def described(registry, artifacts, stated_in=(), claim_id=TOY_ID) -> dict:
