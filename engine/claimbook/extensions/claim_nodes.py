@@ -1,9 +1,17 @@
-"""Docutils building blocks of the claim extensions: the badge, tables, sections, place links,
-a page's legend of marks, a section's Evidence block, and a statement with its math.
+"""The claim marks as docutils nodes, and the refusal of a mark the engine did not draw.
 
-The one badge builder is :func:`badge_node`: the inline ``{claim}`` role, the claim line, the
-claim pages and the ledger all draw a claim's badge with it, from the
-:class:`~claimbook.extensions.claim_pages_model.Badge` the model gives.
+A claim mark tells a reader a claim's state: a badge (:func:`badge_node`, the one badge
+builder), a bound number and its mark, a legend sample (:data:`MARK_CLASSES`), or the
+``data-claim-state`` attribute. The engine flags each mark it draws from a judged state
+(:func:`drawn`); any other element carrying one (raw HTML in prose, a notebook's HTML output,
+a ``:class:`` option) is written as inert text, and the page gets one warning, which the
+strict build turns into a failure::
+
+    chapters/x.md: raw HTML draws a claim mark (class claim-badge); only the engine draws
+    claim marks
+
+Also here: tables, sections, place links, a page's legend, a section's Evidence block, and a
+statement with its math.
 """
 
 from __future__ import annotations
@@ -11,29 +19,22 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from pathlib import Path
 
 from docutils import nodes
+from sphinx.util import logging
 
 from claimbook.claims import STATES
 from claimbook.extensions import claim_pages_model as model
+from claimbook.extensions.chapter_pages import chapter_docname
 from claimbook.extensions.claim_pages_model import Badge, first_per_section, relative_uri
-from claimbook.extensions.engine_marks import drawn
 
-__all__ = [
-    "ACCOUNT_MARK",
-    "ACCOUNT_WORDS",
-    "badge_node",
-    "evidence_block",
-    "legend_parts",
-    "mark_legend",
-    "note_math",
-    "number_said",
-    "place_links",
-    "section",
-    "shown",
-    "statement_nodes",
-    "table",
-]
+logger = logging.getLogger(__name__)
+
+DRAWN = "trainable-drawn-mark"  # the node attribute of a mark the engine drew
+_MARKS = ("claim-badge", "claim-value", "claim-mark", "claim-legend-mark")
+MARK_CLASSES = frozenset({*_MARKS, *model.STATE_CLASSES.values()})
+_ATTRIBUTE = re.compile(r"\bdata-claim-state\b", re.I)
 
 # The mark of a common account that the book's measurement contradicts, and what it says.
 ACCOUNT_MARK = "\u21af"  # downwards zigzag arrow, the logician's sign of a contradiction
@@ -224,3 +225,80 @@ def note_math(env, pagename: str) -> None:
     """Load MathJax on page ``pagename`` (Sphinx loads it where its math domain saw math,
     which never sees a claim page or a ledger filled in after the page was read)."""
     env.get_domain("math").data.setdefault("has_equations", {})[pagename] = True
+
+
+# --- marks the engine did not draw ----------------------------------------------------------
+
+
+def drawn(node: nodes.Element) -> nodes.Element:
+    """Flag ``node`` as a claim mark the engine drew (from a judged state); return it."""
+    node[DRAWN] = True
+    return node
+
+
+def foreign_mark(html: str) -> str | None:
+    """What in ``html`` draws a claim mark ("class claim-badge"), or None.
+
+    >>> foreign_mark('<span class="claim-badge claim-verified">x</span>')
+    'class claim-badge'
+    >>> foreign_mark("<p class='claim-line'>a claim-verified word</p>") is None
+    True
+    """
+    if "claim-" not in html and "data-claim" not in html.lower():
+        return None
+    from bs4 import BeautifulSoup  # only for a page whose HTML names a claim class
+
+    for element in BeautifulSoup(html, "html.parser").find_all(True):
+        classes = element.get("class") or []
+        found = [name for name in classes if name in MARK_CLASSES]
+        if found:
+            return f"class {found[0]}"
+        if any(_ATTRIBUTE.fullmatch(name) for name in element.attrs):
+            return "attribute data-claim-state"
+    return None
+
+
+def _source(app, docname: str) -> str:
+    """The file a page comes from, as the book names it (a chapter's ``.md``)."""
+    srcdir = Path(app.srcdir)
+    chapter = chapter_docname(app.env, docname)
+    for candidate in (srcdir / f"{chapter}.md", Path(app.env.doc2path(docname))):
+        if candidate.is_file():
+            return candidate.relative_to(srcdir).as_posix()
+    return docname
+
+
+def refuse_foreign_marks(app, doctree, docname) -> None:
+    """Write every claim mark the engine did not draw as inert text (raw HTML as code, a
+    class dropped); warn once per page, naming the first."""
+    first = None
+    for node in list(doctree.findall(nodes.Element)):
+        if isinstance(node, nodes.raw):
+            if "html" not in str(node.get("format", "")).split():
+                continue
+            what = foreign_mark(node.astext())
+            if what is None:
+                continue
+            output = "output" in node.get("classes", [])
+            kind = "an HTML output of a code cell" if output else "raw HTML"
+            inert = (
+                nodes.literal
+                if isinstance(node.parent, nodes.TextElement)
+                else nodes.literal_block
+            )
+            node.replace_self(inert(node.astext(), node.astext()))
+        else:
+            found = [name for name in node.get("classes", []) if name in MARK_CLASSES]
+            if not found or node.get(DRAWN):
+                continue
+            what, kind = f"class {found[0]}", f"a {node.tagname} element"
+            node["classes"] = [name for name in node["classes"] if name not in MARK_CLASSES]
+        first = first or (kind, what)
+    if first is not None:
+        logger.warning(
+            "%s: %s draws a claim mark (%s); only the engine draws claim marks",
+            _source(app, docname),
+            *first,
+            type="trainable",
+            subtype="claim-mark",
+        )

@@ -1,50 +1,22 @@
-"""Claims on the page: badges, bound numbers, claim lines, and where each claim is stated.
+"""Claims in the prose: badges, bound numbers, claim lines, and where each is stated.
 
-MyST syntax this extension adds:
+MyST syntax:
 
-- ``{claim}`c15-invariance-001``` -- an inline badge of the claim's state, linking to its
-  page ``claims/<id>.html``; hovering shows the statement. A refuted claim (the book's
-  verified measurement contradicting a common account it quotes) is drawn as the account
-  mark ``↯`` and the words "contradicted by measurement in this setting" instead;
-- ``{claim-value}`c15-invariance-001.rms_shift_deviation:.3f``` -- a number the prose states
-  as a result, read from the claim's artifact field (dotted for nested fields) and formatted
-  with the Python format spec after the colon. For a statistical field,
-  ``<field>.mean:.3f`` is the mean, ``<field>.ci:.2f`` the interval ``[lo, hi]`` and a bare
-  ``<field>:.2f`` reads "m (95% CI lo to hi)". The number links to the claim's page and
-  carries a small mark of its state (a refuted claim's numbers are verified measurements:
-  the verified mark), hidden from screen readers: the page's legend says once what the marks
-  mean, and a number in any state but verified says its state itself;
-- a ``claim-line`` directive -- the claim's card (badge, statement, seed, dtype, device,
-  estimator, its JSON record; a refuted claim's account) in its section's collapsed
-  "Evidence" block, beside every claim the section binds a number to (:mod:`.claim_evidence`);
-- ``{claim-state}`stale``` and ``{claim-value-sample}`stale 2.1``` -- a sample badge and
-  number of one state, for the page that explains the marks;
-- ``{book-chapter}`2``` -- a reference to a chapter of the full book that this edition does
-  not contain, rendered as text (never a link to a missing page).
+- ``{claim}`id``` -- the claim's badge, linking to ``claims/<id>.html``; a refuted claim is
+  drawn as the account mark and :data:`.claim_nodes.ACCOUNT_WORDS`;
+- ``{claim-value}`id.field:spec``` -- the artifact's result field (dotted), formatted by the
+  spec; for a statistical field ``.mean``, ``.ci`` or bare ("m (95% CI lo to hi)"). It links
+  to the claim's page with a mark of its state hidden from screen readers (a number in any
+  state but verified says its state); a page with such numbers gets a legend under its title;
+- ``claim-line`` -- the claim's card in its section's Evidence block (:mod:`.claim_evidence`);
+- ``{claim-state}`stale``` and ``{claim-value-sample}`stale 2.1``` -- samples of one state;
+- ``{book-chapter}`2``` -- a chapter of the full book this edition lacks, as text.
 
-A page that binds numbers to claims begins (after its title, subtitle and chips) with a
-one-line legend of the marks it carries, linking to the page that explains every mark (the
-label ``claim-marks``; :func:`_add_mark_legend`).
-
-Figure artifacts (``{figure-artifact}``) are ``figure_artifacts.py``'s. Every mark drawn here
-is flagged as the engine's; a mark a page draws itself (raw HTML, a notebook's HTML output)
-fails the build (:mod:`~claimbook.extensions.engine_marks`).
-
-The state always comes from :func:`claimbook.claims.judge`; what a badge or a bound number
-shows is :mod:`~claimbook.extensions.claim_pages_model`'s. An unknown claim id or field, a
-missing artifact, and a failed, stale or not-run state is a warning with its location, which
-the strict build (``-W``) turns into a failure; the page still shows the mark.
-
-Where each claim is stated (document, section, anchor) is kept in the build environment
-(:mod:`~claimbook.extensions.claim_places`); ``claim_pages`` (set up from here) turns it into
-the claim pages, the ledger and ``claims.json``, and re-checks every claim on every build, so
-a failing claim fails every build, not only the one that re-read its page. Every cache of the
-engine is emptied when a build starts (:func:`claimbook.cache.reset`).
-
-A chapter's prose may paste with ``{glue:text}``/``{glue}`` only the names its code glues
-through :func:`claimbook.settings.glue_setting` (settings and inputs); a result goes
-through ``{claim-value}``. The check reads the chapter source with
-:mod:`claimbook.sources` and warns for each result pasted through plain glue.
+States come from :func:`claimbook.claims.judge`, wording from :mod:`.claim_pages_model`. An
+unknown id or field, a missing artifact and a failing state are warnings with a location
+(``-W`` fails the build); the mark is still drawn. A chapter's prose may paste with plain glue
+only what its code glues with :func:`claimbook.settings.glue_setting`. Sets up the claim
+pages, the evidence blocks and the refusal of marks the engine did not draw.
 """
 
 from __future__ import annotations
@@ -64,29 +36,15 @@ from claimbook.extensions.claim_nodes import (
     ACCOUNT_MARK,
     ACCOUNT_WORDS,
     badge_node,
+    drawn,
     mark_legend,
     number_said,
+    refuse_foreign_marks,
 )
 from claimbook.extensions.claim_places import mark_statement, setup_places, warn
-from claimbook.extensions.engine_marks import drawn
 from claimbook.settings import results_pasted_as_glue
 
 logger = logging.getLogger(__name__)
-
-
-def at_each_build(app, forget) -> None:
-    """Call ``forget(app)`` when ``app`` is made and when each of its builds starts reading.
-
-    For state an extension keeps about one build of an application (which pages it read,
-    which it wrote); the engine's caches are emptied once, when the application is made
-    (unless a driver build made it: :func:`claimbook.cache.one_build`).
-    """
-    app.connect("builder-inited", forget)
-    app.connect("env-before-read-docs", lambda app, env, docnames: forget(app))
-
-
-def _reset_caches(app) -> None:
-    cache.reset_for_application()
 
 
 def _judged(claim_id: str) -> tuple[Claim, Judgement]:
@@ -389,12 +347,13 @@ def setup(app):
     app.add_role("claim-state", ClaimStateRole())
     app.add_node(claim_value, html=(visit_claim_value_html, None))
     app.add_node(claim_account, html=(visit_account_html, None))
-    app.connect("builder-inited", _reset_caches)
+    app.connect("builder-inited", lambda app: cache.reset_for_application())
     setup_places(app)
     app.connect("source-read", _check_glue)
     app.connect("doctree-resolved", _plain_claim_values)
     app.connect("doctree-resolved", _add_mark_legend)
     app.setup_extension("claimbook.extensions.claim_evidence")
     app.setup_extension("claimbook.extensions.claim_pages")
-    app.setup_extension("claimbook.extensions.engine_marks")  # refuses marks drawn otherwise
+    # After every other handler: the ledger and the legend are drawn at doctree-resolved.
+    app.connect("doctree-resolved", refuse_foreign_marks, priority=950)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "3"}
