@@ -1,51 +1,26 @@
-"""Site chrome: a clean script list, the theme's colour mode, and the build footer.
+"""The site's chrome and the theme stack's HTML, mended on every page.
 
-- **Scripts added twice.** Sphinx 7.4 registers a script added with ``app.add_js_file(None,
-  body=...)`` after the builder starts twice: once as ``_JavaScript(None)`` when it is added
-  and once as ``_JavaScript('')`` when the builder re-reads the registry before writing
-  (``prepare_writing``). The two compare unequal, so every page carried sphinx-togglebutton's
-  ``togglebuttonSelector`` and sphinx-thebe's ``const THEBE_JS_URL`` twice, and the second
-  ``const`` threw "Identifier 'THEBE_JS_URL' has already been declared" on every page. Each
-  page's script list is de-duplicated here.
-- **No thebe.** The book offers no live-code button (``use_thebe_button`` is off), yet
-  jupyter-book always loads sphinx-thebe, whose inline configuration names a CDN URL and
-  whose per-page ``text/x-thebe-config`` block names a sample repository that is not this
-  book's. The thebe configuration scripts, ``sphinx-thebe.js`` and its style sheet are
-  removed from every page, so no page names another host in a script.
-- **Colour mode.** pydata-sphinx-theme 0.15 logs "Got invalid theme mode" unless the
-  ``default_mode`` template variable (``html_context``) is set; it is set to ``auto`` (the
-  reader's system setting).
-- **Proof index.** sphinx-proof's index lists each theorem by its label
-  (``thm-jacobians``); it is replaced by one that lists "Theorem 15.1" -- the number the
-  page shows -- with its chapter.
-- **Asset links without stamps.** Sphinx 7.4 appends ``?v=<crc32>`` to a style sheet or
-  script link when the file is already in the output folder as the page is written. Some
-  extensions (sphinx-proof's ``proof.css``, myst-nb's style sheet) copy theirs only when the
-  build ends, so a render from nothing linked them bare and an incremental one, which
-  starts from the published site, stamped them with the checksum of the *previous* build's
-  file: the same sources gave different pages. The stamps are left out of every link, so a
-  page is the same whichever way it was rendered.
-- **Footer.** Every page says which commit of the book it was built from, and on which date,
-  in the theme's ``extra_footer``. The values are fixed for a given state of the repository:
-  the commit is ``git rev-parse --short HEAD`` (with "uncommitted changes" when a file's
-  content differs from that commit's, whatever git's index says, or ``git status`` lists a
-  new file: :mod:`claimbook.worktree`) and the date is that commit's date, so rebuilding an
-  unchanged tree renders the same footer and Sphinx rewrites no page because the clock
-  moved. A build driver or CI may pass ``TRAINABLE_BUILD_COMMIT`` / ``TRAINABLE_BUILD_DATE``
-  to state them itself. The artifacts (claims, figures) never carry these values.
-- **Environment.** When the book was built in an environment that is not its own (the author
-  allowed it: ``--allow-environment-mismatch``), the same footer line says how, on every
-  page: the installed distributions or Python that differ from the lock
-  (:func:`claimbook.environment.differences`: "numpy 2.3.5 installed, 2.4.6 locked"), and
-  the engine that built it when that is not the one the book holds
-  (:func:`claimbook.pipeline.checkout.foreign_engine`: "built with the engine at <path>, not
-  this checkout's"). The stamp carries them as ``environment`` and ``engine``, present only
-  then, so they enter the site key with it (:mod:`claimbook.pipeline.site_key`).
-- **The book's PDF.** The theme's ".pdf" button printed the one page on screen; it is
-  removed. Every page's header links the whole book's PDF instead (``book.pdf`` at the root of
-  the site, copied there when the render ends), but only while the PDF ``make pdf`` printed
-  is the one printed from this site (:func:`claimbook.pdf_link.current`); otherwise no page
-  links a PDF, so the link is never broken.
+- Scripts: each page's list de-duplicated (Sphinx 7.4 registers a script added with a body
+  after the builder starts twice, and sphinx-thebe's second ``const`` threw); thebe's
+  configuration, script and style sheet removed (the book offers no live code).
+- Asset links carry no ``?v=`` stamp (it depended on whether the file was already copied), so
+  a page is the same however it was rendered. Colour mode ``auto``.
+- Proof index by the numbers the pages show ("Theorem 15.1"), not by label.
+- Footer: the commit and its date (:func:`claimbook.build_stamp.build_stamp`), fixed for a
+  state of the repository; an environment or engine that is not the book's is named there.
+- The theme's one-page ".pdf" button is replaced by a link to the whole book's PDF while it is
+  the one printed from this site (:func:`claimbook.pdf_link.current`).
+- What axe-core asks (:func:`mend`): bibliography entries are list items; myst-nb's hidden
+  code toggle is named by its visible text; each scrolling table is a focusable region.
+
+Examples
+--------
+>>> mend('<div class="citation" id="x" role="doc-biblioentry">')
+'<div class="citation" id="x" role="listitem">'
+>>> mend('<summary aria-label="Toggle hidden content">')
+'<summary>'
+>>> mend('<div class="pst-scrollable-table-container"><table class="claim-table">')[:95]
+'<div class="pst-scrollable-table-container" tabindex="0" role="region" aria-label="Table 1, scr'
 """
 
 from __future__ import annotations
@@ -216,6 +191,32 @@ def _unstamp_assets(app, pagename, templatename, context, doctree):
             context[name] = _unstamped(context[name])
 
 
+_TABLE_CONTAINER = re.compile(r'<div class="pst-scrollable-table-container">')
+
+
+def mend(body: str) -> str:
+    """The page body with the axe-core rewrites of the module doc applied."""
+    body = body.replace('role="doc-biblioentry"', 'role="listitem"')
+    body = body.replace('<summary aria-label="Toggle hidden content">', "<summary>")
+    count = 0
+
+    def region(_match: re.Match) -> str:
+        nonlocal count
+        count += 1
+        return (
+            '<div class="pst-scrollable-table-container" tabindex="0" role="region" '
+            f'aria-label="Table {count}, scrolls sideways">'
+        )
+
+    return _TABLE_CONTAINER.sub(region, body)
+
+
+def _mend_page(app, pagename, templatename, context, doctree) -> None:
+    body = context.get("body")
+    if isinstance(body, str):
+        context["body"] = mend(body)
+
+
 def _override_proof_index(app):
     domain = app.env.domains.get("prf") if app.env is not None else None
     if domain is not None:
@@ -231,6 +232,7 @@ def setup(app):
     # After every extension has added its page assets (default priority is 500).
     app.connect("html-page-context", _clean_assets, priority=900)
     app.connect("html-page-context", _unstamp_assets, priority=900)
+    app.connect("html-page-context", _mend_page, priority=900)
     # After the theme's header buttons (priority 501).
     app.connect("html-page-context", _pdf_button, priority=600)
     app.connect("build-finished", _copy_pdf)

@@ -1,4 +1,5 @@
-"""claimbook.extensions.book_site: the footer's build stamp and the page assets it keeps."""
+"""claimbook.extensions.book_site: the footer's build stamp, the page assets it keeps, and the
+theme stack's HTML mended for axe-core."""
 
 import os
 import subprocess
@@ -8,6 +9,7 @@ import pytest
 
 from claimbook import build_stamp
 from claimbook.extensions import book_site
+from claimbook.extensions.book_site import mend
 
 
 def _repository(root):
@@ -148,3 +150,43 @@ def test_the_one_page_print_button_goes_and_the_book_pdf_is_linked_only_when_cur
     ]
     assert linked[1]["url"] == "../book.pdf" and linked[1]["type"] == "link"
     assert [b["label"] for b in linked[0]["buttons"]] == ["download-source-button"]
+
+
+BIBLIOGRAPHY = (
+    '<div role="list" class="citation-list">\n'
+    '<div class="citation" id="id45" role="doc-biblioentry">\n'
+    '<span class="label"><a role="doc-backlink" href="#id9">Arora et al., 2019</a></span>\n'
+    "</div>\n"
+    '<div class="citation" id="id31" role="doc-biblioentry"></div>\n'
+    "</div>"
+)
+
+
+def test_bibliography_entries_become_list_items():
+    mended = mend(BIBLIOGRAPHY)
+    assert "doc-biblioentry" not in mended
+    assert mended.count('role="listitem"') == 2
+    assert 'role="doc-backlink"' in mended  # inside an entry, where it is allowed
+
+
+def test_a_hidden_cell_toggle_is_named_by_its_visible_words():
+    toggle = (
+        '<summary aria-label="Toggle hidden content">\n'
+        '<p class="collapsed admonition-title">Show code cell content</p>\n</summary>'
+    )
+    mended = mend(toggle)
+    assert mended.startswith("<summary>\n") and "aria-label" not in mended
+    assert "Show code cell content" in mended
+
+
+def test_every_table_container_is_a_focusable_labelled_region():
+    body = '<div class="pst-scrollable-table-container"><table></table></div>' * 3
+    mended = mend(body)
+    assert mended.count('tabindex="0" role="region"') == 3
+    labels = [f'aria-label="Table {k}, scrolls sideways"' for k in (1, 2, 3)]
+    assert all(label in mended for label in labels)
+
+
+def test_a_page_without_these_is_unchanged():
+    body = '<p>A <a href="#x">link</a> and <summary>Proof</summary></p>'
+    assert mend(body) == body
