@@ -1,27 +1,13 @@
 """What the site says about each claim, as plain data: badges, bound numbers, claim pages
-and their entries in ``claims.json``.
+and their entries in ``claims.json`` (no docutils here; :mod:`.claims`, :mod:`.claim_nodes`,
+:mod:`.claim_pages` and :mod:`.claim_ledger` make the nodes).
 
-Nothing here imports docutils or Sphinx: every function takes the registry entry
-(:class:`~claimbook.claims.registry.Claim`), the judgement
-(:func:`claimbook.claims.judgement.judge`, whose artifact is the stored record) and, for a claim
-page, the places that state the claim, already labelled by the Sphinx side. The extensions
-turn the result into nodes: ``claims`` (badges, bound numbers, claim lines), ``claim_pages``
-(a page per claim) and ``claim_ledger`` (the ledger); ``claim_records`` writes the records
-and ``claims.json``.
+A *place* that states a claim is ``{page, anchor, chapter, section, as, cited}``: the site
+page, the statement's anchor, the chapter's and section's labels, how it is stated
+(``badge``, ``value`` or ``line``) and, for a bound number, the ``[field, spec]`` it cites.
 
-A *place* is a dict ``{page, anchor, chapter, section, as, cited}``: the site page that
-states the claim, the anchor of the statement, the chapter's and the section's labels, how
-it is stated (``badge``, ``value`` or ``line``) and, for a bound number, the ``[field,
-spec]`` it cites (the claim page writes the field in that format).
-
-Examples
---------
->>> page_path("c15-invariance-001"), record_path("c15-invariance-001")
-('claims/c15-invariance-001.html', 'claims/c15-invariance-001.json')
 >>> relative_uri("chapters/page", page_path("c15-invariance-001"))
 '../claims/c15-invariance-001.html'
->>> format_value({"mean": 1.0, "ci": [0.9, 1.1], "level": 0.95}, ".2f")
-'1.00 (95% CI 0.90 to 1.10)'
 """
 
 from __future__ import annotations
@@ -38,42 +24,13 @@ from claimbook.claims.ratios import field_ratios
 from claimbook.claims.registry import Claim
 from claimbook.claims.summary import badge_summary
 from claimbook.extensions import claim_numbers as numbers
-from claimbook.numbers import format_value, is_statistical
+from claimbook.numbers import is_statistical
 
-__all__ = [
-    "CLAIM_PAGES",
-    "LEDGER_JSON",
-    "NUMBER_CLASSES",
-    "NUMBER_WORDS",
-    "STATE_CLASSES",
-    "STATE_MARKS",
-    "STATE_MEANINGS",
-    "STATE_WORDS",
-    "Badge",
-    "account_line",
-    "badge",
-    "describe",
-    "field_value",
-    "first_per_section",
-    "format_value",
-    "is_statistical",
-    "measurement_lead",
-    "page_path",
-    "parse_claim_value",
-    "plain_math",
-    "record_path",
-    "relative_uri",
-    "state_meaning",
-    "summary_of",
-]
-
-# The site folder of the claim pages and of the published records beside them.
 CLAIM_PAGES = "claims"
 LEDGER_JSON = "claims.json"
 STATE_CLASSES = {state: "claim-" + state.replace(" ", "-") for state in STATES}
-# The mark a bound number carries, so that its state is visible without hovering or colour.
-# A refuted claim is the book's own measurement, verified, that contradicts a common account:
-# its numbers carry the verified mark, and its badge says the account is refuted.
+# The mark after a bound number: its state without hovering or colour. A refuted claim's
+# numbers are the book's verified measurement, so they carry the verified mark.
 STATE_MARKS = {
     "verified": "\u2713",  # check mark
     "refuted": "\u2713",  # the measurement that refutes the account is verified
@@ -83,7 +40,7 @@ STATE_MARKS = {
 }
 # The word a badge shows for a state (the state itself, but for a refuted claim).
 STATE_WORDS = {state: state for state in STATES} | {"refuted": "account refuted"}
-# What a bound number says it is (its mark's name), for screen readers and the page legend.
+# What a bound number says it is, for screen readers and the page legend.
 NUMBER_WORDS = {
     "verified": "verified measurement",
     "refuted": "verified measurement",
@@ -91,7 +48,6 @@ NUMBER_WORDS = {
     "stale": "stale",
     "not run": "not run",
 }
-# The class a bound number is coloured by: a refuted claim's numbers are verified measurements.
 NUMBER_CLASSES = STATE_CLASSES | {"refuted": STATE_CLASSES["verified"]}
 STATE_MEANINGS = {
     "verified": "the build recomputed this claim with the book's instruments, and every "
@@ -109,14 +65,13 @@ STATE_MEANINGS = {
 
 
 def state_meaning(state: str, reason: str) -> tuple[str, str]:
-    """What a claim page says of its state: a bold lead and a sentence, with the reason
-    unless the claim holds. One wording for the page and a failed build's rewrite of it."""
+    """A claim page's bold lead and sentence for its state, with the reason unless it holds."""
     why = "" if state in ("verified", "refuted") else f" Why: {reason}"
     return f"{STATE_WORDS[state].capitalize()}: ", STATE_MEANINGS[state] + why
 
 
 def measurement_lead(state: str) -> str:
-    """What a claim page that registers an account says before the book's measurement."""
+    """What a claim page says of an account before the book's measurement."""
     if state == "refuted":
         return "The book's measurement, verified, refutes it:"
     return f"The book's measurement that tests it is {state}:"
@@ -139,16 +94,11 @@ def account_line(refutes: Mapping | None) -> str | None:
     return f"{account} ({source})" if source else account
 
 
-# --- site paths -----------------------------------------------------------------------------
-
-
 def page_path(claim_id: str) -> str:
-    """The site path of a claim's page, ``claims/<id>.html``."""
     return f"{CLAIM_PAGES}/{claim_id}.html"
 
 
 def record_path(claim_id: str) -> str:
-    """The site path of a claim's published record, ``claims/<id>.json``."""
     return f"{CLAIM_PAGES}/{claim_id}.json"
 
 
@@ -157,14 +107,9 @@ def relative_uri(docname: str, target: str) -> str:
     return posixpath.relpath(target, posixpath.dirname(docname) or ".")
 
 
-# --- a badge --------------------------------------------------------------------------------
-
-
 def summary_of(claim: Claim, judgement: Judgement) -> dict:
-    """What a badge says: id, state, reason, and statement, kind, refutes and result.
-
-    Read from the artifact when there is one, else from the registry entry.
-    """
+    """What a badge says: id, state, reason, and (from the artifact if any, else the registry)
+    statement, kind, refutes and result."""
     artifact = judgement.artifact or {}
     statement = artifact.get("statement")
     return {
@@ -192,11 +137,9 @@ class Badge:
 
     @property
     def word(self) -> str:
-        """What the badge says: the state, or "account refuted" for a refuted claim."""
         return STATE_WORDS[self.state]
 
     def uri(self, docname: str) -> str:
-        """The claim page's URI from page ``docname``."""
         return relative_uri(docname, page_path(self.claim))
 
 
@@ -228,18 +171,12 @@ def plain_math(text: str) -> str:
 
 
 def badge(summary: Mapping) -> Badge:
-    """The badge of a claim summarized by :func:`summary_of` (or described by :func:`describe`).
-
-    Its hover text is the statement with a statistical claim's intervals and a refuted
-    account, and, unless the claim is verified or refuted, its state and the reason.
-    """
+    """The badge of a :func:`summary_of` (or :func:`describe`): its hover is the statement with
+    its intervals and account, and the state and reason unless it holds."""
     hover = badge_summary({**summary, "statement": plain_math(summary["statement"])})
     if summary["state"] not in ("verified", "refuted"):
         hover += f" ({summary['state']}: {summary['reason']})"
     return Badge(summary["id"], summary["state"], hover)
-
-
-# --- a bound number -------------------------------------------------------------------------
 
 
 def parse_claim_value(text: str) -> tuple[str, str, str]:
@@ -261,10 +198,7 @@ def parse_claim_value(text: str) -> tuple[str, str, str]:
 
 def field_value(result: Mapping, field: str):
     """The value at dotted ``field`` of a result; raises KeyError naming the missing part.
-
-    A result may nest fields (``{"a": {"b": 1}}``) or key them by their dotted name, as a
-    statistical claim's record does (``{"a.b": {"mean": ..., "ci": ...}}``): at each level
-    the longest dotted key present wins, so ``a.b.ci`` reaches the interval either way.
+    Fields may nest or be keyed by dotted name: at each level the longest key present wins.
 
     Examples
     --------
@@ -287,16 +221,12 @@ def field_value(result: Mapping, field: str):
 
 
 def _cited(places: list[dict]) -> list[tuple[str, str]]:
-    """``(field, spec)`` of each bound number that states the claim, in the book's order."""
     return [tuple(place["cited"]) for place in places if place.get("cited")]
 
 
 def _fields(claim: Claim, artifact: Mapping, kind: str, cited: list) -> list[dict]:
-    """A row per field: the artifact's comparison, or what the registry expects (not run);
-    ``measured`` and ``expected_words``, the value and the expectation as the page writes
-    them (:mod:`~claimbook.extensions.claim_numbers`: in the format the prose gives the
-    field); for a statistical claim, the tolerance in standard errors of the seeds' mean
-    (:mod:`claimbook.claims.ratios`) and the registry's ``wide_because``."""
+    """A row per field: the artifact's comparison (else the registry's expectation), and the
+    value and expectation as the page writes them (:mod:`.claim_numbers`)."""
     expected = artifact.get("expected") or {}
     comparisons = artifact.get("comparisons") or {}
     result = artifact.get("result") or {}
@@ -342,13 +272,10 @@ def describe(
     publishable: bool,
     digests: dict | None = None,
 ) -> dict:
-    """Everything the site says about one claim: its page's content and its ``claims.json`` entry.
+    """Everything the site says about one claim: its page and its ``claims.json`` entry.
 
-    ``stated_in`` are the places that state it, in the book's order; ``publishable`` says
-    whether its record is published beside its page
-    (:func:`claimbook.extensions.claim_pages.publishable_record`); ``digests`` holds the
-    mistakes' digest of each registry folder for claims described together
-    (:func:`claimbook.claims.mutation_record.mutation_key`).
+    ``stated_in``: its places in the book's order; ``publishable``: whether its record is
+    published; ``digests``: shared by claims described together (:func:`mutation_states`).
     """
     artifact = judgement.artifact or {}
     summary = summary_of(claim, judgement)
@@ -361,7 +288,6 @@ def describe(
             name: value for name, value in sorted((result or {}).items()) if is_statistical(value)
         },
         "seeds": artifact.get("seeds"),
-        # The registered contract, with a derived seed shown with its derivation.
         "contract": {**(artifact.get("contract") or {}), **claim.shown_contract},
         "compute": artifact.get("compute", claim.compute),
         "key": artifact.get("key"),
@@ -371,7 +297,6 @@ def describe(
         "page": page_path(claim.id),
         "record": record_path(claim.id) if publishable else None,
         "stated_in": list(stated_in),
-        # The mistakes it exists to catch, with the state of the last mutate run.
         "catches": mutation_states(claim, digests=digests),
     }
 

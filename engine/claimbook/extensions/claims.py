@@ -42,6 +42,7 @@ from claimbook.extensions.claim_nodes import (
     refuse_foreign_marks,
 )
 from claimbook.extensions.claim_places import mark_statement, setup_places, warn
+from claimbook.numbers import format_value, is_statistical
 from claimbook.settings import results_pasted_as_glue
 
 logger = logging.getLogger(__name__)
@@ -219,9 +220,9 @@ class ClaimValueRole(SphinxRole):
         else:
             try:
                 value = model.field_value(artifact.get("result") or {}, field)
-                display = model.format_value(value, spec)
-                if model.is_statistical(value):
-                    tooltip += f" [{field}: {model.format_value(value, '.4g')}]"
+                display = format_value(value, spec)
+                if is_statistical(value):
+                    tooltip += f" [{field}: {format_value(value, '.4g')}]"
             except KeyError as missing:
                 warn(
                     env,

@@ -134,6 +134,10 @@ def test_no_page_number_is_json_or_a_long_float():
         ),
         ({"half_width": 0.5, "se": 0.01, "ratio": 50.0}, "50 standard errors of the seeds' mean."),
         (
+            {"half_width": 0.05, "se": 1e-7, "ratio": 5e5},
+            "5.00e+05 standard errors of the seeds' mean.",
+        ),
+        (
             {"half_width": 1e-15, "se": 0.0, "ratio": float("inf")},
             "No standard error: every seed gives the same value.",
         ),
@@ -142,3 +146,12 @@ def test_no_page_number_is_json_or_a_long_float():
 )
 def test_the_tolerance_in_standard_errors_is_a_sentence(ratio, shown):
     assert numbers.tolerance_over_se(ratio) == shown
+
+
+def test_the_rule_rounds_to_the_leading_digit_of_the_judged_width():
+    assert numbers.judged_width(1.0, {"value": 1.0, "rel_tol": 0.01}) == 0.02
+    assert numbers.judged_width(3, {"equals": 3}) is None
+    specs = (numbers.rule_spec(0.0751, 0.0039), numbers.rule_spec(438.2, 30.0))
+    assert specs == (".3f", ".0f")
+    assert numbers.rule_spec(2.2e-16, 1e-12) == ".1e"
+    assert numbers.shown(2.0550947413870233, None, ".1f") == "2.1"

@@ -11,6 +11,7 @@ from claimtools import PLACE, TOY_ID, edit_artifact, verify_toy
 from claimbook.claims import harness_pin, judge, load_claim, verify_claim
 from claimbook.extensions import claim_pages_model as model
 from claimbook.extensions.claim_pages import publishable_record
+from claimbook.numbers import format_value
 
 
 def described(registry, artifacts, stated_in=(), claim_id=TOY_ID) -> dict:
@@ -64,7 +65,7 @@ def test_a_field_the_prose_cites_is_measured_in_the_prose_format(toy, registry, 
     verify_toy(registry, artifacts)
     cited = {**PLACE, "as": "value", "cited": ["ratio", ".2f"]}
     rows = {row["field"]: row for row in described(registry, artifacts, [cited])["fields"]}
-    assert rows["ratio"]["measured"] == model.format_value(0.5, ".2f") == "0.50"
+    assert rows["ratio"]["measured"] == format_value(0.5, ".2f") == "0.50"
     assert rows["count"]["measured"] == "3"  # not cited: as the rule writes it
 
 
@@ -249,13 +250,13 @@ def test_claim_value_syntax_refuses_a_reference_without_a_field(text):
 def test_statistical_fields_render_mean_interval_and_both():
     field = {"mean": 1.2345, "ci": [1.1, 1.4], "level": 0.95, "method": "t", "per_seed": [1]}
     result = {"gap": field}
-    assert model.format_value(model.field_value(result, "gap.mean"), ".3f") == "1.234"
-    assert model.format_value(model.field_value(result, "gap.ci"), ".2f") == "[1.10, 1.40]"
-    assert model.format_value(field, ".2f") == "1.23 (95% CI 1.10 to 1.40)"
+    assert format_value(model.field_value(result, "gap.mean"), ".3f") == "1.234"
+    assert format_value(model.field_value(result, "gap.ci"), ".2f") == "[1.10, 1.40]"
+    assert format_value(field, ".2f") == "1.23 (95% CI 1.10 to 1.40)"
     with pytest.raises(KeyError, match=r"gap\.median"):
         model.field_value(result, "gap.median")
     with pytest.raises(ValueError):
-        model.format_value(model.field_value(result, "gap.per_seed"), ".2f")
+        format_value(model.field_value(result, "gap.per_seed"), ".2f")
 
 
 def test_a_dotted_field_is_found_nested_or_by_its_dotted_name():
@@ -266,8 +267,8 @@ def test_a_dotted_field_is_found_nested_or_by_its_dotted_name():
 
 
 def test_values_that_are_not_numbers_are_refused_unless_shown_plainly():
-    assert model.format_value(False) == "false" and model.format_value(float("inf")) == "inf"
+    assert format_value(False) == "false" and format_value(float("inf")) == "inf"
     with pytest.raises(ValueError, match="is not a number"):
-        model.format_value(True, ".2f")
+        format_value(True, ".2f")
     with pytest.raises(ValueError, match="is not a number"):
-        model.format_value("text", "")
+        format_value("text", "")
