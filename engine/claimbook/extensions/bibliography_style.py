@@ -1,12 +1,9 @@
 """Author-year labels in the bibliography, matching the author-year citations in the text.
 
-The text cites with sphinxcontrib-bibtex's ``author_year`` reference style ("Santurkar et al.
-[2018]", "[Ioffe and Szegedy, 2015]"), but pybtex's default formatting style labels the list
-``[STIM18]``, which a reader cannot match to the citation. This extension registers a pybtex
-label style that writes the same author part and year the citation shows ("Santurkar et al.,
-2018"; one author "Welford, 1962"; two "Ioffe and Szegedy, 2015"), with a, b, ... appended
-when two entries would share a label, and a formatting style ``author_year`` that uses it
-(sorted by author, year, title). ``_config.yml`` selects it with ``bibtex_default_style``.
+pybtex's default labels (``[STIM18]``) cannot be matched to a citation such as "Santurkar et
+al. [2018]". The label style ``author_year`` writes "Santurkar et al., 2018" ("Welford, 1962";
+"Ioffe and Szegedy, 2015"), with a, b, ... appended to labels that would be equal; the
+formatting style ``author_year`` (``bibtex_default_style``) is pybtex's alpha with these labels.
 """
 
 from __future__ import annotations
@@ -55,12 +52,8 @@ class AuthorYearLabelStyle(BaseLabelStyle):
 
 
 class AuthorYearStyle(AlphaStyle):
-    """pybtex's alpha formatting with author-year labels; each entry formatted once a process.
-
-    sphinxcontrib-bibtex formats every cited entry again on every render (twice: the list and
-    the tooltip), about 0.15 s for this book; a build formats them while its chapters execute
-    (:func:`format_cited_entries`), so the render after them finds them formatted.
-    """
+    """pybtex's alpha formatting with author-year labels; each entry formatted once a process
+    (sphinxcontrib-bibtex formats every cited entry twice on every render)."""
 
     default_label_style = "author_year"
 
@@ -68,11 +61,9 @@ class AuthorYearStyle(AlphaStyle):
         if bib_data is not None:  # cross-references: formatted as pybtex does, every time
             return super().format_entry(label, entry, bib_data)
         key = (type(self), label, _content(entry))
-        try:
-            return _FORMATTED[key]
-        except KeyError:
-            formatted = _FORMATTED[key] = super().format_entry(label, entry)
-            return formatted
+        if key not in _FORMATTED:
+            _FORMATTED[key] = super().format_entry(label, entry)
+        return _FORMATTED[key]
 
 
 # Formatted entries by style, label and everything the entry holds (a formatted entry is
@@ -104,36 +95,11 @@ def _content(entry) -> tuple:
     return (entry.key, entry.type, tuple((k, str(v)) for k, v in entry.fields.items()), people)
 
 
-def format_cited_entries(env) -> int:
-    """Format every entry the bibliographies of ``env`` list, as its next render will.
-
-    Logs nothing (the render reports any problem). Returns the number of entries formatted.
-    """
-    from sphinx.util import logging as sphinx_logging
-    from sphinxcontrib.bibtex.domain import get_docnames
-
-    domain = env.domains.get("cite")
-    if domain is None:
-        return 0
-    docnames = list(get_docnames(env))
-    count = 0
-    with sphinx_logging.suppress_logging():
-        for key in list(domain.bibliographies):
-            count += sum(
-                1
-                for _ in domain.get_formatted_entries(
-                    key, docnames, env.config.bibtex_tooltips, env.config.bibtex_tooltips_style
-                )
-            )
-    return count
-
-
 register_plugin("pybtex.style.labels", "author_year", AuthorYearLabelStyle)
 register_plugin("pybtex.style.formatting", "author_year", AuthorYearStyle)
 
-# pybtex looks a plugin up among the installed packages' entry points each time it is used
-# (about 6 ms a lookup, some 70 a render: every citation a claim page or a reader notebook
-# formats). The ones the book uses are taken from those entry points once, here.
+# pybtex looks a plugin up among the entry points on every use (about 6 ms each, some 70 a
+# render); the ones the book uses are registered once, here.
 for _group, _name in (
     ("pybtex.backends", "markdown"),
     ("pybtex.backends", "plaintext"),

@@ -1,25 +1,12 @@
 """Serve a chapter's pages to Sphinx, each a view of the chapter's one executed notebook.
 
-A chapter whose source declares later pages (front matter ``pages:``, read by
-:func:`claimbook.sources.chapter_pages`; cut by :func:`claimbook.pages.split_notebook`) is
-rendered as several documents: ``chapters/<stem>`` (its opening and first sections) and one
-``chapters/<file>`` per declared page, which ``_toc.yml`` lists, in the same order, as the
-chapter's ``sections``. No page file is written anywhere:
-
-- the project's discovery maps each page's document name to the chapter's executed
-  notebook, so Sphinx finds a page changed whenever that notebook is written; the render
-  reads it again only when what it serves (:func:`served_digest`) changed;
-- when Sphinx reads a chapter or one of its pages (``source-read``), the notebook's text is
-  replaced by that page's cells;
-- on every page of the chapter the download button offers the chapter's whole notebook and
-  the launch button opens it (the page's own name names no file in the repository); the
-  notebook offered is the chapter's reader notebook (:mod:`claimbook.reader_notebooks`),
-  written over the copy of the executed notebook Sphinx puts in ``_sources``.
-
-The table of contents nests each page under its chapter, so Sphinx numbers a page's sections
-on from the page before it, and its sidebar shows the pages under the chapter with previous
-and next links between them. A page the front matter declares but ``_toc.yml`` does not list
-(or the other way round, or in another order) is a warning, so ``-W`` fails the build.
+A chapter whose source declares later pages (front matter ``pages:``,
+:func:`claimbook.sources.chapter_pages`) is several documents, ``chapters/<stem>`` and one
+``chapters/<file>`` per page, which ``_toc.yml`` lists in the same order as the chapter's
+``sections`` (else a warning). No page file is written: discovery maps each page to the
+chapter's notebook, ``source-read`` replaces its text by the page's cells
+(:func:`claimbook.pages.split_notebook`), and the download and launch buttons of every page
+offer the chapter's reader notebook (:mod:`claimbook.reader_notebooks`).
 """
 
 from __future__ import annotations
@@ -39,22 +26,14 @@ from claimbook.sources import chapter_pages, chapter_sources
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["PagedProject", "chapter_docname", "served_digest", "setup"]
-
-# A chapter's pages, by the notebook's text and the page starts: every page of a chapter is
-# cut from the same split, and the render's digests ask for the same pages again.
+# A chapter's pages and their digests, by the notebook's text and the page starts.
 _PAGES = cache.ContentCache("chapter pages")
-# The digest of each of those pages as served: a render digests every page to find those to
-# read again.
 _SERVED_DIGESTS = cache.ContentCache("served page digests")
 
 
 class PagedProject(Project):
-    """Sphinx's project, whose discovery adds each chapter page as a name of its notebook.
-
-    ``trainable_pages`` maps a page's document name to its chapter's; it is plain data, so
-    the project pickles with the environment.
-    """
+    """Sphinx's project, whose discovery adds each chapter page as a name of its notebook
+    (``trainable_pages``: page docname -> chapter docname, plain data that pickles)."""
 
     trainable_pages: ClassVar[dict[str, str]] = {}
 
@@ -134,13 +113,8 @@ def chapter_docname(env, docname: str) -> str:
 
 
 def _served(env, docname: str, text: str) -> str:
-    """The source Sphinx is given for page ``docname`` of a notebook whose text is ``text``.
-
-    Raises
-    ------
-    ValueError, ChapterSourceError
-        If the text is not a notebook, or a page start is not found in it.
-    """
+    """The source Sphinx is given for page ``docname`` of a notebook whose text is ``text``;
+    raises ValueError or ChapterSourceError if it is no notebook or lacks a page start."""
     chapter, index = _chapter_of(env, docname)
     starts = _starts(env, chapter)
     return json.dumps(_pages(text, starts)[index], ensure_ascii=False)
@@ -157,13 +131,9 @@ def _pages(text: str, starts: list[str]) -> list[dict]:
 
 
 def served_digest(env, docname: str) -> str | None:
-    """The digest of what Sphinx reads for ``docname``, if it is a page of a chapter.
-
-    A page is a function of its chapter's executed notebook (its own cells, the glued values
-    of the others, the notebook's metadata): its digest changes exactly when the page would
-    read differently, not whenever the notebook is written. None for any other document, and
-    for a notebook that cannot be cut into its pages (then the file's bytes decide).
-    """
+    """The digest of what Sphinx reads for ``docname`` if it is a chapter's page: it changes
+    when the page would read differently, not whenever the notebook is written. None for
+    another document or a notebook that cannot be cut (then the file's bytes decide)."""
     found = _chapter_of(env, docname)
     if found is None:
         return None
@@ -188,9 +158,7 @@ def _serve_page(app, docname: str, source: list[str]) -> None:
     if found is None:
         return
     chapter, _index = found
-    # No dependency on the chapter's source: the page starts it declares are part of what
-    # is served, so the page's digest (served_digest) changes with them, and an edit of the
-    # source elsewhere leaves a page whose cells did not change as it was read.
+    # No dependency on the chapter's source: served_digest covers the page starts it declares.
     try:
         source[0] = _served(app.env, docname, source[0])
     except (ValueError, ChapterSourceError) as error:
@@ -202,8 +170,7 @@ def _chapter_source_name(app, pagename, templatename, context, doctree) -> None:
     found = _chapter_of(app.env, pagename)
     if found is None or not context.get("sourcename"):
         return
-    # Sphinx derives the suffix by cutting the page's name off the notebook's path, which
-    # a page's own name does not prefix: the chapter's names both.
+    # Sphinx cuts the page's name off the notebook's path, which only the chapter's prefixes.
     chapter_path = app.env.doc2path(found[0], False)
     context["page_source_suffix"] = Path(chapter_path).suffix
     context["sourcename"] = Path(chapter_path).as_posix()
@@ -230,11 +197,8 @@ def _chapter_launch(app, pagename, templatename, context, doctree) -> None:
 
 
 def _reader_downloads(app, exception) -> None:
-    """The download button's notebooks (``_sources/chapters/<stem>.ipynb``) as a reader reads.
-
-    Written from the notebooks the build driver executed; a plain ``jupyter-book build`` in
-    which myst-nb executes the chapters itself (``execute_notebooks`` other than ``off``, as
-    the benchmark's comparison does) has none, and offers the sources as they are."""
+    """The download button's notebooks (``_sources/chapters/<stem>.ipynb``) as a reader reads
+    them, from the notebooks the driver executed (none when myst-nb executed the chapters)."""
     if app.config.nb_execution_mode != "off":
         logger.info("reader notebooks: not written (myst-nb executed the chapters)")
     elif exception is None and app.builder.format == "html":

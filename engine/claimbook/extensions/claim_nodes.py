@@ -39,7 +39,6 @@ _ATTRIBUTE = re.compile(r"\bdata-claim-state\b", re.I)
 # The mark of a common account that the book's measurement contradicts, and what it says.
 ACCOUNT_MARK = "\u21af"  # downwards zigzag arrow, the logician's sign of a contradiction
 ACCOUNT_WORDS = "contradicted by measurement in this setting"
-# What a page's legend says each mark of a number means.
 LEGEND_WORDS = {
     "verified": "a number the book recomputes and checks on every build",
     "refuted": "a number the book recomputes and checks on every build",
@@ -52,11 +51,8 @@ _MATH = re.compile(r"\$([^$]+)\$")
 
 
 def badge_node(docname: str, badge: Badge) -> nodes.reference:
-    """The badge as page ``docname`` shows it: id and state word, linking to the claim page.
-
-    The word is :attr:`Badge.word` ("account refuted" for a refuted claim); the judged state
-    stays in the node's ``claim-state`` attribute and its state class.
-    """
+    """The badge as page ``docname`` shows it: id and :attr:`Badge.word`, linking to the claim
+    page; the judged state is kept in its ``claim-state`` attribute."""
     node = nodes.reference(
         "",
         "",
@@ -71,7 +67,7 @@ def badge_node(docname: str, badge: Badge) -> nodes.reference:
 
 
 def shown(value) -> str:
-    """A value as a table cell shows it: text as it is, anything else as JSON, None as a dash."""
+    """Text as it is, anything else as JSON, None as a dash."""
     if value is None:
         return "\u2014"
     if isinstance(value, str):
@@ -115,11 +111,8 @@ def section(section_id: str, title: str) -> nodes.section:
 
 
 def place_links(docname: str, info: Mapping, *, inline: bool = False) -> nodes.Node:
-    """Links to the first place in each section that states the claim.
-
-    A bullet list of "chapter, section" (a claim page), or with ``inline`` the section
-    labels separated by semicolons (a ledger row).
-    """
+    """Links to the first place in each section that states the claim: a bullet list of
+    "chapter, section", or with ``inline`` the section labels separated by semicolons."""
     if not info["stated_in"]:
         return nodes.paragraph("", "not stated on any page")
     container = nodes.paragraph() if inline else nodes.bullet_list(classes=["claim-places"])
@@ -140,10 +133,8 @@ def place_links(docname: str, info: Mapping, *, inline: bool = False) -> nodes.N
 
 
 def legend_parts(states, accounts: bool) -> list:
-    """The legend of a page's marks, as the site writes it and a failed build rewrites it:
-    text (``str``) and marks (``(mark, CSS class)``), up to the link to the page explaining
-    every mark. One entry per mark the numbers carry (``states``, in the order of
-    :data:`~claimbook.claims.STATES`), then the account mark if ``accounts``.
+    """The legend of a page's marks up to its link, as text (``str``) and ``(mark, class)``:
+    one entry per mark the numbers in ``states`` carry, then the account mark if ``accounts``.
 
     >>> legend_parts(["failed"], False)
     ['Marks on this page: ', ('✗', 'claim-failed'), ' a number whose latest check failed', '. ']
@@ -165,20 +156,16 @@ def legend_parts(states, accounts: bool) -> list:
 
 
 def number_said(state: str) -> str:
-    """What a bound number in ``state`` says after it to a screen reader: nothing when it is
-    checked (the legend said once what its mark means), else its state."""
+    """What a bound number says after it to a screen reader: nothing when it is checked (the
+    legend said what its mark means), else its state."""
     if model.NUMBER_CLASSES[state] == model.STATE_CLASSES["verified"]:
         return ""
     return f" ({model.NUMBER_WORDS[state]}, not checked)"
 
 
 def mark_legend(states: list[str], accounts: bool, uri: str) -> nodes.paragraph:
-    """The legend of a page's marks (:func:`legend_parts`) with its link to ``uri``, the page
-    that explains every mark.
-
-    A screen reader hears it once, near the top of the page; the marks after the numbers
-    are hidden from it (the words of a state other than verified are said at the number).
-    """
+    """The legend of a page's marks (:func:`legend_parts`), linking to ``uri``, the page that
+    explains every mark; a screen reader hears it once."""
     legend = nodes.paragraph(classes=["claim-legend"])
     for part in legend_parts(states, accounts):
         if isinstance(part, str):
@@ -190,8 +177,7 @@ def mark_legend(states: list[str], accounts: bool, uri: str) -> nodes.paragraph:
 
 
 def evidence_block(cards: list[nodes.Node]) -> list[nodes.Node]:
-    """A section's claims, collapsed under "Evidence" (``<details>``; other builders show
-    the cards as they are)."""
+    """A section's claim cards, collapsed under "Evidence" (``<details>`` in HTML)."""
     count = f"{len(cards)} claim{'s' if len(cards) != 1 else ''}"
     opening = (
         '<details class="claim-evidence">\n'
@@ -205,11 +191,8 @@ def evidence_block(cards: list[nodes.Node]) -> list[nodes.Node]:
 
 
 def statement_nodes(text: str) -> list[nodes.Node]:
-    """A statement's text and math: what stands between two ``$`` is LaTeX, rendered by
-    MathJax (a page that shows it is marked by :func:`note_math`).
+    """A statement's text and math (between two ``$``, LaTeX: see :func:`note_math`).
 
-    Examples
-    --------
     >>> [node.astext() for node in statement_nodes("It falls like $B^{-1/2}$.")]
     ['It falls like ', 'B^{-1/2}', '.']
     """
@@ -222,8 +205,7 @@ def statement_nodes(text: str) -> list[nodes.Node]:
 
 
 def note_math(env, pagename: str) -> None:
-    """Load MathJax on page ``pagename`` (Sphinx loads it where its math domain saw math,
-    which never sees a claim page or a ledger filled in after the page was read)."""
+    """Load MathJax on page ``pagename``, whose math Sphinx's math domain did not see."""
     env.get_domain("math").data.setdefault("has_equations", {})[pagename] = True
 
 

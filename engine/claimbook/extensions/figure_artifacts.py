@@ -1,37 +1,18 @@
 """Figure artifacts on the page: caption download links, alt text, tap to open full size.
 
-MyST syntax this extension adds:
-
-- ``{figure-artifact}`fig-label``` -- in a figure's caption, links to the files
-  ``glue_figure(fig, "fig-label")`` wrote: ``artifacts/figures/<label>.svg`` and ``.png``
-  (:mod:`claimbook.figures`). The files are named by label, so no figure number is
-  computed here; the role checks that Sphinx numbered a figure of that name on the same page
-  and that both files exist, and warns otherwise (``-W`` makes that a failed build).
-
-For every such figure, the extension also
-
-- sets the image's alt text from the caption (its first sentence) when the figure has none
-  of its own (a ``:alt:`` option, written for the figure: what it shows), and
-- wraps the image in a link to the SVG, so a tap on a phone opens the figure at full size
-  with labels a reader can zoom, and
-- gives the image the width a desktop shows it at,
-  :data:`~claimbook.figures.DISPLAY_PX_PER_POINT` CSS px per point of the drawing (its
-  PNG's width at :data:`~claimbook.figures.PNG_DPI`: about 576 px for 5 in): a wide column
-  does not blow the figure's text up past a sensible size, and a narrow one shrinks it
-  (``max-width: 100%``, ``_static/site.css``), and
-- serves a narrow screen (:data:`PHONE_MEDIA`) the figure drawn for a phone's column
-  (``artifacts/figures/phone/<label>.png``, :mod:`claimbook.phone_figures`): the image is
-  wrapped in a ``<picture>`` whose ``<source>`` names that drawing for that media query; the
-  image keeps the wide drawing and its alt text (``_static/phone.css`` sizes it there).
-
-After an HTML build, the figure artifacts (regular files only, no symlink followed, no hidden
-temporaries) are copied to ``artifacts/figures/`` (and ``phone/``) in the site.
+``{figure-artifact}`label``` in a figure's caption links the files ``glue_figure(fig, label)``
+wrote (``artifacts/figures/<label>.svg`` and ``.png``, :mod:`claimbook.figures`), warning
+unless Sphinx numbered a figure of that name on the page and both files exist. The figure's
+image gets the caption's first sentence as alt text (unless it has its own), the width a
+desktop shows it at (:func:`claimbook.figures.display_width`), a link to its SVG (a tap on a
+phone opens it full size) and, in a ``<picture>``, the drawing for a phone's column for
+:data:`PHONE_MEDIA` (:mod:`claimbook.phone_figures`). After an HTML build the figure files
+(regular files only, no symlink followed, no hidden temporaries) are copied into the site.
 """
 
 from __future__ import annotations
 
 import html
-import posixpath
 import re
 import shutil
 from pathlib import Path
@@ -42,15 +23,15 @@ from sphinx.util.docutils import SphinxRole
 
 from claimbook import paths
 from claimbook.errors import InvalidFigureLabelError
+from claimbook.extensions.claim_pages_model import relative_uri
 from claimbook.figures import display_width, figure_files, phone_figure_file
 
 logger = logging.getLogger(__name__)
 
 SITE_FIGURES = "artifacts/figures"
 ARTIFACT_SUFFIXES = (".svg", ".png")
-# The screens that get the figure drawn for a phone: those too narrow to show the wide drawing
-# at its full width (up to about 590 px, and the column's margins of 48 px; _static/phone.css
-# uses the same query).
+# Screens too narrow for the wide drawing at its full width (about 590 px and 48 px of
+# margins); _static/phone.css uses the same query.
 PHONE_MEDIA = "(max-width: 649.98px)"
 
 
@@ -66,9 +47,8 @@ class FigureArtifactRole(SphinxRole):
 
 
 class full_size_link(nodes.General, nodes.Element):
-    """An image (its child) as a link to its full-size SVG, and in HTML a ``<picture>`` whose
-    ``<source>`` is the figure drawn for a phone (``srcset``, when there is one). Not a
-    docutils reference: in HTML that may hold nothing but the image itself."""
+    """An image (its child) linking to its full-size SVG, in a ``<picture>`` whose ``<source>``
+    is the phone drawing (``srcset``) if any (a docutils reference may hold only the image)."""
 
 
 def _visit_full_size_link(translator, node):
@@ -91,13 +71,8 @@ def _skip(translator, node):
 
 
 def _display_width(png: Path) -> str:
-    """The widest a page shows the drawing ``png``: DISPLAY_PX_PER_POINT CSS px a point."""
     with png.open("rb") as stream:
         return f"{display_width(stream.read(24))}px"
-
-
-def _site_uri(docname: str, target: str) -> str:
-    return posixpath.relpath(target, posixpath.dirname(docname) or ".")
 
 
 def _alt_text(caption: nodes.Element) -> str:
@@ -128,7 +103,7 @@ def _links(docname: str, label: str) -> nodes.inline:
         links += nodes.reference(
             "",
             path.suffix[1:].upper(),
-            refuri=_site_uri(docname, f"{SITE_FIGURES}/{path.name}"),
+            refuri=relative_uri(docname, f"{SITE_FIGURES}/{path.name}"),
             classes=["figure-artifact"],
         )
     return links
@@ -167,9 +142,9 @@ def _resolve_figure_artifacts(app, doctree, docname):
                     image["width"] = _display_width(png)
                 if not isinstance(image.parent, full_size_link):
                     link = full_size_link(
-                        refuri=_site_uri(docname, f"{SITE_FIGURES}/{svg.name}"),
+                        refuri=relative_uri(docname, f"{SITE_FIGURES}/{svg.name}"),
                         reftitle="Open the figure at full size (SVG)",
-                        srcset=_site_uri(docname, f"{SITE_FIGURES}/phone/{phone.name}")
+                        srcset=relative_uri(docname, f"{SITE_FIGURES}/phone/{phone.name}")
                         if phone.is_file()
                         else "",
                     )
