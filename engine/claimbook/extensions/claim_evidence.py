@@ -1,11 +1,8 @@
 """A section's evidence: the cards of the claims it states, collapsed at its end.
 
-A ``claim-line`` directive puts a claim's card (badge, statement, seed, dtype, device,
-estimator, the published JSON record; a refuted claim's account) in its section. When a page
-has been read, :func:`gather_evidence` moves the cards of each section into one collapsed
-"Evidence" block at the section's end (:func:`~claimbook.extensions.claim_nodes.evidence_block`),
-and adds a card for every other claim the section binds a number to. The running text keeps
-the numbers and their marks; a reader who wants the claims behind them opens the block.
+A ``claim-line`` directive makes a claim's card; once a page is read, each section's cards, and
+a card for every other claim it binds a number to, are moved into one collapsed "Evidence"
+block at its end (:func:`.claim_nodes.evidence_block`).
 """
 
 from __future__ import annotations
@@ -19,12 +16,10 @@ from claimbook.extensions.claim_nodes import ACCOUNT_WORDS, evidence_block
 from claimbook.extensions.claim_pages import publishable_record
 from claimbook.extensions.claims import claim_badge, claim_value
 
-__all__ = ["ClaimLineDirective", "gather_evidence", "setup"]
-
 
 def _card(env, claim_id: str, location) -> nodes.container | None:
-    """A claim's card for its section's Evidence block: the badge and the statement, then
-    seed, dtype, device, estimator and the JSON record; for a refuted claim, the account."""
+    """A claim's card: badge and statement, then seed, dtype, device, estimator and the JSON
+    record; for a refuted claim, the account."""
     badge = claim_badge(env, claim_id, location, kind="line")
     if badge is None:
         return None
@@ -71,9 +66,8 @@ class ClaimLineDirective(SphinxDirective):
 
 
 def _evidence_place(node) -> tuple[nodes.section | None, bool]:
-    """The section whose Evidence block lists ``node``'s claim: the page's section it sits
-    in (a section of the page's top level, or one level down where the page is one section),
-    and whether the block goes before that section's first subsection (a page's opening)."""
+    """The section whose Evidence block lists ``node``'s claim (of the page's top level, or one
+    down where the page is one section), and whether the block goes before its subsections."""
     sections = []
     parent = node.parent
     while parent is not None:

@@ -1,12 +1,9 @@
 """The claim ledger: a ``claim-ledger`` directive listing every claim by chapter and section.
 
-Used in ``claims.md``. The directive leaves a placeholder; once every page has been read the
-placeholder becomes the ledger (:func:`ledger_groups`): a
-line counting the claims by state, then the claims in groups (failing, verified results,
-refuted accounts), per chapter a table of each claim's badge, the sections that state it and
-its statement, with the account beside the statement of a claim that registers one. The page
-is read again on every build, since it shows what every other page states and what every
-artifact says now. Set up by ``claim_pages``.
+The directive leaves a placeholder, filled once every page is read (:func:`ledger_groups`): a
+count by state, then per group (failing, verified, refuted) and chapter a table of badge,
+sections that state it and statement (with the account it tests). Its page is read again on
+every build. Set up by :mod:`.claim_pages`.
 """
 
 from __future__ import annotations
@@ -28,8 +25,6 @@ from claimbook.extensions.claim_nodes import (
 )
 from claimbook.extensions.claim_pages import describe_all
 
-__all__ = ["LEDGER_GROUPS", "ClaimLedgerDirective", "claim_ledger", "ledger_groups", "setup"]
-
 
 def _ledger_order(info: Mapping):
     """Claims in the order the book first states them; unstated claims last, by id."""
@@ -39,8 +34,6 @@ def _ledger_order(info: Mapping):
     return (0, first["page"], int(first["anchor"].rsplit("-", 1)[1]), info["id"])
 
 
-# The ledger's groups, in the order it shows them: what fails the build first, then the
-# book's verified results, then the accounts its measurements refute.
 LEDGER_GROUPS = (
     ("failing", "Failing: the build fails until these are fixed", ("failed", "stale", "not run")),
     ("verified", "Verified results", ("verified",)),
@@ -50,7 +43,6 @@ LEDGER_GROUPS = (
         ("refuted",),
     ),
 )
-# The ledger's summary, singular and plural: "1 claim: 1 verified result."
 _SUMMARY_WORDS = {
     "verified": ("verified result", "verified results"),
     "refuted": ("refuted account", "refuted accounts"),
@@ -62,7 +54,6 @@ def _counted(count: int, singular: str, plural: str) -> str:
 
 
 def _chapter_title(chapter, described: list[dict]) -> str:
-    """ "Chapter <label>" as the book labels it where one of its claims is stated."""
     group = [info for info in described if info["chapter"] == chapter]
     stated = next((info["stated_in"][0] for info in group if info["stated_in"]), None)
     return f"Chapter {stated['chapter'] if stated else chapter}"
@@ -70,12 +61,8 @@ def _chapter_title(chapter, described: list[dict]) -> str:
 
 def ledger_groups(described: list[dict]) -> dict:
     """The ledger: ``{"summary", "groups": [{"id", "title", "chapters": [{"title",
-    "claims"}]}]}``.
-
-    Claims are grouped by state (:data:`LEDGER_GROUPS`: failing, verified results, refuted
-    accounts; an empty group is left out), then by chapter in number order, each titled as
-    the book labels it where one of its claims is stated; a chapter's claims in the order the
-    book first states them.
+    "claims"}]}]}``: claims by :data:`LEDGER_GROUPS` (an empty one left out), then by chapter
+    in number order (titled as the book labels it), then in the order the book states them.
     """
     groups = []
     for key, title, states in LEDGER_GROUPS:
@@ -136,17 +123,12 @@ def _merge_ledgers(app, env, docnames, other) -> None:
 
 
 def _ledger_outdated(app, env, added, changed, removed):
-    """Re-read the ledger on every build.
-
-    It lists what other pages state and what every artifact says now; and a build with one
-    outdated page goes on to write the claim pages, where every claim is judged again, so a
-    claim that fails keeps failing the strict build even when no other page changed.
-    """
+    """Re-read the ledger on every build: it shows what every other page and artifact says,
+    and a build with an outdated page goes on to judge every claim again."""
     return sorted(env.domaindata.get("trainable_claims", {}).get("ledgers", set()))
 
 
 def _statement_cell(info) -> nodes.Node:
-    """The statement, and for a claim that registers an account, the account beside it."""
     account = model.account_line(info.get("refutes"))
     if account is None:
         return nodes.paragraph("", "", *statement_nodes(info["statement"]))

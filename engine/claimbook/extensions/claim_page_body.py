@@ -1,15 +1,9 @@
 """The body of a claim page, ``claims/<id>.html``, from a claim's description.
 
-Read from the top, for a learner: the claim's state; for a claim that registers an account,
-the account and who holds it; the statement (its math rendered); what the state means; a
-card per field (its name in words, what was measured, what was expected, the tolerance's
-reason, and for a statistical claim the tolerance in standard errors), each as narrow as a
-phone; the mistakes the claim exists to catch and whether the last run of each caught it
-(and by which fields); where the book states it; how to re-verify it. The seeds, contract,
-provenance and digests, and the raw record (each seed's values) close the page, collapsed in a
-``<details>``. The description is :func:`~claimbook.extensions.claim_pages_model.describe`'s
-and its numbers are :mod:`~claimbook.extensions.claim_numbers`'; this module only builds
-nodes.
+Top down: the state; the account a claim tests and who holds it; the statement; what the
+state means; a card per field (measured, expected, why, width in standard errors); the
+mistakes it catches and whether the last run caught each; where the book states it; how to
+re-verify it; seeds, contract, provenance and the record, collapsed.
 """
 
 from __future__ import annotations
@@ -28,11 +22,8 @@ from claimbook.extensions.claim_nodes import (
     statement_nodes,
 )
 
-__all__ = ["claim_page"]
-
 
 def _terms(pairs, classes: list[str]) -> nodes.definition_list:
-    """A list of terms and what they are (text, or JSON: :func:`claim_nodes.shown`)."""
     listed = nodes.definition_list(classes=classes)
     for term, value in pairs:
         body = nodes.definition("", nodes.paragraph("", shown(value)))
@@ -41,7 +32,6 @@ def _terms(pairs, classes: list[str]) -> nodes.definition_list:
 
 
 def _first_up(text: str) -> str:
-    """``text`` with a capital first letter, the rest as it is ("FP32 raw variance")."""
     return text[:1].upper() + text[1:]
 
 
@@ -76,14 +66,12 @@ def _card(field: Mapping) -> nodes.container:
 
 
 def _words(name: str) -> str:
-    """A perturbation's function name in words: ``chapter16.drop_eps`` -> "drop eps"."""
     return name.rpartition(".")[2].replace("_", " ")
 
 
 def _catch_state(catch: Mapping, words: Mapping[str, str]) -> str:
-    """Whether the last run of a mistake turned the claim red, and by which fields: the
-    mutation record's ``red`` (``{field, role, ...}``, a ``pinned`` field being a copied
-    number) or ``failed_fields`` (names), when it has them."""
+    """Whether the last run of a mistake turned the claim red, and by which fields (``red``,
+    a ``pinned`` one being a copied number, or ``failed_fields``)."""
     state = catch.get("state")
     red = catch.get("red") or [{"field": name} for name in catch.get("failed_fields") or []]
     named = []
@@ -120,8 +108,7 @@ def _catches(info: Mapping) -> nodes.section:
 
 
 def _key_rows(key) -> list[tuple]:
-    """The key a claim was computed under, a row per part: its digest, the environment's,
-    and each module it ran with its digest."""
+    """A row per part of the key a claim was computed under."""
     if not isinstance(key, Mapping):
         return [("key", key)]
     rows = []
@@ -135,8 +122,7 @@ def _key_rows(key) -> list[tuple]:
 
 
 def _collapsed(info: Mapping, docname: str) -> nodes.container:
-    """Seeds, contract, provenance and digests, the raw record, in a
-    ``<details>`` (opened by a reader, searched by none: ``claim_search``)."""
+    """Seeds, contract, provenance and digests, the raw record, in a ``<details>``."""
     closed = nodes.container(ids=["details"], classes=["claim-details"])
     closed += nodes.raw(
         "", "<details><summary>Seeds, contract, provenance and digests</summary>", format="html"
@@ -182,7 +168,6 @@ def _headline(info: Mapping, docname: str) -> list[nodes.Node]:
     parts = [line]
     refutes = info["refutes"]
     if refutes:
-        # The headline of a claim that registers an account is the account, with who holds it.
         account = nodes.container(classes=["claim-account"])
         account += nodes.paragraph("", "A common account says:", classes=["claim-account-lead"])
         account += nodes.block_quote(

@@ -1,14 +1,11 @@
 """What the build environment keeps about claims: where each is stated, and each page's warnings.
 
-When a page is read, every badge, bound number and claim line on it is noted with its
-section and anchor (:func:`mark_statement`, then :func:`_collect_places` once the page is
-read); :func:`stated_in` gives a claim's places labelled as the book numbers them, for the
-claim pages and the ledger. A claim warning on a page is kept too (:func:`warn`), and
-:func:`repeat_problems` says it again in a build that does not read the page again, so a
-failing claim fails every strict build until it is fixed.
-
-Set up by ``claims``; the data lives in ``env.domaindata["trainable_claims"]``, so it
-survives between builds with the environment and is merged from parallel readers.
+Each badge, bound number and claim line is given an anchor (:func:`mark_statement`) and noted
+with its section when its page is read; :func:`stated_in` labels the places as the book
+numbers them. A claim warning is kept (:func:`warn`) and said again by a build that does not
+re-read its page (:func:`repeat_problems`), so a failing claim fails every strict build. The
+data is ``env.domaindata["trainable_claims"]``: pickled with the environment, merged from
+parallel readers.
 """
 
 from __future__ import annotations
@@ -19,8 +16,6 @@ from docutils import nodes
 from sphinx.util import logging
 
 from claimbook.extensions.chapter_pages import chapter_docname
-
-__all__ = ["mark_statement", "repeat_problems", "setup_places", "stated_in", "warn"]
 
 logger = logging.getLogger(__name__)
 
@@ -112,11 +107,8 @@ def _section_label(env, docname: str, place: Mapping) -> str:
 
 
 def stated_in(env) -> dict[str, list[dict]]:
-    """Claim id -> the places that state it, labelled as the book numbers them.
-
-    Each place is ``{page, anchor, chapter, section, as, cited}`` (see
-    :mod:`~claimbook.extensions.claim_pages_model`), in page order.
-    """
+    """Claim id -> the places that state it (:mod:`.claim_pages_model`), labelled as the book
+    numbers them, in page order."""
     by_claim: dict[str, list[dict]] = {}
     for docname, found in sorted(_claims_data(env)["references"].items()):
         for place in found:
@@ -148,7 +140,6 @@ def repeat_problems(app) -> None:
 
 
 def setup_places(app) -> None:
-    """Connect the handlers that keep the places and the problems (called by ``claims``)."""
     app.connect("env-before-read-docs", _remember_read)
     app.connect("doctree-read", _collect_places)
     app.connect("env-purge-doc", _purge)
