@@ -1,13 +1,8 @@
-"""Start the book's chapter numbering at ``trainable_first_chapter``.
+"""Start the book's chapter numbering at ``trainable_first_chapter`` (this excerpt's 15).
 
-Sphinx numbers chapters by their position in the numbered table of contents, so the first
-chapter of this excerpt would be "1". The book is an excerpt of a larger one and keeps its
-numbering, so the first chapter must read "15". This extension shifts the leading component
-of every section number right after Sphinx assigns them; figure, equation and theorem numbers
-are derived from section numbers afterwards, so they follow without further work.
-
-The shift is undone before Sphinx compares new numbers with the stored ones, so an unchanged
-book still counts as unchanged and an incremental build rewrites nothing.
+The leading component of every section number is shifted right after Sphinx assigns them
+(figure, equation and theorem numbers follow), and shifted back before Sphinx compares them
+with the stored ones, so an unchanged book rewrites nothing.
 """
 
 from __future__ import annotations
@@ -66,9 +61,8 @@ def _wrap(assign):
 
 
 def _wrap_assign_section_numbers(app) -> None:
-    # Wrap at builder-inited, after every extension's setup. sphinx-external-toc (which
-    # Jupyter Book uses) replaces the collector by a subclass that renumbers chapters itself,
-    # so the shift must wrap the most derived method, after all renumbering is done.
+    # After every extension's setup: sphinx-external-toc's subclass renumbers chapters
+    # itself, so the most derived method is wrapped.
     for cls in _leaf_collector_classes():
         assign = cls.assign_section_numbers
         if not getattr(assign, _WRAPPED, False):

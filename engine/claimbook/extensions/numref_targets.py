@@ -1,16 +1,9 @@
 """Resolve numbered references without unpickling their target pages again and again.
 
-Sphinx's standard domain resolves a numbered reference (``{numref}``, "Figure 16.3",
-"Section 16.6") by loading the whole doctree of the page that holds its target
-(``env.get_doctree``: an unpickling) to read that one node's class and ids. A chapter page
-of this book takes about 60 ms to unpickle and is the target of dozens of references, so a
-render unpickled the same pages again and again: 48 loads, 2.8 of the 15.8 s a render took
-under cProfile after a code edit of chapter 16.
-
-While pages are written the stored doctrees do not change (reading is over), so here the
-lookup loads each target page at most once per build and reads that copy. The copy is handed
-to nothing else: only the numbered-reference lookup sees it, and it only reads a node's
-class and ids. The copies are dropped when a build's reading ends and when it finishes.
+Sphinx resolves each ``{numref}`` by loading the target page's whole doctree (about 60 ms for
+a chapter page, dozens of times a render). While pages are written the stored doctrees do not
+change, so here the lookup loads each page at most once per build, into a copy only it reads;
+the copies are dropped when a build's reading starts and when it ends.
 """
 
 from __future__ import annotations
@@ -26,9 +19,8 @@ _LOADED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def with_pages_loaded_once(resolve: Callable) -> Callable:
-    """``resolve`` (a bound-method-shaped ``(domain, env, *rest)`` function) run with an
-    ``env.get_doctree`` that loads each page once per build; the environment's own method is
-    restored afterwards, whatever ``resolve`` does."""
+    """``resolve`` (``(domain, env, *rest)``) run with an ``env.get_doctree`` that loads each
+    page once per build; the environment's own method is restored afterwards."""
 
     def resolve_with_pages_loaded_once(domain, env, *rest, **options):
         loaded = _LOADED.setdefault(env, {})

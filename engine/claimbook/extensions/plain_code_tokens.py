@@ -1,22 +1,10 @@
 """Highlighted code without a span for a token that is drawn as plain text.
 
-Pygments wraps every token of a code block in a ``<span class="...">``, and the stylesheet
-colours each class. The theme's light and dark styles (pydata-sphinx-theme's
-``pygments_light_style`` and ``pygments_dark_style``; both written to ``pygments.css``) draw
-several token types exactly as the block's own text: names, punctuation and whitespace in
-the a11y-high-contrast styles, the same colour and no weight, slant or underline. Their spans
-change nothing a reader sees, and they are most of a page's elements: chapter 16's first page
-held 5 121 code spans in 11 654 elements, 3 355 of them names, punctuation and whitespace.
-Every element costs a phone layout and style time, and an accessibility checker time.
-
-Here the HTML formatter hands such tokens to Pygments as plain text (``Token.Text``, which has
-no span), so a run of them becomes one text node. A token type is folded only when *both*
-styles draw it exactly as ``Token.Text`` (:func:`plain_token_types`). The styles give
-``Token.Text`` its colour on the block (``div.highlight``), which the theme's colour for
-``<pre>`` overrides; a block with folded tokens has ``<pre style="color: inherit">``, so every
-character has the colour, weight and slant it had with its span, in either scheme (a block
-with nothing folded, such as a cell's plain output, is written as before). The copy button,
-search and the text are unchanged.
+The theme's light and dark Pygments styles draw names, punctuation and whitespace exactly as
+the block's text, yet each token gets a ``<span>``: most of a chapter page's elements, each
+costing layout and accessibility-check time. A token type both styles draw as ``Token.Text``
+(:func:`plain_token_types`) is handed to Pygments as ``Token.Text``, which has no span; a block
+with such tokens gets ``<pre style="color: inherit">`` so every character looks as before.
 """
 
 from __future__ import annotations
@@ -32,14 +20,8 @@ INHERIT_COLOUR = "color: inherit"  # the <pre> of a block with folded tokens
 
 
 def plain_token_types(styles: Iterable[type[Style]]) -> frozenset[_TokenType]:
-    """The standard token types every style in ``styles`` draws exactly as ``Token.Text``
-    (colour, background, border, weight, slant, underline and font family all equal).
-
-    Raises
-    ------
-    ValueError
-        If ``styles`` is empty: with no style, nothing is known to look plain.
-    """
+    """The standard token types every style in ``styles`` draws exactly as ``Token.Text``;
+    raises ValueError if ``styles`` is empty (then nothing is known to look plain)."""
     styles = list(styles)
     if not styles:
         raise ValueError("styles: at least one Pygments style is needed")
@@ -57,8 +39,7 @@ def folded(tokens: Iterable[tuple[_TokenType, str]], plain: frozenset) -> list:
 
 
 def plain_formatter(formatter: type, plain: frozenset) -> type:
-    """A subclass of the HTML formatter class ``formatter`` that formats :func:`folded`
-    tokens."""
+    """A subclass of the HTML formatter class ``formatter`` that formats :func:`folded` tokens."""
 
     class PlainTokensFormatter(formatter):
         def format_unencoded(self, tokensource, outfile):
@@ -73,8 +54,8 @@ def plain_formatter(formatter: type, plain: frozenset) -> type:
 
 
 def theme_styles(app) -> list[type[Style]]:
-    """The light and dark Pygments styles the theme writes to ``pygments.css``, found as
-    pydata-sphinx-theme finds them: the book's theme options, else the theme's defaults."""
+    """The light and dark Pygments styles the theme writes to ``pygments.css`` (the book's
+    theme options, else the theme's defaults), or [] for another theme."""
     from pydata_sphinx_theme.utils import get_theme_options_dict
 
     options = get_theme_options_dict(app)

@@ -1,20 +1,10 @@
 """Draw the navigation sidebar once for all the pages outside the table of contents.
 
-The theme (pydata-sphinx-theme, under sphinx-book-theme) draws each page's sidebar with
-``generate_toctree_html``: it resolves the whole table of contents for that page, renders
-it and reworks the HTML with BeautifulSoup. That costs time in proportion to the number of
-chapters, on every page, so a book's render grows with chapters x pages: in a 100-chapter
-generated book it was about half of the render, and more than half of that was spent on the
-claim pages.
-
-The sidebar depends on the page in two ways only: which entries are *current* (the page and
-the entries that lead to it) and the links, which are relative to the page's folder. A page
-no toctree includes -- a claim page, the search page, the general index -- has no current
-entry, so every such page in one folder has the same sidebar. Here the theme's function is
-wrapped, page by page, so that for those pages a sidebar asked for with the same arguments
-is drawn once per folder and build and reused; every other call (a chapter's page, whose
-entries are current; ``kind="raw"``, which returns a mutable tree) goes to the theme as
-before. The site is byte-identical with or without this extension.
+The theme resolves and renders the whole table of contents for every page's sidebar, which
+grows with chapters x pages. A page no toctree includes (a claim page, the search page) has
+no current entry, so its sidebar depends only on its folder: the theme's function is wrapped
+so that such a sidebar is drawn once per folder and build (``kind="raw"`` and calls from the
+page's own subtree go to the theme). The site is byte-identical with or without this.
 """
 
 from __future__ import annotations
@@ -35,9 +25,8 @@ def pages_in_contents(env) -> frozenset[str]:
 
 
 def shared(generate: Callable, pagename: str, drawn: dict) -> Callable:
-    """``generate`` (the theme's ``generate_toctree_html`` for page ``pagename``, outside the
-    table of contents) with each sidebar it returns as HTML kept in ``drawn`` under the page's
-    folder and the call's arguments, and served from there to the next such page."""
+    """``generate`` (the theme's ``generate_toctree_html`` for ``pagename``, outside the table
+    of contents) with each HTML sidebar kept in ``drawn`` by folder and arguments."""
     folder = posixpath.dirname(pagename)
 
     def generate_shared(kind: str, startdepth: int = 1, show_nav_level: int = 1, **kwargs):
