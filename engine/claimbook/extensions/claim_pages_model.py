@@ -78,15 +78,7 @@ def measurement_lead(state: str) -> str:
 
 
 def account_line(refutes: Mapping | None) -> str | None:
-    """``"<account> (<source>)"`` of a claim that registers an account, else None.
-
-    Examples
-    --------
-    >>> account_line({"account": "BN fixes shift.", "source": "Paper 2015"})
-    'BN fixes shift. (Paper 2015)'
-    >>> account_line(None) is None
-    True
-    """
+    """``"<account> (<source>)"`` of a claim that registers an account, else None."""
     if not refutes:
         return None
     account = str(refutes.get("account") or "").strip()
@@ -152,13 +144,7 @@ _SYMBOLS = {
 
 
 def plain_math(text: str) -> str:
-    r"""A statement with its ``$...$`` math as plain text, for a hover.
-
-    Examples
-    --------
-    >>> plain_math(r"It falls like $B^{-1/2}$ from $\sqrt{2 - E[s]}$ at $\epsilon = 0$.")
-    'It falls like B^(-1/2) from √(2 - E[s]) at ε = 0.'
-    """
+    """A statement with its ``$...$`` math as plain text, for a hover."""
 
     def plain(match: re.Match) -> str:
         math = re.sub(r"\\(?:mathrm|operatorname)\{([^}]*)\}", r"\1", match.group(1))
@@ -180,15 +166,7 @@ def badge(summary: Mapping) -> Badge:
 
 
 def parse_claim_value(text: str) -> tuple[str, str, str]:
-    """``"<id>.<field>[:spec]"`` -> ``(id, field, spec)``; raises ValueError if malformed.
-
-    Examples
-    --------
-    >>> parse_claim_value("c15-invariance-001.rms_shift_deviation:.3f")
-    ('c15-invariance-001', 'rms_shift_deviation', '.3f')
-    >>> parse_claim_value("c16-x-001.gap.ci")
-    ('c16-x-001', 'gap.ci', '')
-    """
+    """``"<id>.<field>[:spec]"`` -> ``(id, field, spec)``; raises ValueError if malformed."""
     reference, _, spec = text.strip().partition(":")
     claim_id, _, field = reference.partition(".")
     if not claim_id or not field or any(not part for part in field.split(".")):
@@ -199,11 +177,6 @@ def parse_claim_value(text: str) -> tuple[str, str, str]:
 def field_value(result: Mapping, field: str):
     """The value at dotted ``field`` of a result; raises KeyError naming the missing part.
     Fields may nest or be keyed by dotted name: at each level the longest key present wins.
-
-    Examples
-    --------
-    >>> field_value({"a.b": {"ci": [1, 2]}}, "a.b.ci")
-    [1, 2]
     """
     parts = field.split(".")
     value, index = result, 0

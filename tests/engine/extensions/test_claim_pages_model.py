@@ -272,3 +272,11 @@ def test_values_that_are_not_numbers_are_refused_unless_shown_plainly():
         format_value(True, ".2f")
     with pytest.raises(ValueError, match="is not a number"):
         format_value("text", "")
+
+
+def test_an_account_reads_with_its_source_and_math_reads_as_text_in_a_hover():
+    account = {"account": "BN fixes shift.", "source": "Paper 2015"}
+    assert model.account_line(account) == "BN fixes shift. (Paper 2015)"
+    assert model.account_line(None) is None
+    statement = r"It falls like $B^{-1/2}$ from $\sqrt{2 - E[s]}$ at $\epsilon = 0$."
+    assert model.plain_math(statement) == "It falls like B^(-1/2) from √(2 - E[s]) at ε = 0."
