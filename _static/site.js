@@ -1,5 +1,5 @@
 // What the theme's templates leave out, for axe-core (the page bodies are mended at build
-// time by claimbook.extensions.page_access; these elements are in the templates).
+// time by claimbook.extensions.book_site; these elements are in the templates).
 document.addEventListener("DOMContentLoaded", () => {
   // The primary sidebar's book title sits outside every landmark (axe: region).
   const sidebar = document.querySelector(".bd-sidebar-primary");
