@@ -1,37 +1,8 @@
-"""Claims: the registry, ``verify_claim``, keys, pins, artifacts and the judge.
+"""Claims: the registry, ``verify_claim``, keys, artifacts and the one judge.
 
-Every numeric statement of the book is a *claim*: an id, one sentence, the registered
-computation that measures it, what each computed field must satisfy, and the contract it
-was measured under (seed, dtype, device, estimator). One module per job:
-
-- :mod:`~claimbook.claims.registry` -- ``claims/<id>.yaml``: schema, loading,
-  refusing what cannot be used; :func:`claim_seed` and :func:`claim_seeds`.
-- :mod:`~claimbook.claims.computations` -- finding a claim's computation from its dotted
-  name, and running it, per seed for a statistical claim.
-- :mod:`~claimbook.claims.intervals` -- t and bootstrap intervals of a mean.
-- :mod:`~claimbook.claims.keys` -- what an artifact depends on: the registry entry,
-  every byte of the modules its computation reaches, the lock and the installed versions.
-- :mod:`~claimbook.claims.compare` -- results against expectations, one record per field.
-- :mod:`~claimbook.claims.store` -- artifacts: building, JSON text, reading back (the path
-  is :func:`claimbook.paths.artifact_path`).
-- :mod:`~claimbook.claims.summary` -- failure lines and a badge's hover text.
-- :mod:`~claimbook.claims.verify` -- :func:`verify_claim` and the pin.
-- :mod:`~claimbook.claims.judgement` -- :func:`judge`, the one decision of a claim's state.
-- :mod:`~claimbook.claims.audit` -- :func:`check_artifact`, against a recomputation.
-- :mod:`~claimbook.claims.repin` -- ``make repin``: verify everything, then re-pin.
-
-Three kinds of claim
---------------------
-*Deterministic* (one call), *statistical* (one call per seed of a derived set, summarized
-by a mean and a t or bootstrap interval), and either of them *refuting* a common account
-(``refutes:``), whose success is the status ``"refuted"``.
-
-Examples
---------
->>> claim_seed("c15-running-state")
-316832669
->>> load_claim("c15-invariance-001").contract["device"]
-'CPU'
+A claim is a result the book states: an id, one sentence, the registered computation that
+measures it, what each computed field must satisfy, and the contract it was measured under.
+The package re-exports what chapters, pages and the build use; docs/claims.md is the guide.
 """
 
 from claimbook.claims.audit import check_artifact
@@ -45,15 +16,8 @@ from claimbook.claims.registry import (
     Claim,
     claim_seed,
     claim_seeds,
-    display_contract,
     list_claims,
     load_claim,
-)
-from claimbook.claims.repin import (
-    ClaimReport,
-    PinUpdate,
-    RepinReport,
-    repin_chapters,
 )
 from claimbook.claims.summary import badge_summary, failure_summary
 from claimbook.claims.verify import claim_status_line, harness_pin, verify_claim
@@ -62,10 +26,7 @@ from claimbook.paths import artifact_path
 __all__ = [
     "STATES",
     "Claim",
-    "ClaimReport",
     "Judgement",
-    "PinUpdate",
-    "RepinReport",
     "artifact_path",
     "badge_summary",
     "check_artifact",
@@ -74,14 +35,12 @@ __all__ = [
     "claim_seeds",
     "claim_status_line",
     "current_claim_key",
-    "display_contract",
     "environment_digest",
     "failure_summary",
     "harness_pin",
     "judge",
     "list_claims",
     "load_claim",
-    "repin_chapters",
     "resolve_computation",
     "state_fails_build",
     "verify_claim",

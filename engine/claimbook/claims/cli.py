@@ -1,22 +1,11 @@
 """The claims part of the command line: ``python -m claimbook claims ...`` and ``... repin``.
 
-::
-
-    claims list                         every claim with its state and statement
-    claims verify [ID ...]              recompute, write artifacts, one line per claim
-    claims verify --check-artifacts     recompute and compare with the artifacts on disk
-    claims compute ID ...               what the build runs in a fresh process: compute,
-                                        write artifacts, one JSON line {id, seconds} each
-    claims show ID                      the registry entry and the artifact's state
-    repin [--chapters DIR]              re-verify every claim, report changes, then re-pin
-
-``verify`` uses the running harness's version (it is not a chapter) and exits with status 1
-if any claim fails, or (with ``--check-artifacts``) if any artifact is missing, stale, or
-disagrees with a fresh recomputation. ``repin`` exits with status 1, rewriting no chapter,
-if any claim fails. Unknown ids, malformed registry files and filesystem problems (a
-read-only artifacts directory, a directory where a file should be) exit with status 2 and
-a one-line message. ``--registry`` and ``--artifacts`` point at other directories (used by
-tests).
+``claims list``, ``claims verify [ID ...] [--check-artifacts]``, ``claims compute ID ...``
+(what the build runs in a fresh process: a JSON line ``{"start": id}`` before each claim
+and ``{"id": id, "seconds": s}`` after), ``claims show ID``, ``repin [--chapters DIR]``.
+Exit status 1: a claim failed (or with ``--check-artifacts``, an artifact is missing, stale
+or disagrees with a recomputation); ``repin`` then rewrites no chapter. Exit status 2, with
+one line: an unknown id, a malformed registry file, a filesystem problem.
 """
 
 from __future__ import annotations
@@ -28,6 +17,7 @@ import time
 from pathlib import Path
 
 from claimbook import cache, claims
+from claimbook.claims import repin
 from claimbook.errors import ClaimError, RegistryError, UnknownClaimError
 from claimbook.failures import failure_line
 from claimbook.text import one_line
@@ -60,8 +50,10 @@ def _parser() -> argparse.ArgumentParser:
     show = actions.add_parser("show", help="a claim's registry entry and its state")
     show.add_argument("id", metavar="ID")
 
-    repin = commands.add_parser("repin", help="re-pin every chapter and re-verify every claim")
-    repin.add_argument("--chapters", type=Path, help="chapters directory (default: chapters/)")
+    repin_parser = commands.add_parser("repin", help="re-pin every chapter, re-verify claims")
+    repin_parser.add_argument(
+        "--chapters", type=Path, help="chapters directory (default: chapters/)"
+    )
     return parser
 
 
@@ -108,13 +100,7 @@ def _verify(options) -> int:
 
 
 def _compute(options) -> int:
-    """Compute each claim in this process and write its artifact; a JSON line per claim.
-
-    The build (:mod:`claimbook.pipeline.claim_runs`) runs this in a fresh interpreter, which
-    imports only the engine, the harness and the registry entries it is given. Before each
-    claim, a JSON line ``{"start": id}``; after it, ``{"id": id, "seconds": s}``. A failed
-    claim is an artifact with status failed, not an error of this command.
-    """
+    """Compute each claim here and write its artifact (a failed claim is not an error)."""
     for claim_id in options.ids:  # refuse unknown ids before computing anything
         claims.load_claim(claim_id, registry_dir=options.registry)
     pin = claims.harness_pin()
@@ -137,18 +123,18 @@ def _show(options) -> int:
     )
     print(f"# {claim.path}")
     print(claim.path.read_text(encoding="utf-8").rstrip("\n"))
-    print(f"# seed: {claims.display_contract(claim.id, registry_dir=options.registry)['seed']}")
+    print(f"# seed: {claim.shown_contract['seed']}")
     print(f"# artifact: {claims.artifact_path(claim.id, options.artifacts)}")
     print(f"# state: {judgement.state} ({judgement.reason})")
     return 0
 
 
 def _repin(options) -> int:
-    report = claims.repin.repin(
+    report = repin.repin(
         options.chapters, registry_dir=options.registry, artifacts_dir=options.artifacts
     )
     for claim in report.claims:
-        if claim.status not in claims.repin.SUCCESS:
+        if claim.status not in repin.SUCCESS:
             print(f"{claim.id}: failed: {claim.message}")
         elif not claim.had_artifact:
             print(f"{claim.id}: {claim.status} (no previous artifact to compare)")
@@ -168,15 +154,7 @@ def _repin(options) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line with ``argv`` (default ``sys.argv[1:]``) and return the exit status.
-
-    Examples
-    --------
-    An unknown id is refused before anything is computed (the message goes to stderr):
-
-    >>> main(["claims", "verify", "c15-invariance-01"])
-    2
-    """
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); the exit status."""
     options = _parser().parse_args(argv)
     cache.reset()  # each command is a build of its own: it reads the files as they are now
     handlers = {"list": _list, "verify": _verify, "compute": _compute, "show": _show}

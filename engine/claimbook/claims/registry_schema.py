@@ -1,22 +1,12 @@
 """Reading and refusing a registry file: the rules a ``claims/<id>.yaml`` must meet.
 
-:func:`validated` turns a registry file's bytes into its data, or raises
-:class:`~claimbook.errors.RegistryError` with one line naming the file and the field. It
-refuses, in this order: a file over :data:`MAX_FILE_BYTES` or not UTF-8; YAML that does not
-parse (``line L, column C: <problem>``), anchors and aliases (a small file could expand into
-a huge document), repeated keys, nesting deeper than :data:`MAX_DEPTH` (checked while PyYAML
-composes, so a file 10 000 levels deep stops at level 21); a key or text value over
-:data:`MAX_TEXT` characters or holding an unsafe character (:data:`claimbook.text.UNSAFE`:
-every text field is one line), a number that is not finite; what breaks
-``claim_schema.json`` (at most :data:`MAX_PROBLEMS` problems listed); and what a schema
-cannot state: the id differs from the file name or the chapter from the id's ``c<N>-``
-prefix, statistics without a seed set or the reverse, a reversed interval, a statistical
-field on a deterministic claim, and a *vacuous tolerance*: one that cannot tell the expected
-value from zero (``abs_tol >= |value|`` for a non-zero value, or ``rel_tol >= 1``), unless
-``vacuous_ok: <why>`` says it is meant (and ``vacuous_ok`` on a tolerance that is not
-vacuous is refused). Whether a ``wide_because`` is needed depends on the seeds' spread; the
-build checks that (:mod:`claimbook.claims.ratios`). Messages quote at most :data:`EXCERPT`
-characters of a value.
+:func:`validated` refuses, in this order, with one line naming the file and the field:
+what :mod:`~claimbook.claims.registry_yaml` cannot read strictly; a key or text over
+:data:`MAX_TEXT` characters or with an unsafe character (:data:`claimbook.text.UNSAFE`), a
+non-finite number; what breaks ``claim_schema.json``; then what a schema cannot state (the
+id and the file name, the chapter and the id's ``c<N>-`` prefix, statistics and the seed
+set, a reversed interval, a statistical field on a deterministic claim, and a vacuous
+tolerance without ``vacuous_ok`` or the reverse: docs/claims.md).
 """
 
 from __future__ import annotations
@@ -46,16 +36,16 @@ MAX_TEXT = 2000  # characters of one key or text value
 MAX_PROBLEMS = 6
 _CHAPTER_PREFIX = re.compile(r"c(\d+)-")
 _STATISTICAL_KINDS = ("ci_within", "mean", "fraction")
+_STATISTICAL_ONLY = {
+    "wide_because": "tolerance is measured in standard errors",
+    "interval_method": "fields have intervals over seeds",
+}
 _SCHEMA = json.loads(resources.files("claimbook.claims").joinpath("claim_schema.json").read_text())
 
 
-@functools.cache
+@functools.cache  # made on the first file validated
 def _validator():
-    """The schema's validator, made on the first file validated."""
     return jsonschema.Draft202012Validator(_SCHEMA)
-
-
-# --- field names and values -------------------------------------------------------------------
 
 
 def field_name(path) -> str:
@@ -123,15 +113,9 @@ def _refuse_unusable_values(data: Any, path: Path) -> None:
             )
 
 
-# --- the schema ---------------------------------------------------------------------------------
-
-
 def _innermost(error: jsonschema.ValidationError) -> list[jsonschema.ValidationError]:
-    """Descend into a failed ``oneOf`` along the branch the entry most likely meant.
-
-    That branch is the one with the fewest failed constants (a wrong ``policy``) and then the
-    fewest errors, so a missing ``reason`` is reported as such, not as "matches no schema".
-    """
+    """Descend into a failed ``oneOf`` along the branch with the fewest failed constants,
+    then errors: a missing ``reason`` is reported as such, not as "matches no schema"."""
     if error.validator not in ("oneOf", "anyOf") or not error.context:
         return [error]
     branches: dict[int, list] = {}
@@ -173,9 +157,6 @@ def _schema_problem(error: jsonschema.ValidationError) -> str:
                 " (YAML reads a number without a decimal point, like 5e-4, as text; write 5.0e-4)"
             )
     return f"field {field}: {message}"
-
-
-# --- checks across fields -------------------------------------------------------------------
 
 
 def _vacuity(bound: dict) -> str | None:
@@ -245,20 +226,17 @@ def _check_consistency(data: dict, path: Path) -> None:
                     f"field expect[{field}].{bounds_name} is {bounds}; "
                     "write it as [lower, upper] with lower <= upper",
                 )
-        if "wide_because" in expectation and not statistical:
-            raise refusal(
-                path,
-                f"field expect[{field}].wide_because is only for a statistical claim (seed "
-                "policy derived-set), whose tolerance is measured in standard errors",
-            )
-        if "interval_method" in expectation and not statistical:
-            raise refusal(
-                path,
-                f"field expect[{field}].interval_method is only for a statistical claim (seed "
-                "policy derived-set), whose fields have intervals over seeds",
-            )
+        if statistical:
+            continue
+        for key, why in _STATISTICAL_ONLY.items():
+            if key in expectation:
+                raise refusal(
+                    path,
+                    f"field expect[{field}].{key} is only for a statistical claim (seed "
+                    f"policy derived-set), whose {why}",
+                )
         kind = next((k for k in _STATISTICAL_KINDS if k in expectation), None)
-        if kind is not None and not statistical:
+        if kind is not None:
             raise refusal(
                 path,
                 f"field expect[{field}].{kind} needs a statistical claim "
@@ -268,16 +246,8 @@ def _check_consistency(data: dict, path: Path) -> None:
 
 
 def validated(raw: bytes, path: Path) -> dict:
-    """The data of registry file ``path`` (bytes ``raw``), refused unless usable.
-
-    Everything but ``compute`` is checked here (see the module doc); whether ``compute``
-    names a registered computation is checked on every load, by the registry.
-
-    Raises
-    ------
-    RegistryError
-        One line naming the file, the field and the problem.
-    """
+    """The data of registry file ``path`` (bytes ``raw``); :class:`RegistryError` unless
+    usable (all but ``compute``, which the registry checks on every load)."""
     data = parse_registry_yaml(raw, path)
     _refuse_unusable_values(data, path)
     errors = [inner for error in _validator().iter_errors(data) for inner in _innermost(error)]

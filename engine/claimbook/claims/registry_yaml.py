@@ -1,15 +1,5 @@
 """A registry file's YAML, read strictly: PyYAML's safe loader without anchors, aliases,
 repeated keys or deep nesting, and every refusal one line naming the file and the place.
-
-Examples
---------
->>> from pathlib import Path
->>> try:
-...     parse_registry_yaml(b"statement: [unclosed\\n", Path("claims/c0-toy-001.yaml"))
-... except RegistryError as error:
-...     print(error)  # doctest: +NORMALIZE_WHITESPACE
-claims/c0-toy-001.yaml: line 2, column 1: expected ',' or ']', but got '<stream end>'
-(while parsing a flow sequence that starts at line 1, column 12)
 """
 
 from __future__ import annotations
@@ -32,13 +22,7 @@ MAX_DEPTH = 20  # nested mappings and sequences
 
 
 def excerpt(value: Any, limit: int = EXCERPT) -> str:
-    """``repr(value)`` cut to ``limit`` characters, with an ellipsis and the full length.
-
-    Examples
-    --------
-    >>> excerpt("a" * 200).endswith("... (202 characters)")
-    True
-    """
+    """``repr(value)`` cut to ``limit`` characters, with an ellipsis and the full length."""
     text = repr(value)
     if len(text) <= limit:
         return text
@@ -91,7 +75,7 @@ class _Strict:
 
 
 class _StrictSafeLoader(_Strict, yaml.SafeLoader):
-    """PyYAML's pure-Python safe loader, strict: the reference, whose messages are reported."""
+    """The pure-Python reference: it decides a refusal and words its message."""
 
 
 if yaml.__with_libyaml__:
@@ -104,9 +88,7 @@ if yaml.__with_libyaml__:
         yaml.constructor.SafeConstructor,
         yaml.resolver.Resolver,
     ):
-        """The same loader on libyaml's scanner and parser (a registry file parses about 15
-        times faster), composing and constructing in Python as the reference does, so the
-        same checks run on the same events."""
+        """The same checks on libyaml's scanner and parser (about 15 times faster)."""
 
         def __init__(self, stream):
             CParser.__init__(self, stream)
@@ -155,8 +137,7 @@ def parse_registry_yaml(raw: bytes, path: Path) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise refusal(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    # A text libyaml refuses is read again by the reference loader, whose message is the one
-    # reported (and whose reading decides).
+    # A text libyaml refuses is read again by the reference loader, whose message is reported.
     try:
         if yaml.__with_libyaml__:
             with contextlib.suppress(yaml.YAMLError):

@@ -10,7 +10,6 @@ from claimbook import claims
 from claimbook.claims import (
     claim_seed,
     claim_seeds,
-    display_contract,
     list_claims,
     load_claim,
     verify_claim,
@@ -65,14 +64,14 @@ def test_fixture_registry_holds_a_statistical_and_a_refuted_claim(fixture_regist
     assert shift.kind == "deterministic" and shift.refutes["account"].startswith("A common")
 
 
-def test_display_contract_reads_the_registry(registry, fixture_registry):
-    assert display_contract(TOY_ID, registry_dir=registry) == {
+def test_the_shown_contract_reads_the_registry(registry, fixture_registry):
+    assert load_claim(TOY_ID, registry_dir=registry).shown_contract == {
         "seed": f'claim_seed("toy-seed") = {claim_seed("toy-seed")}',
         "dtype": "FP64",
         "device": "CPU",
         "estimator": "closed form",
     }
-    noise = display_contract("t01-noise-001", registry_dir=fixture_registry.directory)
+    noise = load_claim("t01-noise-001", registry_dir=fixture_registry.directory).shown_contract
     assert noise["seed"] == 'claim_seeds("t01-noise", 20): 20 seeds'
 
 
