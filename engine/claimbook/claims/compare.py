@@ -1,25 +1,13 @@
 """Comparing a claim's results with its registered expectations: one record per field.
 
-A record is ``{expected, got, tolerance, reason, passed}``: what the registry expects and how
-it is shown (:func:`shown_expectation`, also what a page shows for a claim not yet run), the
-value computed, and whether it passed. Every registered field gets a record, and so does
-every computed field without an expectation (which fails: the registry and the witness
-must agree one to one).
+A record is ``{expected, got, tolerance, reason, passed}``: the expectation as shown
+(:func:`shown_expectation`), the value computed, and whether it passed. A computed field
+without an expectation gets a failing record: registry and computation agree one to one.
+The comparators are docs/claims.md's; on a statistical claim a deterministic comparator
+must hold for every seed.
 
-Deterministic expectations: ``equals`` (exact, keeping booleans, numbers and strings apart),
-``value`` with ``abs_tol`` or ``rel_tol``, ``interval`` (closed). Statistical ones, over the
-seeds of a statistical claim: ``ci_within`` (the interval of the mean lies inside),
-``mean`` (with a tolerance), ``fraction`` (of seeds above or below a threshold), or any
-deterministic one, which every seed must meet.
-
-Examples
---------
 >>> shown_expectation({"value": 0.5, "abs_tol": 1e-12})
 (0.5, 'abs_tol 1e-12')
->>> shown_expectation({"ci_within": [0.9, 1.1]}, statistical=True)
-([0.9, 1.1], 'interval within')
->>> shown_expectation({"equals": 3}, statistical=True)
-(3, 'exact, every seed')
 """
 
 from __future__ import annotations
@@ -49,9 +37,8 @@ def _equal_exactly(expected, got) -> bool:
 
 
 def _within(bound: Mapping, got) -> bool:
-    if "abs_tol" in bound:
-        return is_number(got) and abs(got - bound["value"]) <= bound["abs_tol"]
-    return is_number(got) and abs(got - bound["value"]) <= bound["rel_tol"] * abs(bound["value"])
+    tolerance = bound["abs_tol"] if "abs_tol" in bound else bound["rel_tol"] * abs(bound["value"])
+    return is_number(got) and abs(got - bound["value"]) <= tolerance
 
 
 def _tolerance_text(bound: Mapping) -> str:
@@ -166,9 +153,6 @@ def _statistical(expect: Mapping, result: Mapping) -> dict:
 
 
 def comparisons(expect: Mapping, result: Mapping, *, statistical: bool) -> dict:
-    """Field -> record, for a deterministic result or a statistical claim's summary.
-
-    ``result`` is the computation's (nested) result, or for a statistical claim the
-    per-field summary of :func:`claimbook.claims.store.statistical_result`.
-    """
+    """Field -> record, for a (nested) result or, if ``statistical``, the per-field summary
+    of :func:`claimbook.claims.store.statistical_result`."""
     return _statistical(expect, result) if statistical else _deterministic(expect, result)

@@ -1,28 +1,10 @@
 """Registered claim computations, and running one for a claim.
 
-A registry file's ``compute`` names a function by its dotted path; the engine imports that
-module of :mod:`trainable_harness.witnesses` and accepts the function only if it carries
-the mark of ``trainable_harness.claimable.claim_computation`` (:func:`resolve_computation`).
-Nothing else in the instruments (let alone outside them) can be reached from a registry
-file, and there is no table to keep: a new witness module is found from the name alone. A
-computation takes no input except ``seed=`` and returns a mapping of result fields
-(numbers, booleans, strings, or nested mappings of them).
-
-:func:`run_computation` calls it -- once with ``seed=claim.seed`` (or no argument) for a
-deterministic claim, once per seed of :attr:`Claim.seeds` for a statistical claim. An
-exception raised by the computation is recorded as the outcome's ``error``, never raised at
-the caller.
-
-Examples
---------
->>> name = "trainable_harness.witnesses.chapter15.invariance.invariance_witness"
->>> resolve_computation(name).__name__
-'invariance_witness'
->>> try:
-...     resolve_computation("trainable_harness.witnesses.chapter15.epsilon.EPSILON_RATIOS")
-... except ComputationNotFoundError as error:
-...     print(str(error).split("; ")[1])
-did you mean trainable_harness.witnesses.chapter15.epsilon.epsilon_witness?
+A registry's ``compute`` names a function of :mod:`trainable_harness.witnesses` marked with
+``@claim_computation`` (:func:`resolve_computation`); nothing else can be reached from a
+registry file. It takes only ``seed=`` and returns a mapping of result fields (numbers,
+booleans, strings or nested mappings of them). :func:`run_computation` calls it once, or
+once per seed of a statistical claim, recording an exception as the outcome's ``error``.
 """
 
 from __future__ import annotations
@@ -45,7 +27,7 @@ from claimbook import instruments
 from claimbook.claims.registry_yaml import excerpt
 from claimbook.errors import ComputationNotFoundError, WitnessResultError
 
-__all__ = ["Outcome", "computations_in", "resolve_computation", "run_computation"]
+__all__ = ["Outcome", "flatten", "normalize_result", "resolve_computation", "run_computation"]
 
 _ERROR_LIMIT = 400  # characters of a computation's exception text kept in an artifact
 # A statistical claim whose first seed took longer than this runs its other seeds in worker
@@ -54,26 +36,21 @@ PARALLEL_THRESHOLD_SECONDS = 0.05
 WORKERS_ENVIRONMENT_VARIABLE = "TRAINABLE_CLAIM_WORKERS"
 
 
-def _claimable():
-    """The instruments' module that marks claim computations (imported when first needed)."""
+def _claimable():  # the instruments' module that marks claim computations
     return importlib.import_module(f"{instruments.PACKAGE}.claimable")
 
 
 def resolve_computation(name: str) -> Callable[..., Mapping]:
-    """The marked witness function a registry's ``compute:`` names, imported from its module.
+    """The marked function ``name`` (``trainable_harness.witnesses.<module>.<function>``).
 
-    Parameters
-    ----------
-    name : str
-        ``trainable_harness.witnesses.<module path>.<function>``, e.g.
-        ``trainable_harness.witnesses.chapter16.folding.folding_witness``.
+    Raises :class:`ComputationNotFoundError` if ``name`` is outside the witnesses, its module
+    cannot be imported, or it is not a marked function (the message names the nearest).
 
-    Raises
-    ------
-    ComputationNotFoundError
-        If ``name`` is outside ``trainable_harness.witnesses``, its module cannot be
-        imported, or the function does not exist or is not marked with
-        ``@claim_computation`` (the message names the nearest marked function).
+    >>> try:
+    ...     resolve_computation("trainable_harness.witnesses.chapter15.epsilon.EPSILON_RATIOS")
+    ... except ComputationNotFoundError as error:
+    ...     print(str(error).split("; ")[1])
+    did you mean trainable_harness.witnesses.chapter15.epsilon.epsilon_witness?
     """
     claimable = _claimable()
     module_name, _, function_name = str(name).rpartition(".")
@@ -95,7 +72,11 @@ def resolve_computation(name: str) -> Callable[..., Mapping]:
         and function.__qualname__ == function_name
     ):
         return function
-    marked = sorted(computations_in(module))
+    marked = sorted(
+        f"{module_name}.{name}"
+        for name, value in vars(module).items()
+        if claimable.is_claim_computation(value) and value.__module__ == module_name
+    )
     nearest = difflib.get_close_matches(str(name)[:200], marked, n=1)
     hint = f"; did you mean {nearest[0]}?" if nearest else ""
     raise ComputationNotFoundError(
@@ -103,36 +84,17 @@ def resolve_computation(name: str) -> Callable[..., Mapping]:
     )
 
 
-def computations_in(module) -> dict[str, Callable[..., Mapping]]:
-    """Dotted name -> function of every marked computation defined in ``module``."""
-    claimable = _claimable()
-    return {
-        f"{module.__name__}.{name}": value
-        for name, value in vars(module).items()
-        if claimable.is_claim_computation(value) and value.__module__ == module.__name__
-    }
-
-
 @dataclass(frozen=True)
 class Outcome:
-    """What running a claim's computation gave.
-
-    Attributes
-    ----------
-    results : list of dict
-        One normalized result per call: a single entry for a deterministic claim, one per
-        seed (in the order of :attr:`Claim.seeds`) for a statistical claim.
-    error : str or None
-        ``"<ExceptionType>: <message>"`` when the computation raised or returned an unusable
-        result; then ``results`` holds what was computed before (possibly nothing).
-    """
+    """``results``: one normalized result per call (per seed, in order), up to the first
+    failure; ``error``: ``"<ExceptionType>: <message>"`` of that failure, else None."""
 
     results: list[dict]
     error: str | None
 
 
-def json_scalar(value, field: str, claim) -> Any:
-    """A JSON-ready Python scalar; numpy scalars become bool/int/float, NaN/inf become text."""
+def _json_scalar(value, field: str, claim) -> Any:
+    """A JSON-ready scalar: numpy scalars become bool/int/float, NaN and inf text."""
     if isinstance(value, bool | np.bool_):
         return bool(value)
     if isinstance(value, Integral):
@@ -150,7 +112,8 @@ def json_scalar(value, field: str, claim) -> Any:
 
 
 def normalize_result(result, claim, prefix: str = "") -> dict:
-    """Check a computation's mapping and convert its leaves with :func:`json_scalar`."""
+    """A computation's mapping checked, its leaves made JSON scalars; else
+    :class:`WitnessResultError`."""
     if not isinstance(result, Mapping):
         raise WitnessResultError(
             f"{claim.compute} returned {type(result).__name__} for {prefix or 'the result'} "
@@ -167,7 +130,7 @@ def normalize_result(result, claim, prefix: str = "") -> dict:
         if isinstance(value, Mapping):
             normalized[key] = normalize_result(value, claim, prefix=f"{field}.")
         else:
-            normalized[key] = json_scalar(value, field, claim)
+            normalized[key] = _json_scalar(value, field, claim)
     return normalized
 
 
@@ -201,7 +164,7 @@ def _run_call(claim, arguments: dict) -> tuple[dict | None, str | None]:
 
 
 def _workers(remaining: int, first_seconds: float) -> int:
-    """Worker processes for the remaining seeds: none unless it pays (see run_computation)."""
+    """Worker processes for the remaining seeds: none unless it pays."""
     configured = os.environ.get(WORKERS_ENVIRONMENT_VARIABLE)
     cores = os.cpu_count() or 1
     if configured is not None:
@@ -215,13 +178,11 @@ def _workers(remaining: int, first_seconds: float) -> int:
 
 
 def run_computation(claim) -> Outcome:
-    """Run ``claim``'s registered computation (per seed if statistical).
+    """Run ``claim``'s computation (per seed if statistical); never raises its error.
 
-    The seeds of a statistical claim are independent, so when the first seed took longer
-    than ``PARALLEL_THRESHOLD_SECONDS`` the rest run in worker processes (forked, one per
-    core, or ``$TRAINABLE_CLAIM_WORKERS``).
-    Each seed's result is the same whichever process computes it, and results keep the
-    order of :attr:`Claim.seeds`.
+    When the first seed took longer than ``PARALLEL_THRESHOLD_SECONDS``, the other seeds
+    run in forked workers (one per core, or ``$TRAINABLE_CLAIM_WORKERS``); results keep the
+    order of :attr:`Claim.seeds` whichever process computed them.
     """
     if claim.kind == "statistical":
         calls = [{"seed": seed} for seed in claim.seeds]

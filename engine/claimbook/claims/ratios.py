@@ -1,31 +1,15 @@
 r"""How wide each statistical field's tolerance is, in standard errors of the seeds' mean.
 
-For a field of a statistical claim with per-seed values :math:`x_1, \dots, x_n`, the
-standard error of the mean is :math:`s/\sqrt n` (sample standard deviation, denominator
-:math:`n - 1`). The tolerance's *half-width* is, by the kind of expectation:
+For per-seed values :math:`x_1, \dots, x_n` the standard error is :math:`s/\sqrt n`
+(denominator :math:`n - 1`). The tolerance's half-width is :math:`(hi - lo)/2` for
+``ci_within`` or ``interval``; ``abs_tol`` or ``rel_tol * |value|`` for ``mean`` or
+``value``; :math:`|\bar x - t|` for ``fraction: {above | below: t}``; 0 for ``equals``. A
+ratio half-width / SE above :data:`WIDE_RATIO` needs ``wide_because`` in the field's
+entry, and ``wide_because`` on a field that is not so wide is refused
+(:func:`wide_tolerance_problems`). Seeds that all agree give an infinite ratio.
 
-- ``ci_within: [lo, hi]``, ``interval: [lo, hi]`` -- :math:`(hi - lo)/2`;
-- ``mean: {value, abs_tol | rel_tol}``, ``value`` with ``abs_tol | rel_tol`` -- the
-  tolerance, :math:`abs\_tol` or :math:`rel\_tol \cdot |value|`;
-- ``fraction: {above | below: t}`` (one-sided) -- the distance from the mean to the bound,
-  :math:`|\bar x - t|`;
-- ``equals`` -- 0 (an exact value has no width).
-
-The ratio half-width / SE says how many standard errors the tolerance allows. A tolerance
-from the evidence (a derived value plus or minus 4 SE) has a ratio near 4; a ratio above
-:data:`WIDE_RATIO` (10) needs ``wide_because: <reason>`` in the field's registry entry
-(for instance: the conclusion is the side of a bound, not the value; or the bound is a
-rounding bound and the seeds do not vary), and :func:`wide_tolerance_problems` lists every
-field that lacks one, and every ``wide_because`` whose field is not wide (the excuse must not
-outlive the width). When every seed gives the same value the SE is 0 and the ratio is
-infinite for any non-zero half-width.
-
-Examples
---------
 >>> round(tolerance_ratio({"ci_within": [0.9, 1.1]}, [0.99, 1.01])["ratio"], 9)
 10.0
->>> tolerance_ratio({"fraction": {"below": 1.0, "at_least": 1.0}}, [0.0, 0.0])["ratio"]
-inf
 """
 
 from __future__ import annotations
@@ -35,9 +19,16 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from claimbook.claims.compare import is_number
 from claimbook.errors import ClaimError
 
-__all__ = ["WIDE_RATIO", "half_width", "tolerance_ratio", "wide_tolerance_problems"]
+__all__ = [
+    "WIDE_RATIO",
+    "field_ratios",
+    "half_width",
+    "tolerance_ratio",
+    "wide_tolerance_problems",
+]
 
 WIDE_RATIO = 10.0
 
@@ -49,13 +40,8 @@ def _absolute(bound: Mapping) -> float:
 
 
 def half_width(expectation: Mapping, mean: float) -> float:
-    """The half-width of ``expectation``'s tolerance around a field whose mean is ``mean``.
-
-    Raises
-    ------
-    ClaimError
-        If ``expectation`` is of no kind this module knows.
-    """
+    """The half-width of ``expectation``'s tolerance around a field whose mean is ``mean``;
+    :class:`ClaimError` for an expectation of no known kind."""
     if "ci_within" in expectation or "interval" in expectation:
         low, high = expectation.get("ci_within", expectation.get("interval"))
         return (float(high) - float(low)) / 2.0
@@ -76,19 +62,9 @@ def half_width(expectation: Mapping, mean: float) -> float:
 
 
 def tolerance_ratio(expectation: Mapping, per_seed: Sequence) -> dict | None:
-    """``{half_width, se, ratio}`` of a field, or None when its seeds are not all numbers.
-
-    Parameters
-    ----------
-    expectation : mapping
-        The field's registry expectation.
-    per_seed : sequence
-        The field's per-seed values (at least two finite numbers for a ratio).
-    """
-    if len(per_seed) < 2 or not all(
-        isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-        for v in per_seed
-    ):
+    """``{half_width, se, ratio}`` of a field's expectation and per-seed values, or None
+    unless they are at least two finite numbers."""
+    if len(per_seed) < 2 or not all(is_number(v) for v in per_seed):
         return None
     x = np.asarray(per_seed, dtype=np.float64)
     mean = float(np.mean(x))
