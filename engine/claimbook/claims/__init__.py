@@ -5,12 +5,11 @@ measures it, what each computed field must satisfy, and the contract it was meas
 The package re-exports what chapters, pages and the build use; docs/claims.md is the guide.
 """
 
-from claimbook.claims.audit import check_artifact
 from claimbook.claims.computations import (
     flatten,  # noqa: F401 -- the dotted field names of a result, for callers and tests
     resolve_computation,
 )
-from claimbook.claims.judgement import STATES, Judgement, judge, state_fails_build
+from claimbook.claims.judgement import STATES, Judgement, check_artifact, judge, state_fails_build
 from claimbook.claims.keys import claim_key, current_claim_key, environment_digest
 from claimbook.claims.registry import (
     Claim,
@@ -19,7 +18,7 @@ from claimbook.claims.registry import (
     list_claims,
     load_claim,
 )
-from claimbook.claims.summary import badge_summary, failure_summary
+from claimbook.claims.store import badge_summary, failure_summary
 from claimbook.claims.verify import claim_status_line, harness_pin, verify_claim
 from claimbook.paths import artifact_path
 

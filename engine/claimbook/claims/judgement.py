@@ -1,35 +1,13 @@
-"""The one judge: what state a claim is in, decided from its artifact without recomputing it.
+"""The one judge: a claim's state, from its artifact alone or against a recomputation.
 
-Everything that shows or acts on a claim's state asks :func:`judge` -- the build driver, the
-claims command line, the badges and bound numbers of a page, the claim pages, the ledger and
-``claims.json``. The states (:data:`STATES`):
-
-- ``"not run"`` -- no artifact;
-- ``"stale"`` -- written by another harness version, or its key is not the key of the
-  modules it names under today's files, registry file and lock (a module its computation
-  reaches was edited, its registry entry was edited, the lock or Python changed);
-- ``"failed"`` -- unreadable, status failed, or a stored field its own stored result does
-  not support under the current registry (an edited file is shown as failed, never as
-  verified);
-- ``"refuted"`` -- the measurement contradicts the common account the claim registers;
-- ``"verified"``.
-
-:func:`state_fails_build` is True for failed, stale and not run.
-:func:`claimbook.claims.audit.check_artifact` goes further and recomputes.
-
-Every build judges every claim afresh from the registry and the artifact: no verdict is
-stored between processes. Within one process the verdict on an artifact's consistency is
-kept in a :class:`~claimbook.cache.ContentCache`, keyed by the bytes of the registry entry and
-of the artifact, reached only once the artifact's key has been found current.
-
-Examples
---------
->>> import tempfile
->>> with tempfile.TemporaryDirectory() as scratch:
-...     judge("c15-invariance-001", artifacts_dir=scratch)[:2]
-('not run', None)
->>> state_fails_build("refuted"), state_fails_build("stale")
-(False, True)
+Everything that shows or acts on a claim's state asks :func:`judge`. The states
+(:data:`STATES`): ``"not run"`` (no artifact); ``"stale"`` (another harness version, or
+its key differs from the key of the modules it names under today's files, registry entry
+and lock); ``"failed"`` (unreadable, status failed, or not what its own stored result gives
+under the current registry: an edited file is never shown as verified); ``"refuted"``;
+``"verified"``. Within a process the verdict on a current artifact is cached by the bytes
+of its registry entry and itself. :func:`check_artifact` recomputes the claim
+(``claims verify --check-artifacts``).
 """
 
 from __future__ import annotations
@@ -39,19 +17,33 @@ from pathlib import Path
 from typing import NamedTuple
 
 from claimbook import cache, instruments
-from claimbook.claims.computations import normalize_result
-from claimbook.claims.keys import current_claim_key
+from claimbook.claims.computations import normalize_result, run_computation
+from claimbook.claims.keys import claim_key, current_claim_key
 from claimbook.claims.registry import Claim, load_claim
-from claimbook.claims.store import build_artifact, differences, parse_artifact, per_seed_results
-from claimbook.claims.summary import failure_summary
-from claimbook.errors import ClaimError, TamperedArtifactError, WitnessResultError
+from claimbook.claims.store import (
+    build_artifact,
+    differences,
+    failure_summary,
+    parse_artifact,
+    per_seed_results,
+    read_artifact,
+)
+from claimbook.errors import (
+    ClaimError,
+    MissingArtifactError,
+    StaleArtifactError,
+    TamperedArtifactError,
+    WitnessResultError,
+)
 from claimbook.paths import artifact_path, shown
 
-__all__ = ["STATES", "Judgement", "judge", "staleness", "state_fails_build"]
+__all__ = ["STATES", "Judgement", "check_artifact", "judge", "staleness", "state_fails_build"]
 
 STATES = ("verified", "refuted", "failed", "stale", "not run")
 _FAILING = ("failed", "stale", "not run")
 _SCALARS = (bool, int, float, str, type(None))
+# What may differ between a stored artifact and a recomputation on another machine.
+_MACHINE_FIELDS = ("python", "numpy", "platform", "machine", "environment_mismatch")
 
 
 # The verdict on an artifact's own consistency, by the bytes it was reached from, in this
@@ -72,7 +64,7 @@ class Judgement(NamedTuple):
 
 
 def state_fails_build(state: str) -> bool:
-    """True for the states that must fail a build: failed, stale and not run."""
+    """True for failed, stale and not run."""
     if state not in STATES:
         raise ClaimError(f"parameter state must be one of {STATES}, got {state!r}")
     return state in _FAILING
@@ -148,30 +140,22 @@ def _consistency(claim: Claim, stored: Mapping, path: Path) -> tuple[str, str]:
     return status, f"{where} {status} under harness {stored['provenance']['version']}"
 
 
-def _verdict_key(claim_id: str, registry_digest: str, path: Path, data: bytes) -> str:
-    """The key of a verdict on an artifact's consistency: the entry's and the artifact's."""
-    return cache.digest(claim_id, registry_digest, str(path), data)
-
-
 def judge(
     claim_id: str,
     *,
     registry_dir: str | Path | None = None,
     artifacts_dir: str | Path | None = None,
 ) -> Judgement:
-    """What a page may show for a claim, judged from its artifact without recomputing.
+    """``(state, artifact, reason)`` of a claim, from its artifact without recomputing: the
+    stored artifact when readable (the caller's to keep) and one line saying why.
 
-    Returns
-    -------
-    Judgement
-        ``(state, artifact, reason)``: one of :data:`STATES` (see the module docstring), the
-        stored artifact when it could be read (a fresh copy, the caller's to keep), and one
-        line saying why, naming files relative to the book.
+    Raises :class:`UnknownClaimError` or :class:`RegistryError` for an unknown id or a
+    malformed registry file.
 
-    Raises
-    ------
-    UnknownClaimError, RegistryError
-        For an unknown id or a malformed registry file (a site build should fail).
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as scratch:
+    ...     judge("c15-invariance-001", artifacts_dir=scratch)[:2]
+    ('not run', None)
     """
     claim = load_claim(claim_id, registry_dir=registry_dir)
     path = artifact_path(claim.id, artifacts_dir)
@@ -185,7 +169,54 @@ def judge(
     stale = staleness(claim, stored)
     if stale is not None:
         return Judgement("stale", stored, stale)
-    key = _verdict_key(claim.id, claim.registry_digest, path, data)
+    key = cache.digest(claim.id, claim.registry_digest, str(path), data)
     # A list, which JSON gives back as it was (a tuple would be kept in this process only).
     state, reason = _CONSISTENCY.get(key, lambda: list(_consistency(claim, stored, path)))
     return Judgement(state, stored, reason)
+
+
+def check_artifact(
+    claim_id: str,
+    *,
+    registry_dir: str | Path | None = None,
+    artifacts_dir: str | Path | None = None,
+) -> dict:
+    """The stored artifact, when a recomputation (writing nothing) agrees with it in every
+    field but the machine's description in ``provenance``.
+
+    Raises :class:`MissingArtifactError` (none), :class:`StaleArtifactError` (stale), or
+    :class:`TamperedArtifactError` (unreadable, or fields differ: the message lists them).
+    """
+    claim = load_claim(claim_id, registry_dir=registry_dir)
+    path = artifact_path(claim.id, artifacts_dir)
+    if not path.is_file():
+        raise MissingArtifactError(
+            f"claim {claim.id} has no artifact at {shown(path)}; run "
+            "`python -m claimbook claims verify` to write it"
+        )
+    stored = read_artifact(path)
+    stale = staleness(claim, stored)
+    if stale is not None:
+        raise StaleArtifactError(
+            f"{shown(path)}: {stale}; run `python -m claimbook claims verify` to rewrite it"
+        )
+    outcome = run_computation(claim)
+    machine = {
+        field: stored["provenance"].get(field)
+        for field in _MACHINE_FIELDS
+        if field in stored["provenance"]
+    }
+    recomputed = build_artifact(
+        claim,
+        outcome.results,
+        error=outcome.error,
+        key=claim_key(claim),
+        provenance={"version": instruments.version(), **machine},
+    )
+    found = differences(stored, recomputed)
+    if found:
+        raise TamperedArtifactError(
+            f"{shown(path)} disagrees with a fresh recomputation of {claim.id}: "
+            + "; ".join(found)
+        )
+    return stored

@@ -1,5 +1,6 @@
-"""A registry file's YAML, read strictly: PyYAML's safe loader without anchors, aliases,
-repeated keys or deep nesting, and every refusal one line naming the file and the place.
+"""A registry file's YAML, read strictly: no anchors, aliases, repeated keys, deep nesting.
+
+Every refusal is one line naming the file and the place.
 """
 
 from __future__ import annotations

@@ -19,8 +19,7 @@ from claimbook import paths, sources
 from claimbook.atomic import write_bytes_atomically
 from claimbook.claims.computations import flatten
 from claimbook.claims.registry import list_claims
-from claimbook.claims.store import read_artifact
-from claimbook.claims.summary import failure_summary
+from claimbook.claims.store import failure_summary, read_artifact
 from claimbook.claims.verify import harness_pin, verify_claim
 from claimbook.errors import ChapterSourceError, ClaimError, TamperedArtifactError
 from claimbook.paths import artifact_path

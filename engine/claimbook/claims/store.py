@@ -1,34 +1,13 @@
-"""Claim artifacts: how one is built from a claim's outcome, its JSON text, reading it back.
+"""Claim artifacts: built from a claim's outcome, written, read back, compared, summarized.
 
-An artifact (``artifacts/claims/<id>.json``, named by :func:`claimbook.paths.artifact_path`)
-is a pure function of the registry entry, the per-call results, the computation's error (if
-any), the claim's key and the provenance, so writing it twice gives byte-identical files
-(sorted keys, no timestamps), and :mod:`~claimbook.claims.judgement` can rebuild it from its own
-stored result to catch an edited file. Its fields:
-
-``id, chapter, kind, refutes, statement, status, error, compute, result, expected,
-comparisons, contract, seeds, statistics, key, registry_digest, provenance``
-
-- ``kind`` is ``"deterministic"`` or ``"statistical"``; ``refutes`` is the registry's
-  ``{account, source}`` or null.
-- ``status``: ``"verified"`` when every comparison passes; for a claim with ``refutes``,
-  ``"refuted"`` instead (the measurement contradicts the account as registered);
-  ``"failed"`` when any comparison fails or the computation raised (``error``).
-- ``result``: a deterministic claim's (nested) result mapping; for a statistical claim,
-  per dotted field ``{"per_seed": [...]}`` plus, when every value is a finite number,
-  ``"mean"``, ``"ci": [lo, hi]``, ``"level"`` and ``"method"`` (and ``"median"`` for a field
-  whose interval is the median's, ``interval_method: median-rank``).
-- ``comparisons``: per field ``expected, got, tolerance, reason, passed``
-  (:mod:`~claimbook.claims.compare`).
-
-Examples
---------
->>> text = artifact_text({"status": "verified", "result": {"x": 1.0}})
->>> try:
-...     parse_artifact(text.encode(), paths.artifact_path("c0-toy-001"))
-... except TamperedArtifactError as error:
-...     print(error)
-artifacts/claims/c0-toy-001.json: field provenance is missing or not a dict
+An artifact (``artifacts/claims/<id>.json``, :func:`claimbook.paths.artifact_path`) is a
+pure function of the registry entry, the per-call results, the error, the key and the
+provenance: sorted keys, no timestamps, so writing it twice gives the same bytes and the
+judge can rebuild it from its own stored result. Its fields are ``id, chapter, kind,
+refutes, statement, status, error, compute, result, expected, comparisons, contract, seeds,
+statistics, key, registry_digest, provenance`` (docs/claims.md). A statistical result holds,
+per dotted field, ``per_seed`` and, when every value is a finite number, ``mean``, ``ci``,
+``level``, ``method`` (and ``median`` for ``interval_method: median-rank``).
 """
 
 from __future__ import annotations
@@ -48,11 +27,14 @@ from claimbook.claims.intervals import mean_interval, median_rank_interval
 from claimbook.claims.registry import Claim, claim_seed
 from claimbook.claims.registry_schema import field_name as _field_name
 from claimbook.errors import TamperedArtifactError
+from claimbook.numbers import format_value, is_statistical
 
 __all__ = [
     "artifact_text",
+    "badge_summary",
     "build_artifact",
     "differences",
+    "failure_summary",
     "parse_artifact",
     "per_seed_results",
     "provenance",
@@ -63,14 +45,8 @@ __all__ = [
 
 
 def provenance() -> dict:
-    """Where and with what a claim was computed: harness version, Python, numpy, machine.
-
-    ``python`` is the exact version running and ``numpy`` the version imported (the
-    installed one, whatever the lock says). When the environment differs from the lock (a
-    build with ``--allow-environment-mismatch``), ``environment_mismatch`` lists how, one
-    phrase each ("numpy 2.3.5 installed, 2.4.6 locked": :mod:`claimbook.environment`); an
-    environment that is the lock's adds no field, so its artifacts are what they were.
-    """
+    """Harness version, the running Python and numpy, the machine; and, only when the
+    environment differs from the lock, ``environment_mismatch`` (:mod:`claimbook.environment`)."""
     record = {
         "version": instruments.version(),
         "python": platform.python_version(),
@@ -84,49 +60,27 @@ def provenance() -> dict:
     return record
 
 
-# --- statistical summaries ------------------------------------------------------------------
-
-
 def statistical_result(claim: Claim, results: Sequence[Mapping]) -> dict:
-    """Per dotted field: ``per_seed`` values and, for finite numbers, mean and interval.
-
-    The interval is the claim's ``statistics.method`` for the mean, unless the field's
-    registry entry selects ``interval_method: median-rank``: then it is the exact rank-based
-    interval of the median (:func:`~claimbook.claims.intervals.median_rank_interval`), and
-    the entry holds the ``median`` too.
-    """
+    """Per dotted field: ``per_seed`` values and, for finite numbers, the mean and the
+    interval of the claim's method (or the median's, for ``interval_method: median-rank``)."""
     flats = [flatten(result) for result in results]
-    fields = sorted({field for flat in flats for field in flat})
-    statistics = claim.statistics or {}
+    level = (claim.statistics or {}).get("level")
     summary = {}
-    for field in fields:
+    for field in sorted({field for flat in flats for field in flat}):
         values = [flat.get(field) for flat in flats]
-        entry: dict = {"per_seed": values}
+        summary[field] = entry = {"per_seed": values}
+        if len(values) < 2 or not all(is_number(v) for v in values):
+            continue
+        x = np.asarray(values, dtype=np.float64)
         method = (claim.expect.get(field) or {}).get("interval_method")
-        if method == "median-rank" and len(values) >= 2 and all(is_number(v) for v in values):
-            low, high = median_rank_interval(values, level=statistics["level"])
-            x = np.asarray(values, dtype=np.float64)
-            entry.update(
-                mean=float(np.mean(x)),
-                median=float(np.median(x)),
-                ci=[low, high],
-                level=statistics["level"],
-                method=method,
-            )
-        elif len(values) >= 2 and all(is_number(v) for v in values):
-            low, high = mean_interval(
-                values,
-                level=statistics["level"],
-                method=statistics["method"],
-                bootstrap_seed=claim_seed(f"{claim.id}/bootstrap"),
-            )
-            entry.update(
-                mean=float(np.mean(np.asarray(values, dtype=np.float64))),
-                ci=[low, high],
-                level=statistics["level"],
-                method=statistics["method"],
-            )
-        summary[field] = entry
+        if method == "median-rank":
+            ci = median_rank_interval(values, level=level)
+            entry["median"] = float(np.median(x))
+        else:
+            method = claim.statistics["method"]
+            seed = claim_seed(f"{claim.id}/bootstrap")
+            ci = mean_interval(values, level=level, method=method, bootstrap_seed=seed)
+        entry.update(mean=float(np.mean(x)), ci=list(ci), level=level, method=method)
     return summary
 
 
@@ -144,9 +98,6 @@ def per_seed_results(result: Mapping) -> list[dict]:
     ]
 
 
-# --- the artifact ---------------------------------------------------------------------------
-
-
 def build_artifact(
     claim: Claim,
     results: Sequence[Mapping],
@@ -155,11 +106,8 @@ def build_artifact(
     key: Mapping,
     provenance: Mapping,
 ) -> dict:
-    """The artifact as a pure function of the claim, its per-call results, error, key, provenance.
-
-    ``results`` holds one result for a deterministic claim (none if it raised before
-    returning) and one per seed for a statistical claim.
-    """
+    """The artifact of ``claim`` from its per-call results (one, or one per seed; none if
+    it raised first), error, key and provenance."""
     statistical = claim.kind == "statistical"
     if statistical:
         result = statistical_result(claim, results) if error is None else {}
@@ -214,15 +162,8 @@ _ARTIFACT_SHAPE = {
 
 
 def read_artifact(path: Path) -> dict:
-    """The stored artifact at ``path``, checked for the fields a reader relies on.
-
-    Raises
-    ------
-    TamperedArtifactError
-        If the file is not JSON, not an object, or lacks a field.
-    OSError
-        If it cannot be read.
-    """
+    """The artifact at ``path``; :class:`TamperedArtifactError` if it is not JSON, not an
+    object, or lacks a field a reader relies on (``OSError`` if unreadable)."""
     return parse_artifact(path.read_bytes(), path)
 
 
@@ -243,9 +184,6 @@ def parse_artifact(data: bytes, path: Path) -> dict:
     return stored
 
 
-# --- comparing two artifacts ------------------------------------------------------------------
-
-
 def _leaves(value, prefix: tuple = ()) -> dict:
     if isinstance(value, Mapping):
         leaves = {}
@@ -258,8 +196,6 @@ def _leaves(value, prefix: tuple = ()) -> dict:
 def differences(stored: Mapping, expected: Mapping, limit: int = 8) -> list[str]:
     """Fields where two artifacts differ, compared as JSON text (so 1, 1.0 and true differ).
 
-    Examples
-    --------
     >>> differences({"result": {"x": 1}}, {"result": {"x": 1.0}})
     ['result.x: on disk 1, expected 1.0']
     """
@@ -273,3 +209,49 @@ def differences(stored: Mapping, expected: Mapping, limit: int = 8) -> list[str]
     if len(found) > limit:
         found = [*found[:limit], f"... and {len(found) - limit} more"]
     return found
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def failure_summary(artifact: Mapping) -> list[str]:
+    """One line per failed field, ``"<id> <field>: expected e, got g, tolerance t (reason)"``,
+    or one line with the error of a computation that raised."""
+    claim_id = artifact.get("id")
+    if artifact.get("error"):
+        return [f"{claim_id} error: {artifact['error']}"]
+    lines = []
+    for field, record in sorted((artifact.get("comparisons") or {}).items()):
+        if record.get("passed"):
+            continue
+        line = (
+            f"{claim_id} {field}: expected {_shown(record.get('expected'))}, "
+            f"got {_shown(record.get('got'))}, tolerance {record.get('tolerance')}"
+        )
+        if record.get("reason"):
+            line += f" ({record['reason']})"
+        lines.append(line)
+    return lines
+
+
+def badge_summary(artifact: Mapping) -> str:
+    """Hover text: the statement, each statistical field as a page writes it (``"<field>: m
+    (95% CI lo to hi) over n seeds."``, 4 significant digits), then the account a claim
+    tests, as the claims ledger writes it (``"Account refuted: ..."`` when refuted, else
+    ``"Account it tests: ..."``)."""
+    parts = [str(artifact.get("statement", ""))]
+    if artifact.get("kind") == "statistical":
+        for field, entry in sorted((artifact.get("result") or {}).items()):
+            if is_statistical(entry):
+                seeds = len(entry["per_seed"])
+                parts.append(f"{field}: {format_value(entry, '.4g')} over {seeds} seeds.")
+    refutes = artifact.get("refutes")
+    if refutes:
+        # A summary of a judgement carries its state; a stored record, its status.
+        state = artifact.get("state", artifact.get("status"))
+        said = "Account refuted" if state == "refuted" else "Account it tests"
+        source = f" ({refutes['source']})" if refutes.get("source") else ""
+        parts.append(f"{said}: {refutes.get('account')}{source}")
+    return " ".join(parts)

@@ -39,8 +39,7 @@ from claimbook.claims.computations import run_computation
 from claimbook.claims.keys import claim_key
 from claimbook.claims.record import build_is_running, recorded_artifact
 from claimbook.claims.registry import load_claim
-from claimbook.claims.store import build_artifact, provenance, write_artifact
-from claimbook.claims.summary import failure_summary
+from claimbook.claims.store import build_artifact, failure_summary, provenance, write_artifact
 from claimbook.errors import ClaimFailedError, RegistryError, StalePinError
 from claimbook.paths import artifact_path, shown
 

@@ -22,7 +22,7 @@ from claimbook.claims.judgement import STATES, Judgement
 from claimbook.claims.mutation_record import mutation_states
 from claimbook.claims.ratios import field_ratios
 from claimbook.claims.registry import Claim
-from claimbook.claims.summary import badge_summary
+from claimbook.claims.store import badge_summary
 from claimbook.extensions import claim_numbers as numbers
 from claimbook.numbers import is_statistical
 
