@@ -1,37 +1,21 @@
 """The build's record of the claim artifacts it computed: what a chapter may show.
 
-Claims are computed by the engine in processes of its own (:mod:`claimbook.pipeline.claim_runs`),
-never in a chapter's kernel. After computing them the build writes ``_build/claims.json``::
-
-    {"format": 1, "build": "<token of the build that wrote it>", "complete": true,
-     "artifacts": {"<id>": "<sha256 of artifacts/claims/<id>.json>", ...},
-     "seconds": {"<id>": <seconds its last computation took>, ...}}
-
-Each chapter's kernel starts with :data:`RECORD_VARIABLE` naming that file,
-:data:`BUILD_VARIABLE` the build's token, :data:`DRIVER_VARIABLE` the build's process and
-:data:`CHAPTER_CLAIMS_VARIABLE` the ids the chapter's source verifies. In such a kernel
-:func:`claimbook.claims.verify.verify_claim` computes nothing: it waits until the record
-carries the build's token (the claims compute while the chapters start) and returns the
-artifact whose bytes the record names (:func:`recorded_artifact`). Whatever a chapter
-writes, the build compares the artifacts with the bytes it holds in memory after every
-chapter.
-
-Examples
---------
->>> import tempfile
->>> from pathlib import Path
->>> with tempfile.TemporaryDirectory() as scratch:
-...     path = Path(scratch) / "claims.json"
-...     write_claim_record(path, {"c15-invariance-001": "ab" * 32}, {"c15-invariance-001": 0.5})
-...     read_claim_record(path).artifacts
-{'c15-invariance-001': 'abababababababababababababababababababababababababababababababab'}
+The build computes claims in processes of its own, never in a chapter's kernel, and writes
+``_build/claims.json``: ``{"format": 1, "build": token, "complete": bool, "artifacts": {id:
+sha256 of the artifact's bytes}, "seconds": {id: seconds}}``. A chapter's kernel starts
+with :data:`RECORD_VARIABLE` naming that file, :data:`BUILD_VARIABLE` the build's token,
+:data:`DRIVER_VARIABLE` its process and :data:`CHAPTER_CLAIMS_VARIABLE` the ids its source
+names; there :func:`recorded_artifact` waits for the record and returns the artifact whose
+bytes it names.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -64,12 +48,10 @@ CHAPTER_CLAIMS_VARIABLE = "CLAIMBOOK_CHAPTER_CLAIMS"
 BUILD_VARIABLE = "CLAIMBOOK_BUILD"  # a token naming one build; its record carries it
 DRIVER_VARIABLE = "CLAIMBOOK_DRIVER_PID"
 WAIT_SECONDS = 0.05  # how often a kernel looks whether the build's record is written
-_SHA256_LENGTH = 64
 
 
 class ClaimRecord(NamedTuple):
-    """``artifacts``: claim id -> SHA-256 of its artifact; ``seconds``: id -> compute time;
-    ``build``: the token of the build that wrote it (``""`` if none)."""
+    """The record's fields; ``build`` is ``""`` when it names no build."""
 
     artifacts: dict[str, str]
     seconds: dict[str, float]
@@ -88,11 +70,8 @@ def bytes_digest(data: bytes) -> str:
 
 
 def read_claim_record(path: str | Path | None = None) -> ClaimRecord:
-    """The record at ``path`` (default :func:`record_path`); empty when absent or malformed.
-
-    An empty record means that no artifact is known to be the build's own, so every claim
-    is computed again: a damaged record costs time, never trust.
-    """
+    """The record at ``path`` (default :func:`record_path`); empty when absent or malformed,
+    so a damaged record costs recomputation, never trust."""
     empty = ClaimRecord({}, {})
     try:
         data = json.loads(Path(path or record_path()).read_text(encoding="utf-8"))
@@ -106,18 +85,12 @@ def read_claim_record(path: str | Path | None = None) -> ClaimRecord:
     valid = {
         claim_id: digest
         for claim_id, digest in artifacts.items()
-        if isinstance(claim_id, str)
-        and isinstance(digest, str)
-        and len(digest) == _SHA256_LENGTH
-        and all(c in "0123456789abcdef" for c in digest)
+        if isinstance(digest, str) and re.fullmatch("[0-9a-f]{64}", digest)
     }
-    times = {
+    times = {  # JSON's keys are strings; its numbers may be NaN or infinite
         claim_id: float(value)
         for claim_id, value in seconds.items()
-        if isinstance(claim_id, str)
-        and isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and 0 <= value < float("inf")
+        if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < math.inf
     }
     build = data.get("build", "")
     complete = data.get("complete", True)
@@ -152,8 +125,7 @@ def build_is_running() -> bool:
     return bool(os.environ.get(RECORD_VARIABLE))
 
 
-# Variable naming how long, in seconds, a kernel waits for the record to change (set by the
-# build, claimbook.pipeline.limits.CLAIM_WAIT_VARIABLE); without it, this default.
+# How long, in seconds, a kernel waits for the record to change (set by the build).
 CLAIM_WAIT_VARIABLE = "CLAIMBOOK_CLAIM_WAIT"
 DEFAULT_CLAIM_WAIT = 630.0
 
@@ -162,15 +134,9 @@ def _wait_for_record(claim_id: str) -> ClaimRecord:
     """The record of the build that started this kernel, once it names ``claim_id`` or is
     complete without it.
 
-    The wait is limited: the build rewrites the record as each claim is computed, and kills
-    a claim that computes longer than ``trainable_claim_timeout``, so a record unchanged for
-    longer than that (and a margin; :data:`CLAIM_WAIT_VARIABLE`) means the build is stuck.
-
-    Raises
-    ------
-    ClaimError
-        If the build's process ended before writing it, or the record did not change for
-        the wait's limit.
+    Raises :class:`ClaimError` if the build's process ended first, or the record did not
+    change for :data:`CLAIM_WAIT_VARIABLE` seconds: the build rewrites it as each claim is
+    computed and kills one that runs longer than ``trainable_claim_timeout``.
     """
     token = os.environ.get(BUILD_VARIABLE, "")
     driver = int(os.environ.get(DRIVER_VARIABLE, "0") or 0)
@@ -205,17 +171,9 @@ def _wait_for_record(claim_id: str) -> ClaimRecord:
 def recorded_artifact(claim_id: str, artifacts_dir: str | Path | None = None) -> dict:
     """In a kernel the build started: the artifact the build computed for ``claim_id``.
 
-    ``claim_id`` must be a registered id (the caller has loaded it) and one the chapter's
-    source names literally (:data:`CHAPTER_CLAIMS_VARIABLE`): the chapter's key covers only
-    the claims its source names, so a claim reached by a computed name is refused.
-
-    Raises
-    ------
-    ClaimError
-        If the chapter's source does not name the claim, or the build has no record of it
-        (its registry entry could not be read: the build reports why).
-    TamperedArtifactError
-        If the artifact's bytes are not those the build recorded.
+    Raises :class:`ClaimError` unless the chapter's source names the claim literally (its key
+    covers only those) and the build computed it; :class:`TamperedArtifactError` if the
+    artifact's bytes are not those the build recorded.
     """
     named = os.environ.get(CHAPTER_CLAIMS_VARIABLE, "").split()
     if claim_id not in named:

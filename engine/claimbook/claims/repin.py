@@ -1,10 +1,8 @@
 """``repin``: the one command after an intended change (``make repin``).
 
-It first re-verifies every registered claim and reports, per claim, which result fields
-changed against the artifacts on disk. Only when every claim verified (or was refuted as
-registered) does it rewrite each chapter's ``pin = "..."`` literal to the running harness
-version (:func:`rewrite_pin`, the chapter read by :mod:`claimbook.sources`). If any claim
-failed, no chapter is touched.
+It re-verifies every claim and reports which result fields changed against the artifacts
+on disk; only when every claim verified (or was refuted as registered) does it rewrite each
+chapter's ``pin = "..."`` to the running harness version. Otherwise no chapter is touched.
 """
 
 from __future__ import annotations
@@ -74,10 +72,7 @@ class RepinReport:
 
 
 def repin_chapters(chapters_dir: str | Path | None = None) -> tuple[PinUpdate, ...]:
-    """Rewrite every chapter's pin (``chapters/*.md``) to :func:`harness_pin`.
-
-    Chapters without a pin are left alone; a current pin is not rewritten.
-    """
+    """Rewrite the pin of every chapter (``chapters/*.md``) that has one to :func:`harness_pin`."""
     directory = Path(chapters_dir) if chapters_dir is not None else paths.CHAPTERS_DIR
     pin = harness_pin()
     updates = []
@@ -119,10 +114,8 @@ def repin(
     registry_dir: str | Path | None = None,
     artifacts_dir: str | Path | None = None,
 ) -> RepinReport:
-    """Re-verify every claim, report whose results changed, then (only if all held) re-pin.
-
-    The results on disk before re-verification are the baseline for "changed".
-    """
+    """Re-verify every claim, report whose results changed from those on disk, then (only
+    if all held) re-pin."""
     pin = harness_pin()
     reports = []
     for claim_id in list_claims(registry_dir):
@@ -152,24 +145,10 @@ def repin(
 def rewrite_pin(path: str | Path, new_pin: str) -> bool:
     """Set the chapter's ``pin = "..."`` literal to ``new_pin``; True if the file changed.
 
-    Only the one line the parameters cell's syntax tree names is rewritten, in the file's
-    own bytes (line endings and formatting kept), atomically.
-
-    Raises
-    ------
-    ChapterSourceError
-        If ``new_pin`` is not a version string (digits and dots, optionally a local part
-        such as ``+f5d27de``), if the chapter has no pin, or if the pin line is not found
-        exactly once in the file.
-
-    Examples
-    --------
-    >>> from claimbook.errors import ChapterSourceError
-    >>> try:
-    ...     rewrite_pin("chapters/any.md", "0.2.0; import os")
-    ... except ChapterSourceError as error:
-    ...     print(str(error).split(", got ")[1])
-    '0.2.0; import os'
+    Only the line the parameters cell's syntax tree names is rewritten, in the file's own
+    bytes, atomically. Raises :class:`ChapterSourceError` if ``new_pin`` is not a version
+    (digits and dots, optionally a local part such as ``+f5d27de``), or the chapter has no
+    pin, or its line is not found exactly once.
     """
     if not isinstance(new_pin, str) or not _VERSION.fullmatch(new_pin):
         raise ChapterSourceError(

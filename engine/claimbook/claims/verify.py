@@ -1,32 +1,12 @@
 """``verify_claim``: a registered claim's artifact: the build's, or recomputed here.
 
-Who computes
-------------
-During a build, claims are computed by the engine in processes of its own
-(:mod:`claimbook.pipeline.claim_runs`), before any chapter runs. A chapter's kernel is then
-started with the build's record of those artifacts (:mod:`claimbook.claims.record`), and
-``verify_claim`` there computes nothing and writes nothing: it returns the artifact the
-build recorded, so nothing a chapter does can change a claim's outcome. When no build is
-running (a reader in Binder or Jupyter, ``python -m claimbook claims verify``), it computes
-the claim in the running process, writes the artifact, and its status line says so.
-
-The pin
--------
-A chapter's literal ``pin = "..."`` is the harness *version* (its API) the chapter was
-written against, e.g. ``pin = "0.2.0"``. ``verify_claim(claim_id, expected_harness=pin)``
-refuses another version (:class:`StalePinError`, naming ``make repin``) before computing
-anything. Whether a claim's *artifact* is current is decided by its key, not by the pin
-(see :mod:`claimbook.claims.keys`).
-
-Examples
---------
->>> import tempfile
->>> with tempfile.TemporaryDirectory() as scratch:
-...     claim = verify_claim("c15-invariance-001", harness_pin(), artifacts_dir=scratch)
->>> claim["status"], claim["result"]["centered_jacobian_rank"]
-('verified', 2)
->>> claim_status_line(claim)
-'claim c15-invariance-001: verified (computed in this kernel)'
+In a chapter kernel a build started, claims were computed by the build
+(:mod:`claimbook.pipeline.claim_runs`) and ``verify_claim`` computes and writes nothing: it
+returns the artifact the build recorded (:mod:`claimbook.claims.record`). Elsewhere (a
+reader in Jupyter, ``claims verify``) it computes the claim here and writes the artifact.
+A chapter's ``pin = "..."`` is the harness version it was written against; another
+version is refused before anything runs. Whether an artifact is current is its key's
+business (:mod:`claimbook.claims.keys`), not the pin's.
 """
 
 from __future__ import annotations
@@ -51,19 +31,12 @@ class ComputedHere(dict):
 
 
 def harness_pin() -> str:
-    """The pin a chapter holds when it is current: the harness version, ``__version__``.
-
-    Examples
-    --------
-    >>> from trainable_harness import __version__
-    >>> harness_pin() == __version__
-    True
-    """
+    """The pin a chapter holds when it is current: the harness version, ``__version__``."""
     return instruments.version()
 
 
 def _coverage_message(artifact: Mapping, claim) -> str | None:
-    """Name registry/witness mismatches: fields without expectation, expectations without field."""
+    """The registry and computation mismatches of a failed artifact, or None."""
     comparisons = artifact["comparisons"]
     unexpected = sorted(f for f, r in comparisons.items() if r["expected"] is None)
     absent = sorted(f for f, r in comparisons.items() if r["got"] is None)
@@ -80,12 +53,8 @@ def _coverage_message(artifact: Mapping, claim) -> str | None:
 
 
 def compute_artifact(claim) -> dict:
-    """Run ``claim``'s computation in this process and return its artifact; write nothing.
-
-    The one place a computation becomes an artifact (its comparisons, status, key and this
-    machine's provenance): :func:`verify_claim` writes what it returns, and
-    :mod:`claimbook.claims.mutate` judges it under a perturbation.
-    """
+    """Run ``claim``'s computation here and return its artifact (this machine's provenance);
+    write nothing."""
     outcome = run_computation(claim)
     return build_artifact(
         claim,
@@ -104,45 +73,29 @@ def verify_claim(
     artifacts_dir: str | Path | None = None,
     strict: bool = False,
 ) -> dict:
-    """A registered claim's artifact: the running build's, or computed here and written.
+    """A registered claim's artifact: the running build's, or computed here and written
+    (then a :class:`ComputedHere`), with status verified, refuted or failed.
 
-    In a kernel a build started (see the module doc) the artifact the build computed is
-    returned, after the id and the pin are checked; nothing is computed or written.
-    Otherwise the claim is recomputed, compared with its registry, and its artifact
-    written; the returned mapping is then a :class:`ComputedHere`.
-
-    Parameters
-    ----------
-    claim_id : str
-        The claim's id.
-    expected_harness : str
-        The pin the caller was written against (a chapter's ``pin`` literal): the harness
-        version. Must equal :func:`harness_pin`.
-    registry_dir, artifacts_dir : path, optional
-        Default to ``claims/`` and ``artifacts/claims/`` of the repository.
-    strict : bool
-        Raise :class:`ClaimFailedError` (or :class:`RegistryError` when the computation's
-        fields and the registry's expectations do not match one to one) after writing a
-        failed artifact. By default a failure is recorded and returned, so a chapter
-        finishes and the page shows the failed badge.
-
-    Returns
-    -------
-    dict
-        The artifact (see :mod:`claimbook.claims.store`), with ``status``
-        ``"verified"``, ``"refuted"`` or ``"failed"``; a computation that raised is recorded
-        as failed with its ``error`` text.
+    ``expected_harness`` (a chapter's ``pin``) must equal :func:`harness_pin`;
+    ``registry_dir`` and ``artifacts_dir`` default to ``claims/`` and ``artifacts/claims/``.
+    ``strict`` raises :class:`ClaimFailedError` on a failed artifact (after writing it), or
+    :class:`RegistryError` when the computed fields and the expectations do not match one to
+    one; by default a failure is returned, so a chapter finishes and shows a failed badge.
 
     Raises
     ------
     UnknownClaimError, RegistryError
-        For an unknown id or a malformed registry file; nothing is computed.
+        An unknown id or a malformed registry file; nothing is computed.
     StalePinError
-        If ``expected_harness`` is not the running harness's version; nothing is computed.
+        ``expected_harness`` is not the running harness's version; nothing is computed.
     ClaimError, TamperedArtifactError
-        In a build's kernel: the chapter's source does not name the claim literally, or the
-        artifact on disk is not the one the build recorded (see
-        :func:`claimbook.claims.record.recorded_artifact`).
+        In a build's kernel, as :func:`claimbook.claims.record.recorded_artifact` raises.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as scratch:
+    ...     claim = verify_claim("c15-invariance-001", harness_pin(), artifacts_dir=scratch)
+    >>> claim["status"], claim_status_line(claim)
+    ('verified', 'claim c15-invariance-001: verified (computed in this kernel)')
     """
     claim = load_claim(claim_id, registry_dir=registry_dir)
     current = harness_pin()
@@ -175,17 +128,10 @@ def verify_claim(
 
 
 def claim_status_line(artifact: Mapping) -> str:
-    """What a chapter prints after verifying: the state the artifact records.
+    """What a chapter prints after verifying: ``"claim <id>: <status>"``, then for a failure
+    its first line (:func:`failure_summary`), and ``" (computed in this kernel)"`` for a
+    :class:`ComputedHere`.
 
-    ``"claim <id>: verified"``, ``"claim <id>: refuted"``, or
-    ``"claim <id>: failed: <first failure line>"`` (see :func:`failure_summary`); an
-    artifact computed in the calling process (:class:`ComputedHere`) adds
-    ``" (computed in this kernel)"``.
-
-    Examples
-    --------
-    >>> claim_status_line({"id": "c0-toy-001", "status": "refuted"})
-    'claim c0-toy-001: refuted'
     >>> claim_status_line({"id": "c0-toy-001", "status": "failed", "error": "OSError: gone"})
     'claim c0-toy-001: failed: c0-toy-001 error: OSError: gone'
     """
