@@ -1,15 +1,9 @@
 """The mistake files beside a registry: loading them, naming their functions, digesting them.
 
-A registry entry's ``catches`` names the mistakes the claim exists to catch, each a function
-of a file ``<registry>/mistakes/<module>.py`` named ``<module>.<function>``, that replaces
-one harness function with a mistaken version (:mod:`claimbook.claims.mutate` applies it).
-The files are loaded by their path, never installed: they import the harness, the harness
-never imports them.
-
-:func:`mistakes_digest` is what a mutation result depends on beyond the claim's own key: the
-bytes of every mistake file (one may import another) and of every first-party module their
-code imports, directly or through another such module (:mod:`claimbook.dependencies`'s
-rule, read with :mod:`ast`, imports inside functions included).
+A claim's ``catches`` names ``<module>.<function>`` of ``<registry>/mistakes/<module>.py``,
+a function that replaces one harness function with a mistaken version. The files are
+loaded by path, never installed. :func:`mistakes_digest` covers their bytes and the
+first-party modules their code reaches (:mod:`claimbook.dependencies`'s rule).
 """
 
 from __future__ import annotations
@@ -35,10 +29,7 @@ __all__ = [
 ]
 
 MISTAKES = "mistakes"  # the folder of the mistakes, beside the registry's YAML files
-# The package name the mistake files are loaded under (they are files, not an installed
-# package): ``<MISTAKES_PACKAGE>.chapter16`` for ``<registry>/mistakes/chapter16.py``. A
-# mistake file may import another one by that name (``from claim_mistakes.chapter15
-# import ...``).
+# The package the files are loaded in, so that one may import another by that name.
 MISTAKES_PACKAGE = "claim_mistakes"
 
 
@@ -65,17 +56,9 @@ def _fresh_package(folder: Path):
 
 
 def load_mistakes(module: str, registry_dir: str | Path | None = None):
-    """The mistake file ``<registry_dir>/mistakes/<module>.py``, loaded by its path.
-
-    Loaded once per process and directory (:func:`importlib.util.spec_from_file_location`)
-    as ``claim_mistakes.<module>``, in a package of that name whose path is the folder, so
-    that one mistake file can import another.
-
-    Raises
-    ------
-    RegistryError
-        If the file does not exist, or raises when loaded (the message names the file).
-    """
+    """The mistake file ``<registry_dir>/mistakes/<module>.py``, loaded by its path once per
+    process and folder as ``claim_mistakes.<module>``; :class:`RegistryError` if it does not
+    exist or raises when loaded."""
     folder = mistakes_dir(registry_dir).resolve()
     path = folder / f"{module}.py"
     package = sys.modules.get(MISTAKES_PACKAGE)
@@ -101,18 +84,9 @@ def load_mistakes(module: str, registry_dir: str | Path | None = None):
 
 
 def resolve_perturbation(name: str, claim=None, registry_dir: str | Path | None = None):
-    """The function named ``<module>.<function>``: in the mistakes file ``<module>.py``.
-
-    The file is in the ``mistakes/`` folder beside the claim's registry file (when
-    ``claim`` is given), else beside ``registry_dir`` (default ``claims/``).
-
-    Raises
-    ------
-    RegistryError
-        If the file does not exist or cannot be loaded, or has no such function; the
-        message names the perturbation, the file and the function (and the claim's
-        registry file when given).
-    """
+    """The function ``<module>.<function>`` of the mistakes beside ``claim``'s registry file
+    (else ``registry_dir``); :class:`RegistryError` naming the perturbation, file and
+    function if it cannot be found."""
     where = f"{paths.shown(claim.path)}: field catches: " if claim is not None else ""
     module_name, _, function_name = name.rpartition(".")
     if claim is not None:
@@ -137,8 +111,7 @@ def resolve_perturbation(name: str, claim=None, registry_dir: str | Path | None 
 
 
 def mistakes_digest(registry_dir: str | Path | None = None) -> str:
-    """SHA-256 of the mistake files (names and bytes) and of the first-party modules their
-    code reaches (see the module doc); the same for the same files and modules."""
+    """SHA-256 of the mistake files (names and bytes) and the first-party modules they reach."""
     digest = hashlib.sha256()
     imported: set[str] = set()
     for path in mistake_files(registry_dir):

@@ -1,41 +1,18 @@
 """``python -m claimbook mutate``: every claim shown to be able to fail, by the right fields.
 
-A registry entry's ``catches`` names the mistakes the claim exists to catch
-(:mod:`claimbook.claims.mistakes`: functions of ``claims/mistakes/<module>.py`` that each
-replace one harness function with a mistaken version), with a line saying what each gets
-wrong::
+Each mistake a claim's ``catches`` names (:mod:`claimbook.claims.mistakes`) is applied
+alone in a child process forked from a server that imported the engine and the harness
+(multiprocessing's forkserver; one BLAS thread; at most the cores at once); the child
+recomputes and judges the claim (:func:`claimbook.claims.verify.compute_artifact`), writes
+nothing to ``artifacts/claims`` and reports the status and each red field with its role
+(:func:`claimbook.claims.mutation_record.field_role`). A mistake is *caught* when the claim
+fails without its computation raising, and caught *enough* by at least two subject fields.
 
-    catches:
-      - perturbation: chapter16.sample_variance_batch_moments
-        says: batch norm divides its statistics by m - 1
-
-For each claim and each of its mistakes, the runner starts a process of its own (one BLAS
-thread, at most ``os.cpu_count()`` at once), forked from a server process that has imported
-the engine and the harness and never applies a mistake (multiprocessing's forkserver),
-applies the mistake there (never editing a file), recomputes the claim with the engine's
-computation and judge (:func:`claimbook.claims.verify.compute_artifact`) and reports its
-status and each field that went red, with what it expected and got and whether the field
-measures the claim's subject or pins a number
-(:func:`claimbook.claims.mutation_record.field_role`). Nothing is written to
-``artifacts/claims``. A mistake *is caught* when the claim is judged ``failed`` without the
-computation raising (an exception is recorded as an error: a mistake that breaks the
-computation shows nothing about the claim's criteria), and *caught enough* when at least two
-subject fields went red.
-
-Modes (the record and its key: :mod:`claimbook.claims.mutation_record`):
-
-- ``mutate [ID ...]`` (``make mutate``): run and write the committed record
-  ``claims/mistakes/record.json``.
-- ``mutate --check`` (``make mutate-check``): run every claim, write nothing, and fail when
-  the committed record disagrees (another key, or another outcome or red fields).
-- ``mutate --stale`` (what ``make`` runs beside the chapters): run only the claims whose
-  key matches neither record, and write ``artifacts/mutations.json``; exit 0 whatever they
-  catch (the pages show it; ``mutate-check`` enforces it).
-
-Except in ``--stale``, the command exits 1 naming each claim that catches none of its
-mistakes and each mistake caught by fewer than two subject fields; 2 for a mistake that
-does not exist (refused before anything runs). A claim without ``catches`` is listed as "no
-mistake named yet".
+Modes: write the committed record (``make mutate``); ``--check`` writes nothing and fails
+when the committed record disagrees (``make mutate-check``); ``--stale`` runs only claims
+whose key matches neither record, writes ``artifacts/mutations.json`` and exits 0 (what
+``make`` runs). Otherwise the exit status is 1 for a claim catching none of its mistakes or
+a mistake caught by fewer than two subject fields, 2 for a mistake that does not exist.
 """
 
 from __future__ import annotations
@@ -67,9 +44,6 @@ __all__ = ["judge_perturbed", "main", "run_mutations"]
 _ERROR_LIMIT = 400
 
 
-# --- the child: one mistake, one claim, in this process ------------------------------------
-
-
 def judge_perturbed(claim_id: str, perturbation: str, registry_dir: str | None) -> dict:
     """Apply ``perturbation`` here, recompute ``claim_id`` and judge it; write nothing."""
     claim = load_claim(claim_id, registry_dir=registry_dir)
@@ -89,11 +63,8 @@ def judge_perturbed(claim_id: str, perturbation: str, registry_dir: str | None) 
 
 
 def _judge_in_child(claim_id, perturbation, registry_dir, imports, outcome_path, output_path):
-    """The child of one mistake: judge it, write the outcome (JSON) to ``outcome_path``.
-
-    Its standard output and error go to ``output_path`` (a computation's warnings, and the
-    last words of a crash, which the parent reports); an exception is an outcome too.
-    """
+    """The child of one mistake: its outcome (an exception too) as JSON to ``outcome_path``,
+    its output to ``output_path`` (the last words of a crash, which the parent reports)."""
     output = os.open(output_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(output, 1)
     os.dup2(output, 2)
@@ -107,12 +78,8 @@ def _judge_in_child(claim_id, perturbation, registry_dir, imports, outcome_path,
     Path(outcome_path).write_text(json.dumps(outcome), encoding="utf-8")
 
 
-# --- the parent ----------------------------------------------------------------------------
-
-# What every child imports first: each child is forked from one server process that imported
-# these once (multiprocessing's forkserver), so a mistake costs its computation, not an
-# interpreter's start and imports (about 0.4 CPU-s each, a quarter of `make mutate`'s CPU).
-# The server never applies a mistake: each child starts from the modules as imported.
+# Imported once by the forkserver (which never applies a mistake), not by every child: a
+# mistake then costs its computation, not an interpreter's start (0.4 CPU-s each).
 _SERVER_PRELOAD = [
     "numpy",
     f"{instruments.PACKAGE}",
@@ -126,10 +93,8 @@ _SERVER_PRELOAD = [
 
 
 def _server():
-    """multiprocessing's forkserver context, its server started in the environment of a
-    build's claim processes (one BLAS thread, read when numpy is imported; no build's
-    record; one worker), which every child inherits. The server lives as long as this
-    process: a later run in the same process reuses it as it was started."""
+    """The forkserver context, its server (for this process's life) started in the
+    environment of a build's claim processes, which every child inherits."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(_SERVER_PRELOAD)
     saved = dict(os.environ)
@@ -144,7 +109,7 @@ def _server():
 
 
 def _run_one(context, claim: Claim, catch: dict, registry_dir, imports, scratch: Path) -> dict:
-    """One mistake of one claim in a child; its record entry (see :func:`records.claim_entry`)."""
+    """One mistake of one claim, in a child; what the record keeps of it."""
     name = f"{claim.id}--{catch['perturbation']}"
     outcome_path, output_path = scratch / f"{name}.json", scratch / f"{name}.out"
     start = time.perf_counter()
@@ -231,13 +196,9 @@ def run_mutations(
     imports: Sequence[str] = (),
     stream=None,
 ) -> int:
-    """Run the named mistakes of ``claim_ids`` (default all) in ``mode``; return the status.
-
-    ``mode`` is ``"write"`` (record to ``record``, default the committed record),
-    ``"check"`` (write nothing; compare with the committed record) or ``"stale"`` (only
-    claims whose key matches no record; record to ``record``, default
-    ``artifacts/mutations.json``). See the module doc for the status.
-    """
+    """Run the named mistakes of ``claim_ids`` (default all) in ``mode`` (``"write"``,
+    ``"check"`` or ``"stale"``, see the module doc); the exit status. ``record`` defaults to
+    the committed record, or ``artifacts/mutations.json`` when stale."""
     stream = sys.stdout if stream is None else stream
     for module in imports:
         importlib.import_module(module)
@@ -249,7 +210,11 @@ def run_mutations(
     if mode == "stale":
         record = records.BUILD_RECORD if record is None else record
         current = (committed, record)
-        claims = [c for c in claims if c.catches and not _current(c, keys, current)]
+        claims = [
+            c
+            for c in claims
+            if c.catches and records.current_entry(c, keys[c.id], current)[0] is None
+        ]
         if not claims:
             return 0
     start = time.perf_counter()
@@ -267,10 +232,6 @@ def run_mutations(
     if mode == "check":
         status = max(status, _disagreements(entries, committed, stream))
     return 0 if mode == "stale" else status
-
-
-def _current(claim, keys, paths_) -> bool:
-    return records.current_entry(claim, keys[claim.id], paths_)[0] is not None
 
 
 def _summary(entry) -> list:

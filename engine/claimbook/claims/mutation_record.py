@@ -1,26 +1,14 @@
 """What each claim's mistakes did, keyed on the code they ran, and read back for the pages.
 
-**The key.** A mutation result of a claim depends on the claim's own key (its registry
-entry, the modules its computation reaches, the environment:
-:func:`claimbook.claims.keys.claim_key`) and on the mistakes
-(:func:`claimbook.claims.mistakes.mistakes_digest`: the mistake files and the modules
-their code reaches). :func:`mutation_key` is the SHA-256 of both; a result whose key
-differs from today's is not shown as current.
-
-**The records.** ``claims/mistakes/record.json`` is committed: ``make mutate`` writes it
-(atomically, all claims), and CI's ``make mutate-check`` recomputes every claim's mistakes
-and fails when the committed record disagrees. ``make`` reuses a committed result whose key
-matches; for a claim whose key matches neither record, the build runs just its mistakes and
-writes the result to ``artifacts/mutations.json`` (:data:`BUILD_RECORD`). Each holds
-``{"version": 2, "claims": {id: entry}}`` with an entry of :func:`claim_entry`.
-
-**Subject and pinned fields.** A mistake counts as caught by the claim's criteria only when
-at least :data:`SUBJECT_FIELDS_NEEDED` fields that measure the claim's subject turn red. A
-field is *pinned* when its expectation is a ``value`` (or a ``mean: {value}``) other than 0:
-a number copied into the registry from a run or a formula, which any change of the result
-moves, so its turning red says the number changed, not that the claim's criterion saw the
-mistake. Every other expectation (an interval, a statistical bound, a fraction over seeds,
-``equals``, an identity ``value: 0``) is a *subject* field (:func:`field_role`).
+:func:`mutation_key` is the SHA-256 of the claim's key (:func:`claimbook.claims.keys.claim_key`)
+and of the mistakes' digest (:func:`claimbook.claims.mistakes.mistakes_digest`); a result
+under another key is not current. ``make mutate`` writes the committed record
+``claims/mistakes/record.json``; the build writes what it runs to :data:`BUILD_RECORD`. Each
+holds ``{"version": 2, "claims": {id: entry}}`` (:func:`claim_entry`). A field is *pinned*
+when its expectation is a ``value`` (or ``mean: {value}``) other than 0, else it measures
+the claim's *subject* (:func:`field_role`); a mistake counts as caught by the claim's
+criteria when at least :data:`SUBJECT_FIELDS_NEEDED` subject fields turn red
+(docs/claims.md says why).
 """
 
 from __future__ import annotations
@@ -38,9 +26,7 @@ from claimbook.claims.mistakes import mistakes_digest, mistakes_dir
 
 __all__ = [
     "BUILD_RECORD",
-    "COMMITTED_RECORD",
     "SUBJECT_FIELDS_NEEDED",
-    "VERSION",
     "claim_entry",
     "committed_record_path",
     "current_entry",
@@ -53,14 +39,13 @@ __all__ = [
 ]
 
 VERSION = 2
-COMMITTED_RECORD = "record.json"  # in claims/mistakes/, beside the mistake files
 BUILD_RECORD = paths.ARTIFACTS_DIR / "mutations.json"
 SUBJECT_FIELDS_NEEDED = 2
 
 
 def committed_record_path(registry_dir: str | Path | None = None) -> Path:
     """``<registry_dir>/mistakes/record.json`` (default ``claims/mistakes/record.json``)."""
-    return mistakes_dir(registry_dir) / COMMITTED_RECORD
+    return mistakes_dir(registry_dir) / "record.json"
 
 
 def field_role(expectation: Mapping) -> str:
@@ -84,9 +69,8 @@ def _shown(got):
 
 
 def red_field(field: str, comparison: Mapping, expectation: Mapping | None) -> dict:
-    """One field a mistake turned red: its name, role (``"unregistered"`` for a result
-    field the registry lacks, which counts for nothing), what was expected (with the
-    tolerance) and what came (a statistical field's mean and interval)."""
+    """One field a mistake turned red: name, role (``"unregistered"`` for a field the
+    registry lacks), expected, tolerance and what came (a statistical field's mean and CI)."""
     return {
         "field": field,
         "role": field_role(expectation) if expectation is not None else "unregistered",
@@ -134,11 +118,8 @@ def write_record(path: str | Path, entries: Mapping[str, Mapping], *, keep: bool
 
 
 def current_entry(claim, key: str | None = None, records: Sequence | None = None):
-    """``(entry, source)`` of the first record whose entry for ``claim`` has today's key.
-
-    ``records`` defaults to the committed record, then the build's; ``(None, None)`` when
-    neither is current.
-    """
+    """``(entry, source)`` of the first of ``records`` (default: the committed record, then
+    the build's) whose entry for ``claim`` has today's key; ``(None, None)`` if none."""
     key = key if key is not None else mutation_key(claim)
     if records is None:
         records = (committed_record_path(Path(claim.path).parent), BUILD_RECORD)
@@ -152,15 +133,10 @@ def current_entry(claim, key: str | None = None, records: Sequence | None = None
 def mutation_states(
     claim, records: Sequence | None = None, digests: dict | None = None
 ) -> list[dict]:
-    """Each named mistake of ``claim`` with what its current result says (the pages' data).
-
-    Each item is the registry's ``{perturbation, says}`` and ``state`` (``"caught"``,
-    ``"not caught"`` or ``"not yet run"``: no result with today's key); with a result also
-    ``red`` (the red fields, each ``{field, role, expected, tolerance, got}``),
-    ``subject_red`` (how many of them measure the subject), ``enough`` (at least
-    :data:`SUBJECT_FIELDS_NEEDED`), ``error``, ``key``, ``when`` and ``record`` (the
-    record's path, repository-relative). ``digests``: as :func:`mutation_key`'s.
-    """
+    """Each named mistake of ``claim`` (``{perturbation, says}``) with its ``state``:
+    ``"caught"``, ``"not caught"`` or ``"not yet run"`` (no result under today's key); with a
+    result also ``red``, ``subject_red`` (how many measure the subject), ``enough``,
+    ``error``, ``key``, ``when`` and ``record`` (its path)."""
     entry, source = None, None
     if claim.catches:
         entry, source = current_entry(claim, mutation_key(claim, digests), records)
