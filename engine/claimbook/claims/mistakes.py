@@ -1,9 +1,15 @@
-"""The mistake files beside a registry: loading them, naming their functions, digesting them.
+"""The mistakes each claim must catch: their files, and the record of what they did.
 
 A claim's ``catches`` names ``<module>.<function>`` of ``<registry>/mistakes/<module>.py``,
-a function that replaces one harness function with a mistaken version. The files are
-loaded by path, never installed. :func:`mistakes_digest` covers their bytes and the
-first-party modules their code reaches (:mod:`claimbook.dependencies`'s rule).
+a function that replaces one harness function with a mistaken version; the files are
+loaded by path, never installed. A mutation result is keyed on :func:`mutation_key`: the
+claim's key (:func:`claimbook.claims.keys.claim_key`) and :func:`mistakes_digest` (the
+files and the first-party modules they reach). ``make mutate`` writes the committed record
+``claims/mistakes/record.json``; the build writes what it runs to :data:`BUILD_RECORD`.
+Each holds ``{"version": 2, "claims": {id: entry}}`` (:func:`claim_entry`). A field is
+*pinned* when its expectation is a ``value`` (or ``mean: {value}``) other than 0, else it
+measures the claim's *subject* (:func:`field_role`); a mistake counts as caught by the
+claim's criteria when at least :data:`SUBJECT_FIELDS_NEEDED` subject fields turn red.
 """
 
 from __future__ import annotations
@@ -12,25 +18,40 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import json
+import math
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from claimbook import dependencies, paths
+from claimbook.atomic import write_text_atomically
+from claimbook.claims.keys import claim_key
 from claimbook.errors import RegistryError
 
 __all__ = [
-    "MISTAKES",
-    "MISTAKES_PACKAGE",
+    "BUILD_RECORD",
+    "SUBJECT_FIELDS_NEEDED",
+    "claim_entry",
+    "committed_record_path",
+    "current_entry",
+    "field_role",
     "load_mistakes",
-    "mistake_files",
     "mistakes_digest",
     "mistakes_dir",
+    "mutation_key",
+    "mutation_states",
+    "read_record",
+    "red_field",
     "resolve_perturbation",
+    "write_record",
 ]
 
 MISTAKES = "mistakes"  # the folder of the mistakes, beside the registry's YAML files
 # The package the files are loaded in, so that one may import another by that name.
 MISTAKES_PACKAGE = "claim_mistakes"
+VERSION = 2
+BUILD_RECORD = paths.ARTIFACTS_DIR / "mutations.json"
+SUBJECT_FIELDS_NEEDED = 2
 
 
 def mistakes_dir(registry_dir: str | Path | None = None) -> Path:
@@ -124,3 +145,129 @@ def mistakes_digest(registry_dir: str | Path | None = None) -> str:
     reached = dependencies.module_digests(dependencies.modules_reached(sorted(imported)))
     digest.update(json.dumps(reached, sort_keys=True).encode())
     return digest.hexdigest()
+
+
+def committed_record_path(registry_dir: str | Path | None = None) -> Path:
+    """``<registry_dir>/mistakes/record.json`` (default ``claims/mistakes/record.json``)."""
+    return mistakes_dir(registry_dir) / "record.json"
+
+
+def field_role(expectation: Mapping) -> str:
+    """``"pinned"`` or ``"subject"`` for one field's expectation (see the module doc)."""
+    bound = expectation.get("mean") if isinstance(expectation.get("mean"), Mapping) else None
+    value = (bound or expectation).get("value")
+    if isinstance(value, int | float) and not isinstance(value, bool) and value != 0:
+        return "pinned"
+    return "subject"
+
+
+def _shown(got):
+    """A red field's result as the record keeps it: a number, or a summary's mean and CI."""
+    if isinstance(got, Mapping):
+        return {k: got[k] for k in ("mean", "ci") if k in got} or None
+    if isinstance(got, float) and not math.isfinite(got):
+        return repr(got)
+    if isinstance(got, list):
+        return None  # per-seed values of a field the registry lacks
+    return got
+
+
+def red_field(field: str, comparison: Mapping, expectation: Mapping | None) -> dict:
+    """One field a mistake turned red: name, role (``"unregistered"`` for a field the
+    registry lacks), expected, tolerance and what came (a statistical field's mean and CI)."""
+    return {
+        "field": field,
+        "role": field_role(expectation) if expectation is not None else "unregistered",
+        "expected": comparison.get("expected"),
+        "tolerance": comparison.get("tolerance"),
+        "got": _shown(comparison.get("got")),
+    }
+
+
+def mutation_key(claim, digests: dict | None = None) -> str:
+    """SHA-256 of the claim's key and the mistakes' digest (``digests``: a per-folder cache)."""
+    folder = Path(claim.path).parent
+    if digests is None:
+        digests = {}
+    if folder not in digests:
+        digests[folder] = mistakes_digest(folder)
+    text = f"{claim_key(claim)['digest']}\0{digests[folder]}"
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def claim_entry(claim, key: str, when: str, catches: Sequence[Mapping]) -> dict:
+    """A claim's record entry: its key, when it was run, and per mistake what it did."""
+    return {"key": key, "when": when, "catches": [dict(c) for c in catches]}
+
+
+def read_record(path: str | Path) -> dict:
+    """The claims of the record at ``path``, or {} (absent, unreadable, another version)."""
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(document, dict) or document.get("version") != VERSION:
+        return {}
+    claims = document.get("claims")
+    return claims if isinstance(claims, dict) else {}
+
+
+def write_record(path: str | Path, entries: Mapping[str, Mapping], *, keep: bool = True) -> None:
+    """Write ``entries`` to the record at ``path`` atomically; ``keep``: keep its others."""
+    merged = read_record(path) if keep else {}
+    merged.update(entries)
+    document = {"version": VERSION, "claims": dict(sorted(merged.items()))}
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomically(Path(path), json.dumps(document, indent=2, sort_keys=True) + "\n")
+
+
+def current_entry(claim, key: str | None = None, records: Sequence | None = None):
+    """``(entry, source)`` of the first of ``records`` (default: the committed record, then
+    the build's) whose entry for ``claim`` has today's key; ``(None, None)`` if none."""
+    key = key if key is not None else mutation_key(claim)
+    if records is None:
+        records = (committed_record_path(Path(claim.path).parent), BUILD_RECORD)
+    for path in records:
+        entry = read_record(path).get(claim.id)
+        if isinstance(entry, dict) and entry.get("key") == key:
+            return entry, Path(path)
+    return None, None
+
+
+def mutation_states(
+    claim, records: Sequence | None = None, digests: dict | None = None
+) -> list[dict]:
+    """Each named mistake of ``claim`` (``{perturbation, says}``) with its ``state``:
+    ``"caught"``, ``"not caught"`` or ``"not yet run"`` (no result under today's key); with a
+    result also ``red``, ``subject_red`` (how many measure the subject), ``enough``,
+    ``error``, ``key``, ``when`` and ``record`` (its path)."""
+    entry, source = None, None
+    if claim.catches:
+        entry, source = current_entry(claim, mutation_key(claim, digests), records)
+    recorded = {}
+    if entry is not None:
+        recorded = {
+            c.get("perturbation"): c for c in entry.get("catches", []) if isinstance(c, dict)
+        }
+    states = []
+    for catch in claim.catches or []:
+        seen = recorded.get(catch["perturbation"])
+        if seen is None:
+            states.append({**catch, "state": "not yet run"})
+            continue
+        red = [r for r in seen.get("red", []) if isinstance(r, dict)]
+        subject = sum(1 for r in red if r.get("role") == "subject")
+        states.append(
+            {
+                **catch,
+                "state": "caught" if seen.get("caught") else "not caught",
+                "red": red,
+                "subject_red": subject,
+                "enough": bool(seen.get("caught")) and subject >= SUBJECT_FIELDS_NEEDED,
+                "error": seen.get("error"),
+                "key": entry.get("key"),
+                "when": entry.get("when"),
+                "record": paths.shown(source),
+            }
+        )
+    return states

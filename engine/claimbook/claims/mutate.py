@@ -5,7 +5,7 @@ alone in a child process forked from a server that imported the engine and the h
 (multiprocessing's forkserver; one BLAS thread; at most the cores at once); the child
 recomputes and judges the claim (:func:`claimbook.claims.verify.compute_artifact`), writes
 nothing to ``artifacts/claims`` and reports the status and each red field with its role
-(:func:`claimbook.claims.mutation_record.field_role`). A mistake is *caught* when the claim
+(:func:`claimbook.claims.mistakes.field_role`). A mistake is *caught* when the claim
 fails without its computation raising, and caught *enough* by at least two subject fields.
 
 Modes: write the committed record (``make mutate``); ``--check`` writes nothing and fails
@@ -32,8 +32,7 @@ from multiprocessing import forkserver
 from pathlib import Path
 
 from claimbook import instruments, paths
-from claimbook.claims import mutation_record as records
-from claimbook.claims.mistakes import resolve_perturbation
+from claimbook.claims import mistakes
 from claimbook.claims.registry import Claim, list_claims, load_claim
 from claimbook.claims.verify import compute_artifact
 from claimbook.errors import RegistryError
@@ -47,10 +46,10 @@ _ERROR_LIMIT = 400
 def judge_perturbed(claim_id: str, perturbation: str, registry_dir: str | None) -> dict:
     """Apply ``perturbation`` here, recompute ``claim_id`` and judge it; write nothing."""
     claim = load_claim(claim_id, registry_dir=registry_dir)
-    resolve_perturbation(perturbation, claim)()
+    mistakes.resolve_perturbation(perturbation, claim)()
     artifact = compute_artifact(claim)
     red = [
-        records.red_field(field, comparison, claim.expect.get(field))
+        mistakes.red_field(field, comparison, claim.expect.get(field))
         for field, comparison in sorted(artifact["comparisons"].items())
         if not comparison["passed"]
     ]
@@ -148,7 +147,7 @@ def _named(claim: Claim) -> list[dict]:
             f"{paths.shown(claim.path)}: field catches: perturbation {twice[0]!r} is named twice"
         )
     for catch in claim.catches or []:
-        resolve_perturbation(catch["perturbation"], claim)
+        mistakes.resolve_perturbation(catch["perturbation"], claim)
     return list(claim.catches or [])
 
 
@@ -179,7 +178,7 @@ def _judge_all(claims, registry_dir, imports, jobs, seconds) -> dict[str, list[d
 def _recorded_seconds(path) -> dict:
     return {
         (claim_id, catch.get("perturbation")): float(catch.get("seconds") or 0.0)
-        for claim_id, entry in records.read_record(path).items()
+        for claim_id, entry in mistakes.read_record(path).items()
         if isinstance(entry, dict)
         for catch in entry.get("catches", [])
         if isinstance(catch, dict)
@@ -204,16 +203,16 @@ def run_mutations(
         importlib.import_module(module)
     ids = list(claim_ids) if claim_ids else list_claims(registry_dir)
     claims = [load_claim(claim_id, registry_dir=registry_dir) for claim_id in ids]
-    committed = records.committed_record_path(registry_dir)
+    committed = mistakes.committed_record_path(registry_dir)
     digests: dict = {}
-    keys = {claim.id: records.mutation_key(claim, digests) for claim in claims}
+    keys = {claim.id: mistakes.mutation_key(claim, digests) for claim in claims}
     if mode == "stale":
-        record = records.BUILD_RECORD if record is None else record
+        record = mistakes.BUILD_RECORD if record is None else record
         current = (committed, record)
         claims = [
             c
             for c in claims
-            if c.catches and records.current_entry(c, keys[c.id], current)[0] is None
+            if c.catches and mistakes.current_entry(c, keys[c.id], current)[0] is None
         ]
         if not claims:
             return 0
@@ -222,12 +221,12 @@ def run_mutations(
     elapsed = time.perf_counter() - start
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     entries = {
-        claim.id: records.claim_entry(claim, keys[claim.id], when, outcomes[claim.id])
+        claim.id: mistakes.claim_entry(claim, keys[claim.id], when, outcomes[claim.id])
         for claim in claims
         if claim.catches
     }
     if mode != "check":
-        records.write_record(committed if record is None else record, entries)
+        mistakes.write_record(committed if record is None else record, entries)
     status = _report(claims, outcomes, elapsed, stream)
     if mode == "check":
         status = max(status, _disagreements(entries, committed, stream))
@@ -244,7 +243,7 @@ def _summary(entry) -> list:
 
 def _disagreements(entries, committed, stream) -> int:
     """1 naming each claim whose committed result is not this run's (key or outcome)."""
-    recorded = records.read_record(committed)
+    recorded = mistakes.read_record(committed)
     wrong = []
     for claim_id, entry in entries.items():
         old = recorded.get(claim_id)
@@ -282,7 +281,7 @@ def _report(claims, outcomes, elapsed: float, stream) -> int:
                 file=stream,
             )
             subject = sum(1 for r in catch["red"] if r["role"] == "subject")
-            if catch["caught"] and subject < records.SUBJECT_FIELDS_NEEDED:
+            if catch["caught"] and subject < mistakes.SUBJECT_FIELDS_NEEDED:
                 too_few.append(f"{claim.id}: {catch['perturbation']} ({subject})")
         if not caught:
             catching_none.append(claim.id)
@@ -291,7 +290,7 @@ def _report(claims, outcomes, elapsed: float, stream) -> int:
     print(f"{sum(map(len, outcomes.values()))} perturbations in {elapsed:.1f} s", file=stream)
     if too_few:
         print(
-            f"caught by fewer than {records.SUBJECT_FIELDS_NEEDED} fields that measure the "
+            f"caught by fewer than {mistakes.SUBJECT_FIELDS_NEEDED} fields that measure the "
             "claim's subject: " + "; ".join(too_few),
             file=stream,
         )

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from claimbook.claims.compare import shown_expectation
 from claimbook.claims.judgement import STATES, Judgement
-from claimbook.claims.mutation_record import mutation_states
+from claimbook.claims.mistakes import mutation_states
 from claimbook.claims.ratios import field_ratios
 from claimbook.claims.registry import Claim
 from claimbook.claims.store import badge_summary
@@ -248,7 +248,7 @@ def describe(
     """Everything the site says about one claim: its page and its ``claims.json`` entry.
 
     ``stated_in``: its places in the book's order; ``publishable``: whether its record is
-    published; ``digests``: shared by claims described together (:func:`mutation_states`).
+    published; ``digests``: shared by claims described together (:func:`claimbook.claims.mistakes.mutation_key`).
     """
     artifact = judgement.artifact or {}
     summary = summary_of(claim, judgement)

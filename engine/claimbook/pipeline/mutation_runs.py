@@ -1,7 +1,7 @@
 """A build runs the mistakes of each claim that has no current mutation result.
 
 ``make`` shows on each claim page what its named mistakes did
-(:mod:`claimbook.claims.mutation_record`). A result committed in
+(:mod:`claimbook.claims.mistakes`). A result committed in
 ``claims/mistakes/record.json`` is reused while its key (the claim's code and registry
 entry, the mistakes' code) matches; for each claim whose key matches neither that record
 nor the build's own (``artifacts/mutations.json``), the build starts one process,
@@ -18,7 +18,7 @@ import subprocess
 import time
 
 from claimbook import paths
-from claimbook.claims.mutation_record import current_entry, mutation_key
+from claimbook.claims.mistakes import current_entry, mutation_key
 from claimbook.claims.registry import load_claim
 from claimbook.errors import ClaimError
 from claimbook.pipeline.claim_runs import (

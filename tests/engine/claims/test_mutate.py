@@ -12,14 +12,15 @@ import pytest
 
 from claimbook import paths
 from claimbook.__main__ import main as claimbook_main
-from claimbook.claims.mistakes import load_mistakes, resolve_perturbation
-from claimbook.claims.mutate import run_mutations
-from claimbook.claims.mutation_record import (
+from claimbook.claims.mistakes import (
     committed_record_path,
     field_role,
+    load_mistakes,
     mutation_key,
     mutation_states,
+    resolve_perturbation,
 )
+from claimbook.claims.mutate import run_mutations
 from claimbook.claims.registry import list_claims, load_claim
 from claimbook.errors import RegistryError
 

@@ -1,7 +1,7 @@
 """claimbook.pipeline.mutation_runs: a build runs the mistakes of the claims whose result is
-not current (claimbook.claims.mutation_record's key), and only those."""
+not current (claimbook.claims.mistakes's key), and only those."""
 
-from claimbook.claims.mutation_record import (
+from claimbook.claims.mistakes import (
     claim_entry,
     current_entry,
     mutation_key,
