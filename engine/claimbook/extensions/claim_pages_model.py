@@ -17,10 +17,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from claimbook.claims.compare import shown_expectation
+from claimbook.claims.compare import field_ratios, shown_expectation
 from claimbook.claims.judgement import STATES, Judgement
 from claimbook.claims.mistakes import mutation_states
-from claimbook.claims.ratios import field_ratios
 from claimbook.claims.registry import Claim
 from claimbook.claims.store import badge_summary
 from claimbook.extensions import claim_numbers as numbers
@@ -248,7 +247,8 @@ def describe(
     """Everything the site says about one claim: its page and its ``claims.json`` entry.
 
     ``stated_in``: its places in the book's order; ``publishable``: whether its record is
-    published; ``digests``: shared by claims described together (:func:`claimbook.claims.mistakes.mutation_key`).
+    published; ``digests``: shared by claims described together
+    (:func:`claimbook.claims.mistakes.mutation_key`).
     """
     artifact = judgement.artifact or {}
     summary = summary_of(claim, judgement)

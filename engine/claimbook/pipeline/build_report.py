@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from claimbook import claims, paths
-from claimbook.claims.ratios import wide_tolerance_problems
+from claimbook.claims.compare import wide_tolerance_problems
 from claimbook.claims.record import read_claim_record
 from claimbook.errors import ChapterSourceError, ClaimError
 from claimbook.pipeline.claim_runs import due_claims
@@ -54,7 +54,7 @@ def claim_problems() -> list[str]:
 
 def wide_tolerances(claim_id: str, artifact) -> list[str]:
     """Fields of a statistical claim wider than 10 standard errors without a stated reason
-    (:func:`claimbook.claims.ratios.wide_tolerance_problems`)."""
+    (:func:`claimbook.claims.compare.wide_tolerance_problems`)."""
     if artifact is None or artifact.get("kind") != "statistical":
         return []
     expect = claims.load_claim(claim_id).expect
