@@ -13,11 +13,6 @@ for ``mean`` or ``value``; :math:`|\bar x - t|` for ``fraction: {above | below: 
 ``equals``. A ratio above :data:`WIDE_RATIO` needs ``wide_because`` in the field's entry,
 and ``wide_because`` on a field that is not so wide is refused
 (:func:`wide_tolerance_problems`). Seeds that all agree give an infinite ratio.
-
->>> shown_expectation({"value": 0.5, "abs_tol": 1e-12})
-(0.5, 'abs_tol 1e-12')
->>> round(tolerance_ratio({"ci_within": [0.9, 1.1]}, [0.99, 1.01])["ratio"], 9)
-10.0
 """
 
 from __future__ import annotations

@@ -151,11 +151,6 @@ def judge(
 
     Raises :class:`UnknownClaimError` or :class:`RegistryError` for an unknown id or a
     malformed registry file.
-
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as scratch:
-    ...     judge("c15-invariance-001", artifacts_dir=scratch)[:2]
-    ('not run', None)
     """
     claim = load_claim(claim_id, registry_dir=registry_dir)
     path = artifact_path(claim.id, artifacts_dir)

@@ -59,23 +59,6 @@ def mistakes_dir(registry_dir: str | Path | None = None) -> Path:
     return Path(registry_dir if registry_dir is not None else paths.CLAIMS_DIR) / MISTAKES
 
 
-def mistake_files(registry_dir: str | Path | None = None) -> list[Path]:
-    """The mistake files (``*.py``) of the registry, sorted; none without the folder."""
-    folder = mistakes_dir(registry_dir)
-    return sorted(folder.glob("*.py")) if folder.is_dir() else []
-
-
-def _fresh_package(folder: Path):
-    for name in [n for n in sys.modules if n.split(".")[0] == MISTAKES_PACKAGE]:
-        del sys.modules[name]  # the mistakes of another registry
-    package = importlib.util.module_from_spec(
-        importlib.machinery.ModuleSpec(MISTAKES_PACKAGE, None, is_package=True)
-    )
-    package.__path__ = [str(folder)]
-    sys.modules[MISTAKES_PACKAGE] = package
-    return package
-
-
 def load_mistakes(module: str, registry_dir: str | Path | None = None):
     """The mistake file ``<registry_dir>/mistakes/<module>.py``, loaded by its path once per
     process and folder as ``claim_mistakes.<module>``; :class:`RegistryError` if it does not
@@ -84,7 +67,13 @@ def load_mistakes(module: str, registry_dir: str | Path | None = None):
     path = folder / f"{module}.py"
     package = sys.modules.get(MISTAKES_PACKAGE)
     if package is None or list(getattr(package, "__path__", [])) != [str(folder)]:
-        _fresh_package(folder)
+        for name in [n for n in sys.modules if n.split(".")[0] == MISTAKES_PACKAGE]:
+            del sys.modules[name]  # the mistakes of another registry
+        package = importlib.util.module_from_spec(
+            importlib.machinery.ModuleSpec(MISTAKES_PACKAGE, None, is_package=True)
+        )
+        package.__path__ = [str(folder)]
+        sys.modules[MISTAKES_PACKAGE] = package
     name = f"{MISTAKES_PACKAGE}.{module}"
     if name in sys.modules:
         return sys.modules[name]
@@ -135,7 +124,8 @@ def mistakes_digest(registry_dir: str | Path | None = None) -> str:
     """SHA-256 of the mistake files (names and bytes) and the first-party modules they reach."""
     digest = hashlib.sha256()
     imported: set[str] = set()
-    for path in mistake_files(registry_dir):
+    folder = mistakes_dir(registry_dir)
+    for path in sorted(folder.glob("*.py")) if folder.is_dir() else []:
         data = path.read_bytes()
         digest.update(f"{MISTAKES}/{path.name}".encode() + b"\0" + data + b"\0")
         try:
@@ -212,10 +202,9 @@ def read_record(path: str | Path) -> dict:
     return claims if isinstance(claims, dict) else {}
 
 
-def write_record(path: str | Path, entries: Mapping[str, Mapping], *, keep: bool = True) -> None:
-    """Write ``entries`` to the record at ``path`` atomically; ``keep``: keep its others."""
-    merged = read_record(path) if keep else {}
-    merged.update(entries)
+def write_record(path: str | Path, entries: Mapping[str, Mapping]) -> None:
+    """Write ``entries`` into the record at ``path`` (keeping its others), atomically."""
+    merged = {**read_record(path), **entries}
     document = {"version": VERSION, "claims": dict(sorted(merged.items()))}
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     write_text_atomically(Path(path), json.dumps(document, indent=2, sort_keys=True) + "\n")

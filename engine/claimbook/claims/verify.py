@@ -90,12 +90,6 @@ def verify_claim(
         ``expected_harness`` is not the running harness's version; nothing is computed.
     ClaimError, TamperedArtifactError
         In a build's kernel, as :func:`claimbook.claims.record.recorded_artifact` raises.
-
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as scratch:
-    ...     claim = verify_claim("c15-invariance-001", harness_pin(), artifacts_dir=scratch)
-    >>> claim["status"], claim_status_line(claim)
-    ('verified', 'claim c15-invariance-001: verified (computed in this kernel)')
     """
     claim = load_claim(claim_id, registry_dir=registry_dir)
     current = harness_pin()
@@ -130,11 +124,7 @@ def verify_claim(
 def claim_status_line(artifact: Mapping) -> str:
     """What a chapter prints after verifying: ``"claim <id>: <status>"``, then for a failure
     its first line (:func:`failure_summary`), and ``" (computed in this kernel)"`` for a
-    :class:`ComputedHere`.
-
-    >>> claim_status_line({"id": "c0-toy-001", "status": "failed", "error": "OSError: gone"})
-    'claim c0-toy-001: failed: c0-toy-001 error: OSError: gone'
-    """
+    :class:`ComputedHere`."""
     status = artifact["status"]
     line = f"claim {artifact['id']}: {status}"
     if status == "failed":
