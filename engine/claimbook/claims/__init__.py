@@ -5,12 +5,9 @@ measures it, what each computed field must satisfy, and the contract it was meas
 The package re-exports what chapters, pages and the build use; docs/claims.md is the guide.
 """
 
-from claimbook.claims.computations import (
-    flatten,  # noqa: F401 -- the dotted field names of a result, for callers and tests
-    resolve_computation,
-)
+from claimbook.claims.computations import flatten
 from claimbook.claims.judgement import STATES, Judgement, check_artifact, judge, state_fails_build
-from claimbook.claims.keys import claim_key, current_claim_key, environment_digest
+from claimbook.claims.keys import claim_key, environment_digest
 from claimbook.claims.registry import (
     Claim,
     claim_seed,
@@ -33,14 +30,13 @@ __all__ = [
     "claim_seed",
     "claim_seeds",
     "claim_status_line",
-    "current_claim_key",
     "environment_digest",
     "failure_summary",
+    "flatten",
     "harness_pin",
     "judge",
     "list_claims",
     "load_claim",
-    "resolve_computation",
     "state_fails_build",
     "verify_claim",
 ]
