@@ -1,38 +1,13 @@
-"""The engine's caches: one rule, one helper, one reset.
+"""The engine's in-memory caches: values keyed by the bytes they were computed from.
 
-The rule: a cached value is stored under the SHA-256 of every byte it was computed from --
-the files it read and the text of its other inputs (:func:`digest`) -- never under a file's
-name, size, inode or modification time. An edited file is therefore never served the old
-value, whatever the filesystem says about it (a same-size edit with its old time restored
-included), and an unchanged one costs a read and a hash. Every cache is emptied at the start
-of each build (:func:`reset`, which the build driver and the claims command line call, and
-:func:`reset_for_application` when a Sphinx application is made outside a driver build), so
-a long-lived process keeps the values of one build at most. The driver's render is part of
-its build (:func:`one_build`): the registry entries it validated and the judgements it made
-while planning are the render's too, still keyed by the bytes they came from.
+A value is stored under :func:`digest` of every byte it came from (never a file's name, size
+or time), so an edited file is never served an old value. Every cache is emptied when a build
+starts (:func:`one_build`, :func:`reset`) and when a Sphinx application is made outside one
+(:func:`reset_for_application`). Nothing is kept between processes.
 
-The caches, each a :class:`ContentCache` held in memory by one process (nothing is kept
-between builds, so nothing a chapter's kernel writes can be read back as a cached value):
-
-- ``registry entries`` (:mod:`claimbook.claims.registry`): a validated ``claims/<id>.yaml``,
-  by its name and bytes;
-- ``judgements`` (:mod:`claimbook.claims.judgement`): whether a current artifact agrees with its
-  own stored result, by the bytes of the registry entry and of the artifact;
-- ``chapter sources``, ``prose blocks`` (:mod:`claimbook.sources`) and ``chapter pages``
-  (:mod:`claimbook.extensions.chapter_pages`): a parsed chapter and its pages, by its bytes;
-- ``glue checks`` (:mod:`claimbook.settings`): the results a chapter pastes with plain glue,
-  by the chapter source's bytes.
-
-Examples
---------
 >>> squares = ContentCache("squares (an example)")
->>> squares.get(digest("3"), lambda: 3 * 3)
-9
->>> squares.get(digest("3"), lambda: "not computed again")
-9
->>> reset()
->>> squares.get(digest("3"), lambda: "computed again after a reset")
-'computed again after a reset'
+>>> squares.get(digest("3"), lambda: 3 * 3), squares.get(digest("3"), lambda: "again")
+(9, 9)
 >>> digest("ab", "c") == digest("a", "bc")
 False
 """
@@ -46,14 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-__all__ = [
-    "ContentCache",
-    "digest",
-    "file_bytes",
-    "one_build",
-    "reset",
-    "reset_for_application",
-]
+__all__ = ["ContentCache", "digest", "file_bytes", "one_build", "reset", "reset_for_application"]
 
 T = TypeVar("T")
 _CACHES: weakref.WeakSet[ContentCache] = weakref.WeakSet()
@@ -61,10 +29,7 @@ _BUILDS_RUNNING = [0]  # driver builds running in this process (one, or none)
 
 
 def digest(*parts: bytes | str | None) -> str:
-    """SHA-256 over ``parts``, each with its length (``("ab", "c")`` and ``("a", "bc")`` differ).
-
-    A part is bytes, text (UTF-8) or None (an absent file, distinct from an empty one).
-    """
+    """SHA-256 over ``parts``, each with its length; text is UTF-8, None an absent file."""
     hasher = hashlib.sha256()
     for part in parts:
         if part is None:
@@ -85,10 +50,7 @@ def file_bytes(path: str | Path) -> bytes | None:
 
 
 class ContentCache:
-    """Values keyed by :func:`digest` of what they were computed from; emptied by :func:`reset`.
-
-    A cached value is shared by every caller: one that needs to change it copies it first.
-    """
+    """Values keyed by :func:`digest`, shared by every caller (copy one before changing it)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -96,19 +58,12 @@ class ContentCache:
         _CACHES.add(self)
 
     def get(self, key: str, compute: Callable[[], T]) -> T:
-        """The value stored under ``key``, computing and storing it on a miss.
-
-        An exception raised by ``compute`` is not stored: the next call computes again.
-        """
+        """The value under ``key``, computed and stored on a miss (an exception is not stored)."""
         try:
             return self._values[key]  # type: ignore[return-value]
         except KeyError:
             value = self._values[key] = compute()
             return value
-
-    def holds(self, key: str) -> bool:
-        """Whether a value is stored under ``key``."""
-        return key in self._values
 
     def clear(self) -> None:
         self._values.clear()
@@ -116,20 +71,16 @@ class ContentCache:
     def __len__(self) -> int:
         return len(self._values)
 
-    def __repr__(self) -> str:
-        return f"<ContentCache {self.name!r}: {len(self)} values>"
-
 
 def reset() -> None:
-    """Empty every cache: called at the start of each build."""
+    """Empty every cache."""
     for cache in list(_CACHES):
         cache.clear()
 
 
 @contextmanager
 def one_build() -> Iterator[None]:
-    """A driver build: every cache emptied at its start, and not again by the Sphinx
-    application it makes (:func:`reset_for_application`), whose render belongs to it."""
+    """A driver build: every cache emptied at its start, not again by its Sphinx application."""
     reset()
     _BUILDS_RUNNING[0] += 1
     try:
@@ -139,8 +90,6 @@ def one_build() -> Iterator[None]:
 
 
 def reset_for_application() -> None:
-    """Empty every cache for a Sphinx application made on its own (``jupyter-book build``, a
-    test's render); inside a driver build (:func:`one_build`) they were emptied at its start.
-    """
+    """Empty every cache for a Sphinx application made outside a driver build."""
     if not _BUILDS_RUNNING[0]:
         reset()

@@ -1,8 +1,7 @@
 """MyST prose read as MyST reads it: roles, directives, plain text, targets and headings.
 
-Markdown is tokenized by the markdown-it parser MyST uses, so roles and directives are found
-as the book renders them: a ```` ```{figure} ```` example inside a code fence is an example,
-not a figure.
+Tokens come from MyST's own markdown-it parser, so a ```` ```{figure} ```` inside a code fence
+is an example, not a figure.
 """
 
 from __future__ import annotations
@@ -11,8 +10,6 @@ import functools
 from dataclasses import dataclass
 
 import yaml
-
-from claimbook import cache
 
 __all__ = [
     "Directive",
@@ -28,10 +25,6 @@ __all__ = [
 _LITERAL_DIRECTIVES = frozenset(
     {"code-block", "code", "code-cell", "sourcecode", "math", "raw", "literalinclude"}
 )
-
-# The targets and headings of a markdown text, by its text (see prose_blocks): a render cuts
-# a chapter's executed notebook into its pages, parsing the markdown cells it cuts.
-_PROSE_BLOCKS = cache.ContentCache("prose blocks")
 
 
 @dataclass(frozen=True)
@@ -60,8 +53,7 @@ def markdown_tokens(source: str) -> list:
 
 @functools.cache
 def _markdown_parser():
-    # myst_parser is imported on the first prose parsed: planning an unchanged book, and the
-    # no-op build, parse none.
+    # Imported on first use: planning an unchanged book parses no prose.
     from markdown_it.renderer import RendererHTML
     from myst_parser.config.main import MdParserConfig
     from myst_parser.parsers.mdit import create_md_parser
@@ -99,6 +91,7 @@ def split_directive(token) -> tuple[str, str, dict, str] | None:
 
 
 def parse_prose(source: str, cell: int) -> list[Role | Directive]:
+    """The roles and directives of ``source`` (markdown cell ``cell``), prose bodies included."""
     items: list[Role | Directive] = []
     for token in _markdown_parser().parse(source):
         if token.type in ("fence", "colon_fence"):
@@ -137,27 +130,18 @@ def prose_text(source: str) -> str:
 def prose_blocks(source: str) -> list[tuple[str, int, str]]:
     """The top-level targets and headings of markdown ``source``: ``(kind, line, content)``.
 
-    ``kind`` is ``"target"`` for a MyST target line ``(label)=`` (content: the label) or
-    ``"heading"`` for an ATX or setext heading (content: empty); ``line`` counts from 0.
-    Lines inside code blocks and directives are not blocks of the prose.
+    ``kind`` is ``"target"`` for ``(label)=`` (content: the label) or ``"heading"`` (content:
+    empty); ``line`` counts from 0; code blocks and directives hold no blocks.
 
-    Examples
-    --------
     >>> prose_blocks("(sec-a)=\\n## A\\n\\n```\\n## code\\n```\\n")
     [('target', 0, 'sec-a'), ('heading', 1, '')]
     """
-    # The pages of a chapter and their headings ask about the same cells in one render.
-    found = _PROSE_BLOCKS.get(cache.digest(source), lambda: _prose_blocks(source))
-    return [(kind, line, content) for kind, line, content in found]
-
-
-def _prose_blocks(source: str) -> list[list]:  # lists, which JSON gives back as they were
     found = []
     for token in _markdown_parser().parse(source):
         if token.level != 0 or token.map is None:
             continue
         if token.type == "myst_target":
-            found.append(["target", token.map[0], token.content])
+            found.append(("target", token.map[0], token.content))
         elif token.type == "heading_open":
-            found.append(["heading", token.map[0], ""])
+            found.append(("heading", token.map[0], ""))
     return found

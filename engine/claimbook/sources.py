@@ -1,13 +1,8 @@
 """The one reader of chapter sources: MyST notebooks read with jupytext, as structure.
 
-Every part of the book that needs to know what a chapter says (the build, re-pinning,
-figure artifacts, the source checks in the tests) asks this module. Code cells come from
-:func:`jupytext.read`, and what they call is read from their Python syntax tree, so
-``verify_claim("...")`` in prose or inside a string is never mistaken for a call; prose is
-read as MyST reads it (:mod:`claimbook.prose`).
+Calls are read from the code cells' syntax trees (a ``verify_claim("...")`` in prose or a
+string is no call); prose is read as MyST reads it (:mod:`claimbook.prose`).
 
-Examples
---------
 >>> chapter = read_chapter(paths.CHAPTERS_DIR / "normalization-invariance.md")
 >>> "c15-invariance-001" in chapter.verified_claims
 True
@@ -16,6 +11,7 @@ True
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import re
 from collections.abc import Iterator
@@ -29,20 +25,9 @@ from claimbook.errors import ChapterSourceError, InvalidChapterStemError, Invali
 from claimbook.prose import Directive, Role, parse_prose, prose_text
 from claimbook.text import one_line
 
-__all__ = [
-    "CHAPTER_HEADER",
-    "Chapter",
-    "Page",
-    "chapter_number",
-    "chapter_pages",
-    "chapter_sources",
-    "read_chapter",
-]
-
-_CHAPTERS = cache.ContentCache("chapter sources")  # by path and bytes (see read_chapter)
-PARAMETERS_TAG = "parameters"
-# The front matter every chapter source starts with: a MyST notebook for jupytext, and the
-# kernel named as ipykernel installs it (JupyterLab rewrites another name, marking it changed).
+_CHAPTERS = cache.ContentCache("chapter sources")
+# The front matter of every chapter; the kernel named as ipykernel installs it (JupyterLab
+# rewrites another name, marking the notebook changed).
 CHAPTER_HEADER = """---
 jupytext:
   text_representation:
@@ -54,20 +39,13 @@ kernelspec:
   name: python3
 ---
 """
-PIN_NAME = "pin"
+# A MyST target label, ``(label)=`` above a heading, as a later page's ``starts`` names it.
+_SECTION_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}")
 
 
 @dataclass(frozen=True)
 class Chapter:
-    """One chapter source, read once.
-
-    Attributes
-    ----------
-    path : pathlib.Path
-        ``chapters/<stem>.md``.
-    notebook : nbformat.NotebookNode
-        The notebook jupytext reads from the source (no outputs).
-    """
+    """A chapter source at ``path`` and the ``notebook`` jupytext reads from it (no outputs)."""
 
     path: Path
     notebook: object = field(repr=False)
@@ -85,11 +63,8 @@ class Chapter:
         ]
 
     def code_cell_number(self, index: int) -> int:
-        """The number a reader gives the cell at notebook ``index``: its 1-based position
-        among the chapter's code cells, as they appear in the source (markdown cells do not
-        count, an empty code cell does). Every message naming a code cell uses it, the
-        source check's and the execution's (:func:`claimbook.pipeline.cells.code_cell_number`).
-        """
+        """The 1-based position of the cell at notebook ``index`` among the code cells, as
+        every message names a code cell (:func:`claimbook.pipeline.cells.code_cell_number`)."""
         return sum(1 for cell in self.notebook.cells[: index + 1] if cell.cell_type == "code")
 
     def markdown_cells(self) -> list[tuple[int, str]]:
@@ -101,12 +76,9 @@ class Chapter:
         ]
 
     def code_trees(self) -> Iterator[tuple[int, ast.Module]]:
-        """The syntax tree of each code cell; IPython magics and shell lines are skipped.
+        """The syntax tree of each code cell, IPython magics and shell lines skipped.
 
-        Raises
-        ------
-        ChapterSourceError
-            If a code cell is not valid Python (naming the chapter and cell).
+        Raises ChapterSourceError, naming the chapter and cell, for a cell that is not Python.
         """
         for index, source, _tags in self.code_cells():
             python = "\n".join(
@@ -138,11 +110,7 @@ class Chapter:
     def literal_first_arguments(self, function_name: str) -> list[str]:
         """The string literals passed first to ``function_name``, in order, without repeats.
 
-        Raises
-        ------
-        ChapterSourceError
-            If a call passes its first argument as anything but a string literal: the build
-            must know, without running the chapter, which ids it uses.
+        Raises ChapterSourceError for a first argument that is not a string literal.
         """
         values: list[str] = []
         for index, call in self.calls(function_name):
@@ -163,13 +131,8 @@ class Chapter:
     def verified_claims(self) -> list[str]:
         """Ids of the claims the chapter verifies (``verify_claim("<id>", ...)`` in code).
 
-        Raises
-        ------
-        ChapterSourceError
-            If an id is not of the registry's id grammar
-            (:func:`claimbook.paths.check_claim_id`): the build names files by these ids, so
-            ``verify_claim("../../package")`` stops the build here, before any path is built
-            from it.
+        Raises ChapterSourceError, naming the cell, for an id that is not of the registry's
+        grammar (:func:`claimbook.paths.check_claim_id`).
         """
         ids = self.literal_first_arguments("verify_claim")
         for claim_id in ids:
@@ -199,14 +162,14 @@ class Chapter:
     def pin_assignment(self) -> tuple[int, str, str] | None:
         """(cell index, pin value, the exact source line) of the parameters cell's pin."""
         for index, source, tags in self.code_cells():
-            if PARAMETERS_TAG not in tags:
+            if "parameters" not in tags:
                 continue
             for node in ast.parse(source).body:
                 if (
                     isinstance(node, ast.Assign)
                     and len(node.targets) == 1
                     and isinstance(node.targets[0], ast.Name)
-                    and node.targets[0].id == PIN_NAME
+                    and node.targets[0].id == "pin"
                     and isinstance(node.value, ast.Constant)
                     and isinstance(node.value.value, str)
                 ):
@@ -216,25 +179,21 @@ class Chapter:
 
     def roles(self) -> list[Role]:
         """Every role in the prose, including directive bodies such as captions."""
-        return [item for item in self._prose_items() if isinstance(item, Role)]
+        return [item for item in self._prose_items if isinstance(item, Role)]
 
     def directives(self) -> list[Directive]:
         """Every directive in the prose (fenced with backticks or colons)."""
-        return [item for item in self._prose_items() if isinstance(item, Directive)]
+        return [item for item in self._prose_items if isinstance(item, Directive)]
 
     def prose_text(self) -> list[tuple[int, str]]:
-        """``(cell index, text)`` of each markdown cell: the words a reader sees.
-
-        Text is kept, including the bodies of prose directives (captions, admonitions,
-        dropdowns); inline code, roles, math, code blocks and directive options are dropped.
-        """
+        """``(cell index, text)`` of each markdown cell: the words a reader sees
+        (:func:`claimbook.prose.prose_text`)."""
         return [(index, prose_text(source)) for index, source in self.markdown_cells()]
 
+    @functools.cached_property
     def _prose_items(self) -> list[Role | Directive]:
-        items: list[Role | Directive] = []
-        for index, source in self.markdown_cells():
-            items.extend(parse_prose(source, index))
-        return items
+        # Kept with the chapter read (read_chapter): the build asks several times per chapter.
+        return [item for index, text in self.markdown_cells() for item in parse_prose(text, index)]
 
 
 @dataclass(frozen=True)
@@ -246,21 +205,11 @@ class Page:
 
 
 def chapter_pages(path: str | Path) -> list[Page]:
-    """The later pages a chapter source declares in its front matter (``pages:``), in order.
+    """The later pages a chapter's front matter declares (``pages:``), in order; [] for none.
 
-    Only the front matter is read (no jupytext), so the site's extension may ask on every
-    render. A chapter without ``pages:`` is one page (an empty list).
+    Only the front matter is read. Raises ChapterSourceError if ``pages`` is not a list of
+    ``{file, starts}``, a file is not a chapter name or repeats one, or a start is no label.
 
-    Raises
-    ------
-    ChapterSourceError
-        If ``pages`` is not a list of ``{file, starts}`` entries, a file is not a chapter
-        name (:func:`claimbook.paths.check_chapter_stem`) or repeats one, or a start is not
-        a label (the id grammar of claims and sections: lower-case words and digits joined
-        by hyphens).
-
-    Examples
-    --------
     >>> [page.file for page in chapter_pages(paths.CHAPTERS_DIR / "normalization-invariance.md")]
     ['normalization-invariance-scale', 'normalization-invariance-exercises']
     """
@@ -303,18 +252,11 @@ def chapter_pages(path: str | Path) -> list[Page]:
 
 
 def read_chapter(path: str | Path) -> Chapter:
-    """Read ``path`` (a MyST notebook) with jupytext.
+    """The chapter at ``path`` (a MyST notebook), read with jupytext.
 
-    A build asks for the same chapter several times (its plan, its kernel's environment,
-    its glue check, the claims it verifies), so the chapter read is kept for the build under
-    the digest of the file's path and bytes (:mod:`claimbook.cache`): an edited file is read
-    again. The chapter is shared: a caller that changes its notebook copies it first (as
-    ``nbformat.from_dict`` does).
-
-    Raises
-    ------
-    ChapterSourceError
-        If the file does not exist or jupytext cannot read it.
+    Kept for the build under its path and bytes (:mod:`claimbook.cache`) and shared: a caller
+    that changes its notebook copies it first. Raises ChapterSourceError if the file does
+    not exist or jupytext cannot read it.
     """
     path = Path(path)
     try:
@@ -329,9 +271,7 @@ def read_chapter(path: str | Path) -> Chapter:
 def _parse_chapter(path: Path, data: bytes) -> Chapter:
     import jupytext  # late: planning an unchanged book never reads a chapter
 
-    try:
-        # As jupytext.read(path) reads a file: text with universal newlines, the format
-        # from the file's extension.
+    try:  # as jupytext.read(path) reads a file: universal newlines, format by extension
         with io.TextIOWrapper(io.BytesIO(data), encoding="utf-8") as stream:
             notebook = jupytext.read(stream, fmt={"extension": path.suffix})
     except Exception as exc:  # jupytext raises several kinds for malformed sources
@@ -343,20 +283,11 @@ def _parse_chapter(path: Path, data: bytes) -> Chapter:
     return Chapter(path=path, notebook=notebook)
 
 
-# A MyST target label, ``(label)=`` above a heading, as a later page's ``starts`` names it.
-_SECTION_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}")
-
-
 def chapter_sources(root: str | Path | None = None) -> list[Path]:
     """Chapter sources (``chapters/<name>.md``) in the order of ``_toc.yml``.
 
-    Raises
-    ------
-    InvalidChapterStemError
-        If a chapter's name cannot name the build's files
-        (:func:`claimbook.paths.check_chapter_stem`).
-    ChapterSourceError
-        If a chapter's source is a symbolic link (the message names it).
+    Raises InvalidChapterStemError for a name that cannot name the build's files, and
+    ChapterSourceError for a source that is a symbolic link.
     """
     root = Path(root) if root is not None else paths.REPO_ROOT
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8")) or {}
@@ -384,12 +315,9 @@ def chapter_sources(root: str | Path | None = None) -> list[Path]:
 
 
 def chapter_number(stem: str, root: str | Path | None = None) -> int:
-    """The number the book gives chapter ``stem``: its position after ``trainable_first_chapter``.
+    """Chapter ``stem``'s number: its position after ``trainable_first_chapter``.
 
-    Raises
-    ------
-    ChapterSourceError
-        If the chapter is not in ``_toc.yml``.
+    Raises ChapterSourceError if the chapter is not in ``_toc.yml``.
     """
     root = Path(root) if root is not None else paths.REPO_ROOT
     stems = [source.stem for source in chapter_sources(root)]

@@ -183,23 +183,15 @@ def test_rewrite_pin_accepts_only_a_version_and_writes_nothing_else(tmp_path, ne
     assert path.read_bytes() == before
 
 
-def test_prose_blocks_are_parsed_once_per_text_in_a_build(monkeypatch):
-    """Within a build a text's blocks are found once (as the same tuples)."""
-    from claimbook import cache, prose
+def test_prose_blocks_are_the_top_level_targets_and_headings():
+    from claimbook import prose
 
     text = "(sec-a)=\n## A\n\nText.\n\n```\n## code\n```\n\nB\n-\n"
-    with cache.one_build():
-        first = prose.prose_blocks(text)
-        assert first == [("target", 0, "sec-a"), ("heading", 1, ""), ("heading", 9, "")]
-
-        def unparsed(source):
-            raise AssertionError("parsed again")
-
-        monkeypatch.setattr(prose, "_prose_blocks", unparsed)
-        assert prose.prose_blocks(text) == first
-        assert prose.prose_blocks(text) is not prose.prose_blocks(text)  # the caller's own
-        with pytest.raises(AssertionError, match="parsed again"):
-            prose.prose_blocks(text + "\n")  # another text is parsed
+    assert prose.prose_blocks(text) == [
+        ("target", 0, "sec-a"),
+        ("heading", 1, ""),
+        ("heading", 9, ""),
+    ]
 
 
 def test_a_chapter_that_is_a_symbolic_link_is_refused_naming_it(tmp_path, monkeypatch):
