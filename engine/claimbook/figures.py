@@ -1,27 +1,14 @@
-"""Save chapter figures as artifacts named by their label.
+"""Chapter figures saved as artifacts named by their label, in the book's one style.
 
-A figure's artifacts are ``artifacts/figures/<label>.svg`` (vector: crisp at any zoom, what a
-reader downloads or opens with a tap), ``artifacts/figures/<label>.png`` (raster at
-:data:`PNG_DPI`, twice the size a page shows it at) and ``artifacts/figures/phone/<label>.png``
-(the same figure drawn again for a phone's column, :mod:`claimbook.phone_figures`), where
-``label`` is the ``:name:`` of the figure directive that shows it. The number Sphinx gives
-the figure is Sphinx's business: no second count of the source is kept here, so a figure
-moved, an unnamed figure added or a ``{figure}`` example inside a code fence can never make a
-file carry the wrong number.
-
-Each file says what drew it -- the chapter source and the harness version -- in its
-metadata, and carries no date, no random id and no software tag that changes between runs, so
-drawing the same figure twice writes the same bytes. Each is written atomically.
-
-Which chapter drew a figure: the build driver names it in the environment variable
-:data:`CHAPTER_VARIABLE` (``TRAINABLE_CHAPTER=<stem>``) while it executes that chapter; when
-the variable is unset (a reader running the notebook by hand, Binder), the chapter is found by
-reading the sources (:mod:`claimbook.sources`) for a figure directive with that label.
+Figure ``label`` (the ``:name:`` of the directive that shows it) is saved as
+``artifacts/figures/<label>.svg``, ``<label>.png`` (at :data:`PNG_DPI`) and
+``phone/<label>.png`` (:mod:`claimbook.phone_figures`), each atomically, with no date or random
+id, so the same figure writes the same bytes. The chapter that drew it is
+``$TRAINABLE_CHAPTER`` (set by the build) or found by label in the sources.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Mapping
@@ -30,35 +17,12 @@ from typing import NamedTuple
 
 from claimbook import instruments, paths, sources
 from claimbook.atomic import atomic_output
-from claimbook.errors import ChapterSourceError, InvalidFigureLabelError, UnknownFigureError
+from claimbook.errors import InvalidFigureLabelError, UnknownFigureError
 from claimbook.phone_figures import draw_for_phone, smallest_text_pt
 
-__all__ = [
-    "CHAPTER_VARIABLE",
-    "DISPLAY_PX_PER_POINT",
-    "FIGURE_STYLE",
-    "FIGURE_WIDTH",
-    "PALETTE",
-    "PNG_DPI",
-    "SMALLEST_TEXT_KEY",
-    "Palette",
-    "chapter_files",
-    "chapter_number",
-    "display_width",
-    "figure_files",
-    "figure_labels",
-    "glue_figure",
-    "locate_figure",
-    "phone_figure_file",
-    "save_figure",
-    "smallest_text_pt",
-]
-
 CHAPTER_VARIABLE = "TRAINABLE_CHAPTER"
-# Figures are drawn FIGURE_WIDTH (5 in) wide and shown at the column's width, at most
-# DISPLAY_PX_PER_POINT CSS px per point (576 px on a desktop, 115 per inch); a phone gets the
-# figure drawn 3.4 in wide and shown about 342 CSS px wide (100 per inch). 270 dpi gives at
-# least two device pixels per CSS pixel (HiDPI) at every width.
+# At most DISPLAY_PX_PER_POINT CSS px a point (576 px for 5 in); 270 dpi gives at least two
+# device pixels per CSS pixel (HiDPI) at every width shown.
 PNG_DPI = 270
 FIGURE_DIRECTIVES = frozenset({"figure", "glue:figure"})
 
@@ -73,22 +37,13 @@ class Palette(NamedTuple):
 
 
 PALETTE = Palette(ink="#1d3557", rust="#b5452b", gold="#c8963e", slate="#6c757d")
-# Matplotlib settings every chapter applies before drawing: no top or right spine, and
-# figures shown at the PNG's resolution (the page shows them at most at half their pixel
-# size, so they stay sharp on HiDPI screens).
-# The sizes a figure is drawn for, in one place. A reader's smallest text, a log axis's
-# exponent included (mathtext draws it at 0.7 of its label), must be at least 11 CSS px at
-# every width. On a desktop the page shows the figure at most DISPLAY_PX_PER_POINT CSS px per
-# point (576 px for 5 in: 10 pt tick labels 16 px, beside 16 px body text, their exponents
-# 11.2 px), not blown up to the column's width. A phone's column (342 CSS px at 390 px) would
-# make a point 0.95 px (exponents 6.7 px): phones get another drawing
-# (:func:`claimbook.phone_figures.draw_for_phone`). Panels side by side would be 2.5 in each,
-# too narrow for 10 pt labels: a figure with two or three panels stacks them in rows.
+# A reader's smallest text, a log axis's exponent (0.7 of its label) included, is at least
+# 11 CSS px: on a desktop 10 pt is 16 px and its exponent 11.2 px; phones get another drawing.
+# Two panels side by side would be too narrow for 10 pt labels: panels stack in rows.
 FIGURE_WIDTH = 5.0
 SMALLEST_FONT_PT = 10
 DISPLAY_PX_PER_POINT = 1.6
-# The PNG text chunk that records the smallest text of the figure, in points
-# (:func:`smallest_text_pt`), which the site tier turns into CSS px at the width shown.
+# The PNG text chunk recording the figure's smallest text in points (:func:`smallest_text_pt`).
 SMALLEST_TEXT_KEY = "Smallest text pt"
 FIGURE_STYLE = {
     "axes.spines.top": False,
@@ -113,18 +68,16 @@ def chapter_files() -> list[str]:
 
 
 def chapter_number(stem: str) -> int:
-    """The number the book gives chapter ``stem`` (see :func:`sources.chapter_number`)."""
+    """The number the book gives chapter ``stem`` (:func:`sources.chapter_number`)."""
     return sources.chapter_number(stem)
 
 
 def figure_labels(chapter) -> list[str]:
     """Labels (``:name:``) of the figure directives in a chapter's prose, in order.
 
-    ``chapter`` is a :class:`~claimbook.sources.Chapter`, a path to a chapter source,
-    or the MyST text of one. Figures inside code fences are examples and do not count.
+    ``chapter`` is a :class:`~claimbook.sources.Chapter`, a path to its source, or its MyST
+    text; a figure inside a code fence is an example.
 
-    Examples
-    --------
     >>> text = "```{glue:figure} a\\n:name: fig-a\\n```\\n```{figure} b.png\\n```"
     >>> figure_labels(text)
     ['fig-a']
@@ -134,7 +87,7 @@ def figure_labels(chapter) -> list[str]:
     if isinstance(chapter, Path):
         chapter = sources.read_chapter(chapter)
     elif isinstance(chapter, str):
-        import jupytext  # late: importing the harness (the build's planning) skips it
+        import jupytext  # late: planning a build imports none
 
         notebook = jupytext.reads(chapter, fmt="md:myst")
         chapter = sources.Chapter(path=Path("<text>.md"), notebook=notebook)
@@ -154,60 +107,19 @@ def _check_label(label: str) -> str:
     return label
 
 
-# Figure labels of the chapter sources read, keyed by the SHA-256 of the bytes they were
-# parsed from: a chapter that saves seven figures parses its prose once (about 0.3 s of CPU
-# a parse), and an edited source has another digest, so a stale entry is never served.
-_LABELS_BY_CONTENT: dict[str, tuple[str, ...]] = {}
-_LABELS_KEPT = 16  # sources whose labels are kept (a book has a few chapters)
-
-
-def _source_labels(source: Path) -> tuple[str, ...]:
-    """:func:`figure_labels` of the chapter source at ``source``, parsed once per content.
-
-    The bytes read are the bytes parsed (as :func:`sources.read_chapter` parses a file: by
-    its extension, then its jupytext header), so the key is the content of the parse.
-    """
-    data = source.read_bytes()
-    digest = hashlib.sha256(data).hexdigest()
-    labels = _LABELS_BY_CONTENT.get(digest)
-    if labels is None:
-        import jupytext  # late: importing the harness (the build's planning) skips it
-
-        try:
-            notebook = jupytext.reads(data.decode("utf-8"), fmt=source.suffix.lstrip("."))
-        except Exception as exc:  # as sources.read_chapter reports it
-            raise ChapterSourceError(f"{source}: jupytext cannot read it ({exc})") from exc
-        labels = tuple(figure_labels(sources.Chapter(path=source, notebook=notebook)))
-        if len(_LABELS_BY_CONTENT) >= _LABELS_KEPT:
-            _LABELS_BY_CONTENT.clear()
-        _LABELS_BY_CONTENT[digest] = labels
-    return labels
-
-
 def locate_figure(label: str, chapter: str | None = None) -> str:
     """The stem of the chapter whose prose has a figure directive named ``label``.
 
-    Parameters
-    ----------
-    label : str
-        The figure's ``:name:``.
-    chapter : str, optional
-        The chapter stem that drew the figure; defaults to ``$TRAINABLE_CHAPTER``. When given
-        (or set), only that chapter is read; otherwise every chapter in ``_toc.yml``.
-
-    Raises
-    ------
-    InvalidFigureLabelError
-        If ``label`` cannot name a file.
-    UnknownFigureError
-        If the chapter (or no chapter) has a figure directive with ``:name: label``.
+    Only ``chapter`` (default ``$TRAINABLE_CHAPTER``) is read when given, else every chapter
+    in ``_toc.yml``. Raises InvalidFigureLabelError if ``label`` cannot name a file, and
+    UnknownFigureError if no chapter read has the figure.
     """
     _check_label(label)
     chapter = chapter or os.environ.get(CHAPTER_VARIABLE) or None
     candidates = [chapter] if chapter else chapter_files()
     for stem in candidates:
         source = paths.CHAPTERS_DIR / f"{stem}.md"
-        if source.is_file() and label in _source_labels(source):
+        if source.is_file() and label in figure_labels(sources.read_chapter(source)):
             return stem
     where = f"chapters/{chapter}.md" if chapter else "no chapter in _toc.yml"
     raise UnknownFigureError(
@@ -223,107 +135,53 @@ def figure_files(label: str) -> tuple[Path, Path]:
 
 
 def phone_figure_file(label: str) -> Path:
-    """The path of figure ``label`` drawn for a phone, ``artifacts/figures/phone/<label>.png``
-    (a folder of its own: no label's file can be another's phone drawing)."""
+    """``artifacts/figures/phone/<label>.png`` (a folder of its own: no label's file can be
+    another's phone drawing)."""
     _check_label(label)
     return paths.FIGURES_DIR / "phone" / f"{label}.png"
 
 
 def save_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, Path]:
-    """Save ``fig`` as ``artifacts/figures/<label>.svg``, ``.png`` and ``phone/<label>.png``.
+    """Save ``fig`` as figure ``label`` of ``chapter`` (:func:`locate_figure`); return
+    ``(svg, png)``.
 
-    The chapter that drew it is ``chapter``, else ``$TRAINABLE_CHAPTER``, else found by label
-    (:func:`locate_figure`). Metadata: title (the label), source (``chapters/<stem>.md``) and
-    a description naming the harness version; no date, and SVG ids hashed from a salt fixed to
-    the label, so the same figure gives the same bytes on every run. The PNG is drawn first,
-    at :data:`PNG_DPI` and cropped to the drawing (``bbox_inches="tight"``); the page shows it
-    (:func:`glue_figure`). Its metadata also records the figure's smallest text in points
-    (:data:`SMALLEST_TEXT_KEY`, :func:`smallest_text_pt`). Then the SVG, from the figure as
-    the PNG left it (a constrained layout can settle differently on a second draw, so one
-    order is kept everywhere). Last, the figure drawn again for a phone
-    (:func:`~claimbook.phone_figures.draw_for_phone`, :func:`phone_figure_file`), its PNG
-    with the same metadata, drawn from a copy of ``fig``. Each file is replaced
-    atomically, all before this returns.
-
-    Returns
-    -------
-    (pathlib.Path, pathlib.Path)
-        The SVG and PNG paths.
-
-    Raises
-    ------
-    InvalidFigureLabelError, UnknownFigureError
-        See :func:`locate_figure`; nothing is written.
+    The PNG first (cropped to the drawing; its metadata also records :data:`SMALLEST_TEXT_KEY`),
+    then the SVG from the figure as the PNG left it (a constrained layout can settle otherwise
+    on a second draw), then a copy drawn for a phone. Each file names the label, the chapter
+    and the harness version. Raises as :func:`locate_figure`, writing nothing.
     """
-    files = figure_job(label, chapter)
-    files.draw(fig)
-    return files.svg, files.png
+    import matplotlib  # late: only a chapter that draws needs it
 
-
-class FigureJob(NamedTuple):
-    """The artifacts of one figure: where they go and the metadata each carries."""
-
-    label: str
-    svg: Path
-    png: Path
-    svg_metadata: dict
-    png_metadata: dict
-    source: Path  # the chapter source whose figure it is
-    phone: Path  # the PNG drawn for a phone
-
-    def draw(self, fig) -> None:
-        """Write the PNG, the SVG, then the phone's PNG of ``fig`` (see :func:`save_figure`)."""
-        import matplotlib  # late: only a chapter that draws needs it
-
-        with atomic_output(self.png, "wb") as stream:
-            self._save_png(fig, stream)
-        with matplotlib.rc_context({"svg.hashsalt": self.label, "svg.fonttype": "path"}):
-            with atomic_output(self.svg, "wb") as stream:
-                fig.savefig(stream, format="svg", metadata=self.svg_metadata)
-        with atomic_output(self.phone, "wb") as stream:
-            stream.write(draw_for_phone(fig, self._save_png, PNG_DPI))
-
-    def _save_png(self, fig, stream, crop="tight") -> None:
-        metadata = _AfterDrawing(fig, self.png_metadata)
-        fig.savefig(stream, format="png", dpi=PNG_DPI, metadata=metadata, bbox_inches=crop)
-
-
-def figure_job(label: str, chapter: str | None = None) -> FigureJob:
-    """The :class:`FigureJob` of figure ``label`` of ``chapter`` (see :func:`save_figure`).
-
-    Raises
-    ------
-    InvalidFigureLabelError, UnknownFigureError
-        See :func:`locate_figure`.
-    """
     stem = locate_figure(label, chapter)
-    drawn_by = f"drawn by chapters/{stem}.md with trainable_harness {instruments.version()}"
     svg, png = figure_files(label)
+    drawn_by = f"drawn by chapters/{stem}.md with trainable_harness {instruments.version()}"
+    source = f"chapters/{stem}.md"
+    png_metadata = {"Software": None, "Title": label, "Source": source, "Comment": drawn_by}
+
+    def save_png(figure, stream, crop="tight") -> None:
+        metadata = _AfterDrawing(figure, png_metadata)
+        figure.savefig(stream, format="png", dpi=PNG_DPI, metadata=metadata, bbox_inches=crop)
+
+    with atomic_output(png, "wb") as stream:
+        save_png(fig, stream)
     svg_metadata = {
         "Title": label,
-        "Source": f"chapters/{stem}.md",
+        "Source": source,
         "Description": drawn_by,
         "Date": None,
         "Creator": None,
     }
-    png_metadata = {
-        "Software": None,
-        "Title": label,
-        "Source": f"chapters/{stem}.md",
-        "Comment": drawn_by,
-    }
-    source = paths.CHAPTERS_DIR / f"{stem}.md"
-    return FigureJob(label, svg, png, svg_metadata, png_metadata, source, phone_figure_file(label))
+    with matplotlib.rc_context({"svg.hashsalt": label, "svg.fonttype": "path"}):
+        with atomic_output(svg, "wb") as stream:
+            fig.savefig(stream, format="svg", metadata=svg_metadata)
+    with atomic_output(phone_figure_file(label), "wb") as stream:
+        stream.write(draw_for_phone(fig, save_png, PNG_DPI))
+    return svg, png
 
 
 class _AfterDrawing(Mapping):
-    """A PNG's metadata whose :data:`SMALLEST_TEXT_KEY` entry is read from the drawn figure.
-
-    Tick labels exist only once a figure is drawn, and Matplotlib draws the canvas before
-    it encodes the PNG with its metadata; this mapping is read at the encoding, so the entry
-    is the figure's own smallest text without a drawing of its own (the tests read it back
-    from the file, and :func:`smallest_text_pt` raises for a figure that draws no text).
-    """
+    """PNG metadata whose :data:`SMALLEST_TEXT_KEY` is read at encoding, after Matplotlib has
+    drawn the figure (tick labels exist only then)."""
 
     def __init__(self, fig, fixed: dict):
         self._fig, self._fixed = fig, fixed
@@ -341,51 +199,27 @@ class _AfterDrawing(Mapping):
 
 
 def glue_figure(fig, label: str, *, chapter: str | None = None) -> None:
-    """Save ``fig``'s artifacts, glue the PNG under ``label``, close the figure.
+    """Save ``fig`` (:func:`save_figure`), glue its PNG under ``label``, close it.
 
-    The ``{glue:figure}`` directive named ``label`` then shows the artifact's own bytes: the
-    page's image and ``artifacts/figures/<label>.png`` are one file, and the figure is drawn
-    twice (SVG and PNG) rather than a third time by the notebook's display machinery. The
-    glued value is not displayed in the notebook (``display=False``), and ``fig`` is closed
-    so the notebook does not draw it at the end of the cell either. It returns nothing, so a
-    cell that ends with it prints nothing (the files are :func:`figure_files` of ``label``).
-
-    Raises as :func:`save_figure`; nothing is glued when it raises.
+    The page's image is the artifact's own bytes. A build's kernel (``$TRAINABLE_CHAPTER``
+    set) only glues it; a reader's kernel also displays it, at the page's size. Raises as
+    :func:`save_figure`, gluing nothing.
     """
-    files = figure_job(label, chapter)
-    files.draw(fig)
-    glue_png(files)
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-
-
-def glue_png(files: FigureJob) -> None:
-    """Glue the bytes of ``files.png`` under ``files.label`` (``myst_nb.glue``).
-
-    In a build's kernel (``$TRAINABLE_CHAPTER`` set) the figure is glued only: the page shows
-    it where its ``{glue:figure}`` directive stands. In a reader's kernel (Binder, JupyterLab)
-    it is displayed under the cell too, so the notebook shows every figure it draws.
-    """
-    from IPython.display import Image  # late: as myst-nb, only a kernel needs it
+    from IPython.display import Image  # late: only a kernel needs them
+    from matplotlib import pyplot
     from myst_nb import glue
 
-    png = files.png.read_bytes()
+    png = save_figure(fig, label, chapter=chapter)[1].read_bytes()
     if os.environ.get(CHAPTER_VARIABLE):
-        glue(files.label, Image(data=png, format="png"), display=False)
-    else:  # at the page's size, not at the PNG's twice-as-large pixels
-        glue(files.label, Image(data=png, format="png", width=display_width(png)))
+        glue(label, Image(data=png, format="png"), display=False)
+    else:
+        glue(label, Image(data=png, format="png", width=display_width(png)))
+    pyplot.close(fig)
 
 
 def display_width(png: bytes) -> int:
-    """The widest, in CSS px, that a page shows the drawing ``png`` (the file's bytes, or its
-    first 24): :data:`DISPLAY_PX_PER_POINT` a point of a PNG drawn at :data:`PNG_DPI`.
-
-    Raises
-    ------
-    ValueError
-        ``png`` does not start as a PNG file does.
-    """
+    """The widest, in CSS px, a page shows the PNG ``png`` (its bytes, or the first 24):
+    :data:`DISPLAY_PX_PER_POINT` a point at :data:`PNG_DPI`. ValueError if it is no PNG."""
     if png[:8] != b"\x89PNG\r\n\x1a\n" or png[12:16] != b"IHDR":
         raise ValueError(f"png: not the bytes of a PNG file (it starts {png[:16]!r})")
     pixels = int.from_bytes(png[16:20], "big")

@@ -1,16 +1,9 @@
-"""A figure drawn a second time for a phone's column, and the size of a figure's text.
+"""A figure drawn again for a phone's column, and the size of a figure's smallest text.
 
-A page shows a figure drawn :data:`~claimbook.figures.FIGURE_WIDTH` (5 in) wide at most
-:data:`~claimbook.figures.DISPLAY_PX_PER_POINT` CSS px a point. A phone's column
-(:data:`PHONE_COLUMN_PX`, 342 CSS px at 390 px) would shrink that drawing to 0.95 px a point:
-10 pt tick labels would read at 9.5 px and their exponents at 6.7 px. So the page serves
-phones another drawing of the same figure (:func:`draw_for_phone`): :data:`PHONE_WIDTH` wide,
-laid out again at that size, every text scaled by one factor so that the smallest glyph it
-draws is at least :data:`SMALLEST_TEXT_CSS_PX` when the image fills the phone's column.
-
-The smallest glyph is not the smallest font size: mathtext sets a superscript (the exponent
-of a log axis's ``10^{-3}``) and a subscript at 0.7 of its text's size, so
-:func:`smallest_text_pt` reads the size of every glyph a mathtext label draws.
+On a phone's column (:data:`PHONE_COLUMN_PX`) the desktop drawing would show a point at 0.95
+CSS px. :func:`draw_for_phone` draws a copy :data:`PHONE_WIDTH` wide, its text scaled so the
+smallest glyph (:func:`smallest_text_pt`: a mathtext exponent is 0.7 of its label) is at least
+:data:`SMALLEST_TEXT_CSS_PX` as shown.
 """
 
 from __future__ import annotations
@@ -19,26 +12,14 @@ import functools
 import io
 import pickle
 
-__all__ = [
-    "PHONE_COLUMN_PX",
-    "PHONE_HEIGHT_RATIO",
-    "PHONE_WIDTH",
-    "SMALLEST_TEXT_CSS_PX",
-    "draw_for_phone",
-    "smallest_text_pt",
-]
-
 # The column a 390 px phone gives a figure, in CSS px, and the smallest text a reader gets.
 PHONE_COLUMN_PX = 342
 SMALLEST_TEXT_CSS_PX = 11.0
-# Drawn 3.4 in (245 pt) wide, a point is 342 / 245 = 1.4 CSS px on a phone, what it is on a
-# desktop (1.6): lines and markers keep their weight. The text is scaled so its smallest glyph
-# is 11 px at least (tick labels 16 px, their exponents 11). A taller figure than the wide
-# drawing scaled down (x 1.25) keeps room for the plot beside text that grew relative to it.
+# 3.4 in wide, a point is 1.4 CSS px on a phone (1.6 on a desktop): lines keep their weight.
+# Taller than the wide drawing scaled down, to keep room for the plot beside the grown text.
 PHONE_WIDTH = 3.4
 PHONE_HEIGHT_RATIO = 1.25
-# Above the smallest size by this factor (the record keeps 6 digits of a size), and the most
-# drawings it takes (each narrower by what reached past the edge of the one before).
+# Above the smallest size by this factor, and the most drawings (each narrower than the last).
 _MARGIN = 1.02
 _DRAWINGS = 3
 
@@ -51,8 +32,7 @@ def _parser():
 
 
 def _glyph_sizes(text) -> list[float]:
-    """The font sizes (pt) of the letters and digits ``text`` (a :class:`matplotlib.text.Text`)
-    draws."""
+    """The font sizes (pt) of the letters and digits a :class:`matplotlib.text.Text` draws."""
     from matplotlib import cbook
 
     size = float(text.get_fontsize())
@@ -69,15 +49,11 @@ def _glyph_sizes(text) -> list[float]:
 
 
 def smallest_text_pt(fig) -> float:
-    """The size, in points, of the smallest letter or digit of the text ``fig`` draws.
+    """The size (pt) of the smallest letter or digit any visible text of drawn ``fig`` shows.
 
-    Every visible, non-empty text artist counts: titles, axis labels, tick labels, legend
-    entries, annotations; in a mathtext label, each letter and digit at its own size (an
-    exponent at 0.7 of the label's; not a radical sign, which mathtext draws from a smaller
-    size of the font). Tick labels exist once the figure has been drawn (saving draws it).
+    A mathtext label counts each letter and digit at its own size (an exponent at 0.7 of the
+    label's). ValueError if the figure draws no text.
 
-    Examples
-    --------
     >>> import matplotlib
     >>> matplotlib.use("agg")
     >>> import matplotlib.pyplot as plt
@@ -124,8 +100,7 @@ def _scale_text(fig, factor: float) -> None:
 
 
 def _lay_out(fig) -> None:
-    """Lay ``fig`` out again at its new size: its layout engine does when it draws; a figure
-    that ran ``tight_layout`` once has no engine left, so it runs once more."""
+    """Lay ``fig`` out again: its layout engine does when drawing; else ``tight_layout``."""
     from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
     engine = fig.get_layout_engine()
@@ -134,12 +109,8 @@ def _lay_out(fig) -> None:
 
 
 def _legends_below(fig) -> float:
-    """Anchor each axes' legend under its axes, below its tick labels and x label; return
-    the legends' height (inches: the book stacks its panels, so they add up).
-
-    Its text grown, a legend left in its axes covers curves. The anchor's offset is in
-    inches, which the layout keeps (it moves axes, not text).
-    """
+    """Anchor each axes' legend under its x axis (grown, it would cover curves); return the
+    legends' total height in inches (the book stacks its panels)."""
     from matplotlib.transforms import ScaledTranslation
 
     _lay_out(fig)
@@ -164,8 +135,7 @@ def _drawn(fig, save, crop) -> bytes:
 
 
 def _drawing_box(fig, dpi: float):
-    """The box (inches) of the drawing of ``fig`` just saved, or None when it lies inside the
-    figure (to a pixel)."""
+    """The box (inches) of ``fig``'s drawing just saved; None when inside the figure."""
     drawn = fig.get_tightbbox(fig.canvas.get_renderer())  # text laid out already: cached
     width, height = fig.get_size_inches()
     pixel = 1 / dpi
@@ -176,29 +146,15 @@ def _drawing_box(fig, dpi: float):
 
 
 def draw_for_phone(fig, save, dpi: float) -> bytes:
-    """Draw ``fig`` again for a phone's column; the PNG that ``save(fig, stream, crop)`` writes.
+    """The PNG of a copy of drawn ``fig`` for a phone, as ``save(fig, stream, crop)`` writes
+    it at ``dpi`` (the whole figure when ``crop`` is None, else that box in inches).
 
-    ``save`` writes the PNG at ``dpi``, the whole figure when ``crop`` is None, else the box
-    ``crop`` (inches). ``fig`` must have been drawn once (its tick labels are measured).
-    It becomes :data:`PHONE_WIDTH` wide and :data:`PHONE_HEIGHT_RATIO` times its height scaled
-    alike; every text is scaled by one factor so that its smallest glyph
-    (:func:`smallest_text_pt`) is :data:`SMALLEST_TEXT_CSS_PX` (and 2 %) when the image is
-    shown :data:`PHONE_COLUMN_PX` wide; and its layout engine (or ``tight_layout``) lays it
-    out again. All this is done to a copy of ``fig`` (pickled and read back): ``fig`` is left
-    as it was. The PNG is the whole figure, one drawing, when everything drawn lies inside it.
-
-    Otherwise something reaches past its edge: the PNG is cropped to the drawing (padded as
-    Matplotlib's tight crop), and when the crop is wider than the figure, which makes the text
-    smaller as shown, the figure is drawn again, narrower by what reached past its edge (at
-    most :data:`_DRAWINGS` times). An
-    axes' legend goes under its axes, the figure taller by it (:func:`_legends_below`); its
-    columns are the chapter's: one with entries side by side can be too wide.
-
-    Raises
-    ------
-    ValueError
-        If the text is still under :data:`SMALLEST_TEXT_CSS_PX` as shown: what reaches past
-        the figure's edge does not shrink with it (a label too long for a phone's column).
+    The copy is :data:`PHONE_WIDTH` wide and :data:`PHONE_HEIGHT_RATIO` times its scaled
+    height, its text scaled by one factor to :data:`SMALLEST_TEXT_CSS_PX` (and
+    :data:`_MARGIN`) at :data:`PHONE_COLUMN_PX`, its legends below their axes, and laid out
+    again; ``fig`` is unchanged. When the drawing reaches past the figure's edge the PNG is
+    cropped to it, and the figure drawn again narrower while the crop makes the text too
+    small (at most :data:`_DRAWINGS` drawings). ValueError if the text stays too small.
     """
     import matplotlib.pyplot as plt
 

@@ -208,14 +208,13 @@ def test_one_palette_and_one_style_for_every_chapter():
 
 
 def test_a_source_is_parsed_once_per_content_and_an_edit_is_seen(book, monkeypatch):
+    from claimbook import sources
+
     source = book / "chapters" / "second.md"
-    assert figures._source_labels(source) == tuple(figures.figure_labels(source))
     figures.locate_figure("fig-gamma")  # every chapter read once
     parses = []
-    original = figures.figure_labels
-    monkeypatch.setattr(
-        figures, "figure_labels", lambda chapter: parses.append(1) or original(chapter)
-    )
+    original = sources.parse_prose
+    monkeypatch.setattr(sources, "parse_prose", lambda *args: parses.append(1) or original(*args))
     figures.locate_figure("fig-gamma")
     figures.locate_figure("fig-gamma")
     assert parses == []  # the same bytes: served from the first parse
