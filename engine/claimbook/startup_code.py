@@ -1,16 +1,10 @@
 """Code Python runs at start-up that no installed distribution put there.
 
-Python's :mod:`site` executes the import lines of every ``*.pth`` file in site-packages, and
-imports ``sitecustomize`` and ``usercustomize``, before any of the book's code runs. A chapter
-cell can write such a file into ``.venv``, and every later process (a claim's, the driver's)
-would then run code that no commit shows. A file of that kind is *foreign* when no installed
-distribution's ``RECORD`` lists it; the build refuses to start while one is present.
+:mod:`site` runs the import lines of every ``*.pth`` file in site-packages and imports
+``sitecustomize`` and ``usercustomize``: a cell that wrote one would run in every later
+process. Such a file is *foreign* when no distribution's ``RECORD`` lists it; the build
+refuses to start while one is present.
 
-Only the ``RECORD`` files are read (a few milliseconds for the book's 120 distributions), not
-the distributions' metadata.
-
-Examples
---------
 >>> foreign_startup_files()
 []
 """
@@ -21,8 +15,6 @@ import csv
 import io
 import site
 from pathlib import Path
-
-__all__ = ["STARTUP_NAMES", "foreign_startup_files"]
 
 STARTUP_NAMES = ("sitecustomize.py", "usercustomize.py")
 
