@@ -1,22 +1,10 @@
 """The book's own modules a piece of code reaches, found statically, and their digests.
 
-**The rule.** A chapter or a claim depends on every byte of each module of the book's own
-packages (:data:`FIRST_PARTY`: the instruments ``trainable_harness`` and the engine
-``claimbook``) that its code imports, directly or through another such module. Every
-``import`` and ``from ... import`` statement of a reached module counts, wherever it stands
-(inside a function, under ``if`` or ``try``), and importing a module imports its parent
-packages, so their ``__init__`` counts too; ``from package import name`` reaches the
-submodule ``package.name`` when such a file exists. A module's digest is the SHA-256 of its
-file, whole: an augmented assignment, a decorator, a conditional or an import anywhere in
-it changes the digest of everything that reaches it. Nothing is imported or executed to find
-these modules (:mod:`ast` reads their files), so the science package needs no hook and a
-reader's kernel runs plain code. The price of reading whole modules is a little imprecision
-towards re-running: an edit of a function that a chapter reaches but never calls re-executes
-that chapter.
-
-Examples
---------
-Importing a module runs its package's ``__init__``, which here imports the package's modules:
+A chapter or claim depends on every byte of each module of :data:`FIRST_PARTY` its code
+imports, directly or through another, found with :mod:`ast` without importing anything:
+every ``import`` statement counts wherever it stands, a module's parent packages count, and
+``from package import name`` reaches ``package.name`` when that file exists. A module's
+digest is its file's SHA-256 (:data:`MISSING` when it has none).
 
 >>> reached = modules_reached(["trainable_harness.normalization"])
 >>> reached[0], "trainable_harness.layers.normalize" in reached
@@ -38,20 +26,10 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = [
-    "FIRST_PARTY",
-    "MISSING",
-    "imports_in_code",
-    "module_digests",
-    "module_file",
-    "modules_reached",
-    "one_reading",
-    "package_digest",
-    "package_folder",
-]
+from claimbook.cache import file_bytes
 
 FIRST_PARTY = ("trainable_harness", "claimbook")
-MISSING = "missing"  # the digest of a module whose file no longer exists
+MISSING = "missing"
 
 
 def package_folder(top: str) -> Path | None:
@@ -61,7 +39,6 @@ def package_folder(top: str) -> Path | None:
 
 @functools.cache
 def _package_dir(top: str) -> Path | None:
-    """The folder of a top-level first-party package (see :func:`package_folder`)."""
     spec = importlib.util.find_spec(top)
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -72,13 +49,6 @@ def module_file(name: str) -> Path | None:
     """The source file of first-party module ``name`` (``pkg/__init__.py`` for a package),
     or None when ``name`` is not first-party or has no file."""
     return _reading().find(name)
-
-
-def _file_bytes(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
 
 
 def _folder_entries(folder: str) -> tuple[frozenset[str], frozenset[str]]:
@@ -93,12 +63,10 @@ def _folder_entries(folder: str) -> tuple[frozenset[str], frozenset[str]]:
 
 
 class _ModuleFiles:
-    """The book's module files as read once: each folder listed and each file read at most
-    once (resolving a module's imports asks about every name its ``from`` statements import,
-    and a build asks for the same claims' keys many times)."""
+    """The book's module files, each folder listed and each file read at most once."""
 
     def __init__(self) -> None:
-        self.read = functools.cache(_file_bytes)  # None when it cannot be read
+        self.read = functools.cache(file_bytes)
         self.find = functools.cache(self._find)
         self.digest = functools.cache(self._digest)
         self._entries = functools.cache(_folder_entries)
@@ -135,8 +103,8 @@ def _with_parents(name: str) -> list[str]:
 
 
 def _imported_names(tree: ast.AST, package: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The module names the statements of ``tree`` import, and the ``module.name`` of each
-    ``from module import name`` (a submodule when such a file exists: :func:`_imports`)."""
+    """The module names ``tree`` imports, and ``module.name`` of each ``from module import
+    name`` (a submodule if such a file exists: :func:`_imports`)."""
     found: set[str] = set()
     submodules: set[str] = set()
     for node in ast.walk(tree):
@@ -159,8 +127,8 @@ def _imported_names(tree: ast.AST, package: str) -> tuple[frozenset[str], frozen
 
 
 def _imports(names: tuple[frozenset[str], frozenset[str]], files: _ModuleFiles) -> set[str]:
-    """First-party modules imported, with their parent packages, of ``_imported_names``'s
-    result: the files are looked up now, so a module added since the parse counts."""
+    """First-party modules, with their parents, of :func:`_imported_names`'s result (files
+    looked up now: a module added since the parse counts)."""
     found, submodules = names
     found = set(found) | {name for name in submodules if files.find(name) is not None}
     return {parent for name in found if _first_party(name) for parent in _with_parents(name)}
@@ -179,18 +147,14 @@ def _parse(source: str) -> ast.AST:
 
 @functools.lru_cache(maxsize=1024)
 def _names_in_code(source: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The parse of ``source`` (once per text in a process: a claim's mistakes are read for
-    every claim page)."""
+    """The parse of ``source``, once per text in a process."""
     return _imported_names(_parse(source), "")
 
 
 def imports_in_code(source: str) -> set[str]:
-    """First-party modules (with their parent packages) that the code ``source`` imports.
+    """First-party modules (with their parent packages) the code ``source`` imports.
 
-    Raises
-    ------
-    SyntaxError
-        If ``source`` is not Python (after dropping IPython's ``%`` and ``!`` lines).
+    SyntaxError if ``source`` is not Python, IPython's ``%`` and ``!`` lines dropped.
     """
     return _imports(_names_in_code(source), _reading())
 
@@ -204,12 +168,8 @@ def _reading() -> _ModuleFiles:
 
 @contextmanager
 def one_reading() -> Iterator[None]:
-    """Inside, every lookup of this module reads the book's module files once.
-
-    A build uses one reading per phase in which no code of the book runs (planning what to
-    execute; rendering), so the keys computed in it all describe the files as they were at
-    its start; outside, every call reads the files again.
-    """
+    """Inside, every lookup reads the book's module files once (a build's planning and its
+    render run no book code); outside, every call reads them again."""
     _READINGS.append(_ModuleFiles())
     try:
         yield
@@ -220,9 +180,8 @@ def one_reading() -> Iterator[None]:
 def modules_reached(starts: Iterable[str]) -> list[str]:
     """Every first-party module reached from the modules ``starts`` by imports, sorted.
 
-    A start or an import that names no file is kept as a name (its digest is
-    :data:`MISSING`), so a module that disappears changes the digest of what reached it.
-    A module that does not parse reaches nothing further; its bytes still count.
+    A name without a file is kept (digest :data:`MISSING`); a module that does not parse
+    reaches nothing further.
     """
     files = _reading()
     starts = tuple(sorted(set(starts)))
@@ -272,8 +231,8 @@ def module_digests(names: Iterable[str]) -> dict[str, str]:
 
 @functools.cache
 def package_digest(top: str) -> str:
-    """SHA-256 of every ``*.py`` and ``*.json`` file of first-party package ``top`` (once per
-    process): what the site's pages depend on of the engine that renders them."""
+    """SHA-256 of every ``*.py`` and ``*.json`` file of first-party package ``top``, once per
+    process."""
     base = _package_dir(top)
     digest = hashlib.sha256()
     for path in sorted(base.rglob("*")) if base is not None else ():

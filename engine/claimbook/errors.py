@@ -1,42 +1,42 @@
-"""Error classes of the book engine: the claims machinery, the chapter reader and the build.
+"""The errors the book engine raises, each a :class:`ValueError` (through :class:`BookError`).
 
-Every error is a :class:`ValueError` subclass (through :class:`BookError`), so a caller
-that catches ``ValueError`` keeps working, while the CLI and the build catch the precise
-failure and print it on one line. The instruments' own errors (bad shapes, eps, dtypes) are
-the harness's (``trainable_harness.errors``); the engine never imports them: it reports any
-exception a claim's computation raises as that claim's failure.
-
-Examples
---------
->>> from claimbook.errors import BookError, RegistryError
->>> issubclass(RegistryError, BookError) and issubclass(BookError, ValueError)
-True
+The command line and the build catch them by class and print one line
+(:mod:`claimbook.failures`). The instruments' own errors are the harness's.
 """
 
 from __future__ import annotations
 
-__all__ = ["BookError"]
-
-
-class BookError(ValueError):
-    """Base class of every error the book engine raises."""
-
-
-# --- claims/: the claim registry, verification and artifacts --------------------------------
-
-__all__ += [
+__all__ = [
+    "BookError",
+    "BuildError",
+    "BuildLockError",
+    "ChapterSourceError",
     "ClaimError",
     "ClaimFailedError",
+    "ComputationNotFoundError",
+    "EnvironmentMismatchError",
+    "IntervalError",
+    "InvalidChapterStemError",
     "InvalidClaimIdError",
+    "InvalidFigureLabelError",
+    "KeyRecordError",
     "MissingArtifactError",
+    "OutsideBuildProductsError",
     "RegistryError",
+    "RepositoryRootError",
     "SeedNameError",
+    "SettingError",
     "StaleArtifactError",
     "StalePinError",
     "TamperedArtifactError",
     "UnknownClaimError",
+    "UnknownFigureError",
     "WitnessResultError",
 ]
+
+
+class BookError(ValueError):
+    """Base class of every error the book engine raises."""
 
 
 class ClaimError(BookError):
@@ -83,26 +83,12 @@ class SeedNameError(ClaimError):
     """``claim_seed`` was given a ``name`` that is not a string."""
 
 
-__all__ += ["ComputationNotFoundError", "IntervalError"]
-
-
 class ComputationNotFoundError(ClaimError):
     """A registry's ``compute`` names no marked witness function that can be imported."""
 
 
 class IntervalError(ClaimError):
     """An interval of a mean was asked for with too few, non-finite values or a bad level."""
-
-
-# --- sources.py and the build: chapter sources, keys, the build lock -----------------------
-
-__all__ += [
-    "BuildError",
-    "BuildLockError",
-    "ChapterSourceError",
-    "InvalidChapterStemError",
-    "KeyRecordError",
-]
 
 
 class ChapterSourceError(BookError):
@@ -125,25 +111,13 @@ class KeyRecordError(BuildError):
     """A chapter's record ``_build/keys/<stem>.json`` is unusable; the chapter executes again."""
 
 
-# --- paths.py and figures.py: the book's root, figure labels --------------------------------
-
-__all__ += [
-    "EnvironmentMismatchError",
-    "InvalidFigureLabelError",
-    "OutsideBuildProductsError",
-    "RepositoryRootError",
-    "UnknownFigureError",
-]
-
-
 class RepositoryRootError(BookError):
     """``TRAINABLE_ROOT`` names a directory that does not exist."""
 
 
 class EnvironmentMismatchError(BookError):
-    """The running environment is not the book's: installed distributions or Python differ
-    from the lock (:mod:`claimbook.environment`), or the engine running is not the one the
-    book's checkout holds (:mod:`claimbook.pipeline.checkout`). Exit status 2."""
+    """The environment is not the book's: distributions or Python differ from the lock
+    (:mod:`claimbook.environment`), or the engine running is another checkout's."""
 
 
 class OutsideBuildProductsError(BookError):
@@ -156,11 +130,6 @@ class UnknownFigureError(BookError):
 
 class InvalidFigureLabelError(BookError):
     """A figure label that cannot name a file (empty, a path, or unusual characters)."""
-
-
-# --- settings.py: settings and inputs glued for the prose -----------------------------------
-
-__all__ += ["SettingError"]
 
 
 class SettingError(BookError):
