@@ -1,23 +1,9 @@
 """``python -m claimbook COMMAND``: the book engine's one command line.
 
-::
-
-    build [--jobs N] [--question]   plan, execute what changed, render, publish (``make``)
-    execute [CHAPTER ...]           execute what changed in those chapters, no render
-    render                          render from the outputs present; never starts a kernel
-    outputs CHAPTER ...             the files each chapter's record lists, and the record
-    chapters [--json]               the chapter stems, in the order of _toc.yml
-    claims list|verify|show         the claims (see :mod:`claimbook.claims.cli`)
-    repin                           re-verify every claim, then re-pin every chapter
-    mutate [--check|--stale] [ID ...]  each claim under the mistakes it names (perturbations)
-    clean                           remove the build products, under the build lock
-
-Exit status: 0 success; 1 a chapter, a claim or the site failed; 2 a bad id, registry file
-or filesystem problem; 3 another build holds the lock.
-
-Every failure ends in one line on standard error, never a traceback (see
-:mod:`claimbook.failures`; ``CLAIMBOOK_TRACEBACK=1`` adds the traceback of an unexpected
-error).
+Commands: ``build``, ``execute``, ``render``, ``outputs``, ``chapters``, ``claims``,
+``repin``, ``mutate``, ``clean`` (``docs/engine.md``). Exit status: 0 success; 1 a chapter,
+claim or the site failed; 2 a bad id, registry file or filesystem problem; 3 another build
+holds the lock. A failure ends in one line (:mod:`claimbook.failures`).
 """
 
 from __future__ import annotations
@@ -46,11 +32,8 @@ def _command(argv: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run ``argv`` (default ``sys.argv[1:]``); return the exit status, never raise.
-
-    An exception the command's own module does not handle is reported in one line
-    (:func:`claimbook.failures.report`), with the status it gives.
-    """
+    """Run ``argv`` (default ``sys.argv[1:]``); return the exit status, never raise
+    (:func:`claimbook.failures.report`)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     command = _command(argv)
     try:
@@ -83,10 +66,9 @@ def _dispatch(command: str, argv: list[str]) -> int:
 
 
 def _nothing_to_do(argv: list[str]) -> bool:
-    """For ``build`` (or ``build --question``): True, having said so, when the tree has not
-    changed by one byte since a clean build (:mod:`claimbook.pipeline.noop`); False otherwise,
-    and the build takes its full path, which decides. Checked before the engine is imported.
-    """
+    """For ``build`` (``--question``): True, having said so, when the tree has not changed
+    since a clean build (:mod:`claimbook.pipeline.noop`), checked before the engine is
+    imported; otherwise False, and the full build decides."""
     options = list(argv)
     if len(options) >= 3 and options[1] == "--jobs":
         del options[1:3]  # the number of parallel chapters does not matter to a no-op
@@ -120,10 +102,8 @@ if __name__ == "__main__":
     status = main()
     workers = sys.modules.get("claimbook.pipeline.workers")  # None: no chapter worker started
     if _command(sys.argv[1:]) in _BUILD_COMMANDS and workers is not None:
-        # Everything the build writes is written and closed by now. Tearing down the
-        # interpreter (the Sphinx environment and the page trees of a render) takes up to
-        # half a second and changes no output, so the process ends here, once the chapter
-        # workers have ended.
+        # Everything is written and closed; tearing down the interpreter (a render's trees)
+        # takes up to half a second and changes nothing, so the process ends here.
         workers.end_workers()
         sys.stdout.flush()
         sys.stderr.flush()

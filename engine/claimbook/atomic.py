@@ -1,18 +1,7 @@
 """Atomic file writes: the one helper every writer of the book uses.
 
-A file is written to a temporary file in the same directory, flushed to disk, given the
-permissions of an ordinary file (0644: the site serves it), and renamed over the target.
-A crash at any point leaves the old file or the new one, never a torn one, and no
-temporary file behind.
-
-Examples
---------
->>> import tempfile, pathlib
->>> with tempfile.TemporaryDirectory() as scratch:
-...     target = pathlib.Path(scratch) / "a.txt"
-...     write_text_atomically(target, "one\\n")
-...     target.read_text()
-'one\\n'
+Written to a temporary file beside the target, flushed to disk, made 0644 (the site serves
+it) and renamed over the target: a crash leaves the old file or the new, and no temporary.
 """
 
 from __future__ import annotations
@@ -24,25 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-__all__ = ["atomic_output", "write_bytes_atomically", "write_text_atomically"]
-
 
 @contextlib.contextmanager
 def atomic_output(path: str | Path, mode: str = "w") -> Iterator[IO]:
-    """Yield a stream whose content replaces ``path`` when the block ends without error.
-
-    Parameters
-    ----------
-    path : path
-        The target; its directory is created if needed.
-    mode : {"w", "wb"}
-        Text (UTF-8, ``\\n`` line endings) or bytes.
-
-    Raises
-    ------
-    ValueError
-        If ``mode`` is neither ``"w"`` nor ``"wb"``.
-    """
+    """Yield a stream whose content replaces ``path`` (its folder made) when the block ends
+    without error; ``mode`` "w" (UTF-8, ``\\n``) or "wb", else ValueError."""
     if mode not in ("w", "wb"):
         raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
     path = Path(path)

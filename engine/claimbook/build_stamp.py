@@ -1,9 +1,6 @@
-"""The build's stamp: the commit, date and "uncommitted changes" flag every page's footer
-names, and how the environment building the book is not its own.
-
-One definition, read by the site's footer (:mod:`claimbook.extensions.book_site`), the site
-key (:mod:`claimbook.pipeline.site_key`), the CI matrix and the printed book.
-"""
+"""The build's stamp every page's footer names: commit, date, "uncommitted changes", and how
+the environment building the book is not its own (read by the footer, the site key, the CI
+matrix and the printed book)."""
 
 from __future__ import annotations
 
@@ -12,8 +9,6 @@ import os
 from claimbook import environment, worktree
 from claimbook.errors import EnvironmentMismatchError
 from claimbook.pipeline.checkout import foreign_engine
-
-__all__ = ["COMMIT_VARIABLE", "DATE_VARIABLE", "build_stamp", "environment_notes"]
 
 COMMIT_VARIABLE = "TRAINABLE_BUILD_COMMIT"
 DATE_VARIABLE = "TRAINABLE_BUILD_DATE"
@@ -40,13 +35,8 @@ def build_stamp(srcdir: str, environ=os.environ) -> dict[str, str]:
 
 
 def environment_notes(srcdir: str) -> dict[str, str]:
-    """How the environment building the book at ``srcdir`` is not its own, for the footer.
-
-    ``{"environment": "numpy 2.3.5 installed, 2.4.6 locked; ..."}`` when the installed
-    distributions or Python differ from the lock, ``{"engine": "<path>"}`` when the engine
-    running is not the one the book holds; empty when neither (a build refuses both unless
-    the author allowed them).
-    """
+    """``{"environment": <differences>}`` when distributions or Python differ from the lock,
+    ``{"engine": <path>}`` when the engine running is another checkout's; else empty."""
     notes = {}
     try:
         found = environment.differences(srcdir)

@@ -1,12 +1,7 @@
 """The names a chapter's code takes from the engine, in one place.
 
-A chapter imports the science from :mod:`trainable_harness` and these few book functions from
-here: a claim's artifact (:func:`verify_claim`, :func:`claim_status_line`), the seed a claim id
-gives (:func:`claim_seed`), a glued setting (:func:`glue_setting`), a figure saved and glued
-where it is drawn (:func:`glue_figure`) with the book's palette and style, a function's own
-source shown on the page (:func:`show_source`), and the one format of a result
-(:func:`format_value`). The modules these come from are part of every chapter's key
-(:mod:`claimbook.dependencies`), so they are kept small.
+The modules these come from are in every chapter's key (:mod:`claimbook.dependencies`), so
+they are kept small.
 """
 
 from claimbook.claims.registry import claim_seed, claim_seeds

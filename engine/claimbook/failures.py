@@ -1,30 +1,14 @@
 """How the command line ends on a failure: one line, no traceback, a non-zero exit status.
 
-:func:`report` turns any exception that reaches a command's entry point into one line on
-standard error (escaped and cut by :func:`claimbook.text.one_line`) and an exit status:
+- a :class:`~claimbook.errors.BookError`: ``make: <message>``; status 3 for the build lock, 1
+  for a chapter or build failure, 2 for the rest (a bad id, registry file or path);
+- an :class:`OSError`: ``make: <doing>: <file>: <strerror> (<hint>)``; status 2;
+- a :class:`RecursionError` or :class:`MemoryError` while a frame reads a file (a local
+  ``path``, ``source`` or ``filename``): ``make: <doing>: <file>: too deeply nested or too
+  large to read``; status 2;
+- anything else: ``make: internal error: <Type>: <message> (set CLAIMBOOK_TRACEBACK=1 ...)``;
+  status 1.
 
-- an engine error (:class:`~claimbook.errors.BookError`): ``make: <its message>``; status 3
-  when another build holds the lock, 1 for a chapter or build failure
-  (:class:`~claimbook.errors.BuildError`, :class:`~claimbook.errors.ChapterSourceError`),
-  2 for the rest (a bad id, registry file or path);
-- a filesystem error (:class:`OSError`): ``make: <what was being done>: <file>:
-  <strerror>``, with a hint for a read-only file system, a full disk, a permission refused
-  (an immutable file), or a file where a folder should be; status 2;
-- :class:`RecursionError` or :class:`MemoryError`: ``make: <what was being done>: <file>:
-  too deeply nested or too large to read``, naming the file being read when a frame of the
-  traceback holds one (a local ``path``, ``source`` or ``filename``); status 2;
-- anything else: ``make: internal error: <Type>: <message> (set CLAIMBOOK_TRACEBACK=1 to
-  see the traceback)``; status 1.
-
-With the environment variable ``CLAIMBOOK_TRACEBACK`` set to a non-empty value other than
-``0``, the traceback is printed too, after the line.
-
-Examples
---------
->>> import errno
->>> full = OSError(errno.ENOSPC, "No space left on device", "/x/site.json")
->>> print(failure_line(full, "building"))  # doctest: +ELLIPSIS
-make: building: /x/site.json: No space left on device (the disk is full: free some space ...
 >>> failure_line(KeyError("k"), "building")
 "make: internal error: KeyError: 'k' (set CLAIMBOOK_TRACEBACK=1 to see the traceback)"
 """
@@ -39,8 +23,6 @@ from pathlib import Path
 
 from claimbook.errors import BookError, BuildError, BuildLockError, ChapterSourceError
 from claimbook.text import one_line
-
-__all__ = ["DOING", "TRACEBACK_VARIABLE", "failure_line", "failure_status", "report"]
 
 TRACEBACK_VARIABLE = "CLAIMBOOK_TRACEBACK"
 # What each command of ``python -m claimbook`` is doing, as a failure line says it.
@@ -127,10 +109,8 @@ def failure_status(error: BaseException) -> int:
 
 
 def report(error: BaseException, doing: str, stream=None) -> int:
-    """Print :func:`failure_line` of ``error`` to ``stream`` (standard error); return the status.
-
-    The traceback follows the line only when ``CLAIMBOOK_TRACEBACK`` is set (not ``0``).
-    """
+    """Print :func:`failure_line` of ``error`` to ``stream`` (standard error), and the traceback
+    when ``CLAIMBOOK_TRACEBACK`` is set (not ``0``); return :func:`failure_status`."""
     stream = sys.stderr if stream is None else stream
     print(failure_line(error, doing), file=stream, flush=True)
     if os.environ.get(TRACEBACK_VARIABLE, "") not in ("", "0"):

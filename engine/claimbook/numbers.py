@@ -1,8 +1,6 @@
 """The one format of a result on a page: a number, an interval, or a value over seeds.
 
-Every number the book prints from a claim, in a chapter's text, on a claim page or in the
-ledger, is written by :func:`format_value`, so the prose and the claim pages cannot round
-the same value two ways.
+Prose, claim pages and the ledger all print results with :func:`format_value`.
 """
 
 from __future__ import annotations
@@ -10,8 +8,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from numbers import Real
-
-__all__ = ["format_value", "is_statistical", "level_percent"]
 
 
 def is_statistical(value) -> bool:
@@ -33,16 +29,9 @@ def level_percent(level) -> str:
 
 def format_value(value, spec: str = "") -> str:
     """Page text of a result field: a number, an interval ``[lo, hi]``, or a statistical
-    field's "m (95% CI lo to hi)" (or "m (median; 95% CI lo to hi)" for an interval of the
-    median); ``spec`` is a Python format spec applied to each number.
+    field's "m (95% CI lo to hi)" ("m (median; 95% CI lo to hi)" for a median's interval),
+    each number formatted by ``spec``. ValueError for anything else or a spec that fails.
 
-    Raises
-    ------
-    ValueError
-        If the value is none of these, or ``spec`` does not apply to it.
-
-    Examples
-    --------
     >>> format_value(2.0553, ".3f")
     '2.055'
     >>> format_value([0.1, 0.25], ".2f")

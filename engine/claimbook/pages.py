@@ -1,27 +1,10 @@
-"""A chapter's pages: one executed notebook cut, at render time, into pages of readable length.
+"""A chapter's pages: its one executed notebook cut, at render time, into readable pages.
 
-A chapter stays one source (``chapters/<stem>.md``) and one executed notebook
-(``chapters/<stem>.ipynb``): its key, its claims, the Binder notebook and the reader's
-download are whole. Its front matter may declare where later pages start, each at a section
-label of the chapter (:func:`claimbook.sources.chapter_pages` reads it)::
+The front matter's ``pages:`` (:func:`claimbook.sources.chapter_pages`) names where later
+pages start. A later page's headings are raised one level, so Sphinx numbers its sections on
+from the ones before; every page keeps the other pages' code cells, hidden, with only their
+glued values, so a ``{glue:text}`` may paste a value glued on another page.
 
-    pages:
-      - file: batch-normalization-dynamics   # the page is chapters/<file>
-        starts: sec-bn-residual              # at the line "(sec-bn-residual)="
-
-The first page (``chapters/<stem>``) holds everything before the first declared start; each
-later page runs from its start to the next one. :func:`split_notebook` makes the pages from
-the executed notebook, a pure function of its bytes and the declaration, so the same
-notebook always gives the same pages. A later page's headings are raised one level (its
-``##`` sections are the page's top-level sections), so Sphinx numbers them on from the
-sections before them (16.6 follows 16.5), and figures, equations and theorems, numbered
-from the sections, keep their numbers. The code cells of the other pages stay in each page,
-hidden (``remove-cell``) with only their glued values, so a ``{glue:text}`` on one page may
-paste a value a cell of another page glued. (:mod:`claimbook.extensions.chapter_pages`
-serves the pages to Sphinx.)
-
-Examples
---------
 >>> notebook = {"cells": [
 ...     {"cell_type": "markdown", "id": "cell-0", "metadata": {},
 ...      "source": "# Title\\n\\n## One\\n\\nText.\\n\\n(sec-two)=\\n## Two\\n\\n### Two a\\n"},
@@ -41,18 +24,13 @@ import re
 from claimbook.errors import ChapterSourceError
 from claimbook.prose import prose_blocks
 
-__all__ = ["HIDDEN_TAG", "split_notebook"]
-
 HIDDEN_TAG = "remove-cell"
 _HEADING = re.compile(r"^(\s{0,3})(#{2,6})(\s)")
 
 
 def _copied(value):
-    """A copy of JSON data (dicts, lists and scalars) that shares no dict or list with it.
-
-    What :func:`copy.deepcopy` gives for such data, at a fraction of its cost: parsed JSON
-    holds no object twice, so no memo of the objects already copied is kept.
-    """
+    """A copy of parsed JSON sharing no dict or list with it (:func:`copy.deepcopy`, without
+    its memo: parsed JSON holds no object twice)."""
     if isinstance(value, dict):
         return {key: _copied(item) for key, item in value.items()}
     if isinstance(value, list):
@@ -92,20 +70,14 @@ def _glue_only(cell: dict) -> dict:
 def split_notebook(notebook: dict, starts: list[str]) -> list[dict]:
     """The pages of ``notebook``: one before ``starts[0]``, then one from each start.
 
-    ``starts`` are section labels in the order the pages follow; each must be the target
-    line ``(label)=`` of a markdown cell, outside code and directives, after the previous
-    one. A markdown cell holding a start is cut at that line. The notebook is not changed.
-
-    Raises
-    ------
-    ChapterSourceError
-        If a start is not found after the previous one.
+    Each start is the label of a top-level target line ``(label)=`` after the previous one;
+    a markdown cell holding one is cut there. The notebook is not changed. Raises
+    ChapterSourceError if a start is not found after the previous one.
     """
     pages: list[list[dict]] = [[]]
     pending = list(starts)
     for cell in notebook.get("cells", []):
         text = _source(cell) if cell.get("cell_type") == "markdown" and pending else ""
-        # A cell whose text does not hold the next start's label has no cut: it is not parsed.
         if not pending or pending[0] not in text:
             pages[-1].append(cell)
             continue

@@ -1,27 +1,10 @@
 """Whether the book on disk is its commit: the content hashed, whatever git's index says.
 
-Every page's footer names the commit the book was built from, "with uncommitted changes"
-when the files differ from it (:mod:`claimbook.extensions.book_site`). ``git status`` alone
-cannot say so: it compares the files with the index, and trusts the index's word for a file
-marked ``git update-index --skip-worktree`` or ``--assume-unchanged``, so an edit of such a
-file (a harness function, a claim's registry entry) would be built under a clean stamp.
+``git status`` trusts the index for a file marked ``--skip-worktree`` or
+``--assume-unchanged``, so every file ``HEAD`` tracks is read and its blob id computed
+(SHA-1, or SHA-256 in a repository of that format); a link is hashed as its target, a
+submodule not looked into. The footer says "uncommitted changes" on any difference.
 
-:func:`uncommitted_files` therefore hashes the content: every file ``HEAD`` tracks under the
-book's root (``git ls-tree -r HEAD``: chapters, claims, harness, engine, the lock and the
-rest) is read from disk and its git blob id computed (``sha1(b"blob <size>\\0" + data)``, or
-SHA-256 in a repository of that object format); a file whose id is not ``HEAD``'s, or that is
-gone, is a change. A symbolic link is hashed as its target, as git stores it; a submodule is
-not looked into. A file git converts when it stores it (``core.autocrlf``, a clean filter)
-hashes differently on disk, so the files that differ are hashed once more by
-``git hash-object``, which applies the same conversion; only those it confirms are changes.
-:func:`uncommitted` adds what ``git status --porcelain`` lists (new files that are not
-ignored): the stamp says "uncommitted changes" if either finds anything. About 10 ms for this
-book (400 files, 2.4 MB), most of it reading and hashing.
-
-Examples
---------
->>> blob_id(b"")  # git hash-object /dev/null
-'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391'
 >>> blob_id(b"hello\\n")  # printf "hello\\n" | git hash-object --stdin
 'ce013625030ba8dba906f756967f9e9ca394464a'
 """
@@ -32,8 +15,6 @@ import hashlib
 import os
 import subprocess
 from pathlib import Path
-
-__all__ = ["blob_id", "git", "tracked_blobs", "uncommitted", "uncommitted_files"]
 
 _SUBMODULE = "160000"
 _LINK = "120000"
@@ -63,10 +44,8 @@ def git(root: str | Path, *arguments: str, stdin: bytes | None = None) -> bytes 
 
 
 def tracked_blobs(root: str | Path) -> dict[str, tuple[str, str]] | None:
-    """Each file ``HEAD`` tracks under ``root``: its path relative to ``root`` to (mode, id).
-
-    None when ``root`` is not in a git work tree with a ``HEAD`` commit.
-    """
+    """Path relative to ``root`` -> (mode, id) of each file ``HEAD`` tracks under ``root``;
+    None outside a git work tree with a ``HEAD`` commit."""
     listing = git(Path(root), "ls-tree", "-r", "-z", "HEAD")
     if listing is None:
         return None
@@ -93,18 +72,11 @@ def _disk_id(path: Path, mode: str, algorithm: str) -> str | None:
 
 
 def uncommitted_files(root: str | Path) -> list[str] | None:
-    """The files ``HEAD`` tracks under ``root`` whose content on disk is not ``HEAD``'s.
+    """The files ``HEAD`` tracks under ``root`` whose content on disk is not ``HEAD``'s (changed
+    or gone), relative to ``root`` and sorted; None outside a git work tree with a commit.
 
-    Parameters
-    ----------
-    root : path
-        A folder inside a git work tree (the book's root).
-
-    Returns
-    -------
-    list of str or None
-        Paths relative to ``root``, sorted: changed, or gone. None when ``root`` is not in a
-        git work tree with a commit.
+    Files that differ are hashed again by ``git hash-object``, which applies git's
+    conversions (``core.autocrlf``, clean filters); only those it confirms count.
     """
     root = Path(root)
     blobs = tracked_blobs(root)
@@ -117,8 +89,7 @@ def uncommitted_files(root: str | Path) -> list[str] | None:
         algorithm = "sha256" if len(object_id) == 64 else "sha1"
         if _disk_id(root / name, mode, algorithm) != object_id:
             differing.append(name)
-    # What git would store for the files that differ, its conversions applied (core.autocrlf,
-    # clean filters); a file gone or replaced by a link is a change whatever git says.
+    # A file gone or replaced by a link is a change whatever git says.
     regular = [
         name
         for name in differing
@@ -137,12 +108,8 @@ def uncommitted_files(root: str | Path) -> list[str] | None:
 
 
 def uncommitted(root: str | Path) -> bool:
-    """Whether the book at ``root`` differs from its ``HEAD`` commit.
-
-    True when a tracked file's content differs (:func:`uncommitted_files`, whatever the
-    index says) or ``git status --porcelain`` lists anything (an untracked file that is not
-    ignored, a staged change); False outside a git work tree.
-    """
+    """Whether the book at ``root`` differs from ``HEAD``: :func:`uncommitted_files`, or
+    anything ``git status --porcelain`` lists; False outside a git work tree."""
     root = Path(root)
     changed = uncommitted_files(root)
     if changed is None:
