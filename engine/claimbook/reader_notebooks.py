@@ -1,26 +1,12 @@
 """Reader notebooks: a chapter's executed notebook as its pages read on the site.
 
-The site's download button and Binder's launch button open a chapter's notebook in JupyterLab
-or classic Jupyter, which know no MyST. :func:`reader_notebook` keeps every code cell and its
-outputs (the notebook opens with everything drawn and runs again as it is) and writes the
-prose as the site shows it:
-
-- a role becomes its text: a claim value as the site formats it
-  (:func:`claimbook.numbers.format_value`), with its state in words unless verified; a glued
-  setting as myst-nb formats it; "Figure 16.3", "Section 15.2", "(15.1)", "Theorem 15.1";
-  citations "Wu and He [2018]", "[Ba et al., 2016]";
-- a directive becomes markdown: admonitions, theorems and proofs a blockquote under a bold
-  title, a dropdown ``<details>``, a figure its numbered caption under the ``image/png`` its
-  cell draws (a glued figure, which Jupyter cannot show, is made that output; glued values
-  are dropped: running the cell glues them again), the bibliography a list; labelled math
-  carries ``\\tag``, headings their numbers;
-- the site's ``hide-``/``remove-`` tags collapse the same inputs and outputs in JupyterLab
-  (``jupyter.source_hidden``, ``outputs_hidden``) and classic Jupyter (``collapsed``), so the
-  chapter's title, not its set-up, is what a reader sees first.
-
-Numbers follow Sphinx's (``_config.yml``: ``numfig``, ``math_numfig``, ``numfig_secnum_depth:
-1``): sections, figures, labelled equations and theorems counted per chapter, each chapter's
-pages in order, from ``trainable_first_chapter``. Sources are read by :mod:`claimbook.sources`.
+For JupyterLab and Binder, which know no MyST, :func:`reader_notebook` keeps every code cell
+and its outputs and writes the prose as the site shows it: roles as their text (claim values
+by :func:`claimbook.numbers.format_value`, with their state unless verified; numbered
+references, citations, glued settings), directives as markdown (admonitions and theorems as
+quotes, dropdowns as ``<details>``, figures as their numbered captions under the drawn PNG,
+the bibliography as a list), headings and labelled equations numbered as Sphinx numbers them,
+and the site's ``hide-``/``remove-`` tags as JupyterLab's and classic Jupyter's collapse flags.
 """
 
 from __future__ import annotations

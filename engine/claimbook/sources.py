@@ -99,11 +99,8 @@ class Chapter:
         for index, tree in self.code_trees():
             for node in ast.walk(tree):
                 if isinstance(node, ast.Call):
-                    callee = node.func
-                    name = callee.id if isinstance(callee, ast.Name) else None
-                    if isinstance(callee, ast.Attribute):
-                        name = callee.attr
-                    if name == function_name:
+                    name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+                    if name == function_name:  # a bare name or an attribute
                         found.append((index, node))
         return found
 
@@ -112,7 +109,11 @@ class Chapter:
 
         Raises ChapterSourceError for a first argument that is not a string literal.
         """
-        values: list[str] = []
+        return list(self._first_literals(function_name))
+
+    def _first_literals(self, function_name: str) -> dict[str, int]:
+        """Each string literal passed first to ``function_name`` -> its first cell's index."""
+        values: dict[str, int] = {}
         for index, call in self.calls(function_name):
             argument = call.args[0] if call.args else None
             if argument is None:
@@ -123,8 +124,7 @@ class Chapter:
                     f"{function_name} with a first argument that is not a string literal; "
                     "write the id out"
                 )
-            if argument.value not in values:
-                values.append(argument.value)
+            values.setdefault(argument.value, index)
         return values
 
     @property
@@ -134,24 +134,16 @@ class Chapter:
         Raises ChapterSourceError, naming the cell, for an id that is not of the registry's
         grammar (:func:`claimbook.paths.check_claim_id`).
         """
-        ids = self.literal_first_arguments("verify_claim")
-        for claim_id in ids:
+        ids = self._first_literals("verify_claim")
+        for claim_id, cell in ids.items():
             try:
                 paths.check_claim_id(claim_id)
             except InvalidClaimIdError as error:
-                cell = next(
-                    index
-                    for index, call in self.calls("verify_claim")
-                    if any(
-                        isinstance(node, ast.Constant) and node.value == claim_id
-                        for node in [*call.args[:1], *(k.value for k in call.keywords)]
-                    )
-                )
                 raise ChapterSourceError(
                     f"{paths.shown(self.path)}: code cell {self.code_cell_number(cell)}: "
                     f"verify_claim: {error}"
                 ) from None
-        return ids
+        return list(ids)
 
     @property
     def pin(self) -> str | None:
