@@ -5,14 +5,6 @@ imports, directly or through another, found with :mod:`ast` without importing an
 every ``import`` statement counts wherever it stands, a module's parent packages count, and
 ``from package import name`` reaches ``package.name`` when that file exists. A module's
 digest is its file's SHA-256 (:data:`MISSING` when it has none).
-
->>> reached = modules_reached(["trainable_harness.normalization"])
->>> reached[0], "trainable_harness.layers.normalize" in reached
-('trainable_harness', True)
->>> all(len(digest) == 64 for digest in module_digests(reached).values())
-True
->>> sorted(imports_in_code("import numpy as np\\nfrom trainable_harness import layers"))
-['trainable_harness', 'trainable_harness.layers']
 """
 
 from __future__ import annotations

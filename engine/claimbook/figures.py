@@ -119,7 +119,7 @@ def locate_figure(label: str, chapter: str | None = None) -> str:
     candidates = [chapter] if chapter else chapter_files()
     for stem in candidates:
         source = paths.CHAPTERS_DIR / f"{stem}.md"
-        if source.is_file() and label in figure_labels(sources.read_chapter(source)):
+        if source.is_file() and label in figure_labels(source):
             return stem
     where = f"chapters/{chapter}.md" if chapter else "no chapter in _toc.yml"
     raise UnknownFigureError(

@@ -31,18 +31,6 @@ def format_value(value, spec: str = "") -> str:
     """Page text of a result field: a number, an interval ``[lo, hi]``, or a statistical
     field's "m (95% CI lo to hi)" ("m (median; 95% CI lo to hi)" for a median's interval),
     each number formatted by ``spec``. ValueError for anything else or a spec that fails.
-
-    >>> format_value(2.0553, ".3f")
-    '2.055'
-    >>> format_value([0.1, 0.25], ".2f")
-    '[0.10, 0.25]'
-    >>> format_value(True)
-    'true'
-    >>> format_value(
-    ...     {"mean": 2.6, "median": 3.0, "ci": [1.0, 4.0], "level": 0.95, "method": "median-rank"},
-    ...     "g",
-    ... )
-    '3 (median; 95% CI 1 to 4)'
     """
     if is_statistical(value) and value.get("method") == "median-rank" and "median" in value:
         low, high = value["ci"]

@@ -4,16 +4,6 @@ The front matter's ``pages:`` (:func:`claimbook.sources.chapter_pages`) names wh
 pages start. A later page's headings are raised one level, so Sphinx numbers its sections on
 from the ones before; every page keeps the other pages' code cells, hidden, with only their
 glued values, so a ``{glue:text}`` may paste a value glued on another page.
-
->>> notebook = {"cells": [
-...     {"cell_type": "markdown", "id": "cell-0", "metadata": {},
-...      "source": "# Title\\n\\n## One\\n\\nText.\\n\\n(sec-two)=\\n## Two\\n\\n### Two a\\n"},
-... ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
->>> first, second = split_notebook(notebook, ["sec-two"])
->>> first["cells"][0]["source"]
-'# Title\\n\\n## One\\n\\nText.\\n\\n'
->>> second["cells"][0]["source"]
-'(sec-two)=\\n# Two\\n\\n## Two a\\n'
 """
 
 from __future__ import annotations

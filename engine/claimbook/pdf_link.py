@@ -4,14 +4,6 @@
 key it was printed from and the PDF's SHA-256. While both hold, the site key includes the PDF's
 digest and every page links it (:mod:`claimbook.extensions.book_site`); any edit drops the link
 until the next ``make pdf``.
-
->>> import tempfile
->>> with tempfile.TemporaryDirectory() as scratch:
-...     pdf = Path(scratch) / "book.pdf"
-...     _ = pdf.write_bytes(b"%PDF-1.4")
-...     record(pdf, "key-a")
-...     current(pdf, "key-a") == file_digest(pdf), current(pdf, "key-b")
-(True, '')
 """
 
 from __future__ import annotations

@@ -53,21 +53,6 @@ def smallest_text_pt(fig) -> float:
 
     A mathtext label counts each letter and digit at its own size (an exponent at 0.7 of the
     label's). ValueError if the figure draws no text.
-
-    >>> import matplotlib
-    >>> matplotlib.use("agg")
-    >>> import matplotlib.pyplot as plt
-    >>> fig, ax = plt.subplots()
-    >>> _ = ax.set_xlabel("x", fontsize=12)
-    >>> ax.tick_params(labelsize=9)
-    >>> fig.canvas.draw()
-    >>> smallest_text_pt(fig)
-    9.0
-    >>> ax.set_yscale("log")  # its tick labels are 10^k: exponents at 0.7 x 9 pt
-    >>> fig.canvas.draw()
-    >>> round(smallest_text_pt(fig), 2)
-    6.3
-    >>> plt.close(fig)
     """
     from matplotlib.text import Text
 

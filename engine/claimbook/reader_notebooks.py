@@ -33,8 +33,6 @@ from claimbook.extensions import bibliography_style  # registers the author_year
 from claimbook.extensions import claim_pages_model as model
 from claimbook.numbers import format_value
 
-__all__ = ["RECORD_PREFIX", "book_numbers", "reader_notebook", "write_reader_notebooks"]
-
 RECORD_PREFIX = "application/papermill.record/"
 _CODE = {"code", "code-block", "sourcecode"}
 _FIGURES = {"figure", "glue:figure"}

@@ -251,10 +251,7 @@ def read_chapter(path: str | Path) -> Chapter:
     not exist or jupytext cannot read it.
     """
     path = Path(path)
-    try:
-        data = path.read_bytes() if path.is_file() else None
-    except OSError:
-        data = None
+    data = cache.file_bytes(path) if path.is_file() else None
     if data is None:
         raise ChapterSourceError(f"chapter source {path} does not exist")
     return _CHAPTERS.get(cache.digest(str(path), data), lambda: _parse_chapter(path, data))

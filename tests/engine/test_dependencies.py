@@ -93,3 +93,14 @@ def test_one_reading_reads_each_file_once_and_outside_it_every_call_reads_again(
         "trainable_harness.a",
         "trainable_harness.b",
     ]
+
+
+def test_the_instruments_package_init_reaches_its_modules():
+    """Importing a module runs its package's __init__, which imports the package's modules."""
+    reached = dependencies.modules_reached(["trainable_harness.normalization"])
+    assert reached[0] == "trainable_harness" and "trainable_harness.layers.normalize" in reached
+    assert all(len(digest) == 64 for digest in dependencies.module_digests(reached).values())
+    found = dependencies.imports_in_code(
+        "import numpy as np\nfrom trainable_harness import layers"
+    )
+    assert sorted(found) == ["trainable_harness", "trainable_harness.layers"]
