@@ -57,12 +57,14 @@ class LockedRequirement:
 
     def allows(self, version: str) -> bool:
         """Whether ``version`` satisfies the specifier (pre-releases included)."""
-        if self.pinned is not None and version == self.pinned:
-            return True
-        try:
-            return SpecifierSet(self.specifier).contains(Version(version), prereleases=True)
-        except (InvalidSpecifier, InvalidVersion):
-            return False
+        return version == self.pinned or _allows(self.specifier, version)
+
+
+def _allows(specifier: str, version: str) -> bool:
+    try:
+        return SpecifierSet(specifier).contains(Version(version), prereleases=True)
+    except (InvalidSpecifier, InvalidVersion):
+        return False
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:
@@ -87,8 +89,8 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
 
 
 @functools.cache
-def _parsed(lock: bytes, marker_environment: str | None) -> tuple[LockedRequirement, ...]:
-    environment = json.loads(marker_environment) if marker_environment else None
+def _parsed(lock: bytes, markers: tuple[tuple[str, str], ...]) -> tuple[LockedRequirement, ...]:
+    environment = dict(markers) or None
     found = []
     for number, line in _logical_lines(lock.decode("utf-8", "replace")):
         try:
@@ -118,10 +120,7 @@ def locked_requirements(
 
     Raises EnvironmentMismatchError, naming the line, for a line that is not a requirement.
     """
-    environment = (
-        json.dumps(dict(marker_environment), sort_keys=True) if marker_environment else None
-    )
-    return _parsed(bytes(lock), environment)
+    return _parsed(bytes(lock), tuple(sorted((marker_environment or {}).items())))
 
 
 def _header(lines) -> tuple[str | None, str | None]:
@@ -183,16 +182,6 @@ def compare(requirements: Sequence[LockedRequirement], installed: Mapping[str, s
     return found
 
 
-@functools.cache
-def _requires_python(text: str) -> str | None:
-    try:
-        project = tomllib.loads(text).get("project") or {}
-    except tomllib.TOMLDecodeError:
-        return None
-    requires = project.get("requires-python")
-    return requires if isinstance(requires, str) else None
-
-
 def python_difference(root: str | Path | None = None, version: str | None = None) -> str | None:
     """The phrase saying Python ``version`` (default: the running one) is outside the
     ``requires-python`` of one of the book's :data:`PROJECT_FILES` at ``root``, or None."""
@@ -200,16 +189,11 @@ def python_difference(root: str | Path | None = None, version: str | None = None
     version = version or platform.python_version()
     for name in PROJECT_FILES:
         try:
-            requires = _requires_python((root / name).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError):
+            project = tomllib.loads((root / name).read_text(encoding="utf-8")).get("project")
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
             continue
-        if requires is None:
-            continue
-        try:
-            allowed = SpecifierSet(requires).contains(Version(version), prereleases=True)
-        except (InvalidSpecifier, InvalidVersion):
-            allowed = False
-        if not allowed:
+        requires = (project or {}).get("requires-python")
+        if isinstance(requires, str) and not _allows(requires, version):
             return f"Python {version} running, {requires} required by {name}"
     return None
 
