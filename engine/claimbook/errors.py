@@ -1,4 +1,4 @@
-"""The errors the book engine raises, each a :class:`ValueError` (through :class:`BookError`).
+"""The errors the book engine raises, each a ValueError through BookError.
 
 The command line and the build catch them by class and print one line
 (:mod:`claimbook.failures`). The instruments' own errors are the harness's.
