@@ -21,8 +21,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-__all__ = ["ContentCache", "digest", "file_bytes", "one_build", "reset", "reset_for_application"]
-
 T = TypeVar("T")
 _CACHES: weakref.WeakSet[ContentCache] = weakref.WeakSet()
 _BUILDS_RUNNING = [0]  # driver builds running in this process (one, or none)

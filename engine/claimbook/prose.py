@@ -11,16 +11,6 @@ from dataclasses import dataclass
 
 import yaml
 
-__all__ = [
-    "Directive",
-    "Role",
-    "markdown_tokens",
-    "parse_prose",
-    "prose_blocks",
-    "prose_text",
-    "split_directive",
-]
-
 # Directives whose body is code or math, not prose: roles inside them are text.
 _LITERAL_DIRECTIVES = frozenset(
     {"code-block", "code", "code-cell", "sourcecode", "math", "raw", "literalinclude"}
