@@ -1,9 +1,8 @@
 """The cells the build adds to a chapter's notebook, and how a message names a cell.
 
-The notebook jupytext makes from a source gets two instrumentation cells, removed again from
-the executed notebook: the first sets the chapter's variables, the last notes that the
-chapter ran to its end (papermill takes ``SystemExit(0)`` for a normal stop). A message names
-a chapter's own cell by its number among the source's code cells.
+The first added cell sets the chapter's variables, the last notes that the chapter ran to its
+end (papermill takes ``SystemExit(0)`` for a normal stop); both are removed again. A message
+names a chapter's own cell by its number among the source's code cells.
 """
 
 from __future__ import annotations
@@ -68,13 +67,8 @@ def without_instrumentation(notebook):
 
 
 def code_cell_number(notebook, index: int | None) -> int | str:
-    """The number a reader gives the cell at ``index`` of ``notebook``: its 1-based position
-    among the code cells of the chapter's source (the instrumentation cells do not count,
-    markdown cells do not count, an empty code cell does). ``"?"`` if unknown.
-
-    The source check (:meth:`claimbook.sources.Chapter.code_cell_number`) counts the same
-    way, so a chapter's error names one cell whichever found it.
-    """
+    """The 1-based position of the cell at ``index`` among the source's code cells (as
+    :meth:`claimbook.sources.Chapter.code_cell_number` counts); ``"?"`` if unknown."""
     if index is None or not 0 <= index < len(notebook.cells):
         return "?"
     number = 0

@@ -1,30 +1,12 @@
 """The engine builds the checkout it belongs to, or refuses.
 
-A copy of a built checkout (``cp -a``) carries its ``.venv``, whose editable installs of the
-engine and the harness, and whose scripts' ``#!`` lines, name the original checkout. Run in
-the copy, ``python -m claimbook build`` would import the original's engine and harness, and
-:data:`claimbook.paths.REPO_ROOT` (found from the engine's own file) would be the original:
-the copy would build the original. The Makefile makes the environment again when it was made
-in another directory (``.venv/.checkout``); :func:`check_checkout` is the second guard, in
-the engine itself, for any other way in.
-
-The directory a command is asked to build is the book that holds the working directory: the
-nearest folder, from the working directory upward, that holds a ``_config.yml`` and a
-``_toc.yml``. When ``TRAINABLE_ROOT`` is set it names the book explicitly (the tests, the
-benchmark and the matrix check build copies that way), and there is nothing to check there.
-
-Whichever way the root was found, a book that holds an engine of its own
-(``<root>/engine/claimbook``, as every checkout does) is built by that engine: another
-checkout's engine, reached through ``TRAINABLE_ROOT`` or an engine installed or moved
-elsewhere, would build this book with code this checkout does not hold, and its pages would
-show a clean stamp. :func:`foreign_engine` names the running engine then, and
-:func:`check_engine` refuses the build in one line, unless the author allowed it
-(``--allow-environment-mismatch``, the option that builds in an environment that is not the
-book's); every page's footer then says "built with the engine at <path>, not this
-checkout's" (:mod:`claimbook.extensions.book_site`). A book without an engine of its own (a
-fixture or generated book, which the tests and the benchmark build) has none to compare
-with and is built by the engine that runs. The benchmark and the matrix check put the
-copy's own engine first on ``PYTHONPATH``, so each copy is built by its own engine.
+A ``cp -a`` copy of a checkout carries a ``.venv`` whose editable installs name the original,
+so the copy would build the original: :func:`check_checkout` refuses that (the Makefile's
+``.venv/.checkout`` is the first guard). The book asked for is the nearest folder upward from
+the working directory holding ``_config.yml`` and ``_toc.yml``, or ``TRAINABLE_ROOT``. A book
+holding an engine of its own (``<root>/engine/claimbook``) is built only by that engine
+(:func:`check_engine`) unless ``--allow-environment-mismatch``; then every page names the
+engine that built it. A book without one (a fixture) is built by the engine that runs.
 
 Examples
 --------
@@ -70,14 +52,8 @@ def book_holding(directory: str | Path) -> Path | None:
 
 
 def check_checkout(environ: Mapping[str, str] = os.environ, cwd: str | Path | None = None) -> None:
-    """Refuse, in one line, to build a book that is not :data:`claimbook.paths.REPO_ROOT`.
-
-    Raises
-    ------
-    BuildError
-        If ``TRAINABLE_ROOT`` is unset and the book holding ``cwd`` (default: the working
-        directory) is another directory than the one the engine belongs to.
-    """
+    """Raise :class:`BuildError` (one line) if ``TRAINABLE_ROOT`` is unset and the book
+    holding ``cwd`` (default: the working directory) is not :data:`claimbook.paths.REPO_ROOT`."""
     if environ.get(paths.ROOT_ENVIRONMENT_VARIABLE):
         return
     asked = book_holding(Path.cwd() if cwd is None else cwd)
@@ -98,21 +74,8 @@ def running_engine() -> Path:
 def foreign_engine(
     root: str | Path | None = None, engine: str | Path | None = None
 ) -> Path | None:
-    """The running engine's folder when the book at ``root`` holds another engine, else None.
-
-    Parameters
-    ----------
-    root : path, optional
-        The book (default :data:`claimbook.paths.REPO_ROOT`).
-    engine : path, optional
-        The engine's package folder (default :func:`running_engine`).
-
-    Returns
-    -------
-    pathlib.Path or None
-        ``engine`` when ``<root>/engine/claimbook`` is a folder and is not ``engine`` (both
-        resolved); None when they are the same, or the book holds no engine of its own.
-    """
+    """``engine`` (default the running one) when the book at ``root`` (default the book)
+    holds an engine of its own, ``<root>/engine/claimbook``, that is another; else None."""
     root = Path(root) if root is not None else paths.REPO_ROOT
     engine = Path(engine).resolve() if engine is not None else running_engine()
     own = root / "engine" / "claimbook"
@@ -122,18 +85,8 @@ def foreign_engine(
 
 
 def check_engine(allow: bool = False, root: str | Path | None = None) -> Path | None:
-    """Refuse, in one line, to build a book with an engine that is not its own, unless ``allow``.
-
-    Returns
-    -------
-    pathlib.Path or None
-        The foreign engine's folder, when allowed (:func:`foreign_engine`); else None.
-
-    Raises
-    ------
-    EnvironmentMismatchError
-        If the book holds an engine of its own and another runs, and ``allow`` is false.
-    """
+    """The foreign engine's folder (:func:`foreign_engine`) if ``allow``; without ``allow``
+    a foreign engine raises :class:`EnvironmentMismatchError` (one line)."""
     root = Path(root) if root is not None else paths.REPO_ROOT
     engine = foreign_engine(root)
     if engine is not None and not allow:
@@ -152,23 +105,11 @@ def check_engine(allow: bool = False, root: str | Path | None = None) -> Path | 
 
 
 def check_environment(allow: bool = False, out=print) -> list[str]:
-    """Compare the environment with the book's; refuse a difference unless ``allow``.
-
-    Returns
-    -------
-    list of str
-        The differences allowed (each printed through ``out``, one line each), or none.
-
-    Raises
-    ------
-    EnvironmentMismatchError
-        If the engine running is not the book's own
-        (:func:`check_engine`), the installed distributions or
-        Python differ from the lock (:func:`claimbook.environment.check_environment`), or
-        site-packages holds start-up code no distribution installed
-        (:func:`claimbook.startup_code.foreign_startup_files`), and ``allow`` is false; one
-        line naming them.
-    """
+    """Compare the engine (:func:`check_engine`), the distributions and Python
+    (:func:`claimbook.environment.check_environment`) and the start-up code
+    (:func:`claimbook.startup_code.foreign_startup_files`) with the book's; return the
+    differences allowed (each said through ``out``). Without ``allow`` a difference raises
+    :class:`EnvironmentMismatchError` (one line)."""
     found = []
     engine = check_engine(allow)
     if engine is not None:

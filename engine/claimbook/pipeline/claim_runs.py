@@ -1,14 +1,9 @@
 """Claims computed by the engine, in fresh processes, beside the chapters.
 
-A chapter never computes a claim (see :mod:`claimbook.claims.record`). Before any chapter
-executes, :class:`ClaimComputation` decides which claims are *due*: those whose artifact is
-missing or stale (the one judge, :func:`claimbook.claims.judge`) and those whose artifact's
-bytes are not the ones the build recorded last time (an artifact written by anyone else is
-recomputed, never trusted). The due claims run in ``python -m claimbook claims compute``
-processes (fresh interpreters, one per core, the claims spread by the time each took last);
-the build then holds every claim's artifact bytes in memory.
-
-While the chapters run, :mod:`claimbook.pipeline.guard` keeps the artifacts as computed.
+A chapter never computes a claim (:mod:`claimbook.claims.record`). :class:`ClaimComputation`
+computes the *due* claims (missing or stale artifact, or bytes other than the build recorded
+last time) in ``python -m claimbook claims compute`` processes, one per core, spread by the
+time each took last, and holds every claim's artifact bytes for :mod:`.guard`.
 
 Examples
 --------
@@ -28,7 +23,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from claimbook import claims, dependencies, paths
@@ -49,7 +43,6 @@ from claimbook.pipeline.workers import die_with_parent
 
 __all__ = [
     "ClaimComputation",
-    "ClaimRuns",
     "claim_environment",
     "due_claims",
     "isolated_command",
@@ -63,23 +56,9 @@ _WAIT_MARGIN = 30.0
 _UNKNOWN_SECONDS = 1.0  # a claim never timed counts as this, so new claims spread evenly
 
 
-@dataclass
-class ClaimRuns:
-    """What a :class:`ClaimComputation` did: ids computed, in how many processes and seconds."""
-
-    computed: list[str]
-    processes: int
-    seconds: float
-    artifacts: dict[str, bytes] = field(default_factory=dict)  # id -> the build's bytes
-    others: dict[Path, bytes] = field(default_factory=dict)  # other artifacts, as found
-
-
 def due_claims(claim_ids: list[str], recorded: Mapping[str, str]) -> dict[str, str]:
-    """The claims to compute, each with why: not run, stale, or not the build's own bytes.
-
-    A claim whose registry entry cannot be read is left out: the render reports it on the
-    page that states it, and the build fails there.
-    """
+    """The claims to compute, each with why: not run, stale, or not the build's own bytes. An
+    unreadable registry entry is left out (the render reports it)."""
     due = {}
     for claim_id in claim_ids:
         try:
@@ -104,10 +83,8 @@ def due_claims(claim_ids: list[str], recorded: Mapping[str, str]) -> dict[str, s
 
 
 def spread(seconds: Mapping[str, float], processes: int) -> list[list[str]]:
-    """Share claims among ``processes`` so that their summed times are close (longest first).
-
-    Ties are broken by id, so the same inputs always give the same batches.
-    """
+    """Share claims among ``processes`` so that their summed times are close (longest first,
+    ties by id)."""
     if processes < 1:
         raise ValueError(f"parameter processes must be at least 1, got {processes}")
     batches: list[list[str]] = [[] for _ in range(min(processes, len(seconds)))]
@@ -125,15 +102,11 @@ BYTECODE_FOLDER = "claim-bytecode"
 
 
 def isolated_command(*arguments: str) -> list[str]:
-    """``python -m claimbook ARGUMENTS``, started isolated from what a chapter can leave behind.
+    """``python -m claimbook ARGUMENTS``, isolated from what a chapter can leave behind.
 
-    ``-I``: no ``PYTHONPATH``, no user site-packages, no other ``PYTHON*`` variable, and not the
-    current folder on ``sys.path``; the process then puts on ``sys.path`` exactly the folders
-    this process imports the book's two packages from, so it runs the same code.
-    ``-X pycache_prefix``: bytecode is read and written under ``_build/claim-bytecode`` only,
-    never from a ``__pycache__`` folder a kernel could write. The ``.pth`` files every Python
-    process runs are checked by the build before it starts
-    (:func:`claimbook.startup_code.foreign_startup_files`).
+    ``-I`` (no ``PYTHONPATH``, user site or working folder), then exactly the folders this
+    process imports the book's packages from on ``sys.path``; bytecode only under
+    ``_build/claim-bytecode``, never a ``__pycache__`` a kernel could write.
     """
     folders = []
     for top in dependencies.FIRST_PARTY:
@@ -167,12 +140,10 @@ def claim_environment(workers_per_process: int | None) -> dict[str, str]:
 class ClaimComputation:
     """The due claims among ``claim_ids``, computing in fresh processes from construction on.
 
-    The chapters start meanwhile. The record for this build (carrying :attr:`token`) is
-    written at once with the claims that are current, and again as each process reports a
-    claim (threads read their reports), and last marked complete; a kernel asking for a
-    claim waits until the record names it, or is complete without it (see
-    :func:`claimbook.claims.record.recorded_artifact`). So a chapter's cells run beside the
-    computations until they need a claim not yet computed. :meth:`finish` waits for all.
+    The build's claim record (carrying :attr:`token`) is written at once with the current
+    claims, again as each process reports one, and last marked complete; a kernel asking for
+    a claim waits for it (:func:`claimbook.claims.record.recorded_artifact`). :meth:`finish`
+    waits for all.
     """
 
     def __init__(
@@ -191,11 +162,9 @@ class ClaimComputation:
         # Per process: the claim it is computing and since when (time.monotonic()).
         self._current: list[tuple[str, float]] = []
         self._timed_out: list[str] = []
-        self._runs: ClaimRuns | None = None
         self._error: BaseException | None = None
         self._lock = threading.Lock()
-        # The bytes of every artifact this build stands behind: the current ones now, each
-        # due one as its process reports it.
+        # The bytes of every artifact this build stands behind, each due one as it comes.
         self.artifacts: dict[str, bytes] = {}
         for claim_id in self.claim_ids:
             if claim_id in self.due:
@@ -204,7 +173,7 @@ class ClaimComputation:
                 self.artifacts[claim_id] = paths.artifact_path(claim_id).read_bytes()
             except OSError:  # never computed (its registry entry is unreadable): judged so
                 continue
-        # The other files there now (claims outside this build's selection): as they are.
+        # The other files there (claims outside this build's selection), as they are.
         directory = paths.CLAIM_ARTIFACTS_DIR
         self.others: dict[Path, bytes] = {}
         for path in sorted(directory.iterdir()) if directory.is_dir() else []:
@@ -224,8 +193,7 @@ class ClaimComputation:
             {claim_id: self.seconds.get(claim_id, _UNKNOWN_SECONDS) for claim_id in self.due},
             max(1, min(jobs or cores, cores)),
         )
-        # In each process, claims in the order given (the book's order), so that the first
-        # chapters' claims come first.
+        # The book's order within a process: the first chapters' claims come first.
         order = {claim_id: index for index, claim_id in enumerate(self.claim_ids)}
         self.batches = [sorted(batch, key=order.__getitem__) for batch in self.batches]
         # One process per core computes claims one after another, so a statistical claim's
@@ -242,35 +210,27 @@ class ClaimComputation:
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
                     text=True,
-                    # A process group of its own: a claim out of time is killed with every
-                    # process it started, and Ctrl-C in the terminal reaches the driver
-                    # alone, which ends these.
+                    # Its own group: killed whole when out of time; Ctrl-C reaches the driver.
                     start_new_session=True,
                     preexec_fn=lambda: die_with_parent(parent),  # ends with the driver
                 )
             )
 
-    def finish(self) -> ClaimRuns:
-        """Wait until every due claim is computed and recorded; return what ran.
+    def finish(self) -> ClaimComputation:
+        """Wait until every due claim is computed and recorded; return the computation, whose
+        :attr:`artifacts` and :attr:`others` are then final.
 
-        Raises
-        ------
-        BuildError
-            If a compute process ended without computing its claims (it crashed or was
-            killed); the message carries its last line of error output.
+        Raises :class:`BuildError` if a process ended without computing its claims (with its
+        last line of error output) or a claim ran out of time.
         """
         self._thread.join()
         if self._error is not None:
             raise self._error
-        assert self._runs is not None
-        return self._runs
+        return self
 
     def _write(self, complete: bool) -> None:
-        """Write the record of what this build has computed so far (under the lock).
-
-        A record that cannot be written (a full disk, say) ends the build in one line: the
-        kernels waiting for it would otherwise wait for their time limit.
-        """
+        """Write the record of what this build has computed so far (under the lock); one that
+        cannot be written ends the build (the kernels would wait for it)."""
         try:
             write_claim_record(
                 claim_record_path(),
@@ -285,7 +245,7 @@ class ClaimComputation:
 
     def _wait(self) -> None:
         try:
-            self._runs = self._record()
+            self._record()
         except BaseException as error:  # handed to finish(), in the build's own thread
             self._error = error
             with self._lock:
@@ -312,9 +272,8 @@ class ClaimComputation:
                 self._write(complete=False)
 
     def _watch(self, readers: list[threading.Thread]) -> None:
-        """Wait for the readers; kill the process group of a claim that runs out of time
-        (:attr:`limit`), which ends its reader, and remove that claim's artifact, so that
-        no earlier artifact stands for a computation that never ended."""
+        """Wait for the readers; kill the process group of a claim past :attr:`limit` and
+        remove its artifact (no earlier one stands for a computation that never ended)."""
         while any(reader.is_alive() for reader in readers):
             time.sleep(0.1)
             now = time.monotonic()
@@ -329,7 +288,7 @@ class ClaimComputation:
                 with self._lock:
                     self._current[number] = (claim_id, float("inf"))
 
-    def _record(self) -> ClaimRuns:
+    def _record(self) -> None:
         done: list[list[str]] = [[] for _ in self.processes]
         readers = [
             threading.Thread(target=self._read, args=(number, finished), daemon=True)
@@ -365,22 +324,15 @@ class ClaimComputation:
                 f"claims: computed {len(self.due)} of {len(self.claim_ids)} in {took:.1f} s, "
                 f"in {len(self.batches)} process(es) of their own"
             )
-        return ClaimRuns(
-            sorted(self.due), len(self.batches), took, dict(self.artifacts), dict(self.others)
-        )
 
     def stop(self) -> None:
-        """End any computation still running, with every process it started (the build is
-        over or failed)."""
+        """End any computation still running, with every process it started."""
         for process in self.processes:
             kill_group(process)
 
     def kernel_environment(self) -> dict[str, str]:
-        """What every chapter kernel of this build is started with (see the class doc).
-
-        A kernel's ``verify_claim`` gives up when the record has not changed for longer than
-        a claim may compute, and a margin (:data:`claimbook.pipeline.limits.CLAIM_WAIT_VARIABLE`).
-        """
+        """What every chapter kernel of this build starts with: the record, the build's token,
+        and how long ``verify_claim`` waits for the record to change."""
         return {
             CLAIM_WAIT_VARIABLE: f"{self.limit + _WAIT_MARGIN:g}",
             RECORD_VARIABLE: str(claim_record_path()),

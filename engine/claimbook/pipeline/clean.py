@@ -1,13 +1,9 @@
 """``make clean``: remove the build products, holding the build lock while it does.
 
-A clean while a build runs would delete what the build is writing (and, with the lock file,
-let a third build start beside the first), so it takes the build lock first and refuses,
-naming the holder, if a build holds it. Removed: everything under ``_build/`` but the lock
-file itself (the lock is held on it), the executed notebooks ``chapters/*.ipynb``, and
-everything under ``artifacts/`` but its ``README.md`` and ``.gitignore``. A link is removed,
-never followed, so nothing outside the tree is touched. Every path is checked to be a build
-product (:func:`claimbook.paths.build_product`) before anything is removed: when one is not
-(``_build`` or ``artifacts`` is a link to elsewhere), nothing is removed.
+Removed: everything under ``_build/`` but the lock file, ``chapters/*.ipynb``, and everything
+under ``artifacts/`` but its ``README.md`` and ``.gitignore``; links are removed, never
+followed. A build holding the lock refuses it, naming the holder; a path that is not a build
+product (:func:`claimbook.paths.build_product`) refuses it before anything is removed.
 """
 
 from __future__ import annotations
@@ -33,14 +29,7 @@ def lock_path() -> Path:
 
 
 def _remove(path: Path) -> None:
-    """Remove ``path``: a link or file is unlinked, a real folder removed with its contents.
-
-    Raises
-    ------
-    OutsideBuildProductsError
-        If ``path`` is not a build product (:func:`claimbook.paths.build_product`).
-    """
-    paths.build_product(path)
+    """Unlink a link or file, remove a real folder with its contents."""
     if path.is_symlink() or not path.is_dir():
         path.unlink(missing_ok=True)
     else:
@@ -48,15 +37,8 @@ def _remove(path: Path) -> None:
 
 
 def clean() -> list[Path]:
-    """Remove the build products under the build lock; return what was removed.
-
-    Raises
-    ------
-    BuildLockError
-        If a build holds the lock; nothing is removed.
-    OutsideBuildProductsError
-        If a path to remove is not a build product; nothing is removed.
-    """
+    """Remove the build products under the build lock; return what was removed. Raises
+    :class:`BuildLockError` or :class:`OutsideBuildProductsError` with nothing removed."""
     removed = []
     lock = lock_path()
     with build_lock(lock):

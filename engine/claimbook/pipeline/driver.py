@@ -1,17 +1,12 @@
 """The build that ``make`` runs: ``python -m claimbook build``, and its sibling commands.
 
-``build``, ``execute``, ``render``, ``outputs`` and ``chapters`` are listed in
-:mod:`claimbook.__main__` and docs/engine.md. ``execute CHAPTER`` on one machine,
-``outputs CHAPTER`` to know what to carry to another, and ``render`` there once every
-chapter's outputs are in place make a build spread over machines (``.github/workflows/book.yml``).
-
-``build``, ``execute`` and ``render`` first compare the environment with the book's
-(:func:`claimbook.pipeline.checkout.check_environment`) and refuse a difference in one line
-(exit 2) unless ``--allow-environment-mismatch`` is given; then every page names it and the
-build leaves no record of a clean build (:mod:`claimbook.pipeline.noop`). Exit status: 0 built
-and every claim holds; 1 a chapter, a claim or the site failed; 2 a bad claim id, registry
-file, path or environment, or a filesystem problem; 3 another build holds the lock. Every
-failure is one line (:mod:`claimbook.failures`)."""
+``build``, ``execute CHAPTER``, ``render``, ``outputs CHAPTER`` and ``chapters``
+(docs/engine.md; the last four spread a build over machines). ``build``, ``execute`` and
+``render`` refuse an environment other than the book's (:func:`.checkout.check_environment`)
+unless ``--allow-environment-mismatch``. Exit status: 0 built and every claim holds; 1 a
+chapter, a claim or the site failed; 2 a bad claim id, registry file, path or environment, or
+a filesystem problem; 3 another build holds the lock. Every failure is one line
+(:mod:`claimbook.failures`)."""
 
 from __future__ import annotations
 
@@ -91,12 +86,9 @@ def build(
 ) -> int:
     """Bring the site up to date; return the exit status (see the module doc).
 
-    ``only`` limits planning and execution to those chapter stems, and ``render_site=False``
-    stops after execution (one job of a build spread over machines). ``kernels=False`` is the
-    render-only mode: a chapter that would execute fails the build, one line each, before
-    anything is written. ``foreign_environment`` says the build runs in an environment that
-    is not the book's (allowed: :func:`check_environment`); it then leaves no record of a
-    clean build.
+    ``only`` limits the build to those chapter stems; ``render_site=False`` stops after
+    execution; ``kernels=False`` renders only (a chapter that would execute fails the build
+    before anything is written); ``foreign_environment`` leaves no record of a clean build.
     """
     started = time.perf_counter()
     printed: list[str] = []  # what a failing build's banner gives as the reason
@@ -105,8 +97,6 @@ def build(
         printed.append(line)
         out(line)
 
-    # Every cached value of a previous build in this process is dropped; the render's
-    # Sphinx application shares this build's.
     with cache.one_build():
         try:
             status = _build(
@@ -128,14 +118,12 @@ def _build(started, jobs, question, out, only, render_site, kernels, foreign_env
         return answer_question(selected, claim_ids, bool(only), out)
     paths.refuse_linked_folders()
     whole = not only and render_site
-    if whole:  # only a whole build that ends clean leaves the record (claimbook.pipeline.noop)
+    if whole:  # only a whole build that ends clean leaves the record (.noop)
         forget_clean_build()
     computation = mutations = None
     try:
         with one_reading():  # the plan's keys: of the modules as they are now
             plans = [plan_chapter(source) for source in selected]
-            # The claims due compute in processes of their own from here on, beside the
-            # chapters, and so do the mistakes of a whole build's claims with no current result.
             computation = ClaimComputation(claim_ids, jobs=jobs, report=out) if kernels else None
             mutations = StaleMutations(claim_ids, out) if kernels and whole else None
         status = _build_with(
@@ -179,12 +167,10 @@ def _build_with(running, plans, jobs, out, render_site, kernels, started) -> int
         mark_outdated(f"{len(pending)} chapter(s) to execute")
     for plan in pending:
         out(f"{paths.shown(plan.source)}: executing ({plan.reason})")
-    # How the site will be rendered is known now (the last outcome, the pages that exist), so
-    # the Sphinx application is made ready while the chapters execute in other processes.
+    # How the site will be rendered is known now: Sphinx is made ready while chapters execute.
     outcome = read_outcome(note=out)
     same_pages = outcome is not None and outcome.get("pages") == pages_digest()
-    # Pages added or removed (the table of contents, the claims): every page is read again,
-    # from a new environment (a stored one keeps the old table of contents' structures).
+    # Pages added or removed: every page is read again, from a new environment.
     fresh = outcome is None or bool(outcome.get("warnings")) or not same_pages
     prepared: list[SiteRender] = []
 
@@ -307,14 +293,8 @@ def _with_due_claims(plan: ChapterPlan, computation) -> ChapterPlan:
 
 
 def chapter_outputs(stem: str) -> list[str]:
-    """The files chapter ``stem``'s record lists, then the record, relative to the root.
-
-    Raises
-    ------
-    BuildError
-        If the chapter is not current here (never executed, or its key or an output does not
-        match its record): the list would not be what a render needs.
-    """
+    """The files chapter ``stem``'s record lists, then the record, relative to the root;
+    :class:`BuildError` if the chapter is not current here."""
     (source,) = _selected_sources([stem])
     plan = plan_chapter(source)
     if plan.action != "none":

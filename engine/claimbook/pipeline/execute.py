@@ -1,15 +1,9 @@
 """Execute chapters with papermill's Python API, in parallel worker processes.
 
-Each chapter runs in its own worker process (papermill changes the working directory, which
-is process-wide) with its own kernel, working directory ``chapters/`` as Binder has it, and
-the build's cells around it (:mod:`.cells`). papermill saves the notebook once at the end,
-not after every cell. The worker launches the kernel before it
-does anything else, so the kernel boots while the worker reads the chapter, and stops it at
-once when the last cell has replied (:mod:`.kernels`).
-
-A chapter computes no claim: the build computed them before (:mod:`.claim_runs`), and the
-kernel starts with the build's record of their artifacts in its environment, so
-``verify_claim`` there returns what the build computed (:mod:`claimbook.claims.record`).
+Each chapter runs in a worker process of its own (papermill changes the working directory)
+on a kernel of its own (:mod:`.kernels`), working directory ``chapters/``, with the build's
+cells around it (:mod:`.cells`) and the build's claim record in its environment, so
+``verify_claim`` returns what the build computed (:mod:`.claim_runs`).
 """
 
 from __future__ import annotations
@@ -75,20 +69,15 @@ def _figure_outputs(chapter) -> list[Path]:
 
 
 def chapter_process_variables() -> dict[str, str]:
-    """What every chapter's kernel starts with, whichever the chapter (set before launching).
-
-    Kernels run side by side, one per core: BLAS threads would only compete (and a fixed count
-    keeps reductions in one order); a count already set (the Makefile exports 1) is kept.
-    """
+    """One BLAS thread per kernel unless set (kernels run side by side, and a fixed count
+    keeps reductions in one order)."""
     return {variable: os.environ.get(variable, "1") for variable in BLAS_THREAD_VARIABLES}
 
 
 def _run_one(source: str, environment: dict[str, str]) -> ChapterRun:
-    """Worker: execute one chapter and, on success, write its record.
-
-    ``environment`` is added to the kernel's environment (the build's claim record).
-    """
-    # Imported here, in the worker: jupyter_client is needed only where a kernel starts.
+    """Worker: execute one chapter, ``environment`` added to its kernel's; on success write
+    its record."""
+    # Imported in the worker only: jupyter_client is needed only where a kernel starts.
     from claimbook.pipeline.kernels import start_kernel, stop_kernel
 
     started = time.perf_counter()
@@ -110,8 +99,7 @@ def _run_one(source: str, environment: dict[str, str]) -> ChapterRun:
 
 
 def _execute(source_path: Path, kernel, started: float, variables: dict[str, str]) -> ChapterRun:
-    # papermill (with nbclient) is imported in the worker, and only where a chapter runs:
-    # a second of import no build without a chapter to execute should pay.
+    # A second of import that only a build executing a chapter pays.
     import papermill
     from nbclient.exceptions import CellTimeoutError
     from papermill.exceptions import PapermillExecutionError
@@ -128,6 +116,9 @@ def _execute(source_path: Path, kernel, started: float, variables: dict[str, str
     _quiet_timeouts()
     timing: list[str] = []  # the id of each cell nbclient started timing, in order
 
+    def failed(error: str) -> ChapterRun:
+        return ChapterRun(stem, False, time.perf_counter() - started, claim_ids, error)
+
     def cell_timeout(cell) -> float:
         timing.append(cell.get("id", ""))
         return limit
@@ -142,47 +133,24 @@ def _execute(source_path: Path, kernel, started: float, variables: dict[str, str
             log_output=False,
             request_save_on_cell_execute=False,
             km=kernel,  # started and stopped by _run_one (claimbook.pipeline.kernels)
-            # The kernel sends a cell's stdout and stderr in chunks cut by its flush timer, so
-            # one print may arrive as two outputs ("text", then "\n") or as one: nbclient
-            # merges each stream of a cell into one output, in a fixed order, as the site
-            # shows them (nb_merge_streams), and the notebook is the same on every machine.
+            # One output per stream of a cell, however the kernel's flush timer cut it: the
+            # notebook is the same on every machine.
             coalesce_streams=True,
-            # Each cell's limit (trainable_cell_timeout); nbclient asks as it starts a cell,
-            # so the last id asked is the cell that ran out of time. A stopped or hung
-            # kernel never replies: the limit ends that wait too.
+            # Asked as each cell starts: the last id asked is the cell that ran out of time.
             timeout_func=cell_timeout,
         )
     except PapermillExecutionError as error:
-        return ChapterRun(
-            stem,
-            False,
-            time.perf_counter() - started,
-            claim_ids,
-            f"{code_cell_name(notebook, error.cell_index)} raised {error.ename}: {error.evalue}",
-        )
+        where = code_cell_name(notebook, error.cell_index)
+        return failed(f"{where} raised {error.ename}: {error.evalue}")
     except CellTimeoutError:
         ids = [cell.get("id") for cell in notebook.cells]
         index = ids.index(timing[-1]) if timing and timing[-1] in ids else None
         where = "the last cell" if index is None else code_cell_name(notebook, index)
-        return ChapterRun(
-            stem,
-            False,
-            time.perf_counter() - started,
-            claim_ids,
-            f"{where} ran out of time ({seconds_text(limit)} s, trainable_cell_timeout)",
-        )
+        return failed(f"{where} ran out of time ({seconds_text(limit)} s, trainable_cell_timeout)")
     except Exception as error:  # a kernel that died or never started
-        return ChapterRun(
-            stem,
-            False,
-            time.perf_counter() - started,
-            claim_ids,
-            f"{type(error).__name__}: {error}",
-        )
+        return failed(f"{type(error).__name__}: {error}")
     if not ended_file.is_file():  # papermill takes SystemExit() or SystemExit(0) for a stop
-        return ChapterRun(
-            stem, False, time.perf_counter() - started, claim_ids, stop_reason(executed)
-        )
+        return failed(stop_reason(executed))
     ended_file.unlink()
     notebook_text = nbformat.writes(without_instrumentation(executed)) + "\n"
     target = paths.CHAPTERS_DIR / f"{stem}.ipynb"
@@ -206,12 +174,8 @@ def _execute(source_path: Path, kernel, started: float, variables: dict[str, str
 
 
 def reassemble_chapter(source: Path) -> bool:
-    """Rebuild an executed notebook after a prose-only edit, without a kernel.
-
-    The new source's cells are kept, and each code cell takes the outputs and execution
-    count of the same code cell in the executed notebook. Returns False (the caller then
-    executes the chapter) when the code cells no longer correspond one to one.
-    """
+    """Rebuild an executed notebook after a prose-only edit, without a kernel: the new cells,
+    each code cell with its executed outputs. False when the code cells differ."""
     chapter = read_chapter(source)
     target = paths.CHAPTERS_DIR / f"{source.stem}.ipynb"
     record = read_record(source.stem)
@@ -244,14 +208,10 @@ def execute_chapters(
 ) -> list[ChapterRun]:
     """Execute ``sources`` in up to ``jobs`` worker processes (default: the CPU count).
 
-    ``environment(source)``, if given, returns variables to add to that chapter's kernel.
-    ``inspect(run, running)``, if given, is called as each chapter ends, with the stems of
-    the chapters still running, and returns the run to keep (it may turn it into a failure).
-    ``report`` receives one line per chapter as it finishes. ``meanwhile``, if given, is
-    called once, with the sources still executing, as soon as a core has no chapter to run
-    (at once when fewer chapters than cores run, else when the chapters left fit on fewer
-    cores than there are): the parent is otherwise idle until the chapters finish, and work
-    it did earlier would compete with them.
+    ``environment(source)`` gives variables for that chapter's kernel; ``inspect(run,
+    running)`` is called as each chapter ends (with the stems still running) and returns the
+    run to keep; ``report`` gets one line per chapter. ``meanwhile(unfinished)`` is called
+    once, as soon as a core has no chapter to run.
     """
     if not sources:
         return []
@@ -268,7 +228,8 @@ def execute_chapters(
     def submit() -> None:
         nonlocal pool
         source = waiting.pop(0)
-        if pool is None:
+        first = pool is None
+        if first:
             others = set(multiprocessing.active_children())
             pool = concurrent.futures.ProcessPoolExecutor(
                 min(jobs, len(waiting) + 1),
@@ -276,11 +237,9 @@ def execute_chapters(
                 initializer=start_worker,
                 initargs=(os.getpid(),),
             )
-            futures[pool.submit(_run_one, str(source), variables(source))] = source
-            # With fork, the pool starts all its workers at the first submission.
+        futures[pool.submit(_run_one, str(source), variables(source))] = source
+        if first:  # with fork, the pool starts all its workers at the first submission
             WORKERS.extend(set(multiprocessing.active_children()) - others)
-        else:
-            futures[pool.submit(_run_one, str(source), variables(source))] = source
 
     def running() -> list[concurrent.futures.Future]:
         return [future for future in futures if not future.done()]
@@ -314,8 +273,7 @@ def execute_chapters(
                 submit()
             idle_core()
     finally:
-        # The workers are idle once every result is in; they exit while the build goes on,
-        # and end_workers() waits for them before the process ends.
+        # Idle workers exit while the build goes on; end_workers() reaps them.
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
     return sorted(runs, key=lambda run: [s.stem for s in sources].index(run.stem))
@@ -326,8 +284,7 @@ def _without_timeout_notes(record) -> bool:
 
 
 def _quiet_timeouts() -> None:
-    """nbclient logs a cell that ran out of time (to papermill's logger) before raising; the
-    chapter's failure line says it, once."""
+    """Drop nbclient's log line for a cell out of time: the chapter's failure line says it."""
     logger = logging.getLogger("papermill")
     if _without_timeout_notes not in logger.filters:
         logger.addFilter(_without_timeout_notes)

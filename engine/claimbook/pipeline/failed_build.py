@@ -1,30 +1,17 @@
 """After a failed build, the site kept in ``_build/html`` says so on every page.
 
-A build that fails publishes no new site (a chapter failed, the render stopped, the build
-was interrupted), or publishes one whose claims fail. Either way the site a reader opens is
-not the verdict of the latest build. :func:`mark_failed_build`, called by the driver on every
-failing exit (:func:`claimbook.pipeline.driver.build`), rewrites the site in place:
-
-- every page gets a banner at the top of its main content (``role="alert"``, white on dark
-  red in both themes): "This site is from the build of <UTC time>. The latest build, at
-  <UTC time>, failed: <one line>";
-- every claim mark on every page (badges, bound numbers, the legend of a page's marks, the
-  state paragraph of a claim page) and every entry of ``claims.json`` whose claim is judged
-  now (:func:`claimbook.claims.judge`, from the registry and the artifact on disk) in
-  another state than it shows is rewritten to the state judged now: no page says verified
-  for a claim whose latest recomputation failed;
-- ``OUTDATED.txt`` says the same.
-
-A banner already there (an earlier failed build) is replaced, keeping the time of the
-site's build. The rewritten files no longer match the record of the published site
-(``_build/site.json``), so the next build publishes a new site whole, without a banner, and
-never starts from these pages (:func:`claimbook.pipeline.site_record.copy_verified`).
-
-The one-line reason is :func:`failure_reason`, chosen from the lines the build printed.
+:func:`mark_failed_build` (called by the driver on every failing exit) rewrites the kept site
+in place: every page gets a banner (``role="alert"``, white on dark red) "This site is from
+the build of <UTC time>. The latest build, at <UTC time>, failed: <one line>"
+(:func:`failure_reason`); every claim mark and ``claims.json`` entry showing another state
+than the one judged now (:func:`claimbook.claims.judge`) is rewritten to it; ``OUTDATED.txt``
+says the same. An earlier banner is replaced, keeping the site's build time. The rewritten
+pages no longer match the site's record, so the next build publishes a new site whole.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -122,20 +109,13 @@ def _pages(site: Path) -> list[Path]:
     return [page for page in found if page.is_file() and not page.is_symlink()]
 
 
-class _States:
-    """Each claim's state as judged now, judged once; an unreadable entry counts as failed."""
-
-    def __init__(self) -> None:
-        self._known: dict[str, tuple[str, str]] = {}
-
-    def __call__(self, claim_id: str) -> tuple[str, str]:
-        if claim_id not in self._known:
-            try:
-                state, _artifact, reason = claims.judge(claim_id)
-            except Exception as error:  # a failure path: whatever it is, not verified
-                state, reason = "failed", one_line(error, REASON_LIMIT)
-            self._known[claim_id] = (state, reason)
-        return self._known[claim_id]
+def _judged_now(claim_id: str) -> tuple[str, str]:
+    """A claim's state and reason as judged now; an unreadable entry counts as failed."""
+    try:
+        state, _artifact, reason = claims.judge(claim_id)
+    except Exception as error:  # a failure path: whatever it is, not verified
+        return "failed", one_line(error, REASON_LIMIT)
+    return state, reason
 
 
 def _banner(built: str, failed: str, reason: str) -> str:
@@ -159,14 +139,13 @@ def _with_banner(html: str, banner: str) -> str:
 
 
 def mark_failed_build(reason: str, note=None, now: datetime | None = None) -> int:
-    """Put the banner on every page of the kept site and show each claim as judged now.
-
-    Returns the number of pages marked (0 when there is no site). Never raises: a page that
-    cannot be rewritten is reported through ``note`` (one line) and the others are marked.
-    """
+    """Put the banner on every page of the kept site and show each claim as judged now;
+    return the number of pages marked. Never raises: a page that cannot be rewritten is
+    reported through ``note`` (one line)."""
     site = paths.BUILD_DIR / "html"
     if not site.is_dir():
         return 0
+    note = note or (lambda line: None)
     failed = _utc(now or datetime.now(UTC))
     try:
         built = _site_built(site)
@@ -175,7 +154,7 @@ def mark_failed_build(reason: str, note=None, now: datetime | None = None) -> in
         )
         reason = one_line(reason, REASON_LIMIT)
         banner = _banner(built, failed, reason)
-        states = _States()
+        states = functools.cache(_judged_now)
         marked = 0
         for page in _pages(site):
             try:
@@ -185,12 +164,12 @@ def mark_failed_build(reason: str, note=None, now: datetime | None = None) -> in
                 write_text_atomically(page, _with_banner(html, banner))
                 marked += 1
             except (OSError, UnicodeDecodeError, ValueError) as error:
-                _note(note, f"site: {paths.shown(page)} could not be marked: {one_line(error)}")
+                note(f"site: {paths.shown(page)} could not be marked: {one_line(error)}")
         _rewrite_ledger(site / "claims.json", states, note)
         _write_note(site / "OUTDATED.txt", sentence + reason)
         return marked
     except Exception as error:  # reported; the build's own failure stands
-        _note(note, f"site: the kept site could not be marked as failed: {one_line(error)}")
+        note(f"site: the kept site could not be marked as failed: {one_line(error)}")
         return 0
 
 
@@ -204,19 +183,14 @@ def _write_note(path: Path, line: str) -> None:
     write_text_atomically(path, "\n".join([line, *kept]) + "\n")
 
 
-def _note(note, line: str) -> None:
-    if note is not None:
-        note(line)
-
-
-def _rewrite_ledger(path: Path, states: _States, note) -> None:
+def _rewrite_ledger(path: Path, states, note) -> None:
     """``claims.json`` with each entry's state and reason as judged now."""
     try:
         ledger = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return
     except (OSError, ValueError) as error:
-        _note(note, f"site: {paths.shown(path)} could not be read: {one_line(error)}")
+        note(f"site: {paths.shown(path)} could not be read: {one_line(error)}")
         return
     entries = ledger.get("claims") if isinstance(ledger, dict) else None
     changed = False
@@ -232,7 +206,7 @@ def _rewrite_ledger(path: Path, states: _States, note) -> None:
         write_text_atomically(path, text)
 
 
-def _rewrite_marks(html: str, states: _States) -> str:
+def _rewrite_marks(html: str, states) -> str:
     """``html`` with each claim mark that shows another state than the one judged now
     rewritten to it: badges, bound numbers, the page's legend and a claim page's meaning."""
     # Imported only when a build failed with a site to mark (the one path that parses HTML).
@@ -299,11 +273,10 @@ def _rewrite_marks(html: str, states: _States) -> str:
     return str(soup) if changed else html
 
 
-def _rewrite_accounts(soup, states: _States, model) -> bool:
-    """A common account is "contradicted by measurement" only while its claim is refuted:
-    otherwise its mark in the prose becomes the claim's badge (what the site draws for a
-    claim in any other state), an Evidence card drops its account line, and a claim page's
-    lead names the state. Returns whether anything changed."""
+def _rewrite_accounts(soup, states, model) -> bool:
+    """Unless its claim is refuted, a common account's mark becomes the claim's badge, an
+    Evidence card drops its account line and a claim page's lead names the state; return
+    whether anything changed."""
     changed = False
     for account in soup.select("a.claim-account[data-claim]"):
         claim_id = account["data-claim"]
@@ -342,8 +315,8 @@ def _rewrite_accounts(soup, states: _States, model) -> bool:
 
 
 def _rewrite_legend(soup, legend, parts: list) -> None:
-    """``legend`` as the site writes it, ``parts`` from
-    :func:`~claimbook.extensions.claim_nodes.legend_parts`; its link kept."""
+    """``legend`` redrawn from ``parts`` (:func:`~claimbook.extensions.claim_nodes.legend_parts`),
+    its link kept."""
     link = legend.find("a")
     legend.clear()
     for part in parts:

@@ -1,20 +1,10 @@
 """The SHA-256 of each file this process read, by the version of the file it read.
 
-A build hashes most of the book's tree twice: when it starts, to see whether anything changed
-since the last clean build (:mod:`.noop`), and when it ends clean, to record the tree it
-leaves. Most files are the same at both ends, and the site the build just published was
-hashed as it was published (:mod:`.site_record`). :func:`sha256` hashes a regular file and
-remembers the digest under the file's *version*: its device and inode, its size, and its
-modification and change times, as ``fstat`` gave them before and after the read (a file that
-changed while it was read is not remembered). :func:`known` answers for a file whose version
-is unchanged.
-
-A remembered digest is used only where a stale one is harmless: the record a clean build
-leaves (:func:`claimbook.pipeline.noop.record_clean_build`). The next build compares that record
-with a digest of every file's bytes as they are then, computed afresh, so a file that changed
-without its version changing (within one tick of the file system's clock, with the same size)
-makes that comparison fail and the build take its full path; it never makes a changed tree
-pass for an unchanged one. Nothing that decides what a page shows reads it.
+:func:`sha256` hashes a regular file and remembers the digest under its version (device,
+inode, size, modification and change times, the same before and after the read);
+:func:`known` answers for an unchanged version. Used only where a stale digest is harmless:
+the record a clean build leaves (:func:`.noop.record_clean_build`), which the next build
+compares with digests computed afresh.
 """
 
 from __future__ import annotations
@@ -33,12 +23,9 @@ def _version(status: os.stat_result) -> tuple[int, int, int, int, int]:
 
 
 def sha256(path: str | os.PathLike[str]) -> tuple[int, bytes, bool] | None:
-    """``(size, SHA-256, steady)`` of the regular file at ``path``, read now; None if it is none.
-
-    The file is opened without following a symbolic link, and without waiting on a FIFO.
-    ``size`` is the number of bytes hashed. ``steady`` is False if the file changed while it
-    was read: the digest is then of what was read, and it is not remembered.
-    """
+    """``(size, SHA-256, steady)`` of the regular file at ``path`` (no link followed, no FIFO
+    waited on), read now; None if it is none. ``steady`` is False (and nothing remembered) if
+    the file changed while it was read."""
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:

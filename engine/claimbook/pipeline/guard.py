@@ -1,14 +1,10 @@
 """The guard on what only the build writes, checked as each chapter ends and at the end.
 
-A chapter's cells run with the book's files at hand, so a cell could write an artifact, the
-build's claim record, or another chapter's executed notebook, record or figure. As each
-chapter ends, :class:`ChapterGuard` compares those files with the bytes the build holds
-(:class:`ArtifactGuard`): the claim artifacts the build computed
-(:mod:`claimbook.pipeline.claim_runs`), the record, any other file found in
-``artifacts/claims/``, and the record and outputs of every chapter that is not running.
-Whatever differs is put back, and the chapter that ended and every chapter still running
-beside it fail, naming the files; their records are removed, so each executes again on the
-next build, and fails again while it still writes there.
+A chapter's cells could write a claim artifact, the build's claim record, or another
+chapter's notebook, record or figure. As each chapter ends, :class:`ChapterGuard` compares
+those files with the bytes the build holds; whatever differs is put back, and the chapter
+that ended and every chapter still running beside it fail, naming the files, with their
+records removed (so each executes again next build).
 """
 
 from __future__ import annotations
@@ -26,19 +22,13 @@ from claimbook.pipeline.execute import ChapterRun
 from claimbook.pipeline.keys import ChapterPlan, read_record, record_path
 from claimbook.sources import read_chapter
 
-__all__ = ["ArtifactGuard", "ChapterGuard", "forget_chapter"]
+__all__ = ["ArtifactGuard", "ChapterGuard"]
 
 
 class ArtifactGuard:
-    """After each chapter: are the artifacts still the ones the build computed?
-
-    ``artifacts`` maps claim ids to the bytes the build holds (:attr:`ClaimRuns.artifacts`),
-    ``others`` the paths of other files to keep as they were before the chapters started
-    (other artifacts found there, the records and outputs of chapters not running) to their
-    bytes. :meth:`check` compares every file of ``artifacts/claims/`` and the record
-    file with them, puts back what differs (removing files nobody expected there), and
-    returns one line per difference; :attr:`seconds` sums the time the checks took.
-    """
+    """The files only the build writes, as it holds them: ``artifacts`` (claim id -> bytes),
+    ``others`` (path -> bytes) and the claim record as it is now. :attr:`seconds` sums the
+    time the checks took."""
 
     def __init__(self, artifacts: Mapping[str, bytes], others: Mapping[Path, bytes] | None = None):
         self.artifacts = dict(artifacts)
@@ -50,7 +40,8 @@ class ArtifactGuard:
         return {paths.artifact_path(claim_id): data for claim_id, data in self.artifacts.items()}
 
     def check(self) -> list[str]:
-        """Put back every artifact that differs from the build's; one line per difference."""
+        """Put back every file that differs (removing unexpected ones in ``artifacts/claims/``);
+        one line per difference."""
         started = time.perf_counter()
         expected = {**self.others, **self._expected_files()}
         expected[claim_record_path()] = self.record
@@ -87,26 +78,14 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def forget_chapter(stem: str) -> None:
-    """Remove a chapter's record, so that it executes again on the next build."""
-    record_path(stem).unlink(missing_ok=True)
-
-
 class ChapterGuard:
     """The kernels' environment and, as each chapter ends, the check of the claim artifacts
-    and of the records and outputs of the chapters that are not running.
-
-    Which chapter wrote an artifact is not known when two ran side by side, so the one that
-    ended and every one still running fail; each executes again on the next build (its
-    record is removed), and fails again while it still writes there.
-    """
+    and of the records and outputs of the chapters in ``settled`` (not running)."""
 
     def __init__(self, computation, settled: list[ChapterPlan]):
         self.computation = computation
         self.guard: ArtifactGuard | None = None
         self.tainted: dict[str, str] = {}
-        # The chapters that do not run keep their record and every output it lists (notebook,
-        # figures) as they are now: a running chapter must not rewrite another's page.
         self.kept: dict[Path, bytes] = {}
         for plan in settled:
             record = read_record(plan.stem)
@@ -130,23 +109,22 @@ class ChapterGuard:
         return {**found, CHAPTER_CLAIMS_VARIABLE: ids}
 
     def final_check(self) -> list[str]:
-        """Once the site is published, the same check over the whole build: a file the build
-        owns that changed at any time before its end (a process a chapter left behind, say,
-        while the site rendered) is put back, one line each (:meth:`ArtifactGuard.check`)."""
+        """The same check once the site is published (a process a chapter left behind may
+        have written meanwhile); one line per file put back."""
+        if self.computation is None:
+            return []
+        return self._guard().check()
+
+    def _guard(self) -> ArtifactGuard:
         if self.guard is None:
-            if self.computation is None:
-                return []
             computed = self.computation.finish()
             self.guard = ArtifactGuard(computed.artifacts, {**self.kept, **computed.others})
-        return self.guard.check()
+        return self.guard
 
     def inspect(self, run: ChapterRun, running: list[str]) -> ChapterRun:
         if self.computation is None:
             return run
-        if self.guard is None:
-            computed = self.computation.finish()
-            self.guard = ArtifactGuard(computed.artifacts, {**self.kept, **computed.others})
-        changed = self.guard.check()
+        changed = self._guard().check()
         if changed:
             what = "; ".join(changed[:5])
             if len(changed) > 5:
@@ -157,7 +135,7 @@ class ChapterGuard:
                 self.tainted.setdefault(stem, what)
         if run.stem not in self.tainted:
             return run
-        forget_chapter(run.stem)
+        record_path(run.stem).unlink(missing_ok=True)  # executes again next build
         return ChapterRun(
             run.stem,
             False,

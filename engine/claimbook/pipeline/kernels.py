@@ -1,22 +1,12 @@
 """Start, ready and stop the kernel a chapter executes on.
 
-A chapter's worker launches its kernel first (:func:`start_kernel`), so the kernel boots
-while the worker reads the chapter; papermill then connects to it with :class:`ReadyClient`
-and runs the notebook; the worker stops it (:func:`stop_kernel`) once the last cell replied.
-
-Two waits of jupyter_client's are replaced here, because a build starts one kernel a chapter
-and both lie on every chapter's path (a generated chapter executes in about a second):
-
-- Readiness. ``KernelClient.wait_for_ready`` ends by reading IOPub until 0.2 s pass with no
-  message, so every kernel costs 0.2 s of nothing. :class:`ReadyClient` ends instead when
-  the kernel reports itself idle after answering the ``kernel_info`` request: a kernel
-  publishes ``busy`` then ``idle`` on IOPub around each request, in order, so once that idle
-  arrives IOPub is connected and what the kernel said at start-up came before it. nbclient
-  keeps only the messages whose parent is the request it sent, so nothing left unread can
-  reach a cell's outputs.
-- Stopping. ``shutdown_kernel(now=True)`` kills the process and then polls every 0.1 s until
-  it has gone. :func:`stop_kernel` kills it and reaps it at once (a killed process ends
-  without running any code), then lets jupyter_client clean up.
+The worker launches its kernel first (:func:`start_kernel`), so it boots while the chapter is
+read; papermill connects with :class:`ReadyClient`; :func:`stop_kernel` stops it once the last
+cell replied. Two of jupyter_client's waits are replaced, each on every chapter's path:
+``wait_for_ready`` ends with 0.2 s of IOPub silence, where :class:`ReadyClient` ends at the
+kernel's ``idle`` after its ``kernel_info`` reply (nbclient keeps only messages whose parent
+is its own request); ``shutdown_kernel(now=True)`` polls every 0.1 s for the killed process,
+where :func:`stop_kernel` kills and reaps it first.
 """
 
 from __future__ import annotations
@@ -52,9 +42,8 @@ __all__ = [
 # made it (a forked child copies this table, and a folder is its maker's to remove).
 _SOCKET_FOLDERS: dict[str, int] = {}
 
-# How long IOPub may stay silent after the kernel_info reply before the request is sent
-# again (jupyter_client's own value): a silence that long means IOPub was not connected yet
-# when the kernel published its status, so those messages were lost.
+# IOPub silence after the kernel_info reply that means it was not connected yet, and the
+# request is sent again (jupyter_client's value).
 _IOPUB_SILENCE = 0.2
 
 
@@ -62,10 +51,8 @@ class ReadyClient(AsyncKernelClient):
     """A kernel client whose :meth:`wait_for_ready` ends as soon as the kernel is ready."""
 
     async def wait_for_ready(self, timeout: float | None = None) -> None:
-        """Return once the kernel has answered ``kernel_info`` and reported itself idle.
-
-        Raises ``RuntimeError`` if the kernel dies first or ``timeout`` seconds pass.
-        """
+        """Return once the kernel has answered ``kernel_info`` and reported itself idle;
+        ``RuntimeError`` if it dies first or ``timeout`` seconds pass."""
         deadline = time.monotonic() + (float("inf") if timeout is None else timeout)
         while True:
             self.kernel_info()
@@ -98,15 +85,10 @@ class ReadyClient(AsyncKernelClient):
 
 
 def start_kernel() -> AsyncKernelManager:
-    """Launch a chapter's kernel in ``chapters/`` (as Binder runs it); return its manager.
-
-    The manager's clients are :class:`ReadyClient`. The kernel inherits this process's
-    environment, so set a chapter's variables before calling.
-    """
-    # Unix sockets in a folder of the kernel's own, not TCP ports: a port is chosen by binding
-    # and releasing it, so two kernels starting at once can pick the same one and one dies with
-    # "Address already in use" (papermill#511; it failed a benchmark run). The folder is new
-    # and private, so no other kernel can take its socket names.
+    """Launch a kernel in ``chapters/`` with this process's environment; return its manager
+    (whose clients are :class:`ReadyClient`)."""
+    # Unix sockets in a private folder, not TCP ports: two kernels starting at once can pick
+    # the same free port (papermill#511).
     sockets = tempfile.mkdtemp(prefix="trainable-kernel-")
     _SOCKET_FOLDERS[sockets] = os.getpid()
     manager = AsyncKernelManager(
@@ -136,17 +118,8 @@ def start_kernel() -> AsyncKernelManager:
 
 
 def start_ready_kernel(timeout: float = 60.0) -> tuple[AsyncKernelManager, float]:
-    """Launch a kernel (:func:`start_kernel`) and wait until it is ready to run code.
-
-    Returns the manager and the seconds the boot took. A client connects, waits
-    (:meth:`ReadyClient.wait_for_ready`) and disconnects; the one that then runs the chapter
-    finds the kernel ready at once.
-
-    Raises
-    ------
-    RuntimeError
-        If the kernel dies or is not ready within ``timeout`` seconds (it is stopped).
-    """
+    """Launch a kernel and wait until it is ready; return the manager and the seconds the
+    boot took. ``RuntimeError`` (the kernel stopped) if not ready within ``timeout``."""
     started = time.perf_counter()
     manager = start_kernel()
     client = manager.client()
@@ -173,17 +146,9 @@ def stop_kernel(manager: AsyncKernelManager) -> None:
 
 
 def kill_kernel(manager: AsyncKernelManager) -> None:
-    """Kill and reap the kernel, every process it started, and remove its socket folder.
-
-    The kernel runs in a session and process group of its own (jupyter_client launches it
-    with ``start_new_session``); the whole group is killed, and with it any process a cell
-    started and left running there. A process that left the group (a cell's own
-    ``start_new_session``, a daemon that forked twice) is found as the kernel's descendant,
-    or, once orphaned, as a child of this process (a chapter worker is a child subreaper:
-    :func:`claimbook.pipeline.workers.start_worker`) that inherited the kernel's
-    ``JPY_PARENT_PID``. Runs no event loop; jupyter_client's shutdown, if run after it,
-    finds the kernel gone.
-    """
+    """Kill and reap the kernel, its process group, every process it started (descendants,
+    and orphans reparented to this subreaper with the kernel's ``JPY_PARENT_PID``), and
+    remove its socket folder. Runs no event loop."""
     process = getattr(manager.provisioner, "process", None)
     group = getattr(manager.provisioner, "pgid", None)
     doomed = _kernel_processes(process)
@@ -203,8 +168,8 @@ def kill_kernel(manager: AsyncKernelManager) -> None:
 
 
 def _kernel_processes(process) -> list:
-    """The kernel's process and its descendants, and this process's children that a kernel
-    of this process started (orphans reparented here), with their descendants."""
+    """The kernel's process and descendants, and this process's children a kernel of this
+    process started, with theirs."""
     found: dict[int, psutil.Process] = {}
 
     def add(root: psutil.Process) -> None:
@@ -230,12 +195,8 @@ def remove_sockets(manager: AsyncKernelManager) -> None:
 
 
 def remove_own_sockets() -> None:
-    """Remove every socket folder this process's :func:`start_kernel` made and left.
-
-    For a worker ended by a signal (:func:`claimbook.pipeline.workers.end_worker`), whose kernels'
-    managers are wherever the interrupted code held them. A folder made by the process this
-    one was forked from stays: it is that process's.
-    """
+    """Remove every socket folder this process (not its parent) made and left: for a worker
+    ended by a signal (:func:`.workers.end_worker`)."""
     for folder, maker in list(_SOCKET_FOLDERS.items()):
         if maker == os.getpid():
             _remove_folder(folder)

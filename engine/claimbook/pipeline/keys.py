@@ -1,20 +1,13 @@
 """Chapter keys and the records of the last successful execution of each chapter.
 
-A chapter's **key** is a SHA-256 over its ``code`` cells (source and tags, and its kernel;
-not its prose), the bytes of each registry entry and artifact of the ``claims`` it verifies,
-the digest of each of the book's ``modules`` its code reaches (:mod:`claimbook.dependencies`),
-and the ``environment`` (the lock and Python). docs/keys.md says what changes it.
-
-After a successful execution the build writes ``_build/keys/<stem>.json``: the key, its
-parts, the modules reached, and the SHA-256 of every output. The chapter executes again
-when its key differs, when that record is missing, or when an output is missing or differs
-from it; after a prose-only edit it is *reassembled* from the new cells and the stored
-outputs, without a kernel. A record is read as data that may have been edited or cut short,
-and used only when every field has its type and form (:func:`load_record`): digests of 64
-hex digits, claim ids of the registry's grammar, dotted module names, and outputs named
-plainly relative to the root, each a build product (:func:`claimbook.paths.build_product`),
-at most :data:`MAX_RECORD_BYTES` in all. Anything else is no record: the chapter executes
-again and its plan says why; nothing outside the build products is hashed on its word.
+A chapter's **key** is a SHA-256 over its code cells (source, tags, kernel; not its prose),
+the bytes of each registry entry and artifact of the claims it verifies, the digest of each of
+the book's modules its code reaches (:mod:`claimbook.dependencies`) and the environment
+(docs/keys.md). After a successful execution ``_build/keys/<stem>.json`` holds the key, its
+parts, the modules and the SHA-256 of every output. The chapter executes again when its key
+differs, or its record or an output is missing or differs; after a prose-only edit it is
+*reassembled* without a kernel. A record is used only when every field has its type and form
+(:func:`load_record`); anything else is no record, and the chapter executes again.
 """
 
 from __future__ import annotations
@@ -81,11 +74,8 @@ def code_digest(chapter: Chapter) -> str:
 
 
 def chapter_modules(chapter: Chapter) -> list[str]:
-    """The first-party modules the chapter's code cells reach (:mod:`claimbook.dependencies`).
-
-    A cell that is not Python (after IPython's ``%`` and ``!`` lines) imports nothing here;
-    the kernel reports its error when the chapter executes.
-    """
+    """The first-party modules the chapter's code cells reach (:mod:`claimbook.dependencies`);
+    a cell that is not Python imports nothing here (the kernel reports it)."""
     starts: set[str] = set()
     for _index, source, _tags in chapter.code_cells():
         try:
@@ -114,13 +104,8 @@ def chapter_key(code: str, claim_ids: Iterable[str], modules: Iterable[str]) -> 
 
 
 def record_path(stem: str, build_dir: str | Path | None = None) -> Path:
-    """``<build_dir>/keys/<stem>.json``; by default under ``_build/``.
-
-    Raises
-    ------
-    InvalidChapterStemError
-        If ``stem`` cannot name a chapter's files (:func:`claimbook.paths.check_chapter_stem`).
-    """
+    """``<build_dir>/keys/<stem>.json`` (default under ``_build/``); raises
+    :class:`InvalidChapterStemError` for a stem that cannot name a chapter's files."""
     directory = Path(build_dir if build_dir is not None else paths.BUILD_DIR)
     return directory / "keys" / f"{paths.check_chapter_stem(stem)}.json"
 
@@ -128,12 +113,8 @@ def record_path(stem: str, build_dir: str | Path | None = None) -> Path:
 def load_record(stem: str) -> dict | None:
     """The record of the chapter's last successful execution; None if there is none.
 
-    Raises
-    ------
-    KeyRecordError
-        If a record exists but cannot be used (unreadable, too large, not JSON, another
-        format, or a field of the wrong type or form; see the module doc). The message is one
-        line naming the record and the first problem.
+    Raises :class:`KeyRecordError` (one line naming the record and its first problem) if it
+    cannot be used: unreadable, over :data:`MAX_RECORD_BYTES`, not JSON, or a bad field.
     """
     path = record_path(stem)
     where = paths.shown(path)
@@ -158,8 +139,7 @@ def load_record(stem: str) -> dict | None:
 
 
 def read_record(stem: str) -> dict | None:
-    """The record of the chapter's last successful execution, or None (absent or unusable,
-    see :func:`load_record`)."""
+    """:func:`load_record`, or None when the record is unusable."""
     try:
         return load_record(stem)
     except KeyRecordError:
@@ -269,14 +249,8 @@ def _record_problem(record: object, stem: str) -> str | None:
 def write_record(
     source: Path, key: Mapping, claim_ids, modules, outputs: Iterable[Path], seconds: float
 ) -> dict:
-    """Write the record of a successful execution; ``source`` and ``outputs`` are hashed now.
-
-    Raises
-    ------
-    OutsideBuildProductsError
-        If an output is not a build product (:func:`claimbook.paths.build_product`): the
-        record could not be read back.
-    """
+    """Write the record of a successful execution, hashing ``source`` and ``outputs`` now;
+    raises :class:`OutsideBuildProductsError` for an output that is not a build product."""
     stem = source.stem
     outputs = list(outputs)
     for output in outputs:
@@ -314,16 +288,8 @@ class ChapterPlan:
 
 
 def plan_chapter(source: Path) -> ChapterPlan:
-    """Decide what the chapter at ``source`` needs (see the module doc).
-
-    While the source file is byte for byte what the record saw, its code digest and claim ids
-    come from the record, so an unchanged chapter is planned without parsing it.
-
-    Raises
-    ------
-    ChapterSourceError
-        If the source changed and cannot be read.
-    """
+    """Decide what the chapter at ``source`` needs. An unchanged source is planned from its
+    record, unparsed; raises :class:`ChapterSourceError` if a changed one cannot be read."""
     stem = source.stem
     try:
         record = load_record(stem)
@@ -358,9 +324,8 @@ def plan_chapter(source: Path) -> ChapterPlan:
 
 
 def output_problems(record: Mapping) -> list[str]:
-    """``"<path> missing"`` or ``"<path> differs from its record"`` for each output the
-    record lists that is not on disk byte for byte as recorded (paths relative to the root).
-    """
+    """``"<path> missing"`` or ``"<path> differs from its record"`` for each output of
+    ``record`` not on disk as recorded."""
     problems = []
     for output, digest in sorted(record["outputs"].items()):
         found = file_digest(paths.REPO_ROOT / output)

@@ -1,19 +1,14 @@
 """Time limits of the build, read from ``_config.yml``, and how a build stops in one line.
 
-Three settings, top-level keys of the book's ``_config.yml`` (Jupyter Book accepts and
-ignores keys it does not know; Sphinx never sees them)::
+Top-level keys of the book's ``_config.yml`` (Jupyter Book ignores them)::
 
     trainable_cell_timeout: 300    # seconds one code cell of a chapter may run
     trainable_claim_timeout: 600   # seconds one claim's computation may run
     trainable_build_timeout: 1800  # seconds the whole build may run
 
-:func:`read_limits` is their one reader. A cell that runs out of time fails its chapter
-(:mod:`claimbook.pipeline.execute`), its kernel's whole process group killed; a claim that
-runs out of time is killed with its process group and fails the build
-(:mod:`claimbook.pipeline.claim_runs`); and :func:`stops` ends the build itself, once the
-build limit passes or Ctrl-C (SIGINT) arrives, by raising :class:`BuildTimeout` or
-:class:`KeyboardInterrupt` in the build's main thread, whose cleanup then ends every process
-the build started (:func:`end_everything`).
+A cell out of time fails its chapter (:mod:`.execute`), a claim out of time fails the build
+(:mod:`.claim_runs`), and :func:`stops` ends the build on its limit or Ctrl-C by raising in
+the main thread, whose cleanup ends every process the build started (:func:`end_everything`).
 
 Examples
 --------
@@ -81,13 +76,8 @@ def seconds_text(seconds: float) -> str:
 
 
 def read_limits(root: str | Path | None = None) -> Limits:
-    """The limits ``<root>/_config.yml`` sets (default the book's), each key's default if
-    unset or if there is no ``_config.yml``.
-
-    Raises
-    ------
-    BuildError
-        If the file cannot be parsed, or a limit is not a positive number of seconds.
+    """The limits ``<root>/_config.yml`` (default the book's) sets, or their defaults; raises
+    :class:`BuildError` if it cannot be parsed or a limit is not a positive number of seconds.
     """
     path = Path(root if root is not None else paths.REPO_ROOT) / "_config.yml"
     try:
@@ -109,9 +99,8 @@ def read_limits(root: str | Path | None = None) -> Limits:
 
 
 def end_everything() -> None:
-    """End every process the build started that is still running: its chapter workers, each
-    with its kernel and whatever that kernel started (:func:`claimbook.pipeline.workers.
-    end_worker`). The claims' processes are ended by their computation's ``stop``."""
+    """End the build's chapter workers still running, each with its kernel and what that
+    started (the claims' processes are ended by their computation's ``stop``)."""
     workers = sys.modules.get("claimbook.pipeline.workers")  # None: no worker was started
     if workers is not None:
         workers.kill_workers()
@@ -119,10 +108,9 @@ def end_everything() -> None:
 
 @contextlib.contextmanager
 def stops(build_seconds: float):
-    """Within the block, the build ends after ``build_seconds`` (:class:`BuildTimeout`) and
-    on the first SIGINT (:class:`KeyboardInterrupt`); a second SIGINT is ignored, so that
-    the cleanup the first started runs to its end. Both are raised in the main thread.
-    """
+    """Within the block, raise :class:`BuildTimeout` after ``build_seconds`` and
+    :class:`KeyboardInterrupt` on SIGINT, in the main thread; a second signal is ignored, so
+    that the cleanup runs to its end."""
 
     def interrupted(signum, frame):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -150,8 +138,8 @@ _STOPPED_BECAUSE: list[str] = []
 
 
 def stop_build(reason: str) -> None:
-    """End the build from another of its threads (a file it cannot write: a full disk), as
-    Ctrl-C would, and say ``reason`` in its one line instead of "interrupted"."""
+    """End the build from another of its threads as Ctrl-C would, its one line saying
+    ``reason`` instead of "interrupted"."""
     if not _STOPPED_BECAUSE:
         _STOPPED_BECAUSE.append(reason)
         # A signal, not _thread.interrupt_main: the main thread may be blocked waiting.
@@ -159,11 +147,8 @@ def stop_build(reason: str) -> None:
 
 
 def stopped_line(error: BaseException) -> tuple[str, int]:
-    """The one line and exit status of a build :func:`stops` ended with ``error``.
-
-    A timeout states the limit, as a cell's or a claim's does, not the seconds it took to
-    notice: those differ by scheduling, and the line would not be the same twice.
-    """
+    """The one line and exit status of a build :func:`stops` ended with ``error`` (a timeout
+    states the limit, not the seconds it took to notice)."""
     if _STOPPED_BECAUSE:
         return f"build: {_STOPPED_BECAUSE[0]}", 1
     if isinstance(error, BuildTimeout):

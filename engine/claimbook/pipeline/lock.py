@@ -1,14 +1,9 @@
 """One build at a time: an exclusive ``flock`` on ``_build/.build.lock``.
 
-The lock file names its holder (process id, command and start time), so a second build is
-refused with a message saying who holds the lock. The lock is released by the kernel when
-the holder exits, however it exits, so a killed build never leaves a stale lock behind:
-
-- A ``flock`` belongs to the open file, which a forked child shares; a chapter worker that
-  outlived a killed driver would hold the lock for ever. So every process forked while the
-  lock is held closes its copy at once (``os.register_at_fork``): only the holder holds it.
-- A holder killed before it could clear its record leaves the record behind; the next
-  build takes the lock over and says whose it was (:data:`TAKEOVER`).
+The file names its holder (pid, command, start time) for the refusal. The kernel releases a
+``flock`` however its holder exits; a forked child closes its copy at once
+(``os.register_at_fork``), so only the holder holds it; a record left by a killed holder is
+taken over, saying whose it was (:data:`TAKEOVER`).
 """
 
 from __future__ import annotations
@@ -42,16 +37,9 @@ os.register_at_fork(after_in_child=_close_in_child)
 
 @contextlib.contextmanager
 def build_lock(path: str | Path, say=None) -> Iterator[None]:
-    """Hold the exclusive build lock at ``path`` for the duration of the block.
-
-    ``say`` (default: print to stderr) receives one line when the lock is taken over from a
-    holder that ended without clearing its record.
-
-    Raises
-    ------
-    BuildLockError
-        At once (never waiting) if another process holds it; the message names the holder.
-    """
+    """Hold the exclusive build lock at ``path`` for the block; ``say`` (default stderr)
+    gets one line on a takeover. Raises :class:`BuildLockError`, naming the holder, at once if
+    another process holds it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)

@@ -1,14 +1,10 @@
 """A build runs the mistakes of each claim that has no current mutation result.
 
-``make`` shows on each claim page what its named mistakes did
-(:mod:`claimbook.claims.mistakes`). A result committed in
-``claims/mistakes/record.json`` is reused while its key (the claim's code and registry
-entry, the mistakes' code) matches; for each claim whose key matches neither that record
-nor the build's own (``artifacts/mutations.json``), the build starts one process,
-``python -m claimbook mutate --stale ID ...``, beside the chapters and the claims, and
-waits for it before the site is rendered. Its report goes to ``_build/mutate.log``; its
-outcome never fails the build (``make mutate-check`` enforces it), and the pages say what
-it found.
+A claim whose mutation key (:mod:`claimbook.claims.mistakes`) matches neither
+``claims/mistakes/record.json`` nor ``artifacts/mutations.json`` is *stale*; a whole build runs
+their mistakes in one ``python -m claimbook mutate --stale ID ...`` process beside the chapters
+and waits for it before rendering. Its report goes to ``_build/mutate.log``; its outcome never
+fails the build (``make mutate-check`` does).
 """
 
 from __future__ import annotations
@@ -34,10 +30,8 @@ LOG = paths.BUILD_DIR / "mutate.log"
 
 
 def stale_claims(claim_ids: list[str]) -> list[str]:
-    """The claims among ``claim_ids`` that name mistakes and have no current result.
-
-    A claim whose registry entry cannot be read is left out (the render reports it).
-    """
+    """The claims among ``claim_ids`` that name mistakes and have no current result (an
+    unreadable registry entry is left out: the render reports it)."""
     stale, digests = [], {}
     for claim_id in claim_ids:
         try:

@@ -1,50 +1,16 @@
 """A build that has nothing to do says so in a fraction of a second.
 
-A full no-op build plans every chapter, judges every claim and compares the published site
-with its record: about a second and a half of CPU for this book, more with every chapter and
-claim, most of it importing the engine and validating registry files. Yet when not one byte
-of the book has changed since a clean build, each of those steps must give the answer it
-gave then. So a clean, complete build ends by recording the tree: each file's path and
-SHA-256 (:func:`record_clean_build`), and the next ``build`` (or ``build --question``) first
-compares the tree with it (:func:`unchanged_since_clean_build`), before importing anything
-heavy. The comparison reads the most recently modified files first and stops at the first
-difference, so a build after an edit pays for reading about one file before it takes its full
-path; an unchanged tree is read whole.
-
-The record (:func:`tree_entries`; :func:`tree_digest` is one digest of it) covers the bytes
-and relative path of every file under the book's root, build products included (executed
-notebooks, keys, artifacts, the published site and its records, the mutate record), except:
-
-- directories no build reads: ``.git``, ``.venv``, ``node_modules`` and the caches of Python
-  and its tools (``__pycache__``, ``.pytest_cache``, ``.ruff_cache``, ``.hypothesis``,
-  ``.mypy_cache``);
-- the record itself and the lock files (``_build/.build.lock``, ``.setup.lock``), which a
-  build writes for itself.
-
-Beside the files it covers what a page shows that is not a file of the tree: the commit the
-footer names (``git rev-parse HEAD``, or ``TRAINABLE_BUILD_COMMIT`` /
-``TRAINABLE_BUILD_DATE``), the Python version, the installed distributions (the names of
-their metadata folders, which carry their versions: :func:`_distributions`), the absolute
-root (a copied checkout, whose ``.venv`` names the original, takes the full path, which
-refuses it), and, when the engine that builds the book lives outside its root (a generated
-or fixture book named by ``TRAINABLE_ROOT``), the engine's place and the bytes of its
-modules: another engine, or an edited one, takes the full path (inside the root they are
-files of the tree). The check hashes contents, never trusting sizes or times (times only
-order the reading), so an edit whose old modification time is restored is seen like any
-other; any change anywhere in the tree, relevant or not, sends the build down its full path,
-which decides. The record, written at a clean build's end, takes the digest of a file the
-build read and did not change (the same inode, size and times) from that read (the driver
-hashes the tree while its chapters execute: :func:`hash_tree`), and of the site from its
-publication (:mod:`claimbook.pipeline.file_digests`): a digest gone stale meanwhile only makes
-the next check fail.
-The record is removed when a whole build starts its full path and again when it ends other
-than clean (a record a chapter's cell wrote meanwhile included), and written by the driver
-itself after a clean end: only a build that ended clean leaves one, and never one that ran
-in an environment that is not the book's (``--allow-environment-mismatch``), so the next
-build compares the environment with the lock again. Like the published site,
-it is a build product: whoever can write ``_build/`` can forge either, and the full path,
-which judges every claim anew from the registry and the artifacts, is one edit away (any
-byte of the tree, the record's own bytes excluded).
+A clean, complete build records the tree (:func:`record_clean_build`): each file's relative
+path and SHA-256 (a link's target, another entry's type), and a stamp of what pages show that
+is no file of the tree (the commit, ``TRAINABLE_BUILD_COMMIT``/``_DATE``, Python, the
+installed distributions, the absolute root, and the engine's files when it lives outside the
+root). The next ``build`` (or ``build --question``) compares the tree with it before importing
+anything heavy (:func:`unchanged_since_clean_build`), most recently modified file first,
+stopping at the first difference; any difference takes the full path, which decides.
+Skipped: ``.git``, ``.venv``, ``node_modules``, tool caches, the record and the lock files.
+Contents are hashed, never trusted from sizes or times. The driver removes the record when a
+whole build starts its full path and when it ends other than clean, and writes it only after
+a clean end in the book's own environment.
 """
 
 from __future__ import annotations
@@ -128,14 +94,8 @@ def _stamp(root: Path) -> dict:
 
 
 def _distributions() -> str:
-    """SHA-256 of the names of the installed distributions' metadata folders on ``sys.path``.
-
-    Their names carry the versions (``numpy-2.4.6.dist-info``), so a distribution installed,
-    removed, upgraded or downgraded since the clean build changes it, and the build takes its
-    full path, which compares the environment with the lock (:mod:`claimbook.environment`)
-    and refuses a difference; a folder listing per entry of ``sys.path``, well under a
-    millisecond, and nothing imported.
-    """
+    """SHA-256 of the names of the distributions' metadata folders on ``sys.path``: the names
+    carry the versions, so any install, removal or version change takes the full path."""
     hasher = hashlib.sha256()
     for entry in sys.path:
         try:
@@ -152,14 +112,9 @@ def _distributions() -> str:
 
 
 def _entry(entry: os.DirEntry, reuse: bool = False) -> str:
-    """How one listed file enters the record: its kind, and its size and SHA-256 or target.
-
-    A symbolic link enters as its target, never followed; anything else that is not a
-    regular file (a FIFO, a socket, a device) as its type, never opened (reading a FIFO
-    would wait for a writer); a file that changed while it was read, or went, as such.
-    With ``reuse``, a file whose version this process has hashed already (same inode, size
-    and times: :mod:`claimbook.pipeline.file_digests`) enters with that digest, unread.
-    """
+    """How one listed file enters the record: ``file:size:sha256``, a link's target, or a
+    special file's type (never opened). With ``reuse``, a file whose version this process
+    hashed already (:mod:`.file_digests`) enters with that digest, unread."""
     if entry.is_symlink():
         return f"link:{os.readlink(entry.path)}"
     if not entry.is_file(follow_symlinks=False):
@@ -183,8 +138,7 @@ def tree_entries(root: str | Path, reuse: bool = False) -> dict[str, str]:
 
 
 def tree_digest(root: str | Path, reuse: bool = False) -> str:
-    """SHA-256 over the book at ``root`` as the module doc describes (64 hex digits): the
-    stamp, then each file's path and entry (:func:`tree_entries`)."""
+    """SHA-256 over the stamp, then each file's path and entry (:func:`tree_entries`)."""
     root = Path(root).resolve()
     hasher = hashlib.sha256(json.dumps(_stamp(root), sort_keys=True).encode() + b"\0")
     for path, entry in tree_entries(root, reuse).items():
@@ -193,14 +147,13 @@ def tree_digest(root: str | Path, reuse: bool = False) -> str:
 
 
 def hash_tree(root: str | Path | None = None) -> None:
-    """Hash every file of the tree now, so that :func:`record_clean_build` reads only the
-    files that change after this (a build calls it while its chapters execute)."""
+    """Hash the tree now (while chapters execute): :func:`record_clean_build` then reads only
+    the files changed since."""
     tree_entries(Path(root) if root is not None else paths.REPO_ROOT)
 
 
 def _engine_outside(root: Path) -> str | None:
-    """The engine's folder and the SHA-256 of its files (modules, schema) when it is outside
-    ``root``; None inside it."""
+    """The engine's folder and the SHA-256 of its files when it is outside ``root``; else None."""
     engine = Path(__file__).resolve().parents[1]  # the claimbook package
     if engine.is_relative_to(root):
         return None  # its modules are files of the tree
@@ -216,9 +169,6 @@ def _engine_outside(root: Path) -> str | None:
 def record_clean_build(root: str | Path | None = None) -> None:
     """Record the tree after a clean, complete build: the stamp and every file's entry."""
     root = (Path(root) if root is not None else paths.REPO_ROOT).resolve()
-    # The files this build did not write were hashed while it ran (hash_tree), and the site
-    # it published as it published it: those are not read again (see file_digests for why
-    # a digest that went stale meanwhile is harmless here).
     record = {"format": _FORMAT, "stamp": _stamp(root), "files": tree_entries(root, reuse=True)}
     write_text_atomically(_record_path(root), json.dumps(record, sort_keys=True) + "\n")
 
@@ -230,11 +180,10 @@ def forget_clean_build(root: str | Path | None = None) -> None:
 
 
 def unchanged_since_clean_build(root: str | Path | None = None) -> bool:
-    """True when a clean build's record exists and the tree still matches it, byte for byte.
+    """True when a clean build's record exists and the tree matches it byte for byte.
 
-    The listing must name exactly the recorded paths; then each file is read and compared,
-    the most recently modified first, and the first difference ends the check: an edit is
-    usually the first file read. The order is all that modification times decide.
+    The paths must match; then files are compared newest first (times decide only the order)
+    up to the first difference.
     """
     root = (Path(root) if root is not None else paths.REPO_ROOT).resolve()
     try:

@@ -1,19 +1,12 @@
 """Render the site with Jupyter Book's Sphinx into a new directory, reusing parsed pages.
 
-Sphinx renders into ``_build/html.new``, reusing its parsed pages (``_build/.doctrees``) and,
-when the same pages exist as last time, a copy of the published site (so only changed pages
-are written); :func:`claimbook.pipeline.site_outcome.publish` then puts it in place.
-
-Which pages Sphinx reads again is decided by content, not by modification times: every
-render records the SHA-256 of each page's source and of the files Sphinx noted it depends on
-(registry entries, artifacts, images, the bibliography) as it reads the page, and a page
-whose digest differs from that record, or from the one stored with the published site, is
-read again (the ``env-get-outdated`` event), whatever its modification time says; and a page
-whose digest is both of those is not read again because a file's time is newer. A page of a
-chapter cut into pages (:mod:`claimbook.extensions.chapter_pages`) is digested as the page it
-serves, so an edit of one page of a chapter reads that page again, not all of them. After an
-outcome with warnings the next render re-reads every page (``freshenv``), because Sphinx only
-warns about the pages it reads.
+Sphinx renders into ``_build/html.new`` (:func:`.site_outcome.publish` puts it in place),
+reusing ``_build/.doctrees`` and, when the same pages exist as last time, a copy of the
+published site. Which pages are read again is decided by content, not modification times: a
+page whose digest (its source, or the page a chapter serves for it, and every file Sphinx
+noted it depends on) differs from the one recorded when it was last read or the one published
+is read again, and one matching both is not. After warnings every page is read again
+(Sphinx only warns about the pages it reads).
 """
 
 from __future__ import annotations
@@ -47,8 +40,7 @@ _WARNING_LINE = re.compile(r"(WARNING|ERROR|CRITICAL):")
 
 
 class _Tee(io.TextIOBase):
-    """Keep a copy of what is written (Sphinx's warnings), writing the rest through to a
-    stream: the warnings themselves the build prints once, after the render."""
+    """Keep a copy of what is written; pass all but warnings through (the build prints them)."""
 
     def __init__(self, stream):
         self.stream, self.copy = stream, io.StringIO()
@@ -83,11 +75,9 @@ def _source_digest(path) -> str:
 
 
 def _read_digest(env, docname: str) -> str:
-    """The digest of what Sphinx reads for a page: the page a chapter serves for it, or the
-    bytes of its source file (see :func:`claimbook.extensions.chapter_pages.served_digest`).
-    """
-    # Sphinx and the extensions are imported once the chapters run (SiteRender), never
-    # before the build forks its chapter workers: a second on the path of every code edit.
+    """The digest of what Sphinx reads for a page: the page a chapter serves for it
+    (:func:`claimbook.extensions.chapter_pages.served_digest`), or its source file's bytes."""
+    # Sphinx is imported only once the chapter workers are forked (a second per build).
     from claimbook.extensions.chapter_pages import served_digest
 
     served = served_digest(env, docname)
@@ -95,13 +85,8 @@ def _read_digest(env, docname: str) -> str:
 
 
 def _page_digest(env, docname: str, source: str | None = None) -> str:
-    """The digest of a page's source (``source``, if known) and of each file it depends on.
-
-    The dependencies are the ones Sphinx noted when it last read the page (absolute, or
-    relative to the source directory), as its own modification-time check uses them; each
-    is named relative to the source directory, so a digest does not depend on where the
-    book lies.
-    """
+    """The digest of a page's source (``source``, if known) and of each file Sphinx noted it
+    depends on, named relative to the source directory."""
     parts = [source if source is not None else _read_digest(env, docname)]
     found = {os.path.join(env.srcdir, str(name)) for name in env.dependencies.get(docname, ())}
     for dependency in sorted(found):
@@ -121,28 +106,27 @@ def _shown_elsewhere(env, docnames: list[str]) -> tuple:
     )
 
 
+def _read_digests(env) -> dict:
+    """The page digests the environment records as read (pickled with it)."""
+    if not isinstance(getattr(env, _READ_DIGESTS, None), dict):
+        setattr(env, _READ_DIGESTS, {})
+    return getattr(env, _READ_DIGESTS)
+
+
 def _has_doctree(env, docname: str) -> bool:
     """Whether the parsed page Sphinx keeps between builds is there (else it must read it)."""
     return os.path.isfile(os.path.join(env.doctreedir, f"{docname}.doctree"))
 
 
 class SiteRender:
-    """A Sphinx application for the whole book, made ready before the chapters finish.
+    """A Sphinx application for the whole book, constructed while the chapters execute (it
+    reads nothing they write) and run once they are done.
 
-    Constructing the application (Jupyter Book's configuration, every extension's setup, the
-    stored environment, the theme) takes about half a second and reads nothing the chapters
-    write: executed notebooks, claim artifacts and figures are only read by :meth:`run`. The
-    build therefore constructs it while the chapters execute in other processes, and runs it
-    once they are done. With ``reuse_pages`` (the same pages exist as in the published site,
-    and the last render was clean), the new directory starts as a copy of the published site,
-    times kept, so Sphinx writes only the pages whose sources changed; otherwise it starts
-    empty and every page is written. ``fresh`` re-reads every page. ``published`` is the
-    stored outcome (:func:`read_outcome`): the copy is made only if the published site is
-    exactly its record, and a page whose digest differs from the one it stores is read again.
-
-    This mirrors :func:`jupyter_book.sphinx.build_sphinx` (the ``jupyter-book build``
-    command), split at the point where the application exists. Warnings go to standard error
-    and are kept. An exception while constructing is kept and raised by :meth:`run`.
+    With ``reuse_pages`` (and not ``fresh``) the new directory starts as a copy of the
+    published site, if it is exactly the record in ``published`` (the stored outcome), so
+    Sphinx writes only changed pages. ``fresh`` re-reads every page. Mirrors
+    :func:`jupyter_book.sphinx.build_sphinx`, split where the application exists; an
+    exception while constructing is raised by :meth:`run`.
     """
 
     def __init__(self, fresh: bool, reuse_pages: bool = False, published: dict | None = None):
@@ -161,8 +145,6 @@ class SiteRender:
         shutil.rmtree(self.target, ignore_errors=True)
         self._copied = False  # whether the render starts from the published pages
         if reuse_pages and not fresh and published is not None:
-            # Only a site exactly as published is carried over (regular files, each matching
-            # its record); otherwise the render starts empty and writes every page.
             self._copied = site_record.copy_verified(
                 site_dir(), self.target, published["files"], skip={OUTDATED_NOTE}
             )
@@ -189,9 +171,7 @@ class SiteRender:
             sourcedir=paths.REPO_ROOT,
             use_external_toc=True,
         )
-        # The themes append their template folders to templates_path, and Sphinx's default
-        # for it is one list shared by every application: a list of this render's own keeps
-        # a second render in this process from inheriting the first one's folders.
+        # Themes append to templates_path, whose default list every application shares.
         configuration = copy.deepcopy(configuration)
         configuration["templates_path"] = list(configuration.get("templates_path") or [])
         # Docutils' global registries stay patched until run() has built the site.
@@ -226,21 +206,10 @@ class SiteRender:
         self.app = app
 
     def _outdated_by_content(self, app, env, added, changed, removed) -> list[str]:
-        """The pages whose source or dependencies differ from what was read or published.
-
-        Sphinx compares modification times only; a page edited with its old time restored
-        (``touch -r``), or whose dependency was, is found here and read again. And the other
-        way round: a page Sphinx finds changed only by a file's time, whose digest is the
-        one recorded when it was last read and the one published, is taken out of
-        ``changed`` (Sphinx passes its own set), so it is neither read nor written again --
-        the later pages of a chapter whose last page an edit changed, say. Pages another
-        handler asks for are added by Sphinx after every handler has run, and with a
-        changed configuration Sphinx has every page in ``added``, which is left alone.
-        """
-        read = getattr(env, _READ_DIGESTS, None)
-        if not isinstance(read, dict):
-            read = {}
-            setattr(env, _READ_DIGESTS, read)
+        """The pages whose digest differs from the one read or published; and a page Sphinx
+        finds changed by time alone, matching both, is taken out of ``changed`` (Sphinx's own
+        set). ``added`` (every page after a configuration change) is left alone."""
+        read = _read_digests(env)
         for gone in set(read) - set(env.found_docs):
             del read[gone]
         published = self._published_sources
@@ -267,9 +236,8 @@ class SiteRender:
         self._shown_before = _shown_elsewhere(env, docnames)
 
     def _pages_showing_changes(self, app, env) -> list[str]:
-        """Every page, when what other pages show of a page read again changed (its title,
-        sections, labels, or any section or figure number): their navigation and references
-        are drawn as they are written. Sphinx itself writes only a changed page's parents."""
+        """Every page, when what other pages show of a page read again changed (title,
+        sections, labels, numbers); Sphinx itself writes only a changed page's parents."""
         before = self._shown_before
         if before is None or _shown_elsewhere(env, before[0]) == before:
             return []
@@ -283,24 +251,13 @@ class SiteRender:
         """Record the digest of the page just read (its source as it was before reading)."""
         env = app.env
         docname = env.docname
-        read = getattr(env, _READ_DIGESTS, None)
-        if not isinstance(read, dict):
-            read = {}
-            setattr(env, _READ_DIGESTS, read)
+        read = _read_digests(env)
         read[docname] = _page_digest(env, docname, self._reading.pop(docname, None))
 
     def _keep_unchanged_pages(self) -> None:
-        """Mark the copied page of each document the edit left as published as newer than
-        its sources, so that Sphinx's incremental build does not write it again.
-
-        Sphinx writes a document whose source file is newer than its page, and a chapter's
-        pages share one source, the executed notebook: an edit of one page would write the
-        chapter's every page. A page is kept only when its content digest is the published
-        one, every claim is judged as the published site shows it (badges are drawn as a page
-        is written), and no template is newer than the page. Pages Sphinx reads again, the
-        ones whose table of contents or numbers change, and every page after a change of
-        configuration or footer (Sphinx's build info) are written as Sphinx decides.
-        """
+        """Touch each copied page whose digest is the published one, so that Sphinx does not
+        write it again (a chapter's pages share one source, the notebook). Only while every
+        claim is judged as published and no template is newer than the page."""
         published = self._published_sources
         if not self._copied or published is None or self._published_states != judged_states():
             return
@@ -317,14 +274,8 @@ class SiteRender:
                 os.utime(page, (now, now))
 
     def run(self) -> tuple[Path, list[str]]:
-        """Read and write the site; return its directory and the warnings.
-
-        Raises
-        ------
-        BuildError
-            If Sphinx stopped with an exception, here or while constructing (nothing is
-            published then).
-        """
+        """Read and write the site; return its directory and the warnings. Raises
+        :class:`BuildError` if Sphinx stopped with an exception (nothing is published)."""
         saved, sys.stderr = sys.stderr, self.tee  # anything else the render prints, too
         try:
             if self.error is None:

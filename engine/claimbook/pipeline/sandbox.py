@@ -1,21 +1,10 @@
 """A chapter's kernel with the book read-only: bubblewrap, where the machine has it.
 
-A chapter's cells run with the author's rights, so without a sandbox a cell can write into the
-science, the engine, the registry or ``.venv``. Where ``bwrap`` (Debian's ``bubblewrap``) is
-installed and user namespaces allow it, each kernel runs in a mount namespace in which the
-whole file system is read-only except what a kernel writes:
-
-- the kernel's own folder (its sockets and connection file), and a ``/tmp`` of its own
-  (empty, discarded with it; what of the book or of the interpreter lives under ``/tmp`` is
-  bound back in, read-only);
-- ``artifacts/figures/``, where a chapter saves its figures, and ``_build/notebooks/``, where
-  the build's last cell notes that the chapter ran to its end;
-- matplotlib's and IPython's caches in the home folder.
-
-Nothing else changes: the kernel sees every file where it is, the network as it is, and the
-same processes (no PID namespace: ipykernel ends itself when its parent looks gone). Where
-``bwrap`` is missing or cannot make a namespace, kernels run as before and the build says so in
-one line (:func:`notice`).
+Where ``bwrap`` works, each kernel runs in a mount namespace with the whole file system
+read-only but its socket folder, a ``/tmp`` of its own (what of the book or interpreter lives
+under ``/tmp`` bound back read-only), ``artifacts/figures/``, ``_build/notebooks/`` and
+matplotlib's and IPython's caches. Files, network and processes are otherwise as they are.
+Elsewhere kernels run unsandboxed and the build says so in one line (:func:`notice`).
 
 Examples
 --------
@@ -70,9 +59,8 @@ def _bwrap_works(bwrap: str) -> bool:
 
 
 def _under_tmp() -> list[str]:
-    """Folders the kernel reads that live under /tmp (hidden by its own /tmp otherwise): the
-    book, the interpreter's environment, every folder on ``sys.path``, and the folders the
-    book's packages are imported from (an editable install finds them without ``sys.path``)."""
+    """Folders under /tmp the kernel reads (the book, the interpreter's environment,
+    ``sys.path`` and the book's packages' folders), hidden by its own /tmp otherwise."""
     packages = [dependencies.package_folder(top) for top in dependencies.FIRST_PARTY]
     found = []
     for folder in [
@@ -88,9 +76,8 @@ def _under_tmp() -> list[str]:
 
 
 def sandbox_prefix(sockets: str | Path | None = None) -> list[str] | None:
-    """The command that runs a kernel with the book read-only (``sockets``: the kernel's
-    socket folder, writable), or None where the sandbox is unavailable or turned off
-    (``TRAINABLE_KERNEL_SANDBOX=off`` in the build's environment; the build then says so)."""
+    """The command prefix that runs a kernel with the book read-only (``sockets`` writable),
+    or None where the sandbox is unavailable or ``TRAINABLE_KERNEL_SANDBOX=off``."""
     if os.environ.get(OFF_VARIABLE) == "off":
         return None
     bwrap = shutil.which("bwrap")
@@ -102,8 +89,7 @@ def sandbox_prefix(sockets: str | Path | None = None) -> list[str] | None:
     writable = [*writable_folders(), *([Path(sockets)] if sockets is not None else [])]
     for folder in writable:
         command += ["--bind", str(folder), str(folder)]
-    # No --die-with-parent: Linux ties it to the thread that started bwrap, and a kernel
-    # started from a thread that ends would die with it; the worker ends its kernel's group.
+    # No --die-with-parent: Linux ties it to the starting thread; the worker ends the kernel.
     return [*command, "--"]
 
 

@@ -1,17 +1,12 @@
 """The published site and the stored outcome of the render that made it.
 
-The new site replaces ``_build/html`` by rename (:func:`publish`): the site on disk is the
-previous complete site or the new one, never a mixture. While a build is under way the
-previous site carries ``OUTDATED.txt`` saying so (:func:`mark_outdated`).
-
-The outcome (no warnings, or the warnings) is stored in ``_build/site.json`` with the site
-key (:mod:`claimbook.pipeline.site_key`), the record of the published files
-(:mod:`claimbook.pipeline.site_record`) and the page digests, under a SHA-256 of all of them:
-an outcome that does not match its digest (edited by hand) is ignored, and the next build
-renders every page again. A build whose site key equals the stored one, and whose published
-site still matches its record, does not render again and repeats the stored warnings: a
-warning fails every ``make`` until its cause is fixed. (Claim problems are judged again by
-every build; the stored ones are only a record.)
+:func:`publish` replaces ``_build/html`` by rename, so the site on disk is always a complete
+one; while a build runs the old one carries ``OUTDATED.txt`` (:func:`mark_outdated`). The
+outcome (the warnings, or none) is stored in ``_build/site.json`` with the site key
+(:mod:`.site_key`), the record of the published files (:mod:`.site_record`) and the page
+digests, under a SHA-256 of all of them (an edited outcome is ignored). A build whose site key
+is the stored one and whose site matches its record does not render and repeats the stored
+warnings; claim problems are judged again by every build.
 """
 
 from __future__ import annotations
@@ -57,12 +52,8 @@ def _outcome_digest(outcome: dict) -> str:
 
 
 def read_outcome(note=None) -> dict | None:
-    """The stored outcome of the last render, or None if there is none to trust.
-
-    An outcome is trusted only if it has this engine's format and matches its digest; a
-    present one that does not is reported through ``note`` (one line) and ignored, so the
-    next build renders every page again.
-    """
+    """The stored outcome of the last render, or None if there is none to trust (another
+    format or digest: said through ``note`` in one line, and every page is rendered again)."""
     path = _outcome_path()
     try:
         outcome = json.loads(path.read_text(encoding="utf-8"))
@@ -92,14 +83,9 @@ def write_outcome(
     sources: dict[str, str],
     states: dict[str, str] | None = None,
 ) -> None:
-    """Store the render's outcome under the site key, with a digest of all it holds.
-
-    ``warnings`` are the render's, ``problems`` the claim problems judged after it (a
-    record: every build judges the claims again), ``files`` the published site's record
-    (:func:`publish`) and ``sources`` the page digests the render read
-    (:attr:`SiteRender.sources`), ``states`` each claim's judged state the pages show
-    (:func:`claimbook.pipeline.site_key.judged_states`).
-    """
+    """Store the render's outcome under the site key, with a digest of all it holds:
+    its ``warnings``, the claim ``problems`` (a record only), the published ``files``
+    (:func:`publish`), the page digests read (``sources``) and the claims' ``states``."""
     record = {
         "format": OUTCOME_FORMAT,
         "key": key,
@@ -115,11 +101,8 @@ def write_outcome(
 
 
 def site_differences(outcome: dict) -> str | None:
-    """How the published site differs from the outcome's record of it (one line), or None.
-
-    ``OUTDATED.txt``, the note a build leaves in the published site, is not in the record:
-    a site that carries it is published again.
-    """
+    """How the published site differs from the outcome's record (one line), or None; a site
+    carrying ``OUTDATED.txt`` differs."""
     found = site_record.differences(site_dir(), outcome["files"])
     return None if found is None else f"{paths.shown(site_dir())}: {found}"
 
@@ -136,12 +119,8 @@ def mark_outdated(reason: str) -> None:
 
 
 def publish(rendered: Path) -> dict[str, str]:
-    """Replace ``_build/html`` by ``rendered`` with renames; return the record of its files.
-
-    Only regular files and directories are published: any other entry of ``rendered`` (a
-    link, a FIFO, ...) is removed first. The record maps each file's path in the site to its
-    SHA-256 (see :mod:`claimbook.pipeline.site_record`).
-    """
+    """Replace ``_build/html`` by ``rendered`` with renames, keeping only regular files and
+    directories; return the record of its files (:func:`.site_record.keep_regular`)."""
     files, _removed = site_record.keep_regular(rendered)
     site = site_dir()
     previous = paths.BUILD_DIR / "html.old"

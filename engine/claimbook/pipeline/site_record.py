@@ -1,21 +1,11 @@
 """The record of a published site: the SHA-256 of each file, and the checks made against it.
 
-The published site (``_build/html``) is what a reader sees, and nothing in it is trusted
-because it is there. Publishing keeps only regular files and directories in the rendered
-site (:func:`keep_regular`: a symbolic link, a FIFO, a socket or a device is removed) and
-records the SHA-256 of every file it publishes; the build stores that record with its
-outcome. Every build, and ``build --question``, walks the site again and compares it with
-the record (:func:`differences`): a file edited, missing or added, or an entry that is
-neither a regular file nor a directory, means the site is published again. A render that
-starts from the published pages copies them only if every one still matches the record
-(:func:`copy_verified`); otherwise it starts empty and writes every page.
-
-Files are opened with ``O_NOFOLLOW`` and checked to be regular after opening, so a link or a
-FIFO swapped in is never followed or read, and the walk never follows a link to a directory.
-The cost is one read and one hash per file (:func:`hashlib.file_digest`): about 40 to 100 ms
-for the book's site (39 MB, 352 files, most of it the vendored MathJax) on the build machine.
-
-Paths in a record are relative to the site, with ``/`` separators.
+Publishing keeps only regular files and directories (:func:`keep_regular`) and records the
+SHA-256 of every file (paths relative to the site, ``/``-separated). Every build walks the
+site again (:func:`differences`): a file edited, missing or added, or an entry that is not a
+regular file or directory, publishes it again. A render starts from the published pages only
+if every one matches the record (:func:`copy_verified`). Files are opened with
+``O_NOFOLLOW`` and checked to be regular after opening; the walk follows no link.
 
 Examples
 --------
@@ -66,22 +56,15 @@ def _open_regular(path: str | Path) -> int | None:
 
 
 def file_sha256(path: str | Path) -> str | None:
-    """SHA-256 of a regular file's bytes; None if it is absent or not a regular file.
-
-    The digest is remembered for the file's version (:mod:`claimbook.pipeline.file_digests`), so
-    the record of a clean build does not read the site it published again.
-    """
+    """SHA-256 of a regular file's bytes (remembered: :mod:`.file_digests`); None if it is
+    absent or not a regular file."""
     found = file_digests.sha256(path)
     return None if found is None else found[1].hex()
 
 
 def scan(directory: str | Path, skip: Collection[str] = ()) -> Scan:
-    """Walk ``directory`` without following links; ``skip`` names top-level entries to leave out.
-
-    A directory that cannot be listed, and any entry that is neither a regular file nor a
-    directory, is one of ``others`` (an entry that stops being a regular file while it is
-    read, too).
-    """
+    """Walk ``directory`` without following links, leaving out top-level names in ``skip``;
+    what cannot be listed or is not a regular file or directory is one of ``others``."""
     files: dict[str, str] = {}
     others: list[str] = []
     folders = [(os.fspath(directory), "")]
@@ -137,10 +120,8 @@ def differences(
 def copy_verified(
     source: str | Path, target: str | Path, record: Mapping[str, str], skip: Collection[str] = ()
 ) -> bool:
-    """Copy ``source`` into ``target`` (times kept) if it is exactly ``record``; else copy nothing.
-
-    Each file is read once, hashed and written from those bytes, so what is copied is what
-    was compared. On any difference ``target`` is left absent and the result is False.
+    """Copy ``source`` into ``target`` (times kept) if it is exactly ``record``; else leave
+    ``target`` absent and return False. Each file is written from the bytes it was hashed from.
     """
     source, target = Path(source), Path(target)
     copied = 0
@@ -180,10 +161,8 @@ def _give_up(target: Path) -> bool:
 
 
 def keep_regular(directory: str | Path) -> tuple[dict[str, str], list[str]]:
-    """Remove every entry of ``directory`` that is neither a regular file nor a directory.
-
-    Returns the record of what is left (path -> SHA-256) and the paths removed.
-    """
+    """Remove every entry of ``directory`` that is not a regular file or directory; return
+    the record of what is left (path -> SHA-256) and the paths removed."""
     found = scan(directory)
     for name in found.others:
         path = Path(directory, name)
