@@ -13,8 +13,6 @@ import hashlib
 import os
 import stat
 
-__all__ = ["known", "sha256"]
-
 _DIGESTS: dict[tuple[int, int, int, int, int], bytes] = {}
 
 
@@ -22,18 +20,27 @@ def _version(status: os.stat_result) -> tuple[int, int, int, int, int]:
     return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
 
 
-def sha256(path: str | os.PathLike[str]) -> tuple[int, bytes, bool] | None:
-    """``(size, SHA-256, steady)`` of the regular file at ``path`` (no link followed, no FIFO
-    waited on), read now; None if it is none. ``steady`` is False (and nothing remembered) if
-    the file changed while it was read."""
+def open_regular(path: str | os.PathLike[str]) -> int | None:
+    """A descriptor of ``path`` if it is a regular file (no link followed, no FIFO waited
+    on), else None."""
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
-    before = os.fstat(descriptor)
-    if not stat.S_ISREG(before.st_mode):
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
         os.close(descriptor)
         return None
+    return descriptor
+
+
+def sha256(path: str | os.PathLike[str]) -> tuple[int, bytes, bool] | None:
+    """``(size, SHA-256, steady)`` of the regular file at ``path`` (no link followed, no FIFO
+    waited on), read now; None if it is none. ``steady`` is False (and nothing remembered) if
+    the file changed while it was read."""
+    descriptor = open_regular(path)
+    if descriptor is None:
+        return None
+    before = os.fstat(descriptor)
     with open(descriptor, "rb") as stream:
         hasher = hashlib.file_digest(stream, "sha256")
         size = stream.tell()

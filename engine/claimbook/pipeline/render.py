@@ -25,11 +25,8 @@ import yaml
 
 from claimbook import cache, paths
 from claimbook.errors import BuildError
-from claimbook.pipeline import site_record
 from claimbook.pipeline.site_key import judged_states
-from claimbook.pipeline.site_outcome import OUTDATED_NOTE, site_dir
-
-__all__ = ["SiteRender"]
+from claimbook.pipeline.site_outcome import OUTDATED_NOTE, copy_verified, site_dir
 
 # The environment's record of the page digests it read (pickled with it in .doctrees).
 _READ_DIGESTS = "trainable_page_digests"
@@ -145,7 +142,7 @@ class SiteRender:
         shutil.rmtree(self.target, ignore_errors=True)
         self._copied = False  # whether the render starts from the published pages
         if reuse_pages and not fresh and published is not None:
-            self._copied = site_record.copy_verified(
+            self._copied = copy_verified(
                 site_dir(), self.target, published["files"], skip={OUTDATED_NOTE}
             )
         try:

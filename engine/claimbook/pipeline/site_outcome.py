@@ -1,38 +1,167 @@
-"""The published site and the stored outcome of the render that made it.
+"""The published site: the record of its files, its publication, and its render's outcome.
 
-:func:`publish` replaces ``_build/html`` by rename, so the site on disk is always a complete
-one; while a build runs the old one carries ``OUTDATED.txt`` (:func:`mark_outdated`). The
-outcome (the warnings, or none) is stored in ``_build/site.json`` with the site key
-(:mod:`.site_key`), the record of the published files (:mod:`.site_record`) and the page
-digests, under a SHA-256 of all of them (an edited outcome is ignored). A build whose site key
-is the stored one and whose site matches its record does not render and repeats the stored
-warnings; claim problems are judged again by every build.
+Publishing (:func:`publish`) keeps only regular files and directories (:func:`keep_regular`),
+records the SHA-256 of every file (paths relative to the site, ``/``-separated) and replaces
+``_build/html`` by rename, so the site on disk is always a complete one; while a build runs
+the old one carries ``OUTDATED.txt`` (:func:`mark_outdated`). The outcome (the warnings, or
+none) is stored in ``_build/site.json`` with the site key (:mod:`.site_key`), the record and
+the page digests, under a SHA-256 of all of them (an edited outcome is ignored). Every build
+walks the site again (:func:`differences`): a file edited, missing or added, or an entry that
+is no regular file or directory, publishes it again; otherwise a build whose site key is the
+stored one does not render, and repeats the stored warnings. A render starts from the
+published pages only if every one matches the record (:func:`copy_verified`). Files are
+opened with ``O_NOFOLLOW`` and checked to be regular after opening; no walk follows a link.
+
+Examples
+--------
+>>> import tempfile
+>>> with tempfile.TemporaryDirectory() as scratch:
+...     site = Path(scratch)
+...     _ = (site / "index.html").write_text("7.000")
+...     files = scan(site).files
+...     _ = (site / "index.html").write_text("7.777")
+...     print(differences(site, files))
+edited index.html
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+from collections.abc import Collection, Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from claimbook import paths
 from claimbook.atomic import write_text_atomically
-from claimbook.pipeline import site_record
+from claimbook.pipeline import file_digests
 from claimbook.pipeline.site_key import pages_digest
-
-__all__ = [
-    "OUTDATED_NOTE",
-    "mark_outdated",
-    "publish",
-    "read_outcome",
-    "site_differences",
-    "site_dir",
-    "write_outcome",
-]
 
 OUTDATED_NOTE = "OUTDATED.txt"
 OUTCOME_FORMAT = 3  # bump when the outcome's fields or their meaning change
+_SHOWN = 3  # names shown per kind of difference
+
+
+class Scan(NamedTuple):
+    """A walk of a site: its regular files with their SHA-256, and every other entry."""
+
+    files: dict[str, str]
+    others: list[str]
+
+
+def scan(directory: str | Path, skip: Collection[str] = ()) -> Scan:
+    """Walk ``directory`` without following links, leaving out top-level names in ``skip``;
+    what cannot be listed or is not a regular file or directory is one of ``others``."""
+    files: dict[str, str] = {}
+    others: list[str] = []
+    folders = [(os.fspath(directory), "")]
+    while folders:
+        folder, prefix = folders.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            others.append(prefix.rstrip("/") or ".")
+            continue
+        for entry in entries:
+            name = prefix + entry.name
+            if not prefix and entry.name in skip:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                folders.append((entry.path, name + "/"))
+                continue
+            found = (
+                file_digests.sha256(entry.path) if entry.is_file(follow_symlinks=False) else None
+            )
+            if found is None:
+                others.append(name)
+            else:
+                files[name] = found[1].hex()
+    return Scan(dict(sorted(files.items())), sorted(others))
+
+
+def _names(kind: str, names: list[str]) -> str:
+    more = f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN else ""
+    return f"{kind} {', '.join(names[:_SHOWN])}{more}"
+
+
+def differences(
+    directory: str | Path, record: Mapping[str, str], skip: Collection[str] = ()
+) -> str | None:
+    """One line naming how ``directory`` differs from ``record``, or None if it matches it."""
+    if not os.path.isdir(directory) or os.path.islink(directory):
+        return "missing"
+    found = scan(directory, skip)
+    parts = []
+    edited = [name for name, digest in found.files.items() if record.get(name, digest) != digest]
+    missing = [name for name in record if name not in found.files]
+    extra = [name for name in found.files if name not in record]
+    for kind, names in (
+        ("edited", edited),
+        ("missing", sorted(missing)),
+        ("not published by the build:", extra),
+        ("not a regular file:", found.others),
+    ):
+        if names:
+            parts.append(_names(kind, names))
+    return "; ".join(parts) or None
+
+
+def copy_verified(
+    source: str | Path, target: str | Path, record: Mapping[str, str], skip: Collection[str] = ()
+) -> bool:
+    """Copy ``source`` into ``target`` (times kept) if it is exactly ``record``; else leave
+    ``target`` absent and return False. Each file is written from the bytes it was hashed from.
+    """
+    source, target = Path(source), Path(target)
+    copied = 0
+    try:
+        for folder, subfolders, names in os.walk(source, followlinks=False):
+            here = Path(folder)
+            relative = here.relative_to(source)
+            (target / relative).mkdir(parents=True, exist_ok=True)
+            if relative == Path("."):
+                subfolders[:] = [name for name in subfolders if name not in skip]
+                names = [name for name in names if name not in skip]
+            if any((here / name).is_symlink() for name in subfolders):
+                return _give_up(target)
+            for name in names:
+                key = (relative / name).as_posix()
+                descriptor = file_digests.open_regular(here / name)
+                if descriptor is None:
+                    return _give_up(target)
+                with open(descriptor, "rb") as stream:
+                    data = stream.read()
+                    times = os.fstat(stream.fileno())
+                if record.get(key) != hashlib.sha256(data).hexdigest():
+                    return _give_up(target)
+                (target / key).write_bytes(data)
+                os.utime(target / key, ns=(times.st_atime_ns, times.st_mtime_ns))
+                copied += 1
+    except OSError:
+        return _give_up(target)
+    if copied != len(record):
+        return _give_up(target)
+    return True
+
+
+def _give_up(target: Path) -> bool:
+    shutil.rmtree(target, ignore_errors=True)
+    return False
+
+
+def keep_regular(directory: str | Path) -> tuple[dict[str, str], list[str]]:
+    """Remove every entry of ``directory`` that is not a regular file or directory; return
+    the record of what is left (path -> SHA-256) and the paths removed."""
+    found = scan(directory)
+    for name in found.others:
+        path = Path(directory, name)
+        if path.is_dir() and not path.is_symlink():  # a directory that could not be listed
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    return found.files, found.others
 
 
 def site_dir() -> Path:
@@ -103,7 +232,7 @@ def write_outcome(
 def site_differences(outcome: dict) -> str | None:
     """How the published site differs from the outcome's record (one line), or None; a site
     carrying ``OUTDATED.txt`` differs."""
-    found = site_record.differences(site_dir(), outcome["files"])
+    found = differences(site_dir(), outcome["files"])
     return None if found is None else f"{paths.shown(site_dir())}: {found}"
 
 
@@ -120,8 +249,8 @@ def mark_outdated(reason: str) -> None:
 
 def publish(rendered: Path) -> dict[str, str]:
     """Replace ``_build/html`` by ``rendered`` with renames, keeping only regular files and
-    directories; return the record of its files (:func:`.site_record.keep_regular`)."""
-    files, _removed = site_record.keep_regular(rendered)
+    directories; return the record of its files (:func:`keep_regular`)."""
+    files, _removed = keep_regular(rendered)
     site = site_dir()
     previous = paths.BUILD_DIR / "html.old"
     shutil.rmtree(previous, ignore_errors=True)

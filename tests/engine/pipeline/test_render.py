@@ -8,7 +8,7 @@ import os
 import pytest
 
 from claimbook import paths
-from claimbook.pipeline import render, site_key, site_outcome, site_record
+from claimbook.pipeline import render, site_key, site_outcome
 
 
 @pytest.fixture
@@ -86,7 +86,7 @@ def test_publish_keeps_only_regular_files_and_records_them(outcome_path, tmp_pat
     files = site_outcome.publish(rendered)
     site = paths.BUILD_DIR / "html"
     assert sorted(files) == ["chapters/alpha.html", "index.html"]
-    assert site_record.scan(site) == (files, [])
+    assert site_outcome.scan(site) == (files, [])
     assert not rendered.exists()
 
 
