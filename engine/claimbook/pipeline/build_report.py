@@ -20,16 +20,6 @@ from claimbook.pipeline.site_outcome import read_outcome, site_differences, site
 from claimbook.sources import read_chapter
 from claimbook.text import one_line
 
-__all__ = [
-    "answer_question",
-    "claim_problems",
-    "final_report",
-    "refuse_to_execute",
-    "shown_warnings",
-    "unregistered_claims",
-    "wide_tolerances",
-]
-
 
 def claim_problems() -> list[str]:
     """One line per registered claim whose state fails the build, with its failed fields, or

@@ -11,15 +11,6 @@ from pathlib import Path
 
 import nbformat
 
-__all__ = [
-    "INSTRUMENT_TAG",
-    "code_cell_name",
-    "code_cell_number",
-    "instrumented",
-    "stop_reason",
-    "without_instrumentation",
-]
-
 INSTRUMENT_TAG = "trainable-instrumentation"
 _START = """\
 import os as _trainable_os

@@ -30,15 +30,6 @@ from claimbook import environment, paths
 from claimbook.errors import BuildError, EnvironmentMismatchError
 from claimbook.startup_code import foreign_startup_files
 
-__all__ = [
-    "book_holding",
-    "check_checkout",
-    "check_engine",
-    "check_environment",
-    "foreign_engine",
-    "running_engine",
-]
-
 _BOOK_FILES = ("_config.yml", "_toc.yml")
 
 

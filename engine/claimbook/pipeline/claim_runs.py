@@ -41,15 +41,6 @@ from claimbook.pipeline.execute import BLAS_THREAD_VARIABLES
 from claimbook.pipeline.limits import CLAIM_WAIT_VARIABLE, read_limits, seconds_text, stop_build
 from claimbook.pipeline.workers import die_with_parent
 
-__all__ = [
-    "ClaimComputation",
-    "claim_environment",
-    "due_claims",
-    "isolated_command",
-    "kill_group",
-    "spread",
-]
-
 # Seconds a kernel waits for the claim record beyond the claim limit (the build writes the
 # record within that margin of killing a claim that ran out of time).
 _WAIT_MARGIN = 30.0

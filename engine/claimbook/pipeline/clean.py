@@ -18,8 +18,6 @@ from claimbook.pipeline.checkout import check_checkout
 from claimbook.pipeline.lock import build_lock
 from claimbook.text import one_line
 
-__all__ = ["KEPT_IN_ARTIFACTS", "clean", "lock_path", "main"]
-
 KEPT_IN_ARTIFACTS = ("README.md", ".gitignore")
 
 

@@ -40,8 +40,6 @@ from claimbook.pipeline.workers import WORKERS, start_worker
 from claimbook.sources import read_chapter
 from claimbook.text import one_line
 
-__all__ = ["ChapterRun", "execute_chapters", "reassemble_chapter"]
-
 CHAPTER_ENVIRONMENT_VARIABLE = "TRAINABLE_CHAPTER"
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 

@@ -24,8 +24,6 @@ from claimbook.atomic import write_text_atomically
 from claimbook.failures import failure_line
 from claimbook.text import one_line
 
-__all__ = ["BANNER_ID", "failure_reason", "mark_failed_build"]
-
 BANNER_ID = "claimbook-failed-build"
 _END = f"<!-- /{BANNER_ID} -->"
 _OLD_BANNER = re.compile(rf'<div[^>]*\bid="{BANNER_ID}"[^>]*>.*?{re.escape(_END)}\n?', re.S)

@@ -22,8 +22,6 @@ from claimbook.pipeline.execute import ChapterRun
 from claimbook.pipeline.keys import ChapterPlan, read_record, record_path
 from claimbook.sources import read_chapter
 
-__all__ = ["ArtifactGuard", "ChapterGuard"]
-
 
 class ArtifactGuard:
     """The files only the build writes, as it holds them: ``artifacts`` (claim id -> bytes),

@@ -28,16 +28,6 @@ from jupyter_client.manager import AsyncKernelManager
 from claimbook import paths
 from claimbook.pipeline.sandbox import sandbox_prefix
 
-__all__ = [
-    "ReadyClient",
-    "kill_kernel",
-    "remove_own_sockets",
-    "remove_sockets",
-    "start_kernel",
-    "start_ready_kernel",
-    "stop_kernel",
-]
-
 # The socket folders start_kernel made and nobody removed yet, each with the process that
 # made it (a forked child copies this table, and a folder is its maker's to remove).
 _SOCKET_FOLDERS: dict[str, int] = {}
@@ -115,23 +105,6 @@ def start_kernel() -> AsyncKernelManager:
         _remove_folder(sockets)
         raise
     return manager
-
-
-def start_ready_kernel(timeout: float = 60.0) -> tuple[AsyncKernelManager, float]:
-    """Launch a kernel and wait until it is ready; return the manager and the seconds the
-    boot took. ``RuntimeError`` (the kernel stopped) if not ready within ``timeout``."""
-    started = time.perf_counter()
-    manager = start_kernel()
-    client = manager.client()
-    try:
-        client.start_channels()
-        asyncio.run(client.wait_for_ready(timeout=timeout))
-    except BaseException:
-        stop_kernel(manager)
-        raise
-    finally:
-        client.stop_channels()
-    return manager, time.perf_counter() - started
 
 
 def stop_kernel(manager: AsyncKernelManager) -> None:

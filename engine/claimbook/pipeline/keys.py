@@ -27,22 +27,6 @@ from claimbook.errors import InvalidClaimIdError, KeyRecordError, OutsideBuildPr
 from claimbook.sources import Chapter, read_chapter
 from claimbook.text import one_line
 
-__all__ = [
-    "MAX_RECORD_BYTES",
-    "RECORD_FORMAT",
-    "ChapterPlan",
-    "chapter_key",
-    "chapter_modules",
-    "code_digest",
-    "file_digest",
-    "load_record",
-    "output_problems",
-    "plan_chapter",
-    "read_record",
-    "record_path",
-    "write_record",
-]
-
 # Bump when the record's meaning or the instrumentation changes: every chapter re-executes.
 RECORD_FORMAT = 4
 MISSING = "missing"

@@ -34,18 +34,6 @@ import yaml
 from claimbook import paths
 from claimbook.errors import BuildError
 
-__all__ = [
-    "CLAIM_WAIT_VARIABLE",
-    "DEFAULTS",
-    "BuildTimeout",
-    "Limits",
-    "end_everything",
-    "read_limits",
-    "seconds_text",
-    "stopped_line",
-    "stops",
-]
-
 # The settings' names in _config.yml, and their defaults in seconds.
 DEFAULTS = {
     "trainable_cell_timeout": 300.0,

@@ -18,8 +18,6 @@ from pathlib import Path
 
 from claimbook.errors import BuildLockError
 
-__all__ = ["TAKEOVER", "build_lock"]
-
 TAKEOVER = "took over the build lock from a build that ended without releasing it"
 _HELD: set[int] = set()  # descriptors of the locks this process holds
 

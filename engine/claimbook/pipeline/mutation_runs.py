@@ -24,8 +24,6 @@ from claimbook.pipeline.claim_runs import (
 )
 from claimbook.pipeline.workers import die_with_parent
 
-__all__ = ["LOG", "StaleMutations", "stale_claims"]
-
 LOG = paths.BUILD_DIR / "mutate.log"
 
 

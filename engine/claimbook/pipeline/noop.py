@@ -26,16 +26,6 @@ from claimbook import paths
 from claimbook.atomic import write_text_atomically
 from claimbook.pipeline import file_digests
 
-__all__ = [
-    "RECORD_NAME",
-    "forget_clean_build",
-    "hash_tree",
-    "record_clean_build",
-    "tree_digest",
-    "tree_entries",
-    "unchanged_since_clean_build",
-]
-
 RECORD_NAME = "clean-build.json"
 _FORMAT = 3  # 3: each file's entry is recorded, and compared one by one
 _SKIPPED_DIRECTORIES = frozenset(

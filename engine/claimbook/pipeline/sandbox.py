@@ -24,8 +24,6 @@ from pathlib import Path
 
 from claimbook import dependencies, paths
 
-__all__ = ["OFF_VARIABLE", "notice", "sandbox_prefix", "writable_folders"]
-
 OFF_VARIABLE = "TRAINABLE_KERNEL_SANDBOX"
 
 

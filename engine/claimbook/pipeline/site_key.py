@@ -20,8 +20,6 @@ from claimbook.claims.mistakes import BUILD_RECORD, committed_record_path, mista
 from claimbook.errors import ClaimError
 from claimbook.pipeline.keys import file_digest
 
-__all__ = ["judged_states", "pages_digest", "site_key"]
-
 _BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib")
 _BOOK_DIRS = ("_static", "_templates", "claims", "artifacts")
 

@@ -112,15 +112,3 @@ def test_waiting_on_a_kernel_that_died_says_so():
     finally:
         client.stop_channels()
         kernels.stop_kernel(manager)
-
-
-@pytest.mark.book  # starts a kernel
-def test_a_ready_kernel_runs_code_at_once_and_says_how_long_its_boot_took():
-    manager, seconds = kernels.start_ready_kernel(timeout=60)
-    process = manager.provisioner.process
-    try:
-        assert 0 < seconds < 60
-        _runs_code(manager, ready_within=5)  # booted already
-    finally:
-        kernels.stop_kernel(manager)
-    assert process.poll() is not None  # ended and reaped
