@@ -57,18 +57,13 @@ def check_checkout(environ: Mapping[str, str] = os.environ, cwd: str | Path | No
         )
 
 
-def running_engine() -> Path:
-    """The folder of the ``claimbook`` package this process imported, resolved."""
-    return Path(paths.__file__).resolve().parent
-
-
 def foreign_engine(
     root: str | Path | None = None, engine: str | Path | None = None
 ) -> Path | None:
     """``engine`` (default the running one) when the book at ``root`` (default the book)
     holds an engine of its own, ``<root>/engine/claimbook``, that is another; else None."""
     root = Path(root) if root is not None else paths.REPO_ROOT
-    engine = Path(engine).resolve() if engine is not None else running_engine()
+    engine = Path(paths.__file__).resolve().parent if engine is None else Path(engine).resolve()
     own = root / "engine" / "claimbook"
     if not own.is_dir() or own.resolve() == engine:
         return None

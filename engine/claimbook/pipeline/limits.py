@@ -100,18 +100,13 @@ def stops(build_seconds: float):
     :class:`KeyboardInterrupt` on SIGINT, in the main thread; a second signal is ignored, so
     that the cleanup runs to its end."""
 
-    def interrupted(signum, frame):
+    def stop(signum, frame):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGALRM, signal.SIG_IGN)
-        raise KeyboardInterrupt
+        raise BuildTimeout(build_seconds) if signum == signal.SIGALRM else KeyboardInterrupt
 
-    def timed_out(signum, frame):
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGALRM, signal.SIG_IGN)
-        raise BuildTimeout(build_seconds)
-
-    previous_int = signal.signal(signal.SIGINT, interrupted)
-    previous_alarm = signal.signal(signal.SIGALRM, timed_out)
+    previous_int = signal.signal(signal.SIGINT, stop)
+    previous_alarm = signal.signal(signal.SIGALRM, stop)
     signal.setitimer(signal.ITIMER_REAL, build_seconds)
     try:
         yield
