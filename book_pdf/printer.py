@@ -49,8 +49,7 @@ from book_pdf.document import PAGE_NUMBER_CLASS, compose
 from claimbook import paths, pdf_link
 from claimbook.atomic import write_bytes_atomically
 from claimbook.build_stamp import build_stamp
-from claimbook.pipeline.site_key import site_key
-from claimbook.pipeline.site_outcome import read_outcome, site_dir
+from claimbook.pipeline.site_outcome import read_outcome, site_dir, site_key
 
 __all__ = ["CHROMIUM", "available", "heading_pages", "main", "print_book"]
 

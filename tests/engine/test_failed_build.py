@@ -15,7 +15,7 @@ from scratch_book import point_paths_at
 from claimbook import claims
 from claimbook.extensions.claim_nodes import ACCOUNT_WORDS, mark_legend
 from claimbook.extensions.claim_pages_model import measurement_lead
-from claimbook.pipeline import site_key
+from claimbook.pipeline import site_outcome
 from claimbook.pipeline.failed_build import BANNER_ID, failure_reason, mark_failed_build
 
 CLAIM = "c15-invariance-001"  # registered; the scratch book has no artifact: "not run"
@@ -118,7 +118,7 @@ def test_the_reason_is_the_first_cause_a_reader_needs():
 
 def test_the_site_key_changes_with_a_claims_judged_state(tmp_path, monkeypatch):
     point_paths_at(tmp_path / "book", monkeypatch)
-    before = site_key.site_key()
+    before = site_outcome.site_key()
     judge = claims.judge
 
     def stale(claim_id, **options):
@@ -126,7 +126,7 @@ def test_the_site_key_changes_with_a_claims_judged_state(tmp_path, monkeypatch):
         return judged._replace(state="stale") if claim_id == CLAIM else judged
 
     monkeypatch.setattr(claims, "judge", stale)
-    assert site_key.site_key() != before
+    assert site_outcome.site_key() != before
 
 
 ACCOUNT_PAGE = f"""<!DOCTYPE html>

@@ -35,7 +35,7 @@ from sphinx.domains import Index, IndexEntry
 
 from claimbook import pdf_link
 from claimbook.build_stamp import build_stamp
-from claimbook.pipeline.site_key import site_key
+from claimbook.pipeline.site_outcome import site_key
 
 _THEBE_FILES = ("sphinx-thebe.js", "sphinx-thebe.css")
 

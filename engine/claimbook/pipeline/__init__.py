@@ -5,6 +5,6 @@
 (:mod:`.claim_runs`), executes the chapters that need it in parallel workers, one kernel each,
 sandboxed where it can be (:mod:`.execute`, :mod:`.sandbox`), renders into a new directory
 and publishes it in one rename (:mod:`.render`, :mod:`.site_outcome`), storing the outcome
-with the site key (:mod:`.site_key`) and the record of every published file. A tree
+with the site key and the record of every published file. A tree
 unchanged since a clean build is a no-op (:mod:`.noop`).
 """

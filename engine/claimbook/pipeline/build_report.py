@@ -15,8 +15,7 @@ from claimbook.errors import ChapterSourceError, ClaimError
 from claimbook.pipeline.claim_runs import due_claims
 from claimbook.pipeline.keys import ChapterPlan, plan_chapter, read_record
 from claimbook.pipeline.mutation_runs import stale_claims
-from claimbook.pipeline.site_key import site_key
-from claimbook.pipeline.site_outcome import read_outcome, site_differences, site_dir
+from claimbook.pipeline.site_outcome import read_outcome, site_differences, site_dir, site_key
 from claimbook.sources import read_chapter
 from claimbook.text import one_line
 

@@ -18,11 +18,7 @@ from pathlib import Path
 
 from claimbook import cache, claims, environment, paths
 from claimbook.dependencies import one_reading
-from claimbook.errors import (
-    BuildError,
-    ChapterSourceError,
-    ClaimError,
-)
+from claimbook.errors import BuildError, ChapterSourceError, ClaimError
 from claimbook.failures import DOING, report
 from claimbook.pipeline import sandbox
 from claimbook.pipeline.build_report import (
@@ -49,13 +45,15 @@ from claimbook.pipeline.lock import build_lock
 from claimbook.pipeline.mutation_runs import StaleMutations
 from claimbook.pipeline.noop import forget_clean_build, hash_tree, record_clean_build
 from claimbook.pipeline.render import SiteRender
-from claimbook.pipeline.site_key import judged_states, pages_digest, site_key
 from claimbook.pipeline.site_outcome import (
+    judged_states,
     mark_outdated,
+    pages_digest,
     publish,
     read_outcome,
     site_differences,
     site_dir,
+    site_key,
     write_outcome,
 )
 from claimbook.settings import results_pasted_as_glue

@@ -17,11 +17,7 @@ from claimbook import paths
 from claimbook.claims.mistakes import current_entry, mutation_key
 from claimbook.claims.registry import load_claim
 from claimbook.errors import ClaimError
-from claimbook.pipeline.claim_runs import (
-    claim_environment,
-    isolated_command,
-    kill_group,
-)
+from claimbook.pipeline.claim_runs import claim_environment, isolated_command, kill_group
 from claimbook.pipeline.workers import die_with_parent
 
 LOG = paths.BUILD_DIR / "mutate.log"

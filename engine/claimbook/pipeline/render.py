@@ -25,8 +25,7 @@ import yaml
 
 from claimbook import cache, paths
 from claimbook.errors import BuildError
-from claimbook.pipeline.site_key import judged_states
-from claimbook.pipeline.site_outcome import OUTDATED_NOTE, copy_verified, site_dir
+from claimbook.pipeline.site_outcome import OUTDATED_NOTE, copy_verified, judged_states, site_dir
 
 # The environment's record of the page digests it read (pickled with it in .doctrees).
 _READ_DIGESTS = "trainable_page_digests"

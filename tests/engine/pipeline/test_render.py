@@ -8,7 +8,7 @@ import os
 import pytest
 
 from claimbook import paths
-from claimbook.pipeline import render, site_key, site_outcome
+from claimbook.pipeline import render, site_outcome
 
 
 @pytest.fixture
@@ -126,8 +126,8 @@ def test_the_pages_that_exist_follow_the_contents_the_claims_and_the_configurati
     (tmp_path / "_toc.yml").write_text("root: intro\n")
     (tmp_path / "_config.yml").write_text("title: A book\n")
     (tmp_path / "claims" / "c1-a-001.yaml").write_text("id: c1-a-001\n")
-    before = site_key.pages_digest()
-    assert site_key.pages_digest() == before
+    before = site_outcome.pages_digest()
+    assert site_outcome.pages_digest() == before
     edits = [
         ("_config.yml", "title: A book\nsphinx:\n  config:\n    html_use_index: false\n"),
         ("_toc.yml", "root: intro\nchapters: [{file: one}]\n"),
@@ -135,8 +135,8 @@ def test_the_pages_that_exist_follow_the_contents_the_claims_and_the_configurati
     ]
     for name, text in edits:
         (tmp_path / name).write_text(text)
-        after = site_key.pages_digest()
+        after = site_outcome.pages_digest()
         assert after != before, name
         before = after
     (tmp_path / "claims" / "c1-a-001.yaml").write_text("id: c1-a-001\nstatement: edited\n")
-    assert site_key.pages_digest() == before  # an entry's text shows on pages, not which exist
+    assert site_outcome.pages_digest() == before  # an entry's text shows on pages, not which exist
