@@ -128,10 +128,9 @@ def _build(started, jobs, question, out, only, render_site, kernels, foreign_env
             (computation, mutations), plans, jobs, out, render_site, kernels, started
         )
     finally:
-        if computation is not None:
-            computation.stop()
-        if mutations is not None:
-            mutations.stop()
+        for run in (computation, mutations):
+            if run is not None:
+                run.stop()
     if whole:  # a record a chapter's cell may have written meanwhile is never kept
         clean = status == 0 and not foreign_environment
         record_clean_build() if clean else forget_clean_build()
@@ -172,11 +171,13 @@ def _build_with(running, plans, jobs, out, render_site, kernels, started) -> int
     fresh = outcome is None or bool(outcome.get("warnings")) or not same_pages
     prepared: list[SiteRender] = []
 
+    def finish_runs() -> None:
+        for run in (computation, mutations):
+            if run is not None:
+                run.finish()
+
     def prepare(running: list) -> None:
-        if computation is not None:  # pages judge claims: only once they are computed
-            computation.finish()
-        if mutations is not None:  # and show what their mistakes did
-            mutations.finish()
+        finish_runs()  # pages judge the claims and show what their mistakes did
         site = SiteRender(fresh, reuse_pages=same_pages, published=outcome)
         prepared.append(site)
         for source in _selected_sources(None):
@@ -205,10 +206,7 @@ def _build_with(running, plans, jobs, out, render_site, kernels, started) -> int
             environment=guard.environment,
             inspect=guard.inspect,
         )
-        if computation is not None:
-            computation.finish()
-        if mutations is not None:
-            mutations.finish()
+        finish_runs()
         if pending:
             out(
                 f"claims: their artifacts checked after each chapter in "

@@ -218,25 +218,19 @@ def execute_chapters(
     runs = []
     waiting = list(sources)
     futures: dict[concurrent.futures.Future, Path] = {}
-    pool = None
-
-    def variables(source: Path) -> dict[str, str]:
-        return environment(source) if environment else {}
+    others = set(multiprocessing.active_children())
+    pool = concurrent.futures.ProcessPoolExecutor(
+        jobs,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=start_worker,
+        initargs=(os.getpid(),),
+    )
 
     def submit() -> None:
-        nonlocal pool
         source = waiting.pop(0)
-        first = pool is None
-        if first:
-            others = set(multiprocessing.active_children())
-            pool = concurrent.futures.ProcessPoolExecutor(
-                min(jobs, len(waiting) + 1),
-                mp_context=multiprocessing.get_context("fork"),
-                initializer=start_worker,
-                initargs=(os.getpid(),),
-            )
-        futures[pool.submit(_run_one, str(source), variables(source))] = source
-        if first:  # with fork, the pool starts all its workers at the first submission
+        variables = environment(source) if environment else {}
+        futures[pool.submit(_run_one, str(source), variables)] = source
+        if len(futures) == 1:  # with fork, the first submission starts every worker
             WORKERS.extend(set(multiprocessing.active_children()) - others)
 
     def running() -> list[concurrent.futures.Future]:
@@ -272,8 +266,7 @@ def execute_chapters(
             idle_core()
     finally:
         # Idle workers exit while the build goes on; end_workers() reaps them.
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+        pool.shutdown(wait=False, cancel_futures=True)
     return sorted(runs, key=lambda run: [s.stem for s in sources].index(run.stem))
 
 
