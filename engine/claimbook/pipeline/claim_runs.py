@@ -41,8 +41,7 @@ from claimbook.pipeline.execute import BLAS_THREAD_VARIABLES
 from claimbook.pipeline.limits import CLAIM_WAIT_VARIABLE, read_limits, seconds_text, stop_build
 from claimbook.pipeline.workers import die_with_parent
 
-# Seconds a kernel waits for the claim record beyond the claim limit (the build writes the
-# record within that margin of killing a claim that ran out of time).
+# Seconds a kernel waits for the claim record beyond the claim limit.
 _WAIT_MARGIN = 30.0
 _UNKNOWN_SECONDS = 1.0  # a claim never timed counts as this, so new claims spread evenly
 
@@ -87,8 +86,7 @@ def spread(seconds: Mapping[str, float], processes: int) -> list[list[str]]:
     return [sorted(batch) for batch in batches]
 
 
-# Bytecode of the claim processes, apart from the __pycache__ folders a chapter's kernel
-# writes beside the sources (and removed by `make clean`, as the rest of _build/).
+# The claim processes' bytecode, under _build/, never a __pycache__ a kernel could write.
 BYTECODE_FOLDER = "claim-bytecode"
 
 
@@ -119,8 +117,7 @@ def claim_environment(workers_per_process: int | None) -> dict[str, str]:
         for name, value in os.environ.items()
         if name not in (RECORD_VARIABLE, CHAPTER_CLAIMS_VARIABLE, BUILD_VARIABLE, DRIVER_VARIABLE)
     }
-    # As in the chapters' kernels: one BLAS thread, so reductions run in one fixed order
-    # and a claim's numbers are the same whoever computes them.
+    # One BLAS thread, as in the kernels: reductions in one order, whoever computes them.
     for variable in BLAS_THREAD_VARIABLES:
         environment.setdefault(variable, "1")
     if workers_per_process is not None:
@@ -187,8 +184,7 @@ class ClaimComputation:
         # The book's order within a process: the first chapters' claims come first.
         order = {claim_id: index for index, claim_id in enumerate(self.claim_ids)}
         self.batches = [sorted(batch, key=order.__getitem__) for batch in self.batches]
-        # One process per core computes claims one after another, so a statistical claim's
-        # seeds stay in its process; a single process may spread them over every core.
+        # Several processes: one worker each; a single process may spread seeds over cores.
         workers = 1 if len(self.batches) > 1 else None
         parent = os.getpid()
         for batch in self.batches:

@@ -34,14 +34,12 @@ import yaml
 from claimbook import paths
 from claimbook.errors import BuildError
 
-# The settings' names in _config.yml, and their defaults in seconds.
 DEFAULTS = {
     "trainable_cell_timeout": 300.0,
     "trainable_claim_timeout": 600.0,
     "trainable_build_timeout": 1800.0,
 }
-# How long a kernel's verify_claim waits for the build's claim record to change, in seconds
-# (set by the build: the claim limit plus a margin; see claimbook.claims.record).
+# Seconds a kernel's verify_claim waits for the claim record to change (claimbook.claims.record).
 CLAIM_WAIT_VARIABLE = "CLAIMBOOK_CLAIM_WAIT"  # as claimbook.claims.record names it
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import os
 import sys
 import time
@@ -53,7 +54,9 @@ def build_lock(path: str | Path, say=None) -> Iterator[None]:
         _HELD.add(handle)
         previous = os.pread(handle, 4096, 0).decode("utf-8", "replace").strip()
         if previous:
-            (say or _to_stderr)(f"make: {TAKEOVER} ({previous})")
+            (say or functools.partial(print, file=sys.stderr, flush=True))(
+                f"make: {TAKEOVER} ({previous})"
+            )
         started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime())
         command = " ".join(sys.argv) or sys.executable
         os.ftruncate(handle, 0)
@@ -66,7 +69,3 @@ def build_lock(path: str | Path, say=None) -> Iterator[None]:
     finally:
         _HELD.discard(handle)
         os.close(handle)
-
-
-def _to_stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)

@@ -1,16 +1,13 @@
 """A build that has nothing to do says so in a fraction of a second.
 
-A clean, complete build records the tree (:func:`record_clean_build`): each file's relative
-path and SHA-256 (a link's target, another entry's type), and a stamp of what pages show that
-is no file of the tree (the commit, ``TRAINABLE_BUILD_COMMIT``/``_DATE``, Python, the
-installed distributions, the absolute root, and the engine's files when it lives outside the
-root). The next ``build`` (or ``build --question``) compares the tree with it before importing
-anything heavy (:func:`unchanged_since_clean_build`), most recently modified file first,
-stopping at the first difference; any difference takes the full path, which decides.
-Skipped: ``.git``, ``.venv``, ``node_modules``, tool caches, the record and the lock files.
-Contents are hashed, never trusted from sizes or times. The driver removes the record when a
-whole build starts its full path and when it ends other than clean, and writes it only after
-a clean end in the book's own environment.
+A clean, complete build records the tree (:func:`record_clean_build`): each file's path and
+SHA-256 (a link's target, another entry's type; ``.git``, ``.venv``, caches, the record and
+the locks skipped) and a stamp of what pages show that is no file of the tree (commit,
+``TRAINABLE_BUILD_COMMIT``/``_DATE``, Python, installed distributions, the root, an engine
+outside it). The next ``build`` compares before importing anything heavy
+(:func:`unchanged_since_clean_build`), newest file first, up to the first difference, which
+takes the full path. The driver removes the record when a whole build starts its full path,
+and writes it only after a clean end in the book's own environment.
 """
 
 from __future__ import annotations

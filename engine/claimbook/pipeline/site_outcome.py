@@ -1,21 +1,15 @@
 """The published site: its key, the record of its files, its publication, its outcome.
 
 The *site key* (:func:`site_key`) is a SHA-256 over everything a page can show: the book's
-files (configuration, table of contents, landing page, bibliography, ``_static``,
-``_templates``, the chapters' sources and notebooks, ``claims/``, ``artifacts/``), the engine
-and the locked environment, today's digests of the modules each claim artifact's key names,
-the mutate records, the footer's commit, date and dirty flag, and each claim's judged state.
-Publishing (:func:`publish`) keeps only regular files and directories (:func:`keep_regular`),
-records the SHA-256 of every file (paths relative to the site, ``/``-separated) and replaces
-``_build/html`` by rename, so the site on disk is always a complete one; while a build runs
-the old one carries ``OUTDATED.txt`` (:func:`mark_outdated`). The outcome (the warnings, or
-none) is stored in ``_build/site.json`` with the site key, the record and the page digests,
-under a SHA-256 of all of them (an edited outcome is ignored). Every build walks the site
-again (:func:`differences`): a file edited, missing or added, or an entry that is no regular
-file or directory, publishes it again; otherwise a build whose site key is the stored one
-does not render, and repeats the stored warnings. A render starts from the published pages
-only if every one matches the record (:func:`copy_verified`). Files are opened with
-``O_NOFOLLOW`` and checked to be regular after opening; no walk follows a link.
+files, ``claims/`` and ``artifacts/``, the engine and environment, the digests of the modules
+each claim artifact's key names, the mutate records, the footer's stamp and each claim's
+judged state. :func:`publish` keeps only regular files and directories, records each file's
+SHA-256 and replaces ``_build/html`` by rename (``OUTDATED.txt`` marks the old site meanwhile:
+:func:`mark_outdated`). The outcome (the warnings) is stored in ``_build/site.json`` with the
+key, that record and the page digests, under a digest of all of them. A build whose key is
+the stored one, and whose site still matches the record (:func:`differences`), repeats the
+stored warnings without rendering; a render starts from the published pages only if they
+match it (:func:`copy_verified`). No file is opened through a link, no walk follows one.
 
 Examples
 --------
