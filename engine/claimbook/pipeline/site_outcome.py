@@ -37,8 +37,7 @@ from claimbook import claims, dependencies, paths, pdf_link
 from claimbook.atomic import write_text_atomically
 from claimbook.build_stamp import build_stamp
 from claimbook.claims.keys import environment_digest
-from claimbook.claims.mistakes import mistakes_digest
-from claimbook.claims.mistakes import BUILD_RECORD, committed_record_path
+from claimbook.claims.mistakes import BUILD_RECORD, committed_record_path, mistakes_digest
 from claimbook.errors import ClaimError
 from claimbook.pipeline import file_digests
 from claimbook.pipeline.keys import file_digest
