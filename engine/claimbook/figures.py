@@ -62,16 +62,6 @@ FIGURE_STYLE = {
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 
 
-def chapter_files() -> list[str]:
-    """Chapter source stems in table-of-contents order, e.g. ``["normalization-invariance"]``."""
-    return [source.stem for source in sources.chapter_sources()]
-
-
-def chapter_number(stem: str) -> int:
-    """The number the book gives chapter ``stem`` (:func:`sources.chapter_number`)."""
-    return sources.chapter_number(stem)
-
-
 def figure_labels(chapter) -> list[str]:
     """Labels (``:name:``) of the figure directives in a chapter's prose, in order.
 
@@ -116,7 +106,7 @@ def locate_figure(label: str, chapter: str | None = None) -> str:
     """
     _check_label(label)
     chapter = chapter or os.environ.get(CHAPTER_VARIABLE) or None
-    candidates = [chapter] if chapter else chapter_files()
+    candidates = [chapter] if chapter else [s.stem for s in sources.chapter_sources()]
     for stem in candidates:
         source = paths.CHAPTERS_DIR / f"{stem}.md"
         if source.is_file() and label in figure_labels(source):

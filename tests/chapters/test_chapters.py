@@ -14,7 +14,7 @@ import pytest
 from claimbook import claims, figures, paths
 from claimbook.claims import harness_pin
 from claimbook.settings import results_pasted_as_glue
-from claimbook.sources import read_chapter
+from claimbook.sources import chapter_sources, read_chapter
 
 CHAPTERS = sorted(paths.CHAPTERS_DIR.glob("*.md"))
 
@@ -29,7 +29,8 @@ def chapter(request):
 
 
 def test_every_chapter_source_is_in_the_contents_and_back():
-    assert sorted(path.stem for path in CHAPTERS) == sorted(figures.chapter_files())
+    listed = [source.stem for source in chapter_sources()]
+    assert sorted(path.stem for path in CHAPTERS) == sorted(listed)
 
 
 def test_no_notebook_with_outputs_is_tracked():

@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 import pytest
 from PIL import Image
 
-from claimbook import figures, paths
+from claimbook import figures, paths, sources
 from claimbook.errors import InvalidFigureLabelError, UnknownFigureError
 from claimbook.phone_figures import PHONE_COLUMN_PX, SMALLEST_TEXT_CSS_PX
 from trainable_harness import __version__
@@ -75,9 +75,9 @@ def fig():
 
 
 def test_chapters_are_numbered_by_position_from_the_declared_first(book):
-    assert figures.chapter_files() == ["first", "second"]
-    assert figures.chapter_number("first") == 15
-    assert figures.chapter_number("second") == 16
+    assert [source.stem for source in sources.chapter_sources()] == ["first", "second"]
+    assert sources.chapter_number("first") == 15
+    assert sources.chapter_number("second") == 16
 
 
 def test_only_named_figure_directives_in_prose_are_labels(book):
@@ -208,8 +208,6 @@ def test_one_palette_and_one_style_for_every_chapter():
 
 
 def test_a_source_is_parsed_once_per_content_and_an_edit_is_seen(book, monkeypatch):
-    from claimbook import sources
-
     source = book / "chapters" / "second.md"
     figures.locate_figure("fig-gamma")  # every chapter read once
     parses = []

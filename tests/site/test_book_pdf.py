@@ -17,9 +17,9 @@ from pypdf import PdfReader
 from pypdf.generic import ArrayObject
 
 from book_pdf import document, printer
-from claimbook import claims, figures, instruments, pdf_link
+from claimbook import claims, instruments, pdf_link, sources
 from claimbook.extensions.book_site import build_stamp
-from tests.site.test_site import SITE, chapter_title, site_pages
+from tests.site.test_site import SITE, chapter_stems, chapter_title, site_pages
 
 pytestmark = pytest.mark.site
 
@@ -122,8 +122,8 @@ def test_the_contents_give_the_page_of_every_heading(printed):
     entries = _contents(printed)
     texts = [_words(text) for text in printed["texts"]]
     titles = {_words(text) for text, _ in entries}
-    for stem in figures.chapter_files():
-        number = figures.chapter_number(stem)
+    for stem in chapter_stems():
+        number = sources.chapter_number(stem)
         assert f"{number}. {chapter_title(stem)}" in titles, (stem, sorted(titles)[:10])
     claim_ids = claims.list_claims()
     assert {f"Claim {claim_id}" for claim_id in claim_ids} <= titles
@@ -198,12 +198,12 @@ def test_the_book_is_all_there_and_no_page_is_blank(printed):
     for chrome in ("Show code cell content", "Show code cell source", "Download: SVG"):
         assert chrome not in text, f"{chrome!r}: the screen's interface, printed"
     # The chips under a chapter's title (its topics and lenses) are navigation on screen.
-    for stem in figures.chapter_files():
+    for stem in chapter_stems():
         soup = BeautifulSoup(
             (SITE / "chapters" / f"{stem}.html").read_text("utf-8"), "html.parser"
         )
         chips = [_words(chip.get_text()) for chip in soup.select("article a.sd-badge")]
-        title = f"{figures.chapter_number(stem)}. {chapter_title(stem)}"
+        title = f"{sources.chapter_number(stem)}. {chapter_title(stem)}"
         opening = next(page for page in texts if title in page and "Contents" not in page)
         assert chips and not [chip for chip in chips if chip in opening], (stem, chips)
     # A page with under 80 characters of text (its number included) is a page left blank.

@@ -20,7 +20,14 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from claimbook import figures, paths, phone_figures
-from tests.site.test_site import SITE, _open, browser, chapter_page_files, served_site
+from tests.site.test_site import (
+    SITE,
+    _open,
+    browser,
+    chapter_page_files,
+    chapter_stems,
+    served_site,
+)
 
 pytestmark = pytest.mark.site
 
@@ -44,7 +51,7 @@ FORMULAS = """() => [...document.querySelectorAll(
 
 
 def chapter_pages():
-    return [page for stem in figures.chapter_files() for page in chapter_page_files(stem)]
+    return [page for stem in chapter_stems() for page in chapter_page_files(stem)]
 
 
 @functools.cache
@@ -128,7 +135,7 @@ def test_figures_and_formulas_fit_the_width(width, served_site, browser):
     # The checks saw what the chapters hold: a test over no figure or formula checks nothing.
     labels = [
         label
-        for stem in figures.chapter_files()
+        for stem in chapter_stems()
         for label in figures.figure_labels(paths.CHAPTERS_DIR / f"{stem}.md")
     ]
     assert figures_seen == len(labels) and formulas_seen > 100, (figures_seen, labels)

@@ -22,8 +22,7 @@ import nbformat
 import pytest
 
 from checks.binder import image_outputs, raw_myst
-from claimbook import figures
-from tests.site.test_site import SCREENSHOTS, SITE, browser, chapter_soup  # noqa: F401 (browser: a fixture)
+from tests.site.test_site import SCREENSHOTS, SITE, browser, chapter_soup, chapter_stems  # noqa: F401 (browser: a fixture)
 
 pytestmark = pytest.mark.site
 
@@ -51,7 +50,7 @@ def site_figures(stem) -> int:
     return len(chapter_soup(stem).select("article.bd-article figure img"))
 
 
-@pytest.fixture(params=figures.chapter_files())
+@pytest.fixture(params=chapter_stems())
 def stem(request):
     return request.param
 
@@ -99,7 +98,7 @@ def jupyterlab(tmp_path_factory):
     root = tmp_path_factory.mktemp("jupyterlab")
     notebooks = root / "notebooks"
     notebooks.mkdir()
-    for stem in figures.chapter_files():
+    for stem in chapter_stems():
         reader(stem)  # fails naming a missing notebook
         shutil.copy(DOWNLOADS / f"{stem}.ipynb", notebooks)
     _settings(root / "settings")

@@ -45,7 +45,7 @@ BORDER_CONTRAST = 3.0
 
 
 def chapter_stems():
-    return figures.chapter_files()
+    return [source.stem for source in sources.chapter_sources()]
 
 
 def chapter_page(stem):
@@ -135,7 +135,7 @@ def chapter(request):
 def test_every_named_figure_has_its_number_alt_text_and_downloadable_artifacts(chapter):
     stem, soup = chapter
     labels = figures.figure_labels(chapter_source(stem))
-    number = figures.chapter_number(stem)
+    number = sources.chapter_number(stem)
     assert labels, f"{stem} has no named figure"
     alt_written = {
         str(directive.options["name"]): str(directive.options["alt"])
@@ -352,7 +352,7 @@ def test_every_chapter_page_explains_its_marks_before_the_first(chapter):
 
 def test_sections_and_equations_carry_the_chapter_number(chapter):
     stem, soup = chapter
-    number = figures.chapter_number(stem)
+    number = sources.chapter_number(stem)
     title = soup.select_one("section > h1")
     assert title.get_text(" ", strip=True).startswith(f"{number}.")
     sections = [h.get_text(" ", strip=True) for h in soup.select("section > h2")]
