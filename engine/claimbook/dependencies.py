@@ -24,13 +24,9 @@ FIRST_PARTY = ("trainable_harness", "claimbook")
 MISSING = "missing"
 
 
+@functools.cache
 def package_folder(top: str) -> Path | None:
     """The folder of a top-level first-party package, found without importing it."""
-    return _package_dir(top)
-
-
-@functools.cache
-def _package_dir(top: str) -> Path | None:
     spec = importlib.util.find_spec(top)
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -70,7 +66,7 @@ class _ModuleFiles:
 
     def _find(self, name: str) -> Path | None:
         top, *rest = name.split(".")
-        base = _package_dir(top) if top in FIRST_PARTY else None
+        base = package_folder(top) if top in FIRST_PARTY else None
         if base is None:
             return None
         if not rest:
@@ -225,7 +221,7 @@ def module_digests(names: Iterable[str]) -> dict[str, str]:
 def package_digest(top: str) -> str:
     """SHA-256 of every ``*.py`` and ``*.json`` file of first-party package ``top``, once per
     process."""
-    base = _package_dir(top)
+    base = package_folder(top)
     digest = hashlib.sha256()
     for path in sorted(base.rglob("*")) if base is not None else ():
         if path.suffix in (".py", ".json") and "__pycache__" not in path.parts:

@@ -10,23 +10,12 @@ True
 from __future__ import annotations
 
 import ast
-import importlib.util
-from pathlib import Path
 
-from claimbook import paths
+from claimbook import dependencies, paths
 from claimbook.errors import BookError
 
 _VERSIONS: dict[bytes, str | None] = {}  # by the bytes of ``_version.py``
 PACKAGE = "trainable_harness"
-
-
-def package_dir() -> Path:
-    """The instrument package's folder, found without importing it (``harness/`` when it is
-    not installed)."""
-    spec = importlib.util.find_spec(PACKAGE)
-    if spec is not None and spec.submodule_search_locations:
-        return Path(next(iter(spec.submodule_search_locations))).resolve()
-    return paths.HARNESS_DIR / PACKAGE
 
 
 def _literal_version(data: bytes) -> str | None:
@@ -45,7 +34,8 @@ def _literal_version(data: bytes) -> str | None:
 def version() -> str:
     """The instruments' version (the chapters' pin), read statically from ``_version.py`` on
     disk; BookError if it cannot be read or has no literal ``__version__ = "..."``."""
-    path = package_dir() / "_version.py"
+    folder = dependencies.package_folder(PACKAGE) or paths.HARNESS_DIR / PACKAGE
+    path = folder / "_version.py"
     try:
         data = path.read_bytes()
     except OSError as error:

@@ -18,7 +18,7 @@ def package(tmp_path, monkeypatch):
     )
     (root / "d.py").write_text("raise SystemExit('never executed')\n")
     (root / "e.py").write_text("import numpy\n")
-    monkeypatch.setattr(dependencies, "_package_dir", {"trainable_harness": root}.get)
+    monkeypatch.setattr(dependencies, "package_folder", {"trainable_harness": root}.get)
     return root
 
 

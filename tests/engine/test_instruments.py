@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from claimbook import instruments, paths
+from claimbook import dependencies, instruments, paths
 
 ENGINE = paths.REPO_ROOT / "engine" / "claimbook"
 
@@ -52,6 +52,6 @@ def test_no_engine_module_imports_the_tools_beside_it():
 
 
 def test_the_package_is_found_and_versioned_without_importing_it():
-    assert (instruments.package_dir() / "__init__.py").is_file()
-    version_file = instruments.package_dir() / "_version.py"
+    assert (dependencies.package_folder(instruments.PACKAGE) / "__init__.py").is_file()
+    version_file = dependencies.package_folder(instruments.PACKAGE) / "_version.py"
     assert f'__version__ = "{instruments.version()}"' in version_file.read_text()

@@ -17,11 +17,11 @@ def harness_copy(tmp_path, monkeypatch):
     """A copy of the science package whose files the keys read (the code that runs is the
     installed one, so a judgement sees only what the keys see)."""
     copy = tmp_path / "harness-copy" / "trainable_harness"
-    original = dependencies._package_dir("trainable_harness")
+    original = dependencies.package_folder("trainable_harness")
     shutil.copytree(original, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    engine = dependencies._package_dir("claimbook")
+    engine = dependencies.package_folder("claimbook")
     folders = {"trainable_harness": copy, "claimbook": engine}
-    monkeypatch.setattr(dependencies, "_package_dir", folders.get)
+    monkeypatch.setattr(dependencies, "package_folder", folders.get)
     return copy
 
 
@@ -89,7 +89,7 @@ def test_an_edit_of_a_module_the_claim_does_not_reach_keeps_it_current(
 
 
 def _science_modules():
-    root = dependencies._package_dir("trainable_harness")
+    root = dependencies.package_folder("trainable_harness")
     return sorted(
         "trainable_harness." + path.relative_to(root).with_suffix("").as_posix().replace("/", ".")
         for path in root.rglob("*.py")
