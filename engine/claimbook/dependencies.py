@@ -33,12 +33,6 @@ def package_folder(top: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations))).resolve()
 
 
-def module_file(name: str) -> Path | None:
-    """The source file of first-party module ``name`` (``pkg/__init__.py`` for a package),
-    or None when ``name`` is not first-party or has no file."""
-    return _reading().find(name)
-
-
 def _folder_entries(folder: str) -> tuple[frozenset[str], frozenset[str]]:
     """The files and the subfolders of ``folder`` (none when it cannot be listed)."""
     try:
