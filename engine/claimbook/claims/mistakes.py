@@ -185,7 +185,7 @@ def mutation_key(claim, digests: dict | None = None) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def claim_entry(claim, key: str, when: str, catches: Sequence[Mapping]) -> dict:
+def claim_entry(key: str, when: str, catches: Sequence[Mapping]) -> dict:
     """A claim's record entry: its key, when it was run, and per mistake what it did."""
     return {"key": key, "when": when, "catches": [dict(c) for c in catches]}
 

@@ -221,7 +221,7 @@ def run_mutations(
     elapsed = time.perf_counter() - start
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     entries = {
-        claim.id: mistakes.claim_entry(claim, keys[claim.id], when, outcomes[claim.id])
+        claim.id: mistakes.claim_entry(keys[claim.id], when, outcomes[claim.id])
         for claim in claims
         if claim.catches
     }

@@ -18,8 +18,8 @@ def test_stale_claims_are_those_without_a_result_under_todays_key(tmp_path, monk
     write_record(
         record,
         {
-            current.id: claim_entry(current, mutation_key(current), "2026-01-01T00:00:00Z", []),
-            old.id: claim_entry(old, "0" * 64, "2026-01-01T00:00:00Z", []),  # other code
+            current.id: claim_entry(mutation_key(current), "2026-01-01T00:00:00Z", []),
+            old.id: claim_entry("0" * 64, "2026-01-01T00:00:00Z", []),  # other code
         },
     )
     monkeypatch.setattr(
