@@ -2,7 +2,7 @@
 
 A ``claim-line`` directive makes a claim's card; once a page is read, each section's cards, and
 a card for every other claim it binds a number to, are moved into one collapsed "Evidence"
-block at its end (:func:`.claim_nodes.evidence_block`).
+block at its end (:func:`evidence_block`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from claimbook import claims as claim_registry
 from claimbook.extensions import claim_pages_model as model
-from claimbook.extensions.claim_nodes import ACCOUNT_WORDS, evidence_block
+from claimbook.extensions.claim_nodes import ACCOUNT_WORDS
 from claimbook.extensions.claim_pages import publishable_record
 from claimbook.extensions.claims import claim_badge, claim_value
 
@@ -52,6 +52,20 @@ def _card(env, claim_id: str, location) -> nodes.container | None:
             classes=["claim-account-refuted"],
         )
     return card
+
+
+def evidence_block(cards: list[nodes.Node]) -> list[nodes.Node]:
+    """A section's claim cards, collapsed under "Evidence" (``<details>`` in HTML)."""
+    count = f"{len(cards)} claim{'s' if len(cards) != 1 else ''}"
+    opening = (
+        '<details class="claim-evidence">\n'
+        f'<summary>Evidence <span class="claim-evidence-count">({count})</span></summary>\n'
+    )
+    return [
+        nodes.raw("", opening, format="html"),
+        nodes.container("", *cards, classes=["claim-evidence-cards"]),
+        nodes.raw("", "</details>\n", format="html"),
+    ]
 
 
 class ClaimLineDirective(SphinxDirective):

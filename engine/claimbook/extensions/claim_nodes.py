@@ -10,8 +10,7 @@ strict build turns into a failure::
     chapters/x.md: raw HTML draws a claim mark (class claim-badge); only the engine draws
     claim marks
 
-Also here: tables, sections, place links, a page's legend, a section's Evidence block, and a
-statement with its math.
+Also here: tables, place links, a page's legend, and a statement with its math.
 """
 
 from __future__ import annotations
@@ -104,12 +103,6 @@ def _row(cells: list) -> nodes.row:
     return row
 
 
-def section(section_id: str, title: str) -> nodes.section:
-    node = nodes.section(ids=[section_id])
-    node += nodes.title("", title)
-    return node
-
-
 def place_links(docname: str, info: Mapping, *, inline: bool = False) -> nodes.Node:
     """Links to the first place in each section that states the claim: a bullet list of
     "chapter, section", or with ``inline`` the section labels separated by semicolons."""
@@ -174,20 +167,6 @@ def mark_legend(states: list[str], accounts: bool, uri: str) -> nodes.paragraph:
             legend += drawn(nodes.inline("", part[0], classes=["claim-legend-mark", part[1]]))
     legend += nodes.reference("", "How this book checks its numbers", refuri=uri)
     return legend
-
-
-def evidence_block(cards: list[nodes.Node]) -> list[nodes.Node]:
-    """A section's claim cards, collapsed under "Evidence" (``<details>`` in HTML)."""
-    count = f"{len(cards)} claim{'s' if len(cards) != 1 else ''}"
-    opening = (
-        '<details class="claim-evidence">\n'
-        f'<summary>Evidence <span class="claim-evidence-count">({count})</span></summary>\n'
-    )
-    return [
-        nodes.raw("", opening, format="html"),
-        nodes.container("", *cards, classes=["claim-evidence-cards"]),
-        nodes.raw("", "</details>\n", format="html"),
-    ]
 
 
 def statement_nodes(text: str) -> list[nodes.Node]:

@@ -14,13 +14,7 @@ from pathlib import Path
 from docutils import nodes
 
 from claimbook.extensions import claim_pages_model as model
-from claimbook.extensions.claim_nodes import (
-    badge_node,
-    place_links,
-    section,
-    shown,
-    statement_nodes,
-)
+from claimbook.extensions.claim_nodes import badge_node, place_links, shown, statement_nodes
 
 
 def _terms(pairs, classes: list[str]) -> nodes.definition_list:
@@ -29,6 +23,12 @@ def _terms(pairs, classes: list[str]) -> nodes.definition_list:
         body = nodes.definition("", nodes.paragraph("", shown(value)))
         listed += nodes.definition_list_item("", nodes.term("", term), body)
     return listed
+
+
+def section(section_id: str, title: str) -> nodes.section:
+    node = nodes.section(ids=[section_id])
+    node += nodes.title("", title)
+    return node
 
 
 def _first_up(text: str) -> str:

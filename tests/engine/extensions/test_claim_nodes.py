@@ -1,5 +1,5 @@
-"""claimbook.extensions.claim_nodes: the one badge, tables, sections, place links, the legend
-of a page's marks and a section's Evidence block; and what a bound number says."""
+"""claimbook.extensions.claim_nodes: the one badge, tables, place links, the legend of a
+page's marks; and what a bound number says."""
 
 import pytest
 from bs4 import BeautifulSoup
@@ -10,10 +10,8 @@ from claimbook.extensions.claim_nodes import (
     ACCOUNT_MARK,
     ACCOUNT_WORDS,
     badge_node,
-    evidence_block,
     mark_legend,
     place_links,
-    section,
     shown,
     statement_nodes,
     table,
@@ -87,11 +85,6 @@ def test_a_statement_is_text_and_math():
         "\\sqrt{2}",
     ]
     assert statement_nodes("No math.")[0].astext() == "No math."
-
-
-def test_a_section_has_its_id_and_title():
-    node = section("what-it-catches", "What it catches")
-    assert node["ids"] == ["what-it-catches"] and node.children[0].astext() == "What it catches"
 
 
 PLACES = [
@@ -169,14 +162,3 @@ def test_the_legend_lists_each_mark_once_with_the_account_mark_when_the_page_has
     failed = mark_legend(["failed", "verified"], False, "x.html")
     assert [node.astext() for node in failed.findall(nodes.inline)] == ["\u2713", "\u2717"]
     assert ACCOUNT_MARK not in failed.astext()
-
-
-def test_a_sections_evidence_is_one_collapsed_block_counting_its_claims():
-    cards = [nodes.container("", nodes.paragraph("", f"card {k}")) for k in range(2)]
-    opening, body, closing = evidence_block(cards)
-    assert opening["format"] == "html" and opening.astext().startswith(
-        '<details class="claim-evidence">'
-    )
-    assert "<summary>Evidence" in opening.astext() and "(2 claims)" in opening.astext()
-    assert list(body.children) == cards and closing.astext().strip() == "</details>"
-    assert "(1 claim)" in evidence_block(cards[:1])[0].astext()

@@ -3,7 +3,7 @@
 
 from docutils import nodes
 
-from claimbook.extensions.claim_page_body import claim_page
+from claimbook.extensions.claim_page_body import claim_page, section
 
 FIELD = {
     "field": "gap_b64",
@@ -133,3 +133,8 @@ def test_a_mistake_not_caught_or_not_run_says_so_honestly():
     assert _catch_line(CATCH | {"state": "not yet run"}).endswith(
         "Not run yet for this version of the claim and the book's code."
     )
+
+
+def test_a_section_has_its_id_and_title():
+    node = section("what-it-catches", "What it catches")
+    assert node["ids"] == ["what-it-catches"] and node.children[0].astext() == "What it catches"
