@@ -46,8 +46,7 @@ sphinx:
     - claimbook.extensions.chapter_numbers
     - claimbook.extensions.claims
     - claimbook.extensions.figure_artifacts
-    - claimbook.extensions.numref_targets
-    - claimbook.extensions.shared_sidebar
+    - claimbook.extensions.render_caches
     - claimbook.extensions.plain_code_tokens
   config:
     trainable_first_chapter: {first}
