@@ -25,17 +25,6 @@ import numpy as np
 from claimbook.claims.computations import flatten
 from claimbook.errors import ClaimError
 
-__all__ = [
-    "WIDE_RATIO",
-    "comparisons",
-    "field_ratios",
-    "half_width",
-    "is_number",
-    "shown_expectation",
-    "tolerance_ratio",
-    "wide_tolerance_problems",
-]
-
 WIDE_RATIO = 10.0
 
 _MISSING = object()

@@ -27,8 +27,6 @@ from claimbook import instruments
 from claimbook.claims.registry_yaml import excerpt
 from claimbook.errors import ComputationNotFoundError, WitnessResultError
 
-__all__ = ["Outcome", "flatten", "normalize_result", "resolve_computation", "run_computation"]
-
 _ERROR_LIMIT = 400  # characters of a computation's exception text kept in an artifact
 # A statistical claim whose first seed took longer than this runs its other seeds in worker
 # processes; below it, starting workers would cost more than it saves.

@@ -22,14 +22,6 @@ import numpy as np
 
 from claimbook.errors import IntervalError
 
-__all__ = [
-    "BOOTSTRAP_RESAMPLES",
-    "mean_interval",
-    "median_rank_coverage",
-    "median_rank_interval",
-    "t_quantile",
-]
-
 BOOTSTRAP_RESAMPLES = 10_000
 INTERVAL_METHODS = ("t", "bootstrap")
 

@@ -37,8 +37,6 @@ from claimbook.errors import (
 )
 from claimbook.paths import artifact_path, shown
 
-__all__ = ["STATES", "Judgement", "check_artifact", "judge", "staleness", "state_fails_build"]
-
 STATES = ("verified", "refuted", "failed", "stale", "not run")
 _FAILING = ("failed", "stale", "not run")
 _SCALARS = (bool, int, float, str, type(None))

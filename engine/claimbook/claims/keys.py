@@ -20,8 +20,6 @@ import numpy as np
 
 from claimbook import dependencies, environment, paths
 
-__all__ = ["CLAIM_RUNNER", "claim_key", "claim_modules", "current_claim_key", "environment_digest"]
-
 # The engine module that runs a claim's computation in the claim's process.
 CLAIM_RUNNER = "claimbook.claims.computations"
 

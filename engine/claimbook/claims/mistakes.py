@@ -28,24 +28,6 @@ from claimbook.atomic import write_text_atomically
 from claimbook.claims.keys import claim_key
 from claimbook.errors import RegistryError
 
-__all__ = [
-    "BUILD_RECORD",
-    "SUBJECT_FIELDS_NEEDED",
-    "claim_entry",
-    "committed_record_path",
-    "current_entry",
-    "field_role",
-    "load_mistakes",
-    "mistakes_digest",
-    "mistakes_dir",
-    "mutation_key",
-    "mutation_states",
-    "read_record",
-    "red_field",
-    "resolve_perturbation",
-    "write_record",
-]
-
 MISTAKES = "mistakes"  # the folder of the mistakes, beside the registry's YAML files
 # The package the files are loaded in, so that one may import another by that name.
 MISTAKES_PACKAGE = "claim_mistakes"

@@ -38,8 +38,6 @@ from claimbook.claims.verify import compute_artifact
 from claimbook.errors import RegistryError
 from claimbook.pipeline.claim_runs import claim_environment
 
-__all__ = ["judge_perturbed", "main", "run_mutations"]
-
 _ERROR_LIMIT = 400
 
 

@@ -26,22 +26,6 @@ from claimbook.atomic import write_text_atomically
 from claimbook.errors import ClaimError, TamperedArtifactError
 from claimbook.paths import artifact_path, shown
 
-__all__ = [
-    "BUILD_VARIABLE",
-    "CHAPTER_CLAIMS_VARIABLE",
-    "CLAIM_WAIT_VARIABLE",
-    "DRIVER_VARIABLE",
-    "RECORD_FORMAT",
-    "RECORD_VARIABLE",
-    "ClaimRecord",
-    "build_is_running",
-    "bytes_digest",
-    "read_claim_record",
-    "record_path",
-    "recorded_artifact",
-    "write_claim_record",
-]
-
 RECORD_FORMAT = 1
 RECORD_VARIABLE = "CLAIMBOOK_CLAIM_RECORD"
 CHAPTER_CLAIMS_VARIABLE = "CLAIMBOOK_CHAPTER_CLAIMS"

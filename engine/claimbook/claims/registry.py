@@ -28,8 +28,6 @@ from claimbook.errors import (
 )
 from claimbook.text import one_line
 
-__all__ = ["Claim", "claim_seed", "claim_seeds", "list_claims", "load_claim"]
-
 # Validated entries by file name and bytes, in this process: a page build asks for the same
 # claim once per bound number, and parsing YAML in Python is slow.
 ENTRIES = cache.ContentCache("registry entries")

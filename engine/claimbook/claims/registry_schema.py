@@ -30,8 +30,6 @@ from claimbook.text import UNSAFE, escape_unsafe
 sys.modules.setdefault("rfc3987_syntax", None)
 import jsonschema  # noqa: E402
 
-__all__ = ["MAX_PROBLEMS", "MAX_TEXT", "field_name", "validated"]
-
 MAX_TEXT = 2000  # characters of one key or text value
 MAX_PROBLEMS = 6
 _CHAPTER_PREFIX = re.compile(r"c(\d+)-")

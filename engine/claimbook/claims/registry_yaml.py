@@ -15,8 +15,6 @@ from claimbook.errors import RegistryError
 from claimbook.paths import shown
 from claimbook.text import escape_unsafe, one_line
 
-__all__ = ["EXCERPT", "MAX_DEPTH", "MAX_FILE_BYTES", "excerpt", "parse_registry_yaml", "refusal"]
-
 EXCERPT = 80  # characters of an offending value a message may quote
 MAX_FILE_BYTES = 64 * 1024
 MAX_DEPTH = 20  # nested mappings and sequences

@@ -22,8 +22,6 @@ from claimbook.claims.verify import harness_pin, verify_claim
 from claimbook.errors import ChapterSourceError, ClaimError, TamperedArtifactError
 from claimbook.paths import artifact_path
 
-__all__ = ["ClaimReport", "PinUpdate", "RepinReport", "repin", "repin_chapters", "rewrite_pin"]
-
 SUCCESS = ("verified", "refuted")
 # A pin is a version: release numbers, then optionally a pre/post/local part (PEP 440 style).
 _VERSION = re.compile(r"[0-9]+(?:\.[0-9]+)*(?:[.+-]?[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*)?")

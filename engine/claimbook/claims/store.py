@@ -29,20 +29,6 @@ from claimbook.claims.registry_schema import field_name as _field_name
 from claimbook.errors import TamperedArtifactError
 from claimbook.numbers import format_value, is_statistical
 
-__all__ = [
-    "artifact_text",
-    "badge_summary",
-    "build_artifact",
-    "differences",
-    "failure_summary",
-    "parse_artifact",
-    "per_seed_results",
-    "provenance",
-    "read_artifact",
-    "statistical_result",
-    "write_artifact",
-]
-
 
 def provenance() -> dict:
     """Harness version, the running Python and numpy, the machine; and, only when the

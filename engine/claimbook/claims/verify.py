@@ -23,8 +23,6 @@ from claimbook.claims.store import build_artifact, failure_summary, provenance, 
 from claimbook.errors import ClaimFailedError, RegistryError, StalePinError
 from claimbook.paths import artifact_path, shown
 
-__all__ = ["ComputedHere", "claim_status_line", "compute_artifact", "harness_pin", "verify_claim"]
-
 
 class ComputedHere(dict):
     """An artifact computed in the calling process (not by a build): a dict that says so."""
