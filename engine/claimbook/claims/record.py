@@ -43,9 +43,9 @@ class ClaimRecord(NamedTuple):
     complete: bool = True
 
 
-def record_path(build_dir: str | Path | None = None) -> Path:
-    """``<build_dir>/claims.json``; by default under ``_build/``."""
-    return Path(build_dir if build_dir is not None else paths.BUILD_DIR) / "claims.json"
+def record_path() -> Path:
+    """``_build/claims.json``."""
+    return paths.BUILD_DIR / "claims.json"
 
 
 def bytes_digest(data: bytes) -> str:
