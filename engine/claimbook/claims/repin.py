@@ -64,10 +64,6 @@ class RepinReport:
         """True when every claim verified or was refuted as registered."""
         return all(report.status in SUCCESS for report in self.claims)
 
-    @property
-    def rewritten(self) -> bool:
-        return any(update.changed for update in self.pin_updates)
-
 
 def repin_chapters(chapters_dir: str | Path | None = None) -> tuple[PinUpdate, ...]:
     """Rewrite the pin of every chapter (``chapters/*.md``) that has one to :func:`harness_pin`."""

@@ -13,7 +13,7 @@ def test_repin_verifies_reports_changes_then_rewrites_pins(toy, registry, artifa
     verify_toy(registry, artifacts)
     edit_artifact(artifacts, lambda a: a["result"].update(ratio=0.25))  # an older result
     report = repin(chapters, registry_dir=registry, artifacts_dir=artifacts)
-    assert report.all_verified and report.rewritten
+    assert report.all_verified and any(update.changed for update in report.pin_updates)
     (toy_report,) = report.claims
     assert toy_report.status == "verified" and toy_report.had_artifact
     assert toy_report.changes == ("ratio: 0.25 -> 0.5",)
@@ -33,7 +33,7 @@ def test_repin_rewrites_nothing_when_a_claim_fails(toy, registry, artifacts, tmp
     before = (chapters / "15-pinned.md").read_bytes()
     toy.result = {**toy.result, "count": 4}
     report = repin(chapters, registry_dir=registry, artifacts_dir=artifacts)
-    assert not report.all_verified and not report.rewritten
+    assert not report.all_verified and not any(update.changed for update in report.pin_updates)
     assert report.pin_updates == ()
     (toy_report,) = report.claims
     assert toy_report.status == "failed" and "count: expected 3, got 4" in toy_report.message
@@ -45,4 +45,4 @@ def test_repin_counts_a_refuted_claim_as_holding(fixture_registry, artifacts, tm
     (fixture_registry.directory / "t01-noise-001.yaml").unlink()  # keep the test quick
     report = repin(chapters, registry_dir=fixture_registry.directory, artifacts_dir=artifacts)
     assert [c.status for c in report.claims] == ["refuted"]
-    assert report.all_verified and report.rewritten
+    assert report.all_verified and any(update.changed for update in report.pin_updates)
