@@ -72,7 +72,6 @@ class ClaimLineDirective(SphinxDirective):
     """``claim-line`` -- a claim's card, shown in its section's Evidence block."""
 
     required_arguments = 1
-    has_content = False
 
     def run(self):
         card = _card(self.env, self.arguments[0].strip(), self.get_location())

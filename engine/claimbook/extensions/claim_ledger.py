@@ -101,8 +101,6 @@ def _ledgers(env) -> set:
 class ClaimLedgerDirective(SphinxDirective):
     """``claim-ledger`` -- every claim by chapter and section, with state and statement."""
 
-    has_content = False
-
     def run(self):
         _ledgers(self.env).add(self.env.docname)
         for directory in (paths.CLAIMS_DIR, paths.CLAIM_ARTIFACTS_DIR):
