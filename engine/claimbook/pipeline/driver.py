@@ -43,7 +43,7 @@ from claimbook.pipeline.limits import (
 )
 from claimbook.pipeline.lock import build_lock
 from claimbook.pipeline.mutation_runs import StaleMutations
-from claimbook.pipeline.noop import forget_clean_build, hash_tree, record_clean_build
+from claimbook.pipeline.noop import forget_clean_build, record_clean_build
 from claimbook.pipeline.render import SiteRender
 from claimbook.pipeline.site_outcome import (
     judged_states,
@@ -190,8 +190,6 @@ def _build_with(running, plans, jobs, out, render_site, kernels, started) -> int
                 claims.load_claim(claim_id)
             except ClaimError:  # the render reports it, with the page that states the claim
                 continue
-        # The record of a clean end then reads only the files written from here on.
-        hash_tree()
 
     if pending and (line := sandbox.notice()) is not None:
         out(line)

@@ -98,18 +98,13 @@ def _distributions() -> str:
     return hasher.hexdigest()
 
 
-def _entry(entry: os.DirEntry, reuse: bool = False) -> str:
+def _entry(entry: os.DirEntry) -> str:
     """How one listed file enters the record: ``file:size:sha256``, a link's target, or a
-    special file's type (never opened). With ``reuse``, a file whose version this process
-    hashed already (:mod:`.file_digests`) enters with that digest, unread."""
+    special file's type (never opened)."""
     if entry.is_symlink():
         return f"link:{os.readlink(entry.path)}"
     if not entry.is_file(follow_symlinks=False):
         return f"special:{entry.stat(follow_symlinks=False).st_mode}"
-    status = entry.stat(follow_symlinks=False) if reuse else None
-    digest = file_digests.known(status) if status is not None else None
-    if digest is not None:
-        return f"file:{status.st_size}:{digest.hex()}"
     found = file_digests.sha256(entry.path)
     if found is None:  # gone, or replaced by something else, since it was listed
         return "gone"
@@ -117,26 +112,20 @@ def _entry(entry: os.DirEntry, reuse: bool = False) -> str:
     return f"file:{size}:{digest.hex()}" + ("" if steady else ":changed while read")
 
 
-def tree_entries(root: str | Path, reuse: bool = False) -> dict[str, str]:
+def tree_entries(root: str | Path) -> dict[str, str]:
     """Each file of the book at ``root`` the record covers (relative path, ``/``-separated),
     in a fixed order, with how it enters (:func:`_entry`)."""
     root = Path(root).resolve()
-    return {"/".join(name): _entry(entry, reuse) for name, entry in _files(root)}
+    return {"/".join(name): _entry(entry) for name, entry in _files(root)}
 
 
-def tree_digest(root: str | Path, reuse: bool = False) -> str:
+def tree_digest(root: str | Path) -> str:
     """SHA-256 over the stamp, then each file's path and entry (:func:`tree_entries`)."""
     root = Path(root).resolve()
     hasher = hashlib.sha256(json.dumps(_stamp(root), sort_keys=True).encode() + b"\0")
-    for path, entry in tree_entries(root, reuse).items():
+    for path, entry in tree_entries(root).items():
         hasher.update(f"{path}\0{entry}\0".encode())
     return hasher.hexdigest()
-
-
-def hash_tree(root: str | Path | None = None) -> None:
-    """Hash the tree now (while chapters execute): :func:`record_clean_build` then reads only
-    the files changed since."""
-    tree_entries(Path(root) if root is not None else paths.REPO_ROOT)
 
 
 def _engine_outside(root: Path) -> str | None:
@@ -156,7 +145,7 @@ def _engine_outside(root: Path) -> str | None:
 def record_clean_build(root: str | Path | None = None) -> None:
     """Record the tree after a clean, complete build: the stamp and every file's entry."""
     root = (Path(root) if root is not None else paths.REPO_ROOT).resolve()
-    record = {"format": _FORMAT, "stamp": _stamp(root), "files": tree_entries(root, reuse=True)}
+    record = {"format": _FORMAT, "stamp": _stamp(root), "files": tree_entries(root)}
     write_text_atomically(_record_path(root), json.dumps(record, sort_keys=True) + "\n")
 
 

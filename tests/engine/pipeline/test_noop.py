@@ -157,21 +157,6 @@ def test_the_engine_counts_only_when_it_is_outside_the_book(tree):
     assert noop._engine_outside(Path(noop.__file__).resolve().parents[3]) is None
 
 
-def test_the_record_reads_again_only_the_files_changed_since_they_were_read(tree, monkeypatch):
-    from claimbook.pipeline import file_digests
-
-    fresh = noop.tree_digest(tree)  # as a build's first check: every file read
-    read = []
-    original = file_digests.sha256
-    monkeypatch.setattr(file_digests, "sha256", lambda path: read.append(path) or original(path))
-    assert noop.tree_digest(tree, reuse=True) == fresh
-    assert read == []
-    (tree / "artifacts" / "a.json").write_text('{"status": "failed", "edited": true}\n')
-    again = noop.tree_digest(tree, reuse=True)
-    assert [os.path.basename(path) for path in read] == ["a.json"]
-    assert again == noop.tree_digest(tree) != fresh
-
-
 def _reads(monkeypatch) -> list[str]:
     """The names of the files noop reads from now on, in order."""
     from claimbook.pipeline import file_digests
@@ -231,11 +216,3 @@ def test_a_file_added_or_removed_is_found_without_reading_one(tree, monkeypatch,
     read = _reads(monkeypatch)
     assert not noop.unchanged_since_clean_build()
     assert read == []
-
-
-def test_a_tree_hashed_while_the_build_ran_is_not_read_again_for_the_record(tree, monkeypatch):
-    noop.hash_tree()
-    read = _reads(monkeypatch)
-    noop.record_clean_build()
-    assert read == []
-    assert noop.unchanged_since_clean_build()
