@@ -20,6 +20,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -146,6 +147,9 @@ class ClaimComputation:
         self.seconds = dict(previous.seconds)
         self.batches: list[list[str]] = []
         self.processes: list[subprocess.Popen] = []
+        # Each process's error output, in a file: a pipe left unread while its reports are
+        # read would stop a process that writes more than the pipe holds.
+        self._errors: list = []
         self.limit = read_limits().claim  # trainable_claim_timeout, per claim
         # Per process: the claim it is computing and since when (time.monotonic()).
         self._current: list[tuple[str, float]] = []
@@ -189,13 +193,14 @@ class ClaimComputation:
         parent = os.getpid()
         for batch in self.batches:
             self._current.append((batch[0], time.monotonic()))
+            self._errors.append(tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))
             self.processes.append(
                 subprocess.Popen(
                     isolated_command("claims", "compute", *batch),
                     cwd=paths.REPO_ROOT,
                     env=claim_environment(workers),
                     stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
+                    stderr=self._errors[-1],
                     text=True,
                     # Its own group: killed whole when out of time; Ctrl-C reaches the driver.
                     start_new_session=True,
@@ -237,6 +242,9 @@ class ClaimComputation:
             self._error = error
             with self._lock:
                 self._write(complete=True)  # the waiting kernels learn what is missing
+        finally:
+            for errors in self._errors:
+                errors.close()
 
     def _read(self, number: int, done: list[str]) -> None:
         """Process ``number``'s reports, as they come: record each claim at once, and note
@@ -292,9 +300,12 @@ class ClaimComputation:
                 f"claim {named} ran out of time ({seconds_text(self.limit)} s, "
                 "trainable_claim_timeout)"
             )
-        for batch, process, finished in zip(self.batches, self.processes, done, strict=True):
-            err = process.stderr.read()
+        for batch, process, finished, errors in zip(
+            self.batches, self.processes, done, self._errors, strict=True
+        ):
             process.wait()
+            errors.seek(0)
+            err = errors.read()
             missing = [claim_id for claim_id in batch if claim_id not in finished]
             if process.returncode != 0 or missing:
                 last = (err.strip().splitlines() or ["no error output"])[-1]

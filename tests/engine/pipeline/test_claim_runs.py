@@ -8,6 +8,7 @@ tiny fixture book: none may change an outcome (the guard's are in ``test_guard.p
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -140,6 +141,29 @@ def test_the_chapter_kernel_computes_no_claim(tiny_book):
     data = tiny_book.path("artifacts/claims/c15-invariance-001.json").read_bytes()
     assert claim_record.artifacts["c15-invariance-001"] == bytes_digest(data)
     assert claim_record.complete
+
+
+@pytest.mark.book
+def test_a_claim_process_that_writes_much_error_output_is_not_stopped_by_it(tiny_book):
+    """200 kB on standard error, more than a pipe holds, while the claim computes: the build
+    still ends well before the claim's time limit."""
+    with tiny_book.path("_config.yml").open("a", encoding="utf-8") as config:
+        config.write("trainable_claim_timeout: 60\n")
+    witness = tiny_book.path("harness/trainable_harness/witnesses/chapter15/invariance.py")
+    witness.write_text(
+        witness.read_text()
+        + "\nimport functools as _functools\nimport sys as _sys\n\n"
+        + "_computed = invariance_witness\n\n\n"
+        + "@_functools.wraps(_computed)\ndef invariance_witness(*args, **kwargs):\n"
+        + "    _sys.stderr.write('warning\\n' * 25_000)\n"
+        + "    _sys.stderr.flush()\n"
+        + "    return _computed(*args, **kwargs)\n"
+    )
+    started = time.monotonic()
+    process = tiny_book.build()
+    assert process.returncode == 0, process.stdout + process.stderr
+    assert "claim c15-invariance-001: computing" in process.stdout
+    assert time.monotonic() - started < 60
 
 
 CAUGHT = (
