@@ -18,7 +18,7 @@ from pathlib import Path
 
 from claimbook import cache, claims, environment, paths
 from claimbook.dependencies import one_reading
-from claimbook.errors import BuildError, ChapterSourceError, ClaimError
+from claimbook.errors import BuildError, ChapterSourceError
 from claimbook.failures import DOING, report
 from claimbook.pipeline import sandbox
 from claimbook.pipeline.build_report import (
@@ -56,7 +56,6 @@ from claimbook.pipeline.site_outcome import (
     site_key,
     write_outcome,
 )
-from claimbook.settings import results_pasted_as_glue
 from claimbook.sources import chapter_sources, read_chapter
 
 
@@ -164,90 +163,58 @@ def _build_with(running, plans, jobs, out, render_site, kernels, started) -> int
         mark_outdated(f"{len(pending)} chapter(s) to execute")
     for plan in pending:
         out(f"{paths.shown(plan.source)}: executing ({plan.reason})")
-    # How the site will be rendered is known now: Sphinx is made ready while chapters execute.
     outcome = read_outcome(note=out)
     same_pages = outcome is not None and outcome.get("pages") == pages_digest()
     # Pages added or removed: every page is read again, from a new environment.
     fresh = outcome is None or bool(outcome.get("warnings")) or not same_pages
-    prepared: list[SiteRender] = []
-
-    def finish_runs() -> None:
-        for run in (computation, mutations):
-            if run is not None:
-                run.finish()
-
-    def prepare(running: list) -> None:
-        finish_runs()  # pages judge the claims and show what their mistakes did
-        site = SiteRender(fresh, reuse_pages=same_pages, published=outcome)
-        prepared.append(site)
-        for source in _selected_sources(None):
-            try:
-                results_pasted_as_glue(source)  # the render's source check asks the same
-            except ChapterSourceError:  # the render reports it on the chapter's page
-                continue
-        for claim_id in claims.list_claims():
-            try:
-                claims.load_claim(claim_id)
-            except ClaimError:  # the render reports it, with the page that states the claim
-                continue
 
     if pending and (line := sandbox.notice()) is not None:
         out(line)
     running_stems = {plan.stem for plan in pending}
     guard = ChapterGuard(computation, [plan for plan in plans if plan.stem not in running_stems])
-    try:
-        runs = execute_chapters(
-            [plan.source for plan in pending],
-            jobs=jobs,
-            report=out,
-            meanwhile=prepare if render_site else None,
-            environment=guard.environment,
-            inspect=guard.inspect,
+    runs = execute_chapters(
+        [plan.source for plan in pending],
+        jobs=jobs,
+        report=out,
+        environment=guard.environment,
+        inspect=guard.inspect,
+    )
+    for run in (computation, mutations):
+        if run is not None:
+            run.finish()
+    if pending:
+        out(f"claims: their artifacts checked after each chapter in {guard.seconds * 1000:.0f} ms")
+    failed = [run for run in runs if not run.ok]
+    if failed:
+        out(
+            "make: the site was not rendered; the previous one (if any) is kept and marked "
+            f"outdated in {paths.shown(site_dir())}/OUTDATED.txt"
         )
-        finish_runs()
-        if pending:
-            out(
-                f"claims: their artifacts checked after each chapter in "
-                f"{guard.seconds * 1000:.0f} ms"
-            )
-        failed = [run for run in runs if not run.ok]
-        if failed:
-            out(
-                "make: the site was not rendered; the previous one (if any) is kept and marked "
-                f"outdated in {paths.shown(site_dir())}/OUTDATED.txt"
-            )
-            return 1
-        if not render_site:
-            out(f"executed {len(pending)} chapter(s) in {time.perf_counter() - started:.1f} s")
-            return 0
-        key = site_key()
-        current = outcome is not None and outcome["key"] == key
-        differences = site_differences(outcome) if current else None
-        published = None
-        if current and differences is None:
-            warnings = list(outcome["warnings"])
-            out("site: unchanged since the last render")
-        else:
-            if differences is not None:
-                out(f"site: {differences}; it is published again")
-            mark_outdated("the site is being rendered")
-            out("site: rendering" + (" (every page re-read)" if fresh else ""))
-            rendering = time.perf_counter()
-            site = (
-                prepared.pop()
-                if prepared
-                else SiteRender(fresh, reuse_pages=same_pages, published=outcome)
-            )
-            with one_reading():  # the chapters and claims have ended: the modules are final
-                rendered, warnings = site.run()
-                published = (publish(rendered), site.sources, judged_states())
-            out(
-                f"site: rendered and published in {time.perf_counter() - rendering:.1f} s "
-                f"({len(site.written)} of {len(site.sources)} pages written)"
-            )
-    finally:
-        for unused in prepared:
-            unused.discard()
+        return 1
+    if not render_site:
+        out(f"executed {len(pending)} chapter(s) in {time.perf_counter() - started:.1f} s")
+        return 0
+    key = site_key()
+    current = outcome is not None and outcome["key"] == key
+    differences = site_differences(outcome) if current else None
+    published = None
+    if current and differences is None:
+        warnings = list(outcome["warnings"])
+        out("site: unchanged since the last render")
+    else:
+        if differences is not None:
+            out(f"site: {differences}; it is published again")
+        mark_outdated("the site is being rendered")
+        out("site: rendering" + (" (every page re-read)" if fresh else ""))
+        rendering = time.perf_counter()
+        site = SiteRender(fresh, reuse_pages=same_pages, published=outcome)
+        with one_reading():  # the chapters and claims have ended: the modules are final
+            rendered, warnings = site.run()
+            published = (publish(rendered), site.sources, judged_states())
+        out(
+            f"site: rendered and published in {time.perf_counter() - rendering:.1f} s "
+            f"({len(site.written)} of {len(site.sources)} pages written)"
+        )
     # The guard once more, over the render and the publication too.
     changed = guard.final_check()
     if changed:

@@ -200,7 +200,6 @@ def execute_chapters(
     sources: list[Path],
     jobs: int | None = None,
     report=print,
-    meanwhile=None,
     environment=None,
     inspect=None,
 ) -> list[ChapterRun]:
@@ -208,13 +207,11 @@ def execute_chapters(
 
     ``environment(source)`` gives variables for that chapter's kernel; ``inspect(run,
     running)`` is called as each chapter ends (with the stems still running) and returns the
-    run to keep; ``report`` gets one line per chapter. ``meanwhile(unfinished)`` is called
-    once, as soon as a core has no chapter to run.
+    run to keep; ``report`` gets one line per chapter.
     """
     if not sources:
         return []
-    cores = os.cpu_count() or 1
-    jobs = max(1, min(jobs or cores, len(sources)))
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(sources)))
     runs = []
     waiting = list(sources)
     futures: dict[concurrent.futures.Future, Path] = {}
@@ -236,17 +233,9 @@ def execute_chapters(
     def running() -> list[concurrent.futures.Future]:
         return [future for future in futures if not future.done()]
 
-    def idle_core() -> None:
-        nonlocal meanwhile
-        unfinished = len(sources) - len(runs)
-        if meanwhile is not None and 0 < unfinished and min(jobs, unfinished) < cores:
-            later, meanwhile = meanwhile, None
-            later([source for future, source in futures.items() if not future.done()] + waiting)
-
     try:
         while waiting and len(running()) < jobs:
             submit()
-        idle_core()
         reported: set[concurrent.futures.Future] = set()
         while len(runs) < len(sources):
             done, _ = concurrent.futures.wait(
@@ -263,7 +252,6 @@ def execute_chapters(
                 report(_progress_line(futures[future], run))
             while waiting and len(running()) < jobs:
                 submit()
-            idle_core()
     finally:
         # Idle workers exit while the build goes on; end_workers() reaps them.
         pool.shutdown(wait=False, cancel_futures=True)

@@ -73,7 +73,7 @@ def _source_digest(path) -> str:
 def _read_digest(env, docname: str) -> str:
     """The digest of what Sphinx reads for a page: the page a chapter serves for it
     (:func:`claimbook.extensions.chapter_pages.served_digest`), or its source file's bytes."""
-    # Sphinx is imported only once the chapter workers are forked (a second per build).
+    # Sphinx is imported only by a build that renders (a second).
     from claimbook.extensions.chapter_pages import served_digest
 
     served = served_digest(env, docname)
@@ -115,8 +115,7 @@ def _has_doctree(env, docname: str) -> bool:
 
 
 class SiteRender:
-    """A Sphinx application for the whole book, constructed while the chapters execute (it
-    reads nothing they write) and run once they are done.
+    """A Sphinx application for the whole book, run once the chapters are done.
 
     With ``reuse_pages`` (and not ``fresh``) the new directory starts as a copy of the
     published site, if it is exactly the record in ``published`` (the stored outcome), so
@@ -151,7 +150,7 @@ class SiteRender:
             self._contexts.close()
 
     def _construct(self) -> None:
-        # Imported here, while the chapters execute (see _read_digest).
+        # Imported here: see _read_digest.
         from jupyter_book.config import get_final_config
         from jupyter_book.pdf import update_latex_documents
         from sphinx.application import Sphinx

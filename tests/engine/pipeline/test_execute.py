@@ -1,9 +1,8 @@
-"""The scheduling of ``claimbook.pipeline.execute``: when the idle-core work runs."""
+"""``claimbook.pipeline.execute``'s chapter workers: each ends with its parent."""
 
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 import os
 import time
 from multiprocessing.connection import wait
@@ -13,19 +12,10 @@ import pytest
 from claimbook import paths
 from claimbook.pipeline import execute, workers
 
-# Set by the parent once its ``meanwhile`` has run; the chapter workers, forked after this
-# module was imported, see it.
-_MEANWHILE_RAN = multiprocessing.Event()
-
 
 def _pretend(source: str, environment: dict) -> execute.ChapterRun:
-    # A chapter named "sN" takes N tenths of a second and verifies nothing; "long" runs
-    # until the parent's meanwhile has run (a minute at most), however long that takes.
+    # A chapter named "sN" takes N tenths of a second and verifies nothing.
     stem = source.rsplit("/", 1)[1].removesuffix(".md")
-    if stem == "long":
-        started = time.monotonic()
-        _MEANWHILE_RAN.wait(60)
-        return execute.ChapterRun(stem, True, time.monotonic() - started, [])
     time.sleep(int(stem[1:]) / 10)
     return execute.ChapterRun(stem, True, int(stem[1:]) / 10, [])
 
@@ -34,44 +24,6 @@ def _pretend(source: str, environment: dict) -> execute.ChapterRun:
 def two_cores(monkeypatch):
     monkeypatch.setattr(execute, "_run_one", _pretend)
     monkeypatch.setattr(execute.os, "cpu_count", lambda: 2)
-
-
-def _schedule(stems: list[str]) -> tuple[list[str], int]:
-    """The order chapters were reported in, and how many had finished at ``meanwhile``."""
-    reported, finished_then = [], []
-    sources = [paths.REPO_ROOT / "chapters" / f"{stem}.md" for stem in stems]
-
-    def meanwhile(running):
-        finished_then.append(len(reported))
-        _MEANWHILE_RAN.set()
-
-    _MEANWHILE_RAN.clear()
-    execute.execute_chapters(sources, report=reported.append, meanwhile=meanwhile)
-    workers.end_workers()
-    assert len(finished_then) == 1, "meanwhile runs exactly once"
-    return reported, finished_then[0]
-
-
-def test_meanwhile_runs_at_once_when_a_core_has_no_chapter(two_cores):
-    reported, finished = _schedule(["s3"])
-    assert finished == 0
-    assert len(reported) == 1
-
-
-def test_meanwhile_waits_until_a_core_is_free(two_cores):
-    # The long chapter ends only once meanwhile has run: a scheduler that waited for every
-    # chapter would see it end a minute later, after meanwhile (finished == 2, then 3).
-    reported, finished = _schedule(["s1", "long"])
-    assert finished == 1  # after the short chapter, while the long one still runs
-    assert reported[0].startswith("chapters/s1.md") and reported[1].startswith("chapters/long.md")
-    _, finished = _schedule(["s1", "s2", "long"])
-    assert finished == 2  # three chapters on two cores: a core is free after the second
-
-
-def test_meanwhile_is_not_run_when_nothing_is_left_to_wait_for(two_cores):
-    calls = []
-    execute.execute_chapters([], meanwhile=lambda running: calls.append(1))
-    assert calls == []
 
 
 def test_end_workers_leaves_no_worker_process(two_cores):
