@@ -166,6 +166,25 @@ def test_a_claim_process_that_writes_much_error_output_is_not_stopped_by_it(tiny
     assert time.monotonic() - started < 60
 
 
+@pytest.mark.book
+def test_a_claim_process_that_dies_is_named_with_its_last_error_line(tiny_book):
+    witness = tiny_book.path("harness/trainable_harness/witnesses/chapter15/invariance.py")
+    witness.write_text(
+        witness.read_text()
+        + "\nimport functools as _functools\nimport os as _os\nimport sys as _sys\n\n"
+        + "_computed = invariance_witness\n\n\n"
+        + "@_functools.wraps(_computed)\ndef invariance_witness(*args, **kwargs):\n"
+        + "    _sys.stderr.write('first line\\nerror: the disk is on fire\\n')\n"
+        + "    _sys.stderr.flush()\n"
+        + "    _os._exit(3)\n"
+    )
+    process = tiny_book.build()
+    assert process.returncode == 1
+    assert (
+        "claims: the process computing c15-invariance-001 ended with status 3: the disk is on fire"
+    ) in process.stdout + process.stderr
+
+
 CAUGHT = (
     'try:\n    verify_claim("c15-nope-001", expected_harness=pin)\nexcept Exception:\n    pass\n'
 )
