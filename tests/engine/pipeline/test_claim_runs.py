@@ -8,7 +8,6 @@ tiny fixture book: none may change an outcome (the guard's are in ``test_guard.p
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -146,7 +145,8 @@ def test_the_chapter_kernel_computes_no_claim(tiny_book):
 @pytest.mark.book
 def test_a_claim_process_that_writes_much_error_output_is_not_stopped_by_it(tiny_book):
     """200 kB on standard error, more than a pipe holds, while the claim computes: the build
-    still ends well before the claim's time limit."""
+    passes (a process blocked on a full pipe would be killed at the claim's time limit, and
+    the build would fail naming it)."""
     with tiny_book.path("_config.yml").open("a", encoding="utf-8") as config:
         config.write("trainable_claim_timeout: 60\n")
     witness = tiny_book.path("harness/trainable_harness/witnesses/chapter15/invariance.py")
@@ -159,11 +159,9 @@ def test_a_claim_process_that_writes_much_error_output_is_not_stopped_by_it(tiny
         + "    _sys.stderr.flush()\n"
         + "    return _computed(*args, **kwargs)\n"
     )
-    started = time.monotonic()
     process = tiny_book.build()
     assert process.returncode == 0, process.stdout + process.stderr
     assert "claim c15-invariance-001: computing" in process.stdout
-    assert time.monotonic() - started < 60
 
 
 @pytest.mark.book
