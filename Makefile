@@ -1,8 +1,11 @@
 # Trainable: build the book from its sources.
 #
 #   make           environment, executed chapters, claim artifacts, figures, site
-#   make test      lint, the unit, claims and book test tiers, a full rebuild from clean, checks
-#                  of the built site (site tier) and Binder; each step prints its time (wall, CPU)
+#   make test      lint, the unit, claims and book test tiers, a full rebuild from clean and
+#                  the built site in a browser (about 5 minutes); each step prints its time
+#   make slow-checks  what recomputes the whole science again (every claim under its mistakes,
+#                  in Binder's environment, against PyTorch) and the printed book; CI runs it
+#                  after make test
 #   make unit      the unit tier alone (about 30 s; run it before every commit)
 #   make rebuild   the full re-execution from clean that CI runs
 #   make verify    recompute every claim without running notebooks
@@ -14,7 +17,7 @@
 #   make uptodate  exit 0 only if `make` would do nothing and the last build was clean
 #   make serve     preview the built site on http://127.0.0.1:8000
 #   make matrix-check  the CI workflow's per-chapter jobs, locally, against one build
-#   make binder-check  what Binder does, in a fresh environment (part of make test)
+#   make binder-check  what Binder does, in a fresh environment (part of make slow-checks)
 #
 # The environment and MathJax are file targets; the chapters and the site are the build
 # driver's (python -m claimbook build), which keys them on their content. The checks of the
@@ -52,7 +55,7 @@ MATHJAX := _build/site-extra/_vendor/mathjax/tex-chtml.js
 MATHJAX_UNUSED := mml-chtml.js mml-svg.js tex-chtml-full.js tex-chtml-full-speech.js \
 	tex-mml-chtml.js tex-mml-svg.js tex-svg-full.js tex-svg.js node-main.js latest.js
 
-.PHONY: all venv site mathjax sandbox test lint unit claims-check mutate mutate-check book-check site-check check-artifacts rebuild clean verify repin serve browser lock uptodate bench bench-growth matrix-check screenshots pytorch-check
+.PHONY: all venv site mathjax sandbox test slow-checks built-site-check pdf-check lint unit claims-check mutate mutate-check book-check site-check check-artifacts rebuild clean verify repin serve browser lock uptodate bench bench-growth matrix-check screenshots pytorch-check
 
 venv: $(STAMP)
 
@@ -225,8 +228,13 @@ browser:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	        --no-install-recommends chromium fonts-dejavu-core >/dev/null; }
 
+# SITE_TESTS: `make test` leaves the printed book (one printing, a minute of CPU) to pdf-check.
+SITE_TESTS = site
 site-check: browser
-	@$(call TIER,site) $(BIN)/pytest -m site -n auto --dist worksteal -q tests/site tests/chapters
+	@$(call TIER,site) $(BIN)/pytest -m "$(SITE_TESTS)" -n auto --dist worksteal -q tests/site tests/chapters
+
+pdf-check: browser
+	@$(call TIER,pdf) $(BIN)/pytest -m site -q tests/site/test_book_pdf.py
 
 # Every page's screenshots at every width, whole chapters included, in _build/screenshots/
 # (for people; the site tier captures only a page with a failure, where it failed).
@@ -236,14 +244,6 @@ screenshots: browser
 rebuild: clean
 	$(MAKE) all
 
-# lint and the unit tier first (fast, and they catch most mistakes); then the book, claims
-# and mutate checks beside the rebuild from clean (the fixture books and the mutate record
-# live in temporary folders); then, on the built tree, the site as a reader sees it beside
-# what Binder does, whose notebooks recompute every claim in a fresh environment and must
-# write the rebuild's artifacts byte for byte (the build is deterministic: what
-# `check-artifacts` checks, without a third computation); last, an unchanged tree with
-# nothing left to do. The site checks do not start beside the book tier: under that load
-# (about 10 on 2 cores) a sidebar's overlay once outlasted a 5 s click.
 # The kernels' read-only sandbox (claimbook.pipeline.sandbox) needs Debian's bubblewrap; a
 # build without it says so in one line. `make test` installs it when run as root, as CI does,
 # so the tests check the sandbox and the rebuild runs in it.
@@ -256,12 +256,25 @@ sandbox:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	        --no-install-recommends bubblewrap >/dev/null; }
 
+# make test, the check of every change: lint and the unit tier first (fast, and they catch
+# most mistakes); then the book and claims tiers beside the rebuild from clean, and the site
+# tier as soon as the rebuild has published; last, an unchanged tree with nothing left to do.
+# The rebuild computes every claim, so the claims tier leaves out the whole_claim tests.
 test: sandbox lint unit
-	@$(MAKE) --no-print-directory -j4 --output-sync=target book-check claims-check mutate-check \
-	    pytorch-check rebuild CLAIMS_TESTS="claims and not whole_claim"
-	@$(MAKE) --no-print-directory -j2 --output-sync=target site-check binder-check \
-	    BINDER_CHECK_FLAGS=--against=artifacts/claims
+	@$(MAKE) --no-print-directory -j3 --output-sync=target book-check claims-check \
+	    built-site-check CLAIMS_TESTS="claims and not whole_claim" SITE_TESTS="site and not pdf"
 	@$(MAKE) --no-print-directory uptodate || { echo "make test: an unchanged tree would rebuild" >&2; exit 1; }
+
+built-site-check: rebuild
+	@$(MAKE) --no-print-directory site-check
+
+# The checks too slow for make test, on the tree it built (CI runs both, .ci/run): every
+# claim under each mistake it names, against the committed record; what Binder does, whose
+# notebooks compute every claim again in a fresh environment and must write the rebuild's
+# artifacts byte for byte; the science against PyTorch; the printed book.
+slow-checks: sandbox
+	@$(MAKE) --no-print-directory -j2 --output-sync=target mutate-check binder-check \
+	    pytorch-check pdf-check BINDER_CHECK_FLAGS=--against=artifacts/claims
 
 check-artifacts: | $(STAMP)
 	@TIMEFORMAT="make: artifacts recomputed and compared in %1R s"; time \
@@ -345,7 +358,7 @@ pdf: all browser
 # the chapters wrote judged verified or refuted), in a fresh environment in a temporary
 # directory (checks/binder.py). BINDER_CHECK_FLAGS: `--pip` installs with pip, as
 # repo2docker does (slower; uv installs the same pinned lock); `--against DIR` also requires
-# every artifact to equal DIR's in all it computed (make test: the rebuild's).
+# every artifact to equal DIR's in all it computed (make slow-checks: the rebuild's).
 binder-check: | $(STAMP)
 	@TIMEFORMAT="make: binder check took %1R s (CPU %1U s user, %1S s system)"; time \
 	    $(BIN)/python -m checks binder $(BINDER_CHECK_FLAGS)

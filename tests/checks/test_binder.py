@@ -1,6 +1,6 @@
 """checks.binder: the parts of `make binder-check` that run without Binder's environment
 (the whole check, with a fresh environment and both notebooks, is `make binder-check`, which
-`make test` runs)."""
+`make slow-checks` runs)."""
 
 import json
 import subprocess

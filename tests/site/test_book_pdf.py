@@ -21,7 +21,7 @@ from claimbook import claims, instruments, pdf_link, sources
 from claimbook.extensions.book_site import build_stamp
 from tests.site.test_site import SITE, chapter_stems, chapter_title, site_pages
 
-pytestmark = pytest.mark.site
+pytestmark = [pytest.mark.site, pytest.mark.pdf]
 
 # The printed text width (A4 less book_pdf.printer's margins), in CSS px at 96 px per inch.
 PRINTED_BLOCKS = """() => [...document.querySelectorAll("main pre, main table")]
