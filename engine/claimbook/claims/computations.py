@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from claimbook import instruments
-from claimbook.claims.registry_yaml import excerpt
+from claimbook.claims.registry_schema import excerpt
 from claimbook.errors import ComputationNotFoundError, WitnessResultError
 
 _ERROR_LIMIT = 400  # characters of a computation's exception text kept in an artifact

@@ -1,9 +1,8 @@
 """The claim registry: ``claims/<id>.yaml``, read, validated and refused when unusable.
 
 :mod:`claimbook.claims.registry_schema` states the rules; a ``compute`` that is not a
-registered claim computation is refused here, on every load. Seeds derive from names:
-``claim_seed(N)`` for ``seed: {policy: derived, name: N}``, ``claim_seeds(N, n)`` for a
-statistical claim's ``{policy: derived-set, name: N, count: n}``.
+registered claim computation is refused here, on every load. Seeds derive from names
+(``claim_seed``, ``claim_seeds``: docs/claims.md).
 """
 
 from __future__ import annotations
@@ -12,14 +11,14 @@ import copy
 import difflib
 import hashlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from claimbook import cache, paths
 from claimbook.claims.computations import resolve_computation
-from claimbook.claims.registry_schema import validated
-from claimbook.claims.registry_yaml import MAX_FILE_BYTES, excerpt, refusal
+from claimbook.claims.registry_schema import MAX_FILE_BYTES, excerpt, refusal, validated
 from claimbook.errors import (
     ComputationNotFoundError,
     RegistryError,
@@ -31,13 +30,15 @@ from claimbook.text import one_line
 # Validated entries by file name and bytes, in this process: a page build asks for the same
 # claim once per bound number, and parsing YAML in Python is slow.
 ENTRIES = cache.ContentCache("registry entries")
+_LINK_REFUSED = (
+    "is a symbolic link; a registry entry must be a regular file of claims/ (what a link "
+    "points to can change without the book seeing it): replace the link with the file"
+)
 
 
 def claim_seed(name: str) -> int:
-    """The seed derived from ``name``: the first 8 hex digits of ``sha256(name)``.
-
-    Raises :class:`SeedNameError` if ``name`` is not a string.
-    """
+    """The seed derived from ``name``: the first 8 hex digits of ``sha256(name)``;
+    :class:`SeedNameError` if ``name`` is not a string."""
     if not isinstance(name, str):
         raise SeedNameError(
             f"claim_seed: parameter name must be a str, got {type(name).__name__} {excerpt(name)}"
@@ -81,16 +82,14 @@ class Claim:
     @property
     def seed(self) -> int | None:
         """The seed passed to the computation: ``claim_seed(name)``, else None."""
-        if self.seed_policy["policy"] == "derived":
-            return claim_seed(self.seed_policy["name"])
-        return None
+        policy = self.seed_policy
+        return claim_seed(policy["name"]) if policy["policy"] == "derived" else None
 
     @property
     def seeds(self) -> list[int] | None:
         """A statistical claim's seeds, ``claim_seeds(name, count)``; else None."""
-        if self.kind == "statistical":
-            return claim_seeds(self.seed_policy["name"], self.seed_policy["count"])
-        return None
+        policy = self.seed_policy
+        return claim_seeds(policy["name"], policy["count"]) if "count" in policy else None
 
     @property
     def shown_contract(self) -> dict:
@@ -106,22 +105,14 @@ class Claim:
         return {"seed": seed, **self.contract}
 
 
-_LINK_REFUSED = (
-    "is a symbolic link; a registry entry must be a regular file of claims/ (what a link "
-    "points to can change without the book seeing it): replace the link with the file"
-)
-
-
 def _registry_dir(registry_dir: str | Path | None) -> Path:
     return Path(registry_dir) if registry_dir is not None else paths.CLAIMS_DIR
 
 
 def list_claims(registry_dir: str | Path | None = None) -> list[str]:
-    """The registered ids (stems of ``<registry_dir>/*.yaml``, default ``claims/``), sorted.
-
-    Raises :class:`RegistryError` if the directory does not exist or holds a ``*.yml`` file,
-    a symbolic link or a file not named ``<claim id>.yaml``.
-    """
+    """The registered ids (stems of ``<registry_dir>/*.yaml``, default ``claims/``), sorted;
+    :class:`RegistryError` if the directory does not exist or holds a ``*.yml`` file, a
+    symbolic link or a file not named ``<claim id>.yaml``."""
     registry = _registry_dir(registry_dir)
     try:
         entries = list(os.scandir(registry))  # one read: names and file types
@@ -156,11 +147,7 @@ def list_claims(registry_dir: str | Path | None = None) -> list[str]:
 
 
 def _is_claim_id(name: str) -> bool:
-    try:
-        paths.check_claim_id(name)
-    except UnknownClaimError:
-        return False
-    return True
+    return len(name) <= paths.MAX_NAME_LENGTH and bool(re.fullmatch(paths.CLAIM_ID_PATTERN, name))
 
 
 def _unknown_claim(claim_id: Any, registry: Path, known: list[str]) -> UnknownClaimError:
@@ -187,16 +174,10 @@ def load_claim(claim_id: str, *, registry_dir: str | Path | None = None) -> Clai
     """The validated entry ``<registry_dir>/<claim_id>.yaml`` (default ``claims/``).
 
     ``claim_id`` must be exactly one of :func:`list_claims` (case-sensitive, whatever the
-    filesystem), checked before any path is built from it.
-
-    Raises
-    ------
-    UnknownClaimError
-        If no such claim is registered; the message lists the nearest other ids.
-    RegistryError
-        If the file is a symbolic link, is refused by
-        :mod:`claimbook.claims.registry_schema`, or names an unregistered computation; one
-        line naming file and field.
+    filesystem), checked before any path is built from it: else :class:`UnknownClaimError`
+    naming the nearest ids. :class:`RegistryError` (one line naming file and field) for a
+    symbolic link, a file :mod:`~claimbook.claims.registry_schema` refuses, or a ``compute``
+    that is not a registered computation.
     """
     registry = _registry_dir(registry_dir)
     if not (isinstance(claim_id, str) and _is_claim_id(claim_id)):
@@ -214,17 +195,12 @@ def load_claim(claim_id: str, *, registry_dir: str | Path | None = None) -> Clai
     except ComputationNotFoundError as error:
         raise refusal(path, f"field compute: {error}") from None
     data = copy.deepcopy(data)  # the cached entry is shared; callers may mutate theirs
+    optional = {name: data.get(name) for name in ("statistics", "refutes", "catches")}
     return Claim(
-        id=data["id"],
-        chapter=data["chapter"],
-        statement=data["statement"],
+        **{name: data[name] for name in ("id", "chapter", "statement", "contract", "compute")},
         seed_policy=data["seed"],
-        contract=data["contract"],
-        compute=data["compute"],
         expect=data["expect"],
         path=path,
         registry_digest=hashlib.sha256(raw).hexdigest(),
-        statistics=data.get("statistics"),
-        refutes=data.get("refutes"),
-        catches=data.get("catches"),
+        **optional,
     )

@@ -1,12 +1,13 @@
 """Reading and refusing a registry file: the rules a ``claims/<id>.yaml`` must meet.
 
 :func:`validated` refuses, in this order, with one line naming the file and the field:
-what :mod:`~claimbook.claims.registry_yaml` cannot read strictly; a key or text over
-:data:`MAX_TEXT` characters or with an unsafe character (:data:`claimbook.text.UNSAFE`), a
-non-finite number; what breaks ``claim_schema.json``; then what a schema cannot state (the
-id and the file name, the chapter and the id's ``c<N>-`` prefix, statistics and the seed
-set, a reversed interval, a statistical field on a deterministic claim, and a vacuous
-tolerance without ``vacuous_ok`` or the reverse: docs/claims.md).
+a file over :data:`MAX_FILE_BYTES`, not UTF-8, not YAML, or with anchors, aliases, repeated
+keys or nesting deeper than :data:`MAX_DEPTH`; a key or text over :data:`MAX_TEXT`
+characters or with an unsafe character (:data:`claimbook.text.UNSAFE`), a non-finite
+number; what breaks ``claim_schema.json``; then what a schema cannot state (the id and the
+file name, the chapter and the id's ``c<N>-`` prefix, statistics and the seed set, a
+reversed interval, a statistical field on a deterministic claim, and a vacuous tolerance
+without ``vacuous_ok`` or the reverse: docs/claims.md).
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from claimbook.claims.registry_yaml import EXCERPT, excerpt, parse_registry_yaml, refusal
-from claimbook.text import UNSAFE, escape_unsafe
+import yaml
+
+from claimbook.errors import RegistryError
+from claimbook.paths import shown
+from claimbook.text import UNSAFE, escape_unsafe, one_line
 
 # jsonschema imports rfc3987-syntax when it is installed (JupyterLab's jupyter-events asks for
 # it) to check the "iri" format, and that builds some forty Earley parsers: a second of
@@ -30,6 +34,9 @@ from claimbook.text import UNSAFE, escape_unsafe
 sys.modules.setdefault("rfc3987_syntax", None)
 import jsonschema  # noqa: E402
 
+EXCERPT = 80  # characters of an offending value a message may quote
+MAX_FILE_BYTES = 64 * 1024
+MAX_DEPTH = 20  # nested mappings and sequences
 MAX_TEXT = 2000  # characters of one key or text value
 MAX_PROBLEMS = 6
 _CHAPTER_PREFIX = re.compile(r"c(\d+)-")
@@ -41,9 +48,15 @@ _STATISTICAL_ONLY = {
 _SCHEMA = json.loads(resources.files("claimbook.claims").joinpath("claim_schema.json").read_text())
 
 
-@functools.cache  # made on the first file validated
-def _validator():
-    return jsonschema.Draft202012Validator(_SCHEMA)
+def excerpt(value: Any, limit: int = EXCERPT) -> str:
+    """``repr(value)`` cut to ``limit`` characters, with an ellipsis and the full length."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 3]}... ({len(text)} characters)"
+
+
+def refusal(path: Path, problem: str) -> RegistryError:
+    """The error refusing registry file ``path``: ``<path>: <problem>`` on one line."""
+    return RegistryError(one_line(f"{shown(path)}: {problem}"))
 
 
 def field_name(path) -> str:
@@ -61,6 +74,109 @@ def field_name(path) -> str:
     return rendered or "(top level)"
 
 
+class _Strict:
+    """Refuses repeated keys, anchors/aliases and deep nesting; mixed into a loader."""
+
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        collection = isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent)
+        problem = None
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            problem = "anchors and aliases (&name, *name) are not allowed in a registry file"
+        elif collection and self._depth >= MAX_DEPTH:
+            problem = f"nested deeper than {MAX_DEPTH} levels; a registry file needs a handful"
+        if problem is not None:
+            raise yaml.composer.ComposerError(None, None, problem, event.start_mark)
+        self._depth += collection
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= collection
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {excerpt(key)}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+class _StrictSafeLoader(_Strict, yaml.SafeLoader):
+    """The pure-Python reference: it decides a refusal and words its message."""
+
+
+_LOADER = _StrictSafeLoader
+if yaml.__with_libyaml__:
+
+    class _FastStrictLoader(
+        _Strict,
+        yaml.composer.Composer,
+        yaml.cyaml.CParser,
+        yaml.constructor.SafeConstructor,
+        yaml.resolver.Resolver,
+    ):
+        """The same checks on libyaml's scanner and parser (about 15 times faster)."""
+
+        def __init__(self, stream):
+            yaml.cyaml.CParser.__init__(self, stream)
+            yaml.composer.Composer.__init__(self)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+
+    _LOADER = _FastStrictLoader
+
+
+def _at(mark) -> str:
+    return f"line {mark.line + 1}, column {mark.column + 1}"
+
+
+def _yaml_problem(error: yaml.YAMLError, text: str) -> str:
+    """One line for a PyYAML error: where, what, and what it was parsing."""
+    if isinstance(error, yaml.reader.ReaderError):
+        before = text[: error.position]
+        line, column = before.count("\n") + 1, len(before) - before.rfind("\n")
+        character = escape_unsafe(chr(error.character)) if error.character else "?"
+        return f"line {line}, column {column}: character {character} is not allowed in YAML"
+    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
+        problem = f"{_at(error.problem_mark)}: {error.problem}"
+        if error.context:
+            started = error.context_mark
+            where = f" that starts at {_at(started)}" if started is not None else ""
+            problem += f" ({error.context}{where})"
+        return problem
+    return f"not valid YAML: {error}"
+
+
+def parse_registry_yaml(raw: bytes, path: Path) -> Any:
+    """The document registry file ``path`` holds (bytes ``raw``), read strictly (the first
+    refusals of :func:`validated`)."""
+    if len(raw) > MAX_FILE_BYTES:
+        raise refusal(
+            path,
+            f"larger than {MAX_FILE_BYTES} bytes, the most a registry file may hold (one "
+            "claim is about 1 000)",
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise refusal(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    # A text libyaml refuses is read again by the reference loader, whose message is reported.
+    try:
+        with contextlib.suppress(yaml.YAMLError):
+            return yaml.load(text, Loader=_LOADER)
+        return yaml.load(text, Loader=_StrictSafeLoader)
+    except yaml.YAMLError as exc:
+        raise refusal(path, _yaml_problem(exc, text)) from None
+    except (RecursionError, MemoryError) as exc:  # kept out by MAX_DEPTH; never a traceback
+        raise refusal(path, f"too deeply nested to read ({type(exc).__name__})") from None
+
+
 def _walk(value, path=()):
     """Every (field path, leaf or key) of a parsed registry document."""
     if isinstance(value, dict):
@@ -74,41 +190,26 @@ def _walk(value, path=()):
         yield path, value
 
 
-def _character_kind(character: str) -> str:
-    code = ord(character)
-    if code in (0x2028, 0x2029):
-        return "line or paragraph separator"
+def _unusable_value(value) -> str | None:
+    """Why a leaf or key is refused anywhere in a file, or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value!r} is not a finite number; values and tolerances must be finite"
+    if not isinstance(value, str):
+        return None
+    if len(value) > MAX_TEXT:
+        return f"text of {len(value)} characters; a text field holds at most {MAX_TEXT}"
+    found = UNSAFE.search(value)
+    if found is None:
+        return None
+    code, kind = ord(found.group()), "control character"
     if code > 0x9F:
-        return "bidirectional control"
-    return "control character"
-
-
-def _refuse_unusable_values(data: Any, path: Path) -> None:
-    """Non-finite numbers, over-long text and unsafe characters, anywhere in the file."""
-    for field, value in _walk(data):
-        if isinstance(value, float) and not math.isfinite(value):
-            raise refusal(
-                path,
-                f"field {field_name(field)}: {value!r} is not a finite number; "
-                "values and tolerances must be finite",
-            )
-        if not isinstance(value, str):
-            continue
-        if len(value) > MAX_TEXT:
-            raise refusal(
-                path,
-                f"field {field_name(field)}: text of {len(value)} characters; a text field "
-                f"holds at most {MAX_TEXT}",
-            )
-        found = UNSAFE.search(value)
-        if found is not None:
-            character = found.group()
-            raise refusal(
-                path,
-                f"field {field_name(field)}: {_character_kind(character)} "
-                f"{escape_unsafe(character)} at character {found.start() + 1}; a text field "
-                "is one line of printable text",
-            )
+        kind = (
+            "line or paragraph separator" if code in (0x2028, 0x2029) else "bidirectional control"
+        )
+    return (
+        f"{kind} {escape_unsafe(found.group())} at character {found.start() + 1}; a text "
+        "field is one line of printable text"
+    )
 
 
 def _innermost(error: jsonschema.ValidationError) -> list[jsonschema.ValidationError]:
@@ -130,8 +231,7 @@ def _innermost(error: jsonschema.ValidationError) -> list[jsonschema.ValidationE
 
 def _schema_problem(error: jsonschema.ValidationError) -> str:
     field = field_name(error.absolute_path)
-    message = error.message
-    instance = error.instance
+    message, instance = error.message, error.instance
     if not isinstance(instance, dict | list):
         # jsonschema quotes the whole value; quote a short excerpt instead.
         message = message.replace(repr(instance), excerpt(instance))
@@ -144,9 +244,8 @@ def _schema_problem(error: jsonschema.ValidationError) -> str:
     elif isinstance(instance, dict | list) and len(message) > 2 * EXCERPT:
         message = f"{excerpt(instance)} fails {error.validator} {excerpt(error.validator_value)}"
     if error.validator == "pattern":
-        message = (
-            f"{excerpt(instance)} has the wrong form; expected: {error.schema.get('description')}"
-        )
+        expected = error.schema.get("description")
+        message = f"{excerpt(instance)} has the wrong form; expected: {expected}"
     if error.validator == "type" and isinstance(instance, str):
         with contextlib.suppress(ValueError):
             float(instance)
@@ -169,85 +268,78 @@ def _vacuity(bound: dict) -> str | None:
     return None
 
 
-def _check_tolerances(data: dict, path: Path) -> None:
-    for field, expectation in data["expect"].items():
-        bound = expectation.get("mean", expectation)
-        vacuous = _vacuity(bound) if isinstance(bound, dict) else None
-        name = field_name(["expect", field])
-        if vacuous is not None and "vacuous_ok" not in expectation:
-            raise refusal(
-                path,
-                f"field {name}: {vacuous}, so a result of 0 passes and the check says "
-                "nothing; tighten the tolerance, or state why it is meant with "
-                "vacuous_ok: <reason>",
-            )
-        if vacuous is None and "vacuous_ok" in expectation:
-            raise refusal(
-                path,
-                f"field {name}.vacuous_ok: the tolerance is narrower than the value, so there "
-                "is nothing to excuse; remove vacuous_ok",
-            )
-
-
-def _check_consistency(data: dict, path: Path) -> None:
-    """Checks across fields that a JSON schema cannot state."""
+def _inconsistency(data: dict, path: Path) -> str | None:
+    """What a JSON schema cannot state, across fields; None if nothing."""
     if data["id"] != path.stem:
-        raise refusal(
-            path,
-            f"field id is {excerpt(data['id'])} but the file is named "
-            f"{excerpt(path.name)}; the id must equal the file stem",
+        return (
+            f"field id is {excerpt(data['id'])} but the file is named {excerpt(path.name)}; "
+            "the id must equal the file stem"
         )
     prefix = _CHAPTER_PREFIX.match(data["id"])
     if prefix and int(prefix.group(1)) != data["chapter"]:
-        raise refusal(
-            path,
-            f"field chapter is {data['chapter']} but the id {data['id']!r} "
-            f"names chapter {int(prefix.group(1))}",
+        return (
+            f"field chapter is {data['chapter']} but the id {data['id']!r} names chapter "
+            f"{int(prefix.group(1))}"
         )
     statistical = data["seed"]["policy"] == "derived-set"
     if statistical and "statistics" not in data:
-        raise refusal(
-            path,
-            "field statistics is required with seed policy derived-set, e.g. "
-            "statistics: {level: 0.95, method: t}",
+        return (
+            "field statistics is required with seed policy derived-set, e.g. statistics: "
+            "{level: 0.95, method: t}"
         )
     if not statistical and "statistics" in data:
-        raise refusal(
-            path, "field statistics is only for seed policy derived-set (a statistical claim)"
-        )
+        return "field statistics is only for seed policy derived-set (a statistical claim)"
     for field, expectation in data["expect"].items():
         for bounds_name in ("interval", "ci_within"):
             bounds = expectation.get(bounds_name)
             if bounds is not None and bounds[0] > bounds[1]:
-                raise refusal(
-                    path,
-                    f"field expect[{field}].{bounds_name} is {bounds}; "
-                    "write it as [lower, upper] with lower <= upper",
+                return (
+                    f"field expect[{field}].{bounds_name} is {bounds}; write it as [lower, "
+                    "upper] with lower <= upper"
                 )
         if statistical:
             continue
         for key, why in _STATISTICAL_ONLY.items():
             if key in expectation:
-                raise refusal(
-                    path,
+                return (
                     f"field expect[{field}].{key} is only for a statistical claim (seed "
-                    f"policy derived-set), whose {why}",
+                    f"policy derived-set), whose {why}"
                 )
         kind = next((k for k in _STATISTICAL_KINDS if k in expectation), None)
         if kind is not None:
-            raise refusal(
-                path,
-                f"field expect[{field}].{kind} needs a statistical claim "
-                "(seed policy derived-set)",
+            return (
+                f"field expect[{field}].{kind} needs a statistical claim (seed policy derived-set)"
             )
-    _check_tolerances(data, path)
+    for field, expectation in data["expect"].items():
+        bound = expectation.get("mean", expectation)
+        vacuous = _vacuity(bound) if isinstance(bound, dict) else None
+        name = field_name(["expect", field])
+        if vacuous is not None and "vacuous_ok" not in expectation:
+            return (
+                f"field {name}: {vacuous}, so a result of 0 passes and the check says nothing; "
+                "tighten the tolerance, or state why it is meant with vacuous_ok: <reason>"
+            )
+        if vacuous is None and "vacuous_ok" in expectation:
+            return (
+                f"field {name}.vacuous_ok: the tolerance is narrower than the value, so there "
+                "is nothing to excuse; remove vacuous_ok"
+            )
+    return None
+
+
+@functools.cache  # made on the first file validated
+def _validator():
+    return jsonschema.Draft202012Validator(_SCHEMA)
 
 
 def validated(raw: bytes, path: Path) -> dict:
     """The data of registry file ``path`` (bytes ``raw``); :class:`RegistryError` unless
     usable (all but ``compute``, which the registry checks on every load)."""
     data = parse_registry_yaml(raw, path)
-    _refuse_unusable_values(data, path)
+    for field, value in _walk(data):
+        problem = _unusable_value(value)
+        if problem is not None:
+            raise refusal(path, f"field {field_name(field)}: {problem}")
     errors = [inner for error in _validator().iter_errors(data) for inner in _innermost(error)]
     if errors:
         errors.sort(key=lambda error: list(map(str, error.absolute_path)))
@@ -255,5 +347,7 @@ def validated(raw: bytes, path: Path) -> dict:
         if len(problems) > MAX_PROBLEMS:
             problems = [*problems[:MAX_PROBLEMS], f"... and {len(problems) - MAX_PROBLEMS} more"]
         raise refusal(path, "; ".join(problems))
-    _check_consistency(data, path)
+    problem = _inconsistency(data, path)
+    if problem is not None:
+        raise refusal(path, problem)
     return data

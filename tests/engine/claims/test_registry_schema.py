@@ -10,7 +10,7 @@ import time
 import pytest
 from claimtools import TOY_CLAIM, TOY_ID
 
-from claimbook.claims import list_claims, load_claim, registry_yaml
+from claimbook.claims import list_claims, load_claim, registry_schema
 from claimbook.errors import RegistryError
 
 STATEMENT = "statement: A toy witness returns a half, three, true and a nested spread of 1.25."
@@ -69,7 +69,7 @@ def test_deep_nesting_is_one_line_not_a_recursion_error(registry, text):
 
 def test_nesting_up_to_the_limit_is_left_to_the_schema(registry):
     # expect.count.equals lies in three mappings (the file, expect, count).
-    lists = registry_yaml.MAX_DEPTH - 3
+    lists = registry_schema.MAX_DEPTH - 3
     deep = "[" * lists + "1" + "]" * lists
     problem = refused(
         registry, toy("  count:\n    equals: 3\n", f"  count:\n    equals: {deep}\n")
@@ -323,7 +323,7 @@ def test_libyaml_reads_every_registry_file_as_the_reference_loader_does():
     import yaml
 
     from claimbook import paths
-    from claimbook.claims.registry_yaml import _StrictSafeLoader, parse_registry_yaml
+    from claimbook.claims.registry_schema import _StrictSafeLoader, parse_registry_yaml
 
     assert yaml.__with_libyaml__, "the locked PyYAML wheel carries libyaml"
     files = sorted(paths.CLAIMS_DIR.glob("*.yaml"))
