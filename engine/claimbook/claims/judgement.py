@@ -1,13 +1,10 @@
 """The one judge: a claim's state, from its artifact alone or against a recomputation.
 
 Everything that shows or acts on a claim's state asks :func:`judge`. The states
-(:data:`STATES`): ``"not run"`` (no artifact); ``"stale"`` (another harness version, or
-its key differs from the key of the modules it names under today's files, registry entry
-and lock); ``"failed"`` (unreadable, status failed, or not what its own stored result gives
-under the current registry: an edited file is never shown as verified); ``"refuted"``;
-``"verified"``. Within a process the verdict on a current artifact is cached by the bytes
-of its registry entry and itself. :func:`check_artifact` recomputes the claim
-(``claims verify --check-artifacts``).
+(:data:`STATES`): ``"not run"`` (no artifact); ``"stale"`` (another harness version, or a
+key other than today's for the modules it names, registry entry and lock); ``"failed"``
+(unreadable, status failed, or not what its own stored result gives under the current
+registry); ``"refuted"``; ``"verified"``. :func:`check_artifact` recomputes the claim.
 """
 
 from __future__ import annotations
@@ -26,7 +23,6 @@ from claimbook.claims.store import (
     failure_summary,
     parse_artifact,
     per_seed_results,
-    read_artifact,
 )
 from claimbook.errors import (
     ClaimError,
@@ -38,12 +34,9 @@ from claimbook.errors import (
 from claimbook.paths import artifact_path, shown
 
 STATES = ("verified", "refuted", "failed", "stale", "not run")
-_FAILING = ("failed", "stale", "not run")
 _SCALARS = (bool, int, float, str, type(None))
 # What may differ between a stored artifact and a recomputation on another machine.
 _MACHINE_FIELDS = ("python", "numpy", "platform", "machine", "environment_mismatch")
-
-
 # The verdict on an artifact's own consistency, by the bytes it was reached from, in this
 # process only: a page asks about the same claim once per number it binds.
 _CONSISTENCY = cache.ContentCache("judgements")
@@ -65,35 +58,29 @@ def state_fails_build(state: str) -> bool:
     """True for failed, stale and not run."""
     if state not in STATES:
         raise ClaimError(f"parameter state must be one of {STATES}, got {state!r}")
-    return state in _FAILING
+    return state in STATES[2:]
 
 
 def staleness(claim: Claim, stored: Mapping) -> str | None:
     """Why an artifact no longer describes the current harness, registry and lock, or None."""
-    version = stored["provenance"].get("version")
-    current = instruments.version()
-    if version != current:
-        return f"artifact written by harness {version!r}; the running harness is {current!r}"
+    version, running = stored["provenance"].get("version"), instruments.version()
+    if version != running:
+        return f"artifact written by harness {version!r}; the running harness is {running!r}"
     if stored["registry_digest"] != claim.registry_digest:
         return f"artifact computed from another version of {claim.path.name}"
-    current = current_claim_key(claim, stored)
-    key = stored["key"]
+    current, key = current_claim_key(claim, stored), stored["key"]
     if key.get("digest") == current["digest"]:
         return None
     if key.get("environment_digest") != current["environment_digest"]:
         return (
             "artifact computed under another lock (requirements.txt), installed versions or Python"
         )
-    stored_modules = key.get("modules") if isinstance(key.get("modules"), Mapping) else {}
-    changed = sorted(
-        name for name, digest in current["modules"].items() if stored_modules.get(name) != digest
-    )
-    if changed:
-        listed = ", ".join(changed[:5])
-        if len(changed) > 5:
-            listed += f" and {len(changed) - 5} more"
-        return f"modules its computation reaches have changed: {listed}"
-    return "artifact key does not match its modules, registry file and lock"
+    modules = key.get("modules") if isinstance(key.get("modules"), Mapping) else {}
+    changed = sorted(name for name, d in current["modules"].items() if modules.get(name) != d)
+    if not changed:
+        return "artifact key does not match its modules, registry file and lock"
+    more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+    return f"modules its computation reaches have changed: {', '.join(changed[:5])}{more}"
 
 
 def _stored_results(claim: Claim, stored: Mapping) -> list[dict]:
@@ -101,23 +88,24 @@ def _stored_results(claim: Claim, stored: Mapping) -> list[dict]:
     result = stored["result"]
     if stored.get("error") is not None:
         return []
-    if claim.kind == "statistical":
-        for entry in result.values():
-            if not isinstance(entry, Mapping) or not isinstance(entry.get("per_seed"), list):
-                raise WitnessResultError("a statistical field without a per_seed list")
-            if not all(isinstance(v, _SCALARS) for v in entry["per_seed"]):
-                raise WitnessResultError("a per-seed value that is not a scalar")
-        return per_seed_results(result)
-    return [normalize_result(result, claim)]
+    if claim.kind != "statistical":
+        return [normalize_result(result, claim)]
+    for entry in result.values():
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("per_seed"), list):
+            raise WitnessResultError("a statistical field without a per_seed list")
+        if not all(isinstance(v, _SCALARS) for v in entry["per_seed"]):
+            raise WitnessResultError("a per-seed value that is not a scalar")
+    return per_seed_results(result)
 
 
 def _consistency(claim: Claim, stored: Mapping, path: Path) -> tuple[str, str]:
     """(state, reason) of a current artifact: does its own stored result support it?"""
     where = shown(path)
     try:
+        results = _stored_results(claim, stored)
         rebuilt = build_artifact(
             claim,
-            _stored_results(claim, stored),
+            results,
             error=stored.get("error"),
             key=stored["key"],
             provenance=stored["provenance"],
@@ -126,11 +114,8 @@ def _consistency(claim: Claim, stored: Mapping, path: Path) -> tuple[str, str]:
         return "failed", f"{where}: stored result is malformed ({type(exc).__name__})"
     found = differences(stored, rebuilt)
     if found:
-        return (
-            "failed",
-            f"{where} disagrees with its own stored result under {claim.path.name}: "
-            + "; ".join(found),
-        )
+        said = f"{where} disagrees with its own stored result under {claim.path.name}: "
+        return "failed", said + "; ".join(found)
     status = stored["status"]  # equal to the rebuilt one: verified, refuted or failed
     if status == "failed":
         first = failure_summary(stored)
@@ -187,18 +172,14 @@ def check_artifact(
             f"claim {claim.id} has no artifact at {shown(path)}; run "
             "`python -m claimbook claims verify` to write it"
         )
-    stored = read_artifact(path)
+    stored = parse_artifact(path.read_bytes(), path)
     stale = staleness(claim, stored)
     if stale is not None:
         raise StaleArtifactError(
             f"{shown(path)}: {stale}; run `python -m claimbook claims verify` to rewrite it"
         )
     outcome = run_computation(claim)
-    machine = {
-        field: stored["provenance"].get(field)
-        for field in _MACHINE_FIELDS
-        if field in stored["provenance"]
-    }
+    machine = {k: v for k, v in stored["provenance"].items() if k in _MACHINE_FIELDS}
     recomputed = build_artifact(
         claim,
         outcome.results,

@@ -1,11 +1,9 @@
 """Claim keys: what a claim's artifact depends on.
 
-A claim's key digests its registry entry (``registry_digest``), every first-party module
-reached from its computation's module and from :data:`CLAIM_RUNNER`
-(:mod:`claimbook.dependencies` states the rule), and the environment
-(:func:`environment_digest`). An artifact is stale exactly when :func:`current_claim_key`
-differs from its stored key; the modules reached change only when one of their digests
-does, so the stored names suffice and nothing is parsed for a claim whose code is the same.
+A claim's key digests its registry entry, every first-party module reached from its
+computation's module and from :data:`CLAIM_RUNNER` (:mod:`claimbook.dependencies`), and the
+environment (:func:`environment_digest`). An artifact is stale exactly when
+:func:`current_claim_key` differs from its stored key.
 """
 
 from __future__ import annotations
@@ -44,15 +42,14 @@ def environment_digest(root: str | Path | None = None) -> str:
 
 def claim_modules(claim) -> list[str]:
     """The first-party modules ``claim``'s computation reaches (see the module doc)."""
-    module = claim.compute.rpartition(".")[0]
-    return dependencies.modules_reached([module, CLAIM_RUNNER])
+    return dependencies.modules_reached([claim.compute.rpartition(".")[0], CLAIM_RUNNER])
 
 
-def _key(registry_digest: str, modules: Mapping[str, str]) -> dict:
+def _key(claim, modules: list[str]) -> dict:
     parts = {
-        "registry_digest": registry_digest,
+        "registry_digest": claim.registry_digest,
         "environment_digest": environment_digest(),
-        "modules": dict(sorted(modules.items())),
+        "modules": dict(sorted(dependencies.module_digests(modules).items())),
     }
     text = json.dumps(parts, sort_keys=True, separators=(",", ":"))
     return {"digest": hashlib.sha256(text.encode()).hexdigest(), **parts}
@@ -60,15 +57,15 @@ def _key(registry_digest: str, modules: Mapping[str, str]) -> dict:
 
 def claim_key(claim) -> dict:
     """The key of ``claim`` as its code and registry entry are now."""
-    return _key(claim.registry_digest, dependencies.module_digests(claim_modules(claim)))
+    return _key(claim, claim_modules(claim))
 
 
 def current_claim_key(claim, artifact: Mapping) -> dict:
-    """The key of the modules the artifact's key names, digested from today's files (for a
-    key naming none, the claim's key now, which it cannot equal)."""
+    """The key of the modules the artifact's key names, digested from today's files (so
+    nothing is parsed for a claim whose code is the same); for a key naming none, the
+    claim's key now, which it cannot equal."""
     stored = artifact.get("key")
     names = stored.get("modules") if isinstance(stored, Mapping) else None
     if not isinstance(names, Mapping) or not names:
         return claim_key(claim)
-    modules = [name for name in names if isinstance(name, str)]
-    return _key(claim.registry_digest, dependencies.module_digests(modules))
+    return _key(claim, [name for name in names if isinstance(name, str)])

@@ -31,6 +31,9 @@ RECORD_VARIABLE = "CLAIMBOOK_CLAIM_RECORD"
 CHAPTER_CLAIMS_VARIABLE = "CLAIMBOOK_CHAPTER_CLAIMS"
 BUILD_VARIABLE = "CLAIMBOOK_BUILD"  # a token naming one build; its record carries it
 DRIVER_VARIABLE = "CLAIMBOOK_DRIVER_PID"
+# How long, in seconds, a kernel waits for the record to change (set by the build).
+CLAIM_WAIT_VARIABLE = "CLAIMBOOK_CLAIM_WAIT"
+DEFAULT_CLAIM_WAIT = 630.0
 WAIT_SECONDS = 0.05  # how often a kernel looks whether the build's record is written
 
 
@@ -56,30 +59,30 @@ def bytes_digest(data: bytes) -> str:
 def read_claim_record(path: str | Path | None = None) -> ClaimRecord:
     """The record at ``path`` (default :func:`record_path`); empty when absent or malformed,
     so a damaged record costs recomputation, never trust."""
-    empty = ClaimRecord({}, {})
     try:
         data = json.loads(Path(path or record_path()).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return empty
+        data = None
     if not isinstance(data, dict) or data.get("format") != RECORD_FORMAT:
-        return empty
+        return ClaimRecord({}, {})
     artifacts, seconds = data.get("artifacts"), data.get("seconds", {})
     if not isinstance(artifacts, dict) or not isinstance(seconds, dict):
-        return empty
-    valid = {
-        claim_id: digest
-        for claim_id, digest in artifacts.items()
-        if isinstance(digest, str) and re.fullmatch("[0-9a-f]{64}", digest)
-    }
-    times = {  # JSON's keys are strings; its numbers may be NaN or infinite
-        claim_id: float(value)
-        for claim_id, value in seconds.items()
-        if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < math.inf
-    }
+        return ClaimRecord({}, {})
     build = data.get("build", "")
-    complete = data.get("complete", True)
     return ClaimRecord(
-        valid, times, build if isinstance(build, str) else "", complete is not False
+        artifacts={
+            claim_id: digest
+            for claim_id, digest in artifacts.items()
+            if isinstance(digest, str) and re.fullmatch("[0-9a-f]{64}", digest)
+        },
+        seconds={  # JSON's keys are strings; its numbers may be NaN or infinite
+            claim_id: float(value)
+            for claim_id, value in seconds.items()
+            if isinstance(value, int | float) and not isinstance(value, bool)
+            if 0 <= value < math.inf
+        },
+        build=build if isinstance(build, str) else "",
+        complete=data.get("complete", True) is not False,
     )
 
 
@@ -91,17 +94,14 @@ def write_claim_record(
     complete: bool = True,
 ) -> None:
     """Write the record atomically (sorted keys, so equal records are equal files)."""
-    text = json.dumps(
-        {
-            "format": RECORD_FORMAT,
-            "build": build,
-            "complete": bool(complete),
-            "artifacts": dict(sorted(artifacts.items())),
-            "seconds": {k: round(float(v), 3) for k, v in sorted(seconds.items())},
-        },
-        indent=2,
-    )
-    write_text_atomically(path, text + "\n")
+    record = {
+        "format": RECORD_FORMAT,
+        "build": build,
+        "complete": bool(complete),
+        "artifacts": dict(sorted(artifacts.items())),
+        "seconds": {k: round(float(v), 3) for k, v in sorted(seconds.items())},
+    }
+    write_text_atomically(path, json.dumps(record, indent=2) + "\n")
 
 
 def build_is_running() -> bool:
@@ -109,19 +109,11 @@ def build_is_running() -> bool:
     return bool(os.environ.get(RECORD_VARIABLE))
 
 
-# How long, in seconds, a kernel waits for the record to change (set by the build).
-CLAIM_WAIT_VARIABLE = "CLAIMBOOK_CLAIM_WAIT"
-DEFAULT_CLAIM_WAIT = 630.0
-
-
 def _wait_for_record(claim_id: str) -> ClaimRecord:
     """The record of the build that started this kernel, once it names ``claim_id`` or is
-    complete without it.
-
-    Raises :class:`ClaimError` if the build's process ended first, or the record did not
-    change for :data:`CLAIM_WAIT_VARIABLE` seconds: the build rewrites it as each claim is
-    computed and kills one that runs longer than ``trainable_claim_timeout``.
-    """
+    complete without it; :class:`ClaimError` if the build's process ended first, or the
+    record did not change for :data:`CLAIM_WAIT_VARIABLE` seconds (the build rewrites it as
+    each claim is computed and kills one that runs longer than ``trainable_claim_timeout``)."""
     token = os.environ.get(BUILD_VARIABLE, "")
     driver = int(os.environ.get(DRIVER_VARIABLE, "0") or 0)
     try:
@@ -159,14 +151,12 @@ def recorded_artifact(claim_id: str, artifacts_dir: str | Path | None = None) ->
     covers only those) and the build computed it; :class:`TamperedArtifactError` if the
     artifact's bytes are not those the build recorded.
     """
-    named = os.environ.get(CHAPTER_CLAIMS_VARIABLE, "").split()
-    if claim_id not in named:
+    if claim_id not in os.environ.get(CHAPTER_CLAIMS_VARIABLE, "").split():
         raise ClaimError(
             f"claim {claim_id} is verified under a name the book cannot read from the "
             f"chapter's source; write the id as a literal: verify_claim({claim_id!r}, ...)"
         )
-    record = _wait_for_record(claim_id)
-    expected = record.artifacts.get(claim_id)
+    expected = _wait_for_record(claim_id).artifacts.get(claim_id)
     if expected is None:
         raise ClaimError(
             f"claim {claim_id} was not computed by this build; the build names the reason"

@@ -3,11 +3,9 @@
 An artifact (``artifacts/claims/<id>.json``, :func:`claimbook.paths.artifact_path`) is a
 pure function of the registry entry, the per-call results, the error, the key and the
 provenance: sorted keys, no timestamps, so writing it twice gives the same bytes and the
-judge can rebuild it from its own stored result. Its fields are ``id, chapter, kind,
-refutes, statement, status, error, compute, result, expected, comparisons, contract, seeds,
-statistics, key, registry_digest, provenance`` (docs/claims.md). A statistical result holds,
-per dotted field, ``per_seed`` and, when every value is a finite number, ``mean``, ``ci``,
-``level``, ``method`` (and ``median`` for ``interval_method: median-rank``).
+judge can rebuild it from its own stored result. Its fields are docs/claims.md's. A
+statistical result holds, per dotted field, ``per_seed`` and, when every value is a finite
+number, ``mean``, ``ci``, ``level``, ``method`` (and ``median`` for ``median-rank``).
 """
 
 from __future__ import annotations
@@ -25,9 +23,13 @@ from claimbook.claims.compare import comparisons, is_number
 from claimbook.claims.computations import flatten
 from claimbook.claims.intervals import mean_interval, median_rank_interval
 from claimbook.claims.registry import Claim, claim_seed
-from claimbook.claims.registry_schema import field_name as _field_name
+from claimbook.claims.registry_schema import field_name
 from claimbook.errors import TamperedArtifactError
 from claimbook.numbers import format_value, is_statistical
+
+# The fields a reader relies on, and their types.
+_ARTIFACT_SHAPE = {"status": str, "result": dict, "provenance": dict, "registry_digest": str}
+_ARTIFACT_SHAPE["key"] = dict
 
 
 def provenance() -> dict:
@@ -41,9 +43,7 @@ def provenance() -> dict:
         "machine": platform.machine(),
     }
     mismatch = environment.differences()
-    if mismatch:
-        record["environment_mismatch"] = mismatch
-    return record
+    return {**record, "environment_mismatch": mismatch} if mismatch else record
 
 
 def statistical_result(claim: Claim, results: Sequence[Mapping]) -> dict:
@@ -73,37 +73,27 @@ def statistical_result(claim: Claim, results: Sequence[Mapping]) -> dict:
 def per_seed_results(result: Mapping) -> list[dict]:
     """Undo :func:`statistical_result`: the flat per-seed results an artifact stores."""
     counts = {len(entry["per_seed"]) for entry in result.values()}
-    count = counts.pop() if len(counts) == 1 else 0
     return [
         {
             field: entry["per_seed"][k]
             for field, entry in result.items()
             if entry["per_seed"][k] is not None
         }
-        for k in range(count)
+        for k in range(counts.pop() if len(counts) == 1 else 0)
     ]
 
 
 def build_artifact(
-    claim: Claim,
-    results: Sequence[Mapping],
-    *,
-    error: str | None,
-    key: Mapping,
-    provenance: Mapping,
+    claim: Claim, results: Sequence[Mapping], *, error: str | None, key: Mapping, provenance
 ) -> dict:
     """The artifact of ``claim`` from its per-call results (one, or one per seed; none if
     it raised first), error, key and provenance."""
     statistical = claim.kind == "statistical"
-    if statistical:
-        result = statistical_result(claim, results) if error is None else {}
-    else:
-        result = dict(results[0]) if results and error is None else {}
-    records = (
-        {} if error is not None else comparisons(claim.expect, result, statistical=statistical)
-    )
-    passed = error is None and all(record["passed"] for record in records.values())
-    if not passed:
+    result, records = {}, {}
+    if error is None:
+        result = statistical_result(claim, results) if statistical else dict(results[0])
+        records = comparisons(claim.expect, result, statistical=statistical)
+    if error is not None or not all(record["passed"] for record in records.values()):
         status = "failed"
     else:
         status = "refuted" if claim.refutes is not None else "verified"
@@ -111,7 +101,7 @@ def build_artifact(
         "id": claim.id,
         "chapter": claim.chapter,
         "kind": claim.kind,
-        "refutes": dict(claim.refutes) if claim.refutes is not None else None,
+        "refutes": claim.refutes,
         "statement": claim.statement,
         "status": status,
         "error": error,
@@ -121,7 +111,7 @@ def build_artifact(
         "comparisons": records,
         "contract": {"seed": claim.seed, **claim.contract},
         "seeds": claim.seeds,
-        "statistics": dict(claim.statistics) if claim.statistics is not None else None,
+        "statistics": claim.statistics,
         "key": dict(key),
         "registry_digest": claim.registry_digest,
         "provenance": dict(provenance),
@@ -138,23 +128,14 @@ def write_artifact(path: Path, artifact: Mapping) -> None:
     write_text_atomically(path, artifact_text(artifact))
 
 
-_ARTIFACT_SHAPE = {
-    "status": str,
-    "result": dict,
-    "provenance": dict,
-    "registry_digest": str,
-    "key": dict,
-}
-
-
 def read_artifact(path: Path) -> dict:
-    """The artifact at ``path``; :class:`TamperedArtifactError` if it is not JSON, not an
-    object, or lacks a field a reader relies on (``OSError`` if unreadable)."""
+    """The artifact at ``path``; see :func:`parse_artifact` (``OSError`` if unreadable)."""
     return parse_artifact(path.read_bytes(), path)
 
 
 def parse_artifact(data: bytes, path: Path) -> dict:
-    """The artifact whose bytes are ``data`` (read from ``path``); see :func:`read_artifact`."""
+    """The artifact whose bytes are ``data`` (read from ``path``); :class:`TamperedArtifactError`
+    if it is not JSON, not an object, or lacks a field a reader relies on."""
     where = paths.shown(path)
     try:
         stored = json.loads(data.decode("utf-8"))
@@ -171,12 +152,12 @@ def parse_artifact(data: bytes, path: Path) -> dict:
 
 
 def _leaves(value, prefix: tuple = ()) -> dict:
-    if isinstance(value, Mapping):
-        leaves = {}
-        for key, item in value.items():
-            leaves.update(_leaves(item, (*prefix, str(key))))
-        return leaves or {prefix: {}}
-    return {prefix: value}
+    if not isinstance(value, Mapping):
+        return {prefix: value}
+    leaves = {}
+    for key, item in value.items():
+        leaves.update(_leaves(item, (*prefix, str(key))))
+    return leaves or {prefix: {}}
 
 
 def differences(stored: Mapping, expected: Mapping, limit: int = 8) -> list[str]:
@@ -187,7 +168,7 @@ def differences(stored: Mapping, expected: Mapping, limit: int = 8) -> list[str]
         on_disk = json.dumps(stored_leaves.get(key, "(absent)"), sort_keys=True)
         wanted = json.dumps(expected_leaves.get(key, "(absent)"), sort_keys=True)
         if on_disk != wanted:
-            found.append(f"{_field_name(key)}: on disk {on_disk[:80]}, expected {wanted[:80]}")
+            found.append(f"{field_name(key)}: on disk {on_disk[:80]}, expected {wanted[:80]}")
     if len(found) > limit:
         found = [*found[:limit], f"... and {len(found) - limit} more"]
     return found
@@ -204,18 +185,13 @@ def failure_summary(artifact: Mapping) -> list[str]:
     claim_id = artifact.get("id")
     if artifact.get("error"):
         return [f"{claim_id} error: {artifact['error']}"]
-    lines = []
-    for field, record in sorted((artifact.get("comparisons") or {}).items()):
-        if record.get("passed"):
-            continue
-        line = (
-            f"{claim_id} {field}: expected {_shown(record.get('expected'))}, "
-            f"got {_shown(record.get('got'))}, tolerance {record.get('tolerance')}"
-        )
-        if record.get("reason"):
-            line += f" ({record['reason']})"
-        lines.append(line)
-    return lines
+    return [
+        f"{claim_id} {field}: expected {_shown(record.get('expected'))}, got "
+        f"{_shown(record.get('got'))}, tolerance {record.get('tolerance')}"
+        + (f" ({record['reason']})" if record.get("reason") else "")
+        for field, record in sorted((artifact.get("comparisons") or {}).items())
+        if not record.get("passed")
+    ]
 
 
 def badge_summary(artifact: Mapping) -> str:

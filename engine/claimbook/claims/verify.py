@@ -1,12 +1,11 @@
 """``verify_claim``: a registered claim's artifact: the build's, or recomputed here.
 
-In a chapter kernel a build started, claims were computed by the build
-(:mod:`claimbook.pipeline.claim_runs`) and ``verify_claim`` computes and writes nothing: it
-returns the artifact the build recorded (:mod:`claimbook.claims.record`). Elsewhere (a
-reader in Jupyter, ``claims verify``) it computes the claim here and writes the artifact.
-A chapter's ``pin = "..."`` is the harness version it was written against; another
-version is refused before anything runs. Whether an artifact is current is its key's
-business (:mod:`claimbook.claims.keys`), not the pin's.
+In a chapter kernel a build started, the build computed the claims
+(:mod:`claimbook.pipeline.claim_runs`) and ``verify_claim`` returns the artifact it recorded
+(:mod:`claimbook.claims.record`), computing and writing nothing. Elsewhere (a reader in
+Jupyter, ``claims verify``) it computes the claim here and writes the artifact. A chapter's
+``pin = "..."`` is the harness version it was written against; another version is refused
+before anything runs (whether an artifact is current is its key's business).
 """
 
 from __future__ import annotations
@@ -35,11 +34,9 @@ def harness_pin() -> str:
 
 def _coverage_message(artifact: Mapping, claim) -> str | None:
     """The registry and computation mismatches of a failed artifact, or None."""
-    comparisons = artifact["comparisons"]
-    unexpected = sorted(f for f, r in comparisons.items() if r["expected"] is None)
-    absent = sorted(f for f, r in comparisons.items() if r["got"] is None)
-    if not unexpected and not absent:
-        return None
+    records = artifact["comparisons"]
+    unexpected = sorted(f for f, r in records.items() if r["expected"] is None)
+    absent = sorted(f for f, r in records.items() if r["got"] is None)
     parts = []
     if unexpected:
         parts.append(f"result fields without an expectation: {', '.join(unexpected)}")
@@ -47,6 +44,8 @@ def _coverage_message(artifact: Mapping, claim) -> str | None:
         parts.append(
             f"expectations naming fields the witness does not return: {', '.join(absent)}"
         )
+    if not parts:
+        return None
     return f"{claim.path}: field expect does not match {claim.compute}: " + "; ".join(parts)
 
 
@@ -55,11 +54,7 @@ def compute_artifact(claim) -> dict:
     write nothing."""
     outcome = run_computation(claim)
     return build_artifact(
-        claim,
-        outcome.results,
-        error=outcome.error,
-        key=claim_key(claim),
-        provenance=provenance(),
+        claim, outcome.results, error=outcome.error, key=claim_key(claim), provenance=provenance()
     )
 
 
@@ -80,14 +75,9 @@ def verify_claim(
     :class:`RegistryError` when the computed fields and the expectations do not match one to
     one; by default a failure is returned, so a chapter finishes and shows a failed badge.
 
-    Raises
-    ------
-    UnknownClaimError, RegistryError
-        An unknown id or a malformed registry file; nothing is computed.
-    StalePinError
-        ``expected_harness`` is not the running harness's version; nothing is computed.
-    ClaimError, TamperedArtifactError
-        In a build's kernel, as :func:`claimbook.claims.record.recorded_artifact` raises.
+    Raises :class:`UnknownClaimError` or :class:`RegistryError` (an unknown id or a malformed
+    registry file) and :class:`StalePinError` before computing anything; in a build's kernel,
+    what :func:`claimbook.claims.record.recorded_artifact` raises.
     """
     claim = load_claim(claim_id, registry_dir=registry_dir)
     current = harness_pin()
@@ -97,13 +87,11 @@ def verify_claim(
             f"running harness is {current!r}; run `make repin` to re-pin every chapter (it "
             "re-verifies the claims first and reports which results changed)"
         )
+    failed = f"claim {claim.id} failed ({claim.compute})"
     if build_is_running():
         artifact = recorded_artifact(claim.id, artifacts_dir)
         if strict and artifact["status"] == "failed":
-            raise ClaimFailedError(
-                f"claim {claim.id} failed ({claim.compute}):\n  "
-                + "\n  ".join(failure_summary(artifact))
-            )
+            raise ClaimFailedError(f"{failed}:\n  " + "\n  ".join(failure_summary(artifact)))
         return artifact
     artifact = compute_artifact(claim)
     path = artifact_path(claim.id, artifacts_dir)
@@ -113,8 +101,8 @@ def verify_claim(
         if coverage is not None:
             raise RegistryError(coverage)
         raise ClaimFailedError(
-            f"claim {claim.id} failed ({claim.compute}); artifact written with status failed "
-            f"to {shown(path)}:\n  " + "\n  ".join(failure_summary(artifact))
+            f"{failed}; artifact written with status failed to {shown(path)}:\n  "
+            + "\n  ".join(failure_summary(artifact))
         )
     return ComputedHere(artifact)
 
@@ -123,12 +111,10 @@ def claim_status_line(artifact: Mapping) -> str:
     """What a chapter prints after verifying: ``"claim <id>: <status>"``, then for a failure
     its first line (:func:`failure_summary`), and ``" (computed in this kernel)"`` for a
     :class:`ComputedHere`."""
-    status = artifact["status"]
-    line = f"claim {artifact['id']}: {status}"
-    if status == "failed":
-        failures = failure_summary(artifact)
-        if failures:
-            line += f": {failures[0]}"
+    line = f"claim {artifact['id']}: {artifact['status']}"
+    failures = failure_summary(artifact) if artifact["status"] == "failed" else []
+    if failures:
+        line += f": {failures[0]}"
     if isinstance(artifact, ComputedHere):
         line += " (computed in this kernel)"
     return line
