@@ -15,11 +15,11 @@ claim's criteria when at least :data:`SUBJECT_FIELDS_NEEDED` subject fields turn
 from __future__ import annotations
 
 import hashlib
-import importlib.machinery
-import importlib.util
+import importlib
 import json
 import math
 import sys
+import types
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -41,38 +41,32 @@ def mistakes_dir(registry_dir: str | Path | None = None) -> Path:
     return Path(registry_dir if registry_dir is not None else paths.CLAIMS_DIR) / MISTAKES
 
 
+def committed_record_path(registry_dir: str | Path | None = None) -> Path:
+    """``<registry_dir>/mistakes/record.json`` (default ``claims/mistakes/record.json``)."""
+    return mistakes_dir(registry_dir) / "record.json"
+
+
 def load_mistakes(module: str, registry_dir: str | Path | None = None):
-    """The mistake file ``<registry_dir>/mistakes/<module>.py``, loaded by its path once per
-    process and folder as ``claim_mistakes.<module>``; :class:`RegistryError` if it does not
-    exist or raises when loaded."""
+    """The mistake file ``<registry_dir>/mistakes/<module>.py``, imported once per process and
+    folder as ``claim_mistakes.<module>`` (a package whose path is that folder);
+    :class:`RegistryError` if it does not exist or raises when loaded."""
     folder = mistakes_dir(registry_dir).resolve()
-    path = folder / f"{module}.py"
     package = sys.modules.get(MISTAKES_PACKAGE)
     if package is None or list(getattr(package, "__path__", [])) != [str(folder)]:
         for name in [n for n in sys.modules if n.split(".")[0] == MISTAKES_PACKAGE]:
             del sys.modules[name]  # the mistakes of another registry
-        package = importlib.util.module_from_spec(
-            importlib.machinery.ModuleSpec(MISTAKES_PACKAGE, None, is_package=True)
-        )
+        package = sys.modules[MISTAKES_PACKAGE] = types.ModuleType(MISTAKES_PACKAGE)
         package.__path__ = [str(folder)]
-        sys.modules[MISTAKES_PACKAGE] = package
-    name = f"{MISTAKES_PACKAGE}.{module}"
-    if name in sys.modules:
-        return sys.modules[name]
-    if not path.is_file():
+    path, name = folder / f"{module}.py", f"{MISTAKES_PACKAGE}.{module}"
+    if name not in sys.modules and not path.is_file():
         raise RegistryError(f"the mistakes file {paths.shown(path)} does not exist")
-    spec = importlib.util.spec_from_file_location(name, path)
-    loaded = importlib.util.module_from_spec(spec)
-    sys.modules[name] = loaded
     try:
-        spec.loader.exec_module(loaded)
+        return importlib.import_module(name)
     except Exception as error:
-        del sys.modules[name]
         raise RegistryError(
             f"the mistakes file {paths.shown(path)} cannot be loaded "
             f"({type(error).__name__}: {error})"
         ) from error
-    return loaded
 
 
 def resolve_perturbation(name: str, claim=None, registry_dir: str | Path | None = None):
@@ -80,26 +74,22 @@ def resolve_perturbation(name: str, claim=None, registry_dir: str | Path | None 
     (else ``registry_dir``); :class:`RegistryError` naming the perturbation, file and
     function if it cannot be found."""
     where = f"{paths.shown(claim.path)}: field catches: " if claim is not None else ""
+    registry_dir = Path(claim.path).parent if claim is not None else registry_dir
     module_name, _, function_name = name.rpartition(".")
-    if claim is not None:
-        registry_dir = Path(claim.path).parent
-    path = mistakes_dir(registry_dir) / f"{module_name}.py"
     try:
         module = load_mistakes(module_name, registry_dir)
     except RegistryError as error:
         raise RegistryError(f"{where}perturbation {name!r}: {error}") from None
     function = getattr(module, function_name, None)
-    if not callable(function):
-        known = sorted(
-            n
-            for n in getattr(module, "__all__", dir(module))
-            if callable(getattr(module, n, None))
-        )
-        raise RegistryError(
-            f"{where}perturbation {name!r}: the mistakes file {paths.shown(path)} has no "
-            f"function {function_name!r}" + (f"; it has {', '.join(known)}" if known else "")
-        )
-    return function
+    if callable(function):
+        return function
+    names = getattr(module, "__all__", dir(module))
+    known = sorted(n for n in names if callable(getattr(module, n, None)))
+    path = paths.shown(mistakes_dir(registry_dir) / f"{module_name}.py")
+    raise RegistryError(
+        f"{where}perturbation {name!r}: the mistakes file {path} has no function "
+        f"{function_name!r}" + (f"; it has {', '.join(known)}" if known else "")
+    )
 
 
 def mistakes_digest(registry_dir: str | Path | None = None) -> str:
@@ -119,9 +109,14 @@ def mistakes_digest(registry_dir: str | Path | None = None) -> str:
     return digest.hexdigest()
 
 
-def committed_record_path(registry_dir: str | Path | None = None) -> Path:
-    """``<registry_dir>/mistakes/record.json`` (default ``claims/mistakes/record.json``)."""
-    return mistakes_dir(registry_dir) / "record.json"
+def mutation_key(claim, digests: dict | None = None) -> str:
+    """SHA-256 of the claim's key and the mistakes' digest (``digests``: a per-folder cache)."""
+    folder = Path(claim.path).parent
+    digests = {} if digests is None else digests
+    if folder not in digests:
+        digests[folder] = mistakes_digest(folder)
+    text = f"{claim_key(claim)['digest']}\0{digests[folder]}"
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def field_role(expectation: Mapping) -> str:
@@ -133,38 +128,24 @@ def field_role(expectation: Mapping) -> str:
     return "subject"
 
 
-def _shown(got):
-    """A red field's result as the record keeps it: a number, or a summary's mean and CI."""
-    if isinstance(got, Mapping):
-        return {k: got[k] for k in ("mean", "ci") if k in got} or None
-    if isinstance(got, float) and not math.isfinite(got):
-        return repr(got)
-    if isinstance(got, list):
-        return None  # per-seed values of a field the registry lacks
-    return got
-
-
 def red_field(field: str, comparison: Mapping, expectation: Mapping | None) -> dict:
     """One field a mistake turned red: name, role (``"unregistered"`` for a field the
-    registry lacks), expected, tolerance and what came (a statistical field's mean and CI)."""
+    registry lacks), expected, tolerance and what came (a number, a statistical field's
+    mean and CI, or None for per-seed values of a field the registry lacks)."""
+    got = comparison.get("got")
+    if isinstance(got, Mapping):
+        got = {k: got[k] for k in ("mean", "ci") if k in got} or None
+    elif isinstance(got, float) and not math.isfinite(got):
+        got = repr(got)
+    elif isinstance(got, list):
+        got = None
     return {
         "field": field,
         "role": field_role(expectation) if expectation is not None else "unregistered",
         "expected": comparison.get("expected"),
         "tolerance": comparison.get("tolerance"),
-        "got": _shown(comparison.get("got")),
+        "got": got,
     }
-
-
-def mutation_key(claim, digests: dict | None = None) -> str:
-    """SHA-256 of the claim's key and the mistakes' digest (``digests``: a per-folder cache)."""
-    folder = Path(claim.path).parent
-    if digests is None:
-        digests = {}
-    if folder not in digests:
-        digests[folder] = mistakes_digest(folder)
-    text = f"{claim_key(claim)['digest']}\0{digests[folder]}"
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def claim_entry(key: str, when: str, catches: Sequence[Mapping]) -> dict:
@@ -215,11 +196,9 @@ def mutation_states(
     entry, source = None, None
     if claim.catches:
         entry, source = current_entry(claim, mutation_key(claim, digests), records)
-    recorded = {}
-    if entry is not None:
-        recorded = {
-            c.get("perturbation"): c for c in entry.get("catches", []) if isinstance(c, dict)
-        }
+    recorded = {
+        c.get("perturbation"): c for c in (entry or {}).get("catches", []) if isinstance(c, dict)
+    }
     states = []
     for catch in claim.catches or []:
         seen = recorded.get(catch["perturbation"])
@@ -228,13 +207,14 @@ def mutation_states(
             continue
         red = [r for r in seen.get("red", []) if isinstance(r, dict)]
         subject = sum(1 for r in red if r.get("role") == "subject")
+        caught = bool(seen.get("caught"))
         states.append(
             {
                 **catch,
-                "state": "caught" if seen.get("caught") else "not caught",
+                "state": "caught" if caught else "not caught",
                 "red": red,
                 "subject_red": subject,
-                "enough": bool(seen.get("caught")) and subject >= SUBJECT_FIELDS_NEEDED,
+                "enough": caught and subject >= SUBJECT_FIELDS_NEEDED,
                 "error": seen.get("error"),
                 "key": entry.get("key"),
                 "when": entry.get("when"),

@@ -1,12 +1,10 @@
 """``python -m claimbook mutate``: every claim shown to be able to fail, by the right fields.
 
 Each mistake a claim's ``catches`` names (:mod:`claimbook.claims.mistakes`) is applied
-alone in a child process forked from a server that imported the engine and the harness
-(multiprocessing's forkserver; one BLAS thread; at most the cores at once); the child
-recomputes and judges the claim (:func:`claimbook.claims.verify.compute_artifact`), writes
-nothing to ``artifacts/claims`` and reports the status and each red field with its role
-(:func:`claimbook.claims.mistakes.field_role`). A mistake is *caught* when the claim
-fails without its computation raising, and caught *enough* by at least two subject fields.
+alone in a child forked from a server that imported the engine and the harness (one BLAS
+thread; at most the cores at once), which recomputes and judges the claim, writes no
+artifact and reports the status and each red field with its role. A mistake is *caught*
+when the claim fails without its computation raising; *enough* by two subject fields.
 
 Modes: write the committed record (``make mutate``); ``--check`` writes nothing and fails
 when the committed record disagrees (``make mutate-check``); ``--stale`` runs only claims
@@ -39,47 +37,11 @@ from claimbook.errors import RegistryError
 from claimbook.pipeline.claim_runs import claim_environment
 
 _ERROR_LIMIT = 400
-
-
-def judge_perturbed(claim_id: str, perturbation: str, registry_dir: str | None) -> dict:
-    """Apply ``perturbation`` here, recompute ``claim_id`` and judge it; write nothing."""
-    claim = load_claim(claim_id, registry_dir=registry_dir)
-    mistakes.resolve_perturbation(perturbation, claim)()
-    artifact = compute_artifact(claim)
-    red = [
-        mistakes.red_field(field, comparison, claim.expect.get(field))
-        for field, comparison in sorted(artifact["comparisons"].items())
-        if not comparison["passed"]
-    ]
-    error = artifact.get("error")
-    return {
-        "status": artifact["status"],
-        "red": red,
-        "error": None if error is None else str(error)[:_ERROR_LIMIT],
-    }
-
-
-def _judge_in_child(claim_id, perturbation, registry_dir, imports, outcome_path, output_path):
-    """The child of one mistake: its outcome (an exception too) as JSON to ``outcome_path``,
-    its output to ``output_path`` (the last words of a crash, which the parent reports)."""
-    output = os.open(output_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.dup2(output, 1)
-    os.dup2(output, 2)
-    os.close(output)
-    try:
-        for module in imports:
-            importlib.import_module(module)
-        outcome = judge_perturbed(claim_id, perturbation, registry_dir)
-    except Exception as error:  # recorded by the parent as this mistake's error
-        outcome = {"status": None, "red": [], "error": f"{type(error).__name__}: {error}"}
-    Path(outcome_path).write_text(json.dumps(outcome), encoding="utf-8")
-
-
 # Imported once by the forkserver (which never applies a mistake), not by every child: a
 # mistake then costs its computation, not an interpreter's start (0.4 CPU-s each).
 _SERVER_PRELOAD = [
     "numpy",
-    f"{instruments.PACKAGE}",
+    instruments.PACKAGE,
     # What the mistake files import first (they are files, loaded by path in each child).
     f"{instruments.PACKAGE}.small_batch",
     f"{instruments.PACKAGE}.precision",
@@ -87,6 +49,36 @@ _SERVER_PRELOAD = [
     "claimbook.claims.mutate",
     "scipy.special",  # the t quantile of every statistical claim's interval
 ]
+
+
+def _judge_in_child(claim_id, perturbation, registry_dir, imports, outcome_path, output_path):
+    """The child of one mistake: apply it, recompute and judge the claim (writing nothing);
+    its outcome (an exception too) as JSON to ``outcome_path``, its output to ``output_path``
+    (the last words of a crash, which the parent reports)."""
+    output = os.open(output_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(output, 1)
+    os.dup2(output, 2)
+    os.close(output)
+    try:
+        for module in imports:
+            importlib.import_module(module)
+        claim = load_claim(claim_id, registry_dir=registry_dir)
+        mistakes.resolve_perturbation(perturbation, claim)()
+        artifact = compute_artifact(claim)
+        red = [
+            mistakes.red_field(field, comparison, claim.expect.get(field))
+            for field, comparison in sorted(artifact["comparisons"].items())
+            if not comparison["passed"]
+        ]
+        error = artifact["error"]
+        outcome = {
+            "status": artifact["status"],
+            "red": red,
+            "error": None if error is None else error[:_ERROR_LIMIT],
+        }
+    except Exception as error:  # recorded by the parent as this mistake's error
+        outcome = {"status": None, "red": [], "error": f"{type(error).__name__}: {error}"}
+    Path(outcome_path).write_text(json.dumps(outcome), encoding="utf-8")
 
 
 def _server():
@@ -126,12 +118,9 @@ def _run_one(context, claim: Claim, catch: dict, registry_dir, imports, scratch:
         tail = (said.strip().splitlines() or [f"exit status {child.exitcode}"])[-1]
         outcome = {"status": None, "red": [], "error": tail[:_ERROR_LIMIT]}
     return {
-        "perturbation": catch["perturbation"],
-        "says": catch["says"],
+        **catch,
         "caught": outcome["status"] == "failed" and outcome["error"] is None,
-        "status": outcome["status"],
-        "red": outcome["red"],
-        "error": outcome["error"],
+        **outcome,
         "seconds": round(seconds, 2),
     }
 
@@ -144,18 +133,26 @@ def _named(claim: Claim) -> list[dict]:
         raise RegistryError(
             f"{paths.shown(claim.path)}: field catches: perturbation {twice[0]!r} is named twice"
         )
-    for catch in claim.catches or []:
-        mistakes.resolve_perturbation(catch["perturbation"], claim)
+    for name in named:
+        mistakes.resolve_perturbation(name, claim)
     return list(claim.catches or [])
 
 
-def _judge_all(claims, registry_dir, imports, jobs, seconds) -> dict[str, list[dict]]:
-    """Every mistake of ``claims``, in children, the longest first; per claim, in order."""
+def _judge_all(claims, registry_dir, imports, jobs, committed) -> dict[str, list[dict]]:
+    """Every mistake of ``claims``, in children, the longest first (by the committed
+    record's times, so no long one starts last); per claim, in order."""
+    seconds = {
+        (claim_id, catch.get("perturbation")): float(catch.get("seconds") or 0.0)
+        for claim_id, entry in mistakes.read_record(committed).items()
+        if isinstance(entry, dict)
+        for catch in entry.get("catches", [])
+        if isinstance(catch, dict)
+    }
     tasks = [(claim, catch) for claim in claims for catch in _named(claim)]
-    jobs = max(1, min(jobs or os.cpu_count() or 1, os.cpu_count() or 1, len(tasks) or 1))
+    tasks.sort(key=lambda t: -seconds.get((t[0].id, t[1]["perturbation"]), 0.0))
+    cores = os.cpu_count() or 1
+    jobs = max(1, min(jobs or cores, cores, len(tasks) or 1))
     folder = None if registry_dir is None else str(registry_dir)
-    # The longest first (by the committed record's times), so no long one starts last.
-    started = sorted(tasks, key=lambda t: -seconds.get((t[0].id, t[1]["perturbation"]), 0.0))
     context = _server() if tasks else None
     with (
         tempfile.TemporaryDirectory(prefix="mutate-") as scratch,
@@ -165,22 +162,12 @@ def _judge_all(claims, registry_dir, imports, jobs, seconds) -> dict[str, list[d
             (claim.id, catch["perturbation"]): pool.submit(
                 _run_one, context, claim, catch, folder, imports, Path(scratch)
             )
-            for claim, catch in started
+            for claim, catch in tasks
         }
         return {
             claim.id: [futures[(claim.id, c["perturbation"])].result() for c in _named(claim)]
             for claim in claims
         }
-
-
-def _recorded_seconds(path) -> dict:
-    return {
-        (claim_id, catch.get("perturbation")): float(catch.get("seconds") or 0.0)
-        for claim_id, entry in mistakes.read_record(path).items()
-        if isinstance(entry, dict)
-        for catch in entry.get("catches", [])
-        if isinstance(catch, dict)
-    }
 
 
 def run_mutations(
@@ -206,16 +193,15 @@ def run_mutations(
     keys = {claim.id: mistakes.mutation_key(claim, digests) for claim in claims}
     if mode == "stale":
         record = mistakes.BUILD_RECORD if record is None else record
-        current = (committed, record)
         claims = [
             c
             for c in claims
-            if c.catches and mistakes.current_entry(c, keys[c.id], current)[0] is None
+            if c.catches and mistakes.current_entry(c, keys[c.id], (committed, record))[0] is None
         ]
         if not claims:
             return 0
     start = time.perf_counter()
-    outcomes = _judge_all(claims, registry_dir, imports, jobs, _recorded_seconds(committed))
+    outcomes = _judge_all(claims, registry_dir, imports, jobs, committed)
     elapsed = time.perf_counter() - start
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     entries = {
@@ -251,14 +237,14 @@ def _disagreements(entries, committed, stream) -> int:
             wrong.append(f"{claim_id} (recorded outcome differs: run make mutate)")
     if wrong:
         print(f"{paths.shown(committed)} disagrees: " + "; ".join(wrong), file=stream)
-        return 1
-    return 0
+    return 1 if wrong else 0
 
 
 def _state(catch: dict) -> str:
     if catch["caught"]:
-        shown = [f"{r['field']} [{r['role']}]" for r in catch["red"]]
-        return "caught (red: " + ", ".join(shown) + ")"
+        return (
+            "caught (red: " + ", ".join(f"{r['field']} [{r['role']}]" for r in catch["red"]) + ")"
+        )
     if catch["error"] is not None:
         return f"NOT caught: the computation raised: {catch['error']}"
     return f"NOT caught: the claim stays {catch['status']}"
@@ -274,10 +260,8 @@ def _report(claims, outcomes, elapsed: float, stream) -> int:
         caught = [c for c in own if c["caught"]]
         print(f"{claim.id}: catches {len(caught)} of {len(own)}", file=stream)
         for catch in own:
-            print(
-                f"  {catch['perturbation']} [{catch['seconds']:.1f} s]: {_state(catch)}",
-                file=stream,
-            )
+            said = f"  {catch['perturbation']} [{catch['seconds']:.1f} s]: {_state(catch)}"
+            print(said, file=stream)
             subject = sum(1 for r in catch["red"] if r["role"] == "subject")
             if catch["caught"] and subject < mistakes.SUBJECT_FIELDS_NEEDED:
                 too_few.append(f"{claim.id}: {catch['perturbation']} ({subject})")
