@@ -32,9 +32,9 @@ def _parser() -> argparse.ArgumentParser:
         "--artifacts", type=Path, help="claim artifacts directory (default: artifacts/claims/)"
     )
     commands = parser.add_subparsers(dest="command", required=True)
-
-    claims_parser = commands.add_parser("claims", help="list, verify or show claims")
-    actions = claims_parser.add_subparsers(dest="action", required=True)
+    actions = commands.add_parser("claims", help="list, verify or show claims").add_subparsers(
+        dest="action", required=True
+    )
     actions.add_parser("list", help="every claim with its state")
     verify = actions.add_parser("verify", help="recompute claims and write their artifacts")
     verify.add_argument("ids", nargs="*", metavar="ID", help="claim ids (default: all)")
@@ -47,80 +47,73 @@ def _parser() -> argparse.ArgumentParser:
         "compute", help="compute claims and write their artifacts (the build runs this)"
     )
     compute.add_argument("ids", nargs="+", metavar="ID", help="claim ids")
-    show = actions.add_parser("show", help="a claim's registry entry and its state")
-    show.add_argument("id", metavar="ID")
-
-    repin_parser = commands.add_parser("repin", help="re-pin every chapter, re-verify claims")
-    repin_parser.add_argument(
+    actions.add_parser("show", help="a claim's registry entry and its state").add_argument(
+        "id", metavar="ID"
+    )
+    commands.add_parser("repin", help="re-pin every chapter, re-verify claims").add_argument(
         "--chapters", type=Path, help="chapters directory (default: chapters/)"
     )
     return parser
 
 
+def _judge(options, claim_id: str) -> claims.Judgement:
+    return claims.judge(claim_id, registry_dir=options.registry, artifacts_dir=options.artifacts)
+
+
+def _known(options, ids) -> list[str]:
+    """``ids`` (default: every claim), each refused when unknown before anything is computed."""
+    ids = ids or claims.list_claims(options.registry)
+    for claim_id in ids:
+        claims.load_claim(claim_id, registry_dir=options.registry)
+    return ids
+
+
 def _list(options) -> int:
     for claim_id in claims.list_claims(options.registry):
         claim = claims.load_claim(claim_id, registry_dir=options.registry)
-        judgement = claims.judge(
-            claim_id, registry_dir=options.registry, artifacts_dir=options.artifacts
-        )
-        print(f"{claim_id}  [{judgement.state}]  chapter {claim.chapter}: {claim.statement}")
+        state = _judge(options, claim_id).state
+        print(f"{claim_id}  [{state}]  chapter {claim.chapter}: {claim.statement}")
     return 0
 
 
 def _verify(options) -> int:
-    ids = options.ids or claims.list_claims(options.registry)
-    for claim_id in ids:  # refuse unknown ids before computing anything
-        claims.load_claim(claim_id, registry_dir=options.registry)
-    pin = claims.harness_pin()
     failures = 0
-    for claim_id in ids:
+    folders = {"registry_dir": options.registry, "artifacts_dir": options.artifacts}
+    for claim_id in _known(options, options.ids):
         try:
             if options.check_artifacts:
-                claims.check_artifact(
-                    claim_id, registry_dir=options.registry, artifacts_dir=options.artifacts
-                )
+                claims.check_artifact(claim_id, **folders)
                 print(f"{claim_id}: artifact matches a fresh recomputation")
             else:
-                claims.verify_claim(
-                    claim_id,
-                    pin,
-                    registry_dir=options.registry,
-                    artifacts_dir=options.artifacts,
-                    strict=True,
-                )
-                judgement = claims.judge(
-                    claim_id, registry_dir=options.registry, artifacts_dir=options.artifacts
-                )
-                print(f"{claim_id}: {judgement.state}")
+                claims.verify_claim(claim_id, claims.harness_pin(), **folders, strict=True)
+                print(f"{claim_id}: {_judge(options, claim_id).state}")
         except ClaimError as exc:
             failures += 1
-            label = "failed" if not options.check_artifacts else type(exc).__name__
+            label = type(exc).__name__ if options.check_artifacts else "failed"
             print(f"{claim_id}: {label}: {one_line(exc)}")
     return 1 if failures else 0
 
 
 def _compute(options) -> int:
     """Compute each claim here and write its artifact (a failed claim is not an error)."""
-    for claim_id in options.ids:  # refuse unknown ids before computing anything
-        claims.load_claim(claim_id, registry_dir=options.registry)
-    pin = claims.harness_pin()
-    for claim_id in options.ids:
+    for claim_id in _known(options, options.ids):
         # Said first, so that the build times each claim (trainable_claim_timeout).
         print(json.dumps({"start": claim_id}), flush=True)
         started = time.perf_counter()
         claims.verify_claim(
-            claim_id, pin, registry_dir=options.registry, artifacts_dir=options.artifacts
+            claim_id,
+            claims.harness_pin(),
+            registry_dir=options.registry,
+            artifacts_dir=options.artifacts,
         )
-        seconds = time.perf_counter() - started
-        print(json.dumps({"id": claim_id, "seconds": round(seconds, 3)}), flush=True)
+        seconds = round(time.perf_counter() - started, 3)
+        print(json.dumps({"id": claim_id, "seconds": seconds}), flush=True)
     return 0
 
 
 def _show(options) -> int:
     claim = claims.load_claim(options.id, registry_dir=options.registry)
-    judgement = claims.judge(
-        claim.id, registry_dir=options.registry, artifacts_dir=options.artifacts
-    )
+    judgement = _judge(options, claim.id)
     print(f"# {claim.path}")
     print(claim.path.read_text(encoding="utf-8").rstrip("\n"))
     print(f"# seed: {claim.shown_contract['seed']}")

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from claimbook import paths, sources
 from claimbook.atomic import write_bytes_atomically
@@ -27,8 +26,7 @@ SUCCESS = ("verified", "refuted")
 _VERSION = re.compile(r"[0-9]+(?:\.[0-9]+)*(?:[.+-]?[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*)?")
 
 
-@dataclass(frozen=True)
-class PinUpdate:
+class PinUpdate(NamedTuple):
     """One chapter's pin before and after re-pinning."""
 
     path: Path
@@ -40,8 +38,7 @@ class PinUpdate:
         return self.old_pin != self.new_pin
 
 
-@dataclass(frozen=True)
-class ClaimReport:
+class ClaimReport(NamedTuple):
     """One claim after re-verification: its status and which result fields moved."""
 
     id: str
@@ -51,11 +48,9 @@ class ClaimReport:
     message: str = ""
 
 
-@dataclass(frozen=True)
-class RepinReport:
+class RepinReport(NamedTuple):
     """What :func:`repin` did: each claim's re-verification, then the pin updates (if any)."""
 
-    pin: str
     claims: tuple[ClaimReport, ...]
     pin_updates: tuple[PinUpdate, ...]
 
@@ -65,40 +60,14 @@ class RepinReport:
         return all(report.status in SUCCESS for report in self.claims)
 
 
-def repin_chapters(chapters_dir: str | Path | None = None) -> tuple[PinUpdate, ...]:
-    """Rewrite the pin of every chapter (``chapters/*.md``) that has one to :func:`harness_pin`."""
-    directory = Path(chapters_dir) if chapters_dir is not None else paths.CHAPTERS_DIR
-    pin = harness_pin()
-    updates = []
-    for chapter in sorted(directory.glob("*.md")):
-        old = sources.read_chapter(chapter).pin
-        if old is None:
-            continue
-        rewrite_pin(chapter, pin)
-        updates.append(PinUpdate(path=chapter, old_pin=old, new_pin=pin))
-    return tuple(updates)
-
-
-def _stored_result(claim_id: str, artifacts_dir) -> Mapping | None:
-    path = artifact_path(claim_id, artifacts_dir)
-    try:
-        return read_artifact(path)["result"] if path.is_file() else None
-    except (TamperedArtifactError, OSError):
-        return None
-
-
-def _result_changes(old: Mapping | None, new: Mapping) -> tuple[str, ...]:
-    if old is None:
-        return ()
-    old_flat, new_flat = flatten(old), flatten(new)
-
-    def shown(flat, field):
-        return repr(flat.get(field, "(absent)"))[:80]
-
+def _result_changes(old_result, new_result) -> tuple[str, ...]:
+    """``"field: old -> new"`` for each result field that changed (as JSON text)."""
+    old, new = flatten(old_result), flatten(new_result)
     return tuple(
-        f"{field}: {shown(old_flat, field)} -> {shown(new_flat, field)}"
-        for field in sorted(old_flat.keys() | new_flat.keys())
-        if json.dumps(old_flat.get(field)) != json.dumps(new_flat.get(field))
+        f"{field}: {repr(old.get(field, '(absent)'))[:80]} -> "
+        f"{repr(new.get(field, '(absent)'))[:80]}"
+        for field in sorted(old.keys() | new.keys())
+        if json.dumps(old.get(field)) != json.dumps(new.get(field))
     )
 
 
@@ -109,11 +78,15 @@ def repin(
     artifacts_dir: str | Path | None = None,
 ) -> RepinReport:
     """Re-verify every claim, report whose results changed from those on disk, then (only
-    if all held) re-pin."""
+    if all held) re-pin every chapter (``chapters/*.md``) that has a pin."""
     pin = harness_pin()
     reports = []
     for claim_id in list_claims(registry_dir):
-        before = _stored_result(claim_id, artifacts_dir)
+        path = artifact_path(claim_id, artifacts_dir)
+        try:
+            before = read_artifact(path)["result"] if path.is_file() else None
+        except (TamperedArtifactError, OSError):
+            before = None
         try:
             artifact = verify_claim(
                 claim_id, pin, registry_dir=registry_dir, artifacts_dir=artifacts_dir
@@ -121,19 +94,21 @@ def repin(
         except ClaimError as exc:  # a malformed registry file: report it, re-pin nothing
             reports.append(ClaimReport(claim_id, "failed", (), before is not None, str(exc)))
             continue
+        changes = () if before is None else _result_changes(before, artifact["result"])
+        message = "; ".join(failure_summary(artifact))
         reports.append(
-            ClaimReport(
-                id=claim_id,
-                status=artifact["status"],
-                changes=_result_changes(before, artifact["result"]),
-                had_artifact=before is not None,
-                message="; ".join(failure_summary(artifact)),
-            )
+            ClaimReport(claim_id, artifact["status"], changes, before is not None, message)
         )
-    report = RepinReport(pin=pin, claims=tuple(reports), pin_updates=())
-    if not report.all_verified:
-        return report
-    return RepinReport(pin=pin, claims=tuple(reports), pin_updates=repin_chapters(chapters_dir))
+    if not all(report.status in SUCCESS for report in reports):
+        return RepinReport(tuple(reports), ())
+    folder = Path(chapters_dir) if chapters_dir is not None else paths.CHAPTERS_DIR
+    updates = []
+    for chapter in sorted(folder.glob("*.md")):
+        old = sources.read_chapter(chapter).pin
+        if old is not None:
+            rewrite_pin(chapter, pin)
+            updates.append(PinUpdate(chapter, old, pin))
+    return RepinReport(tuple(reports), tuple(updates))
 
 
 def rewrite_pin(path: str | Path, new_pin: str) -> bool:
