@@ -2,9 +2,8 @@
 
 A registry's ``compute`` names a function of :mod:`trainable_harness.witnesses` marked with
 ``@claim_computation`` (:func:`resolve_computation`); nothing else can be reached from a
-registry file. It takes only ``seed=`` and returns a mapping of result fields (numbers,
-booleans, strings or nested mappings of them). :func:`run_computation` calls it once, or
-once per seed of a statistical claim, recording an exception as the outcome's ``error``.
+registry file. :func:`run_computation` calls it once, or once per seed of a statistical
+claim, recording an exception as the outcome's ``error``.
 """
 
 from __future__ import annotations
@@ -34,10 +33,6 @@ PARALLEL_THRESHOLD_SECONDS = 0.05
 WORKERS_ENVIRONMENT_VARIABLE = "TRAINABLE_CLAIM_WORKERS"
 
 
-def _claimable():  # the instruments' module that marks claim computations
-    return importlib.import_module(f"{instruments.PACKAGE}.claimable")
-
-
 def resolve_computation(name: str) -> Callable[..., Mapping]:
     """The marked function ``name`` (``trainable_harness.witnesses.<module>.<function>``).
 
@@ -50,7 +45,7 @@ def resolve_computation(name: str) -> Callable[..., Mapping]:
     ...     print(str(error).split("; ")[1])
     did you mean trainable_harness.witnesses.chapter15.epsilon.epsilon_witness?
     """
-    claimable = _claimable()
+    claimable = importlib.import_module(f"{instruments.PACKAGE}.claimable")
     module_name, _, function_name = str(name).rpartition(".")
     if not module_name.startswith(claimable.WITNESS_PACKAGE + "."):
         raise ComputationNotFoundError(
@@ -143,54 +138,37 @@ def flatten(result: Mapping, prefix: str = "") -> dict:
     return flat
 
 
-def _error_text(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}"
-    return text if len(text) <= _ERROR_LIMIT else text[: _ERROR_LIMIT - 3] + "..."
-
-
 def _run_call(claim, arguments: dict) -> tuple[dict | None, str | None]:
     """One call of the claim's computation: (normalized result, error)."""
     function = resolve_computation(claim.compute)  # load_claim checked the name
     try:
-        value = function(**arguments)
+        return normalize_result(function(**arguments), claim), None
     except Exception as exc:  # recorded in the artifact: the chapter goes on
-        return None, _error_text(exc)
-    try:
-        return normalize_result(value, claim), None
-    except Exception as exc:
-        return None, _error_text(exc)
+        text = f"{type(exc).__name__}: {exc}"
+        return None, text if len(text) <= _ERROR_LIMIT else text[: _ERROR_LIMIT - 3] + "..."
 
 
 def _workers(remaining: int, first_seconds: float) -> int:
     """Worker processes for the remaining seeds: none unless it pays."""
-    configured = os.environ.get(WORKERS_ENVIRONMENT_VARIABLE)
-    cores = os.cpu_count() or 1
-    if configured is not None:
-        try:
-            cores = max(1, int(configured))
-        except ValueError:
-            cores = 1
+    try:
+        cores = max(1, int(os.environ.get(WORKERS_ENVIRONMENT_VARIABLE, os.cpu_count() or 1)))
+    except ValueError:
+        cores = 1
     if cores < 2 or remaining < 2 or first_seconds < PARALLEL_THRESHOLD_SECONDS:
         return 0
     return min(cores, remaining)
 
 
 def run_computation(claim) -> Outcome:
-    """Run ``claim``'s computation (per seed if statistical); never raises its error.
-
-    When the first seed took longer than ``PARALLEL_THRESHOLD_SECONDS``, the other seeds
-    run in forked workers (one per core, or ``$TRAINABLE_CLAIM_WORKERS``); results keep the
-    order of :attr:`Claim.seeds` whichever process computed them.
-    """
-    if claim.kind == "statistical":
-        calls = [{"seed": seed} for seed in claim.seeds]
-    else:
-        calls = [{}] if claim.seed is None else [{"seed": claim.seed}]
+    """Run ``claim``'s computation (per seed if statistical); never raises its error. When
+    the first seed took longer than ``PARALLEL_THRESHOLD_SECONDS``, the others run in forked
+    workers (one per core, or ``$TRAINABLE_CLAIM_WORKERS``), results in the seeds' order."""
+    seeds = claim.seeds if claim.kind == "statistical" else [claim.seed]
+    calls = [{} if seed is None else {"seed": seed} for seed in seeds]
     started = time.perf_counter()
-    first = _run_call(claim, calls[0])
-    outcomes = [first]
+    outcomes = [_run_call(claim, calls[0])]
     rest = calls[1:]
-    workers = _workers(len(rest), time.perf_counter() - started) if first[1] is None else 0
+    workers = _workers(len(rest), time.perf_counter() - started) if outcomes[0][1] is None else 0
     if workers:
         context = multiprocessing.get_context("fork")
         with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
@@ -201,10 +179,8 @@ def run_computation(claim) -> Outcome:
                 break
             outcomes.append(_run_call(claim, arguments))
     results: list[dict] = []
-    error = None
-    for result, failure in outcomes:
-        if failure is not None:
-            error = failure
-            break
+    for result, error in outcomes:
+        if error is not None:
+            return Outcome(results=results, error=error)
         results.append(result)
-    return Outcome(results=results, error=error)
+    return Outcome(results=results, error=None)

@@ -1,15 +1,12 @@
 r"""Confidence intervals for the mean (or the median) of a statistical claim's per-seed values.
 
 The registry's ``statistics: {level: L, method: ...}`` names the method for the mean:
-
-- ``t``: :math:`\bar x \pm t_{(1+L)/2,\,n-1}\, s/\sqrt n`, :math:`s` with denominator
-  :math:`n - 1`, the quantile from ``scipy.special.stdtrit``;
-- ``bootstrap``: the ``(1-L)/2`` and ``(1+L)/2`` quantiles (numpy's linear interpolation)
-  of the means of 10 000 resamples drawn by ``default_rng(claim_seed(id + "/bootstrap"))``.
-
-A field with ``interval_method: median-rank`` gets the exact order-statistic interval of
-the median instead (:func:`median_rank_interval`), fit for outcomes that take few values.
-All need at least two finite values, read as float64 and never modified.
+``t``, :math:`\bar x \pm t_{(1+L)/2,\,n-1}\, s/\sqrt n` (:math:`s` with denominator
+:math:`n - 1`, the quantile from ``scipy.special.stdtrit``); ``bootstrap``, the ``(1-L)/2``
+and ``(1+L)/2`` quantiles (numpy's linear interpolation) of the means of 10 000 resamples
+drawn by ``default_rng(claim_seed(id + "/bootstrap"))``. A field with ``interval_method:
+median-rank`` gets the exact order-statistic interval of the median. All need at least two
+finite values, read as float64 and never modified; bad input raises :class:`IntervalError`.
 """
 
 from __future__ import annotations
@@ -26,12 +23,16 @@ BOOTSTRAP_RESAMPLES = 10_000
 INTERVAL_METHODS = ("t", "bootstrap")
 
 
+def _is_int(value, low: int, high: float = math.inf) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
 @functools.cache  # a build asks for the same few quantiles for every statistical claim
 def t_quantile(probability: float, dof: int) -> float:
     """The ``probability`` quantile (0.5 < p < 1) of Student's t with ``dof`` >= 1."""
     if not 0.5 < probability < 1.0:
         raise IntervalError(f"probability must lie in (0.5, 1), got {probability!r}")
-    if isinstance(dof, bool) or not isinstance(dof, int) or dof < 1:
+    if not _is_int(dof, 1):
         raise IntervalError(f"dof must be an int >= 1, got {dof!r}")
     from scipy.special import stdtrit  # late: 0.3 s to import, paid where an interval is
 
@@ -55,31 +56,26 @@ def _checked(values, level) -> np.ndarray:
 def mean_interval(
     values, *, level: float, method: str, bootstrap_seed: int | None = None
 ) -> tuple[float, float]:
-    """The ``level`` interval of the mean of ``values`` by ``method`` (``"t"`` or
-    ``"bootstrap"``, which needs ``bootstrap_seed``).
-
-    Raises :class:`IntervalError` for fewer than two values, a non-finite value, a level
-    outside (0, 1), an unknown method, or bootstrap without a seed.
-    """
+    """The ``level`` interval of the mean of ``values`` by ``method`` (``"t"``, or
+    ``"bootstrap"``, which needs ``bootstrap_seed``)."""
     x = _checked(values, level)
-    mean = float(np.mean(x))
     if method == "t":
         half = t_quantile((1.0 + level) / 2.0, x.size - 1) * float(np.std(x, ddof=1))
         half /= math.sqrt(x.size)
+        mean = float(np.mean(x))
         return mean - half, mean + half
-    if method == "bootstrap":
-        if bootstrap_seed is None:
-            raise IntervalError("method 'bootstrap' needs bootstrap_seed")
-        rng = np.random.default_rng(bootstrap_seed)
-        indices = rng.integers(0, x.size, size=(BOOTSTRAP_RESAMPLES, x.size))
-        means = x[indices].mean(axis=1)
-        low, high = np.quantile(means, [(1.0 - level) / 2.0, (1.0 + level) / 2.0])
-        return float(low), float(high)
-    raise IntervalError(f"method must be one of {INTERVAL_METHODS}, got {method!r}")
+    if method != "bootstrap":
+        raise IntervalError(f"method must be one of {INTERVAL_METHODS}, got {method!r}")
+    if bootstrap_seed is None:
+        raise IntervalError("method 'bootstrap' needs bootstrap_seed")
+    indices = np.random.default_rng(bootstrap_seed).integers(
+        0, x.size, size=(BOOTSTRAP_RESAMPLES, x.size)
+    )
+    low, high = np.quantile(x[indices].mean(axis=1), [(1.0 - level) / 2.0, (1.0 + level) / 2.0])
+    return float(low), float(high)
 
 
 def _coverage(n: int, k: int) -> Fraction:
-    """:math:`1 - 2 P(\\mathrm{Bin}(n, 1/2) \\le k - 1)`, exactly."""
     return 1 - Fraction(2 * sum(math.comb(n, i) for i in range(k)), 2**n)
 
 
@@ -88,9 +84,9 @@ def median_rank_coverage(n: int, k: int) -> float:
     median of a continuous distribution: :math:`1 - 2 P(\mathrm{Bin}(n, 1/2) \le k - 1)`
     (with atoms, at least that). Needs ints ``n >= 1`` and ``1 <= k <= (n + 1) // 2``.
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+    if not _is_int(n, 1):
         raise IntervalError(f"n must be an int >= 1, got {n!r}")
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= (n + 1) // 2:
+    if not _is_int(k, 1, (n + 1) // 2):
         raise IntervalError(
             f"k must be an int in [1, (n + 1) // 2] = [1, {(n + 1) // 2}], got {k!r}"
         )
@@ -99,11 +95,8 @@ def median_rank_coverage(n: int, k: int) -> float:
 
 def median_rank_interval(values, *, level: float) -> tuple[float, float]:
     r"""The exact ``level`` interval of the median, :math:`[x_{(k)}, x_{(n-k+1)}]` with the
-    largest :math:`k` whose coverage (:func:`median_rank_coverage`) is at least ``level``.
-
-    Raises :class:`IntervalError` as :func:`mean_interval` does, and when even
-    ``[min, max]`` covers with less than ``level``.
-    """
+    largest :math:`k` whose coverage (:func:`median_rank_coverage`) is at least ``level``;
+    refused as :func:`mean_interval` refuses, and when even ``[min, max]`` covers less."""
     x = np.sort(_checked(values, level))
     n = x.size
     ranks = [k for k in range(1, (n + 1) // 2 + 1) if _coverage(n, k) >= Fraction(level)]
