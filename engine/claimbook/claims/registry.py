@@ -88,8 +88,9 @@ class Claim:
     @property
     def seeds(self) -> list[int] | None:
         """A statistical claim's seeds, ``claim_seeds(name, count)``; else None."""
-        policy = self.seed_policy
-        return claim_seeds(policy["name"], policy["count"]) if "count" in policy else None
+        if self.kind != "statistical":
+            return None
+        return claim_seeds(self.seed_policy["name"], self.seed_policy["count"])
 
     @property
     def shown_contract(self) -> dict:
