@@ -2,14 +2,10 @@
 
 A claim's ``catches`` names ``<module>.<function>`` of ``<registry>/mistakes/<module>.py``,
 a function that replaces one harness function with a mistaken version; the files are
-loaded by path, never installed. A mutation result is keyed on :func:`mutation_key`: the
-claim's key (:func:`claimbook.claims.keys.claim_key`) and :func:`mistakes_digest` (the
-files and the first-party modules they reach). ``make mutate`` writes the committed record
-``claims/mistakes/record.json``; the build writes what it runs to :data:`BUILD_RECORD`.
-Each holds ``{"version": 2, "claims": {id: entry}}`` (:func:`claim_entry`). A field is
-*pinned* when its expectation is a ``value`` (or ``mean: {value}``) other than 0, else it
-measures the claim's *subject* (:func:`field_role`); a mistake counts as caught by the
-claim's criteria when at least :data:`SUBJECT_FIELDS_NEEDED` subject fields turn red.
+loaded from that folder, never installed. A result is kept under :func:`mutation_key` (the
+claim's key and :func:`mistakes_digest`) in the committed record or the build's
+(:data:`BUILD_RECORD`), ``{"version": 2, "claims": {id: entry}}``. Subject and pinned
+fields (:func:`field_role`) and the record's entries are docs/claims.md's.
 """
 
 from __future__ import annotations
@@ -33,7 +29,7 @@ MISTAKES = "mistakes"  # the folder of the mistakes, beside the registry's YAML 
 MISTAKES_PACKAGE = "claim_mistakes"
 VERSION = 2
 BUILD_RECORD = paths.ARTIFACTS_DIR / "mutations.json"
-SUBJECT_FIELDS_NEEDED = 2
+SUBJECT_FIELDS_NEEDED = 2  # subject fields a mistake must turn red to be caught enough
 
 
 def mistakes_dir(registry_dir: str | Path | None = None) -> Path:
