@@ -3,8 +3,8 @@
 A claim's ``catches`` names ``<module>.<function>`` of ``<registry>/mistakes/<module>.py``,
 a function that replaces one harness function with a mistaken version; the files are
 loaded from that folder, never installed. A result is kept under :func:`mutation_key` (the
-claim's key and :func:`mistakes_digest`) in the committed record or the build's
-(:data:`BUILD_RECORD`), ``{"version": 2, "claims": {id: entry}}``. Subject and pinned
+claim's key and :func:`mistakes_digest`) in the committed record,
+``{"version": 2, "claims": {id: entry}}``; the build never runs a mistake. Subject and pinned
 fields (:func:`field_role`) and the record's entries are docs/claims.md's.
 """
 
@@ -22,13 +22,13 @@ from pathlib import Path
 from claimbook import dependencies, paths
 from claimbook.atomic import write_text_atomically
 from claimbook.claims.keys import claim_key
-from claimbook.errors import RegistryError
+from claimbook.claims.registry import load_claim
+from claimbook.errors import ClaimError, RegistryError
 
 MISTAKES = "mistakes"  # the folder of the mistakes, beside the registry's YAML files
 # The package the files are loaded in, so that one may import another by that name.
 MISTAKES_PACKAGE = "claim_mistakes"
 VERSION = 2
-BUILD_RECORD = paths.ARTIFACTS_DIR / "mutations.json"
 SUBJECT_FIELDS_NEEDED = 2  # subject fields a mistake must turn red to be caught enough
 
 
@@ -170,11 +170,11 @@ def write_record(path: str | Path, entries: Mapping[str, Mapping]) -> None:
 
 
 def current_entry(claim, key: str | None = None, records: Sequence | None = None):
-    """``(entry, source)`` of the first of ``records`` (default: the committed record, then
-    the build's) whose entry for ``claim`` has today's key; ``(None, None)`` if none."""
+    """``(entry, source)`` of the first of ``records`` (default: the committed record) whose
+    entry for ``claim`` has today's key; ``(None, None)`` if none."""
     key = key if key is not None else mutation_key(claim)
     if records is None:
-        records = (committed_record_path(Path(claim.path).parent), BUILD_RECORD)
+        records = (committed_record_path(Path(claim.path).parent),)
     for path in records:
         entry = read_record(path).get(claim.id)
         if isinstance(entry, dict) and entry.get("key") == key:
@@ -218,3 +218,18 @@ def mutation_states(
             }
         )
     return states
+
+
+def stale_claims(claim_ids: Sequence[str]) -> list[str]:
+    """The claims among ``claim_ids`` that name mistakes and have no result under today's key
+    in the committed record (an unreadable registry entry is left out: the render reports
+    it). ``make mutate`` gives them one."""
+    stale, digests = [], {}
+    for claim_id in claim_ids:
+        try:
+            claim = load_claim(claim_id)
+        except ClaimError:
+            continue
+        if claim.catches and current_entry(claim, mutation_key(claim, digests))[0] is None:
+            stale.append(claim_id)
+    return stale

@@ -6,11 +6,11 @@ thread; at most the cores at once), which recomputes and judges the claim, write
 artifact and reports the status and each red field with its role. A mistake is *caught*
 when the claim fails without its computation raising; *enough* by two subject fields.
 
-Modes: write the committed record (``make mutate``); ``--check`` writes nothing and fails
-when the committed record disagrees (``make mutate-check``); ``--stale`` runs only claims
-whose key matches neither record, writes ``artifacts/mutations.json`` and exits 0 (what
-``make`` runs). Otherwise the exit status is 1 for a claim catching none of its mistakes or
-a mistake caught by fewer than two subject fields, 2 for a mistake that does not exist.
+Modes: write the committed record (``make mutate``); ``--stale`` does so only for the claims
+with no result under today's key; ``--check`` writes nothing and fails when the committed
+record disagrees (``make mutate-check``). The exit status is 1 for a claim catching none of
+its mistakes or a mistake caught by fewer than two subject fields, 2 for a mistake that does
+not exist.
 """
 
 from __future__ import annotations
@@ -182,7 +182,7 @@ def run_mutations(
 ) -> int:
     """Run the named mistakes of ``claim_ids`` (default all) in ``mode`` (``"write"``,
     ``"check"`` or ``"stale"``, see the module doc); the exit status. ``record`` defaults to
-    the committed record, or ``artifacts/mutations.json`` when stale."""
+    the committed record."""
     stream = sys.stdout if stream is None else stream
     for module in imports:
         importlib.import_module(module)
@@ -192,11 +192,11 @@ def run_mutations(
     digests: dict = {}
     keys = {claim.id: mistakes.mutation_key(claim, digests) for claim in claims}
     if mode == "stale":
-        record = mistakes.BUILD_RECORD if record is None else record
+        current = committed if record is None else record
         claims = [
             c
             for c in claims
-            if c.catches and mistakes.current_entry(c, keys[c.id], (committed, record))[0] is None
+            if c.catches and mistakes.current_entry(c, keys[c.id], (current,))[0] is None
         ]
         if not claims:
             return 0
@@ -214,7 +214,7 @@ def run_mutations(
     status = _report(claims, outcomes, elapsed, stream)
     if mode == "check":
         status = max(status, _disagreements(entries, committed, stream))
-    return 0 if mode == "stale" else status
+    return status
 
 
 def _summary(entry) -> list:

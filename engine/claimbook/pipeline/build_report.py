@@ -10,11 +10,11 @@ from pathlib import Path
 
 from claimbook import claims, paths
 from claimbook.claims.compare import wide_tolerance_problems
+from claimbook.claims.mistakes import stale_claims
 from claimbook.claims.record import read_claim_record
 from claimbook.errors import ChapterSourceError, ClaimError
 from claimbook.pipeline.claim_runs import due_claims
 from claimbook.pipeline.keys import ChapterPlan, plan_chapter, read_record
-from claimbook.pipeline.mutation_runs import stale_claims
 from claimbook.pipeline.site_outcome import read_outcome, site_differences, site_dir, site_key
 from claimbook.sources import read_chapter
 from claimbook.text import one_line
@@ -122,7 +122,7 @@ def answer_question(selected: list[Path], claim_ids: list[str], partial: bool, o
         out(f"claim {claim_id}: would be computed ({reason})")
     stale = stale_claims(claim_ids) if not partial else []
     for claim_id in stale:
-        out(f"claim {claim_id}: its mistakes would run (no current result)")
+        out(f"claim {claim_id}: its mistakes have no current result (run `make mutate`)")
     plans = [plan_chapter(source) for source in selected]
     outcome = read_outcome(note=out)
     changed = [plan for plan in plans if plan.action != "none"]

@@ -42,7 +42,6 @@ from claimbook.pipeline.limits import (
     stops,
 )
 from claimbook.pipeline.lock import build_lock
-from claimbook.pipeline.mutation_runs import StaleMutations
 from claimbook.pipeline.noop import forget_clean_build, record_clean_build
 from claimbook.pipeline.render import SiteRender
 from claimbook.pipeline.site_outcome import (
@@ -117,28 +116,23 @@ def _build(started, jobs, question, out, only, render_site, kernels, foreign_env
     whole = not only and render_site
     if whole:  # only a whole build that ends clean leaves the record (.noop)
         forget_clean_build()
-    computation = mutations = None
+    computation = None
     try:
         with one_reading():  # the plan's keys: of the modules as they are now
             plans = [plan_chapter(source) for source in selected]
             computation = ClaimComputation(claim_ids, jobs=jobs, report=out) if kernels else None
-            mutations = StaleMutations(claim_ids, out) if kernels and whole else None
-        status = _build_with(
-            (computation, mutations), plans, jobs, out, render_site, kernels, started
-        )
+        status = _build_with(computation, plans, jobs, out, render_site, kernels, started)
     finally:
-        for run in (computation, mutations):
-            if run is not None:
-                run.stop()
+        if computation is not None:
+            computation.stop()
     if whole:  # a record a chapter's cell may have written meanwhile is never kept
         clean = status == 0 and not foreign_environment
         record_clean_build() if clean else forget_clean_build()
     return status
 
 
-def _build_with(running, plans, jobs, out, render_site, kernels, started) -> int:
-    """The part of :func:`build` after the claims due (and the stale mistakes) started."""
-    computation, mutations = running
+def _build_with(computation, plans, jobs, out, render_site, kernels, started) -> int:
+    """The part of :func:`build` after the claims due started."""
     plans = [_with_due_claims(plan, computation) for plan in plans]
     unregistered = unregistered_claims(plans)
     if unregistered:  # checked on every build: a cell that caught the error changes nothing
@@ -179,9 +173,8 @@ def _build_with(running, plans, jobs, out, render_site, kernels, started) -> int
         environment=guard.environment,
         inspect=guard.inspect,
     )
-    for run in (computation, mutations):
-        if run is not None:
-            run.finish()
+    if computation is not None:
+        computation.finish()
     if pending:
         out(f"claims: their artifacts checked after each chapter in {guard.seconds * 1000:.0f} ms")
     failed = [run for run in runs if not run.ok]

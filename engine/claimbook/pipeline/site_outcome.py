@@ -37,7 +37,7 @@ from claimbook import claims, dependencies, paths, pdf_link
 from claimbook.atomic import write_text_atomically
 from claimbook.build_stamp import build_stamp
 from claimbook.claims.keys import environment_digest
-from claimbook.claims.mistakes import BUILD_RECORD, committed_record_path, mistakes_digest
+from claimbook.claims.mistakes import committed_record_path, mistakes_digest
 from claimbook.errors import ClaimError
 from claimbook.pipeline import file_digests
 from claimbook.pipeline.keys import file_digest
@@ -82,9 +82,10 @@ def _claim_module_digests() -> dict:
 
 
 def _mutation_record_digest() -> str:
-    """The mutation records the claim pages read, and the mistakes they are keyed on."""
-    found = [path for path in (committed_record_path(), BUILD_RECORD) if path.is_file()]
-    return ":".join([*(file_digest(path) for path in found), mistakes_digest()])
+    """The mutation record the claim pages read, and the mistakes it is keyed on."""
+    record = committed_record_path()
+    found = [file_digest(record)] if record.is_file() else []
+    return ":".join([*found, mistakes_digest()])
 
 
 def site_key(with_pdf: bool = True) -> str:

@@ -13,12 +13,15 @@ import pytest
 from claimbook import paths
 from claimbook.__main__ import main as claimbook_main
 from claimbook.claims.mistakes import (
+    claim_entry,
     committed_record_path,
+    current_entry,
     field_role,
     load_mistakes,
     mutation_key,
     mutation_states,
     resolve_perturbation,
+    write_record,
 )
 from claimbook.claims.mutate import run_mutations
 from claimbook.claims.registry import list_claims, load_claim
@@ -286,19 +289,35 @@ def test_check_fails_when_the_committed_record_disagrees(fixture_registry, capsy
     assert f"{CATCHES} (recorded for other code" in capsys.readouterr().out
 
 
-def test_stale_runs_only_the_claims_without_a_current_result(fixture_registry, tmp_path):
+def test_stale_runs_only_the_claims_without_a_current_result(fixture_registry, capsys):
     run = {"registry_dir": fixture_registry, "imports": ["mutation_fixtures"]}
     assert run_mutations([CATCHES], **run) == 0  # committed: CATCHES only
-    build = tmp_path / "mutations.json"
-    # BLIND catches nothing, yet a build's stale run does not fail (the pages show it).
-    assert run_mutations(mode="stale", record=build, **run) == 0
-    assert sorted(json.loads(build.read_text())["claims"]) == [BLIND]
-    before = build.read_bytes()
-    assert run_mutations(mode="stale", record=build, **run) == 0  # nothing left to run
-    assert build.read_bytes() == before
+    committed = committed_record_path(fixture_registry)
+    caught = json.loads(committed.read_text())["claims"][CATCHES]
+    # BLIND has no result: it alone runs, into the committed record, and fails by name.
+    assert run_mutations(mode="stale", **run) == 1
+    assert f"catch none of their named perturbations: {BLIND}" in capsys.readouterr().out
+    record = json.loads(committed.read_text())["claims"]
+    assert sorted(record) == [BLIND, CATCHES] and record[CATCHES] == caught
+    before = committed.read_bytes()
+    assert run_mutations(mode="stale", **run) == 0  # nothing left to run
+    assert committed.read_bytes() == before
     blind = load_claim(BLIND, registry_dir=fixture_registry)
-    records = [committed_record_path(fixture_registry), build]
-    assert [s["state"] for s in mutation_states(blind, records)] == ["not caught"]
+    assert [s["state"] for s in mutation_states(blind, [committed])] == ["not caught"]
+
+
+def test_a_result_recorded_for_other_code_is_not_yet_run(tmp_path):
+    """The pages and ``make uptodate`` read one key: an entry under another is stale."""
+    current, old = load_claim("c15-invariance-001"), load_claim("c15-epsilon-001")
+    record = tmp_path / "record.json"
+    entries = {
+        current.id: claim_entry(mutation_key(current), "2026-01-01T00:00:00Z", []),
+        old.id: claim_entry("0" * 64, "2026-01-01T00:00:00Z", []),  # other code
+    }
+    write_record(record, entries)
+    assert current_entry(current, records=[record])[0] == entries[current.id]
+    assert current_entry(old, records=[record]) == (None, None)
+    assert {s["state"] for s in mutation_states(old, [record])} == {"not yet run"}
 
 
 def test_the_key_follows_the_mistake_files(fixture_registry):
