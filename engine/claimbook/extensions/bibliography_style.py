@@ -60,40 +60,14 @@ class AuthorYearStyle(AlphaStyle):
     def format_entry(self, label, entry, bib_data=None):
         if bib_data is not None:  # cross-references: formatted as pybtex does, every time
             return super().format_entry(label, entry, bib_data)
-        key = (type(self), label, _content(entry))
+        # A formatted entry is never changed once made; the key is all the entry holds.
+        key = (type(self), label, entry.key, repr(entry))
         if key not in _FORMATTED:
             _FORMATTED[key] = super().format_entry(label, entry)
         return _FORMATTED[key]
 
 
-# Formatted entries by style, label and everything the entry holds (a formatted entry is
-# never changed once made: sphinxcontrib-bibtex renders it, and pybtex makes new text).
 _FORMATTED: dict[tuple, object] = {}
-
-
-def _content(entry) -> tuple:
-    """Everything formatting reads of a pybtex entry, as a hashable value."""
-    people = tuple(
-        (
-            role,
-            tuple(
-                tuple(
-                    tuple(part)
-                    for part in (
-                        person.first_names,
-                        person.middle_names,
-                        person.prelast_names,
-                        person.last_names,
-                        person.lineage_names,
-                    )
-                )
-                for person in persons
-            ),
-        )
-        for role, persons in entry.persons.items()
-    )
-    return (entry.key, entry.type, tuple((k, str(v)) for k, v in entry.fields.items()), people)
-
 
 register_plugin("pybtex.style.labels", "author_year", AuthorYearLabelStyle)
 register_plugin("pybtex.style.formatting", "author_year", AuthorYearStyle)

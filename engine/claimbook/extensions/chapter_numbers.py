@@ -1,48 +1,37 @@
 """Start the book's chapter numbering at ``trainable_first_chapter`` (this excerpt's 15).
 
 The leading component of every section number is shifted right after Sphinx assigns them
-(figure, equation and theorem numbers follow), and shifted back before Sphinx compares them
-with the stored ones, so an unchanged book rewrites nothing.
+(figure, equation and theorem numbers follow), and back before Sphinx compares them with the
+stored ones, so an unchanged book rewrites nothing.
 """
 
 from __future__ import annotations
 
+from docutils import nodes
 from sphinx.environment.collectors.toctree import TocTreeCollector
 
 _WRAPPED = "_trainable_first_chapter_wrapped"
 
 
+def _shifted(number, offset: int):
+    """``number`` (a tuple or list) with its leading component shifted; empty as it is."""
+    return type(number)([number[0] + offset, *number[1:]]) if number else number
+
+
 def _shift_numbers(secnumbers: dict, offset: int) -> dict:
     return {
-        docname: {
-            anchor: (number[0] + offset, *number[1:]) if number else number
-            for anchor, number in anchors.items()
-        }
+        docname: {anchor: _shifted(number, offset) for anchor, number in anchors.items()}
         for docname, anchors in secnumbers.items()
     }
 
 
-def _shift_toc_nodes(env, offset: int) -> None:
-    """Shift the numbers stored on toc nodes, which the sidebar and rellinks display."""
-    for docname in env.toc_secnumbers:
-        for node in env.tocs[docname].findall():
-            number = node.get("secnumber") if hasattr(node, "get") else None
-            if number:
-                node["secnumber"] = [number[0] + offset, *number[1:]]
-        title = env.titles.get(docname)
-        if title is not None and title.get("secnumber"):
-            number = title["secnumber"]
-            title["secnumber"] = [number[0] + offset, *number[1:]]
-
-
 def _leaf_collector_classes() -> list[type]:
-    """The most derived toctree collector classes, whose method Sphinx actually calls."""
+    """The most derived toctree collector classes, whose method Sphinx calls."""
     found, pending = [], [TocTreeCollector]
     while pending:
         cls = pending.pop()
-        subclasses = cls.__subclasses__()
-        pending.extend(subclasses)
-        if not subclasses:
+        pending.extend(cls.__subclasses__())
+        if not cls.__subclasses__():
             found.append(cls)
     return found
 
@@ -53,23 +42,27 @@ def _wrap(assign):
         env.toc_secnumbers = _shift_numbers(env.toc_secnumbers, -offset)
         rewrite_needed = assign(self, env)
         env.toc_secnumbers = _shift_numbers(env.toc_secnumbers, offset)
-        _shift_toc_nodes(env, offset)
+        # The numbers stored on toc nodes and titles, which the sidebar and rellinks show.
+        for docname in env.toc_secnumbers:
+            numbered = [*env.tocs[docname].findall(nodes.Element), env.titles.get(docname)]
+            for node in numbered:
+                if node is not None and node.get("secnumber"):
+                    node["secnumber"] = list(_shifted(node["secnumber"], offset))
         return rewrite_needed
 
     setattr(assign_section_numbers, _WRAPPED, True)
     return assign_section_numbers
 
 
-def _wrap_assign_section_numbers(app) -> None:
-    # After every extension's setup: sphinx-external-toc's subclass renumbers chapters
-    # itself, so the most derived method is wrapped.
-    for cls in _leaf_collector_classes():
-        assign = cls.assign_section_numbers
-        if not getattr(assign, _WRAPPED, False):
-            cls.assign_section_numbers = _wrap(assign)
-
-
 def setup(app):
     app.add_config_value("trainable_first_chapter", 1, "env", types=[int])
-    app.connect("builder-inited", _wrap_assign_section_numbers)
+
+    def wrap_assign_section_numbers(app) -> None:
+        # After every extension's setup: sphinx-external-toc's subclass renumbers chapters
+        # itself, so the most derived method is wrapped.
+        for cls in _leaf_collector_classes():
+            if not getattr(cls.assign_section_numbers, _WRAPPED, False):
+                cls.assign_section_numbers = _wrap(cls.assign_section_numbers)
+
+    app.connect("builder-inited", wrap_assign_section_numbers)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}
