@@ -1,8 +1,8 @@
 """A section's evidence: the cards of the claims it states, collapsed at its end.
 
-A ``claim-line`` directive makes a claim's card; once a page is read, each section's cards, and
-a card for every other claim it binds a number to, are moved into one collapsed "Evidence"
-block at its end (:func:`evidence_block`).
+A ``claim-line`` directive makes a claim's card; once a page is read, each section's cards, and a
+card for every other claim it binds a number to, are moved into one collapsed "Evidence" block
+at its end (:func:`evidence_block`).
 """
 
 from __future__ import annotations
@@ -24,33 +24,24 @@ def _card(env, claim_id: str, location) -> nodes.container | None:
     if badge is None:
         return None
     claim = claim_registry.load_claim(claim_id)
-    contract = claim.shown_contract
-    line = nodes.paragraph(classes=["claim-line"])
-    line += badge
-    line += nodes.inline("", f" {claim.statement}", classes=["claim-statement"])
+    statement = nodes.inline("", f" {claim.statement}", classes=["claim-statement"])
     details = nodes.paragraph(classes=["claim-contract"])
     for field in ("seed", "dtype", "device", "estimator"):
-        if field in contract:
-            details += nodes.inline("", f"{field}: {contract[field]}", classes=[f"claim-{field}"])
+        if field in claim.shown_contract:
+            value = claim.shown_contract[field]
+            details += nodes.inline("", f"{field}: {value}", classes=[f"claim-{field}"])
             details += nodes.inline("", " · ", classes=["claim-sep"])
     if publishable_record(claim_id) is not None:
-        details += nodes.reference(
-            "",
-            "record (JSON)",
-            refuri=model.relative_uri(env.docname, model.record_path(claim_id)),
-            classes=["claim-record"],
-        )
+        uri = model.relative_uri(env.docname, model.record_path(claim_id))
+        details += nodes.reference("", "record (JSON)", refuri=uri, classes=["claim-record"])
     else:
         details += nodes.inline("", "no record", classes=["claim-record"])
+    line = nodes.paragraph("", "", badge, statement, classes=["claim-line"])
     card = nodes.container("", line, details, classes=["claim-card"])
     if badge["claim-state"] == "refuted":
-        card += nodes.paragraph(
-            "",
-            "",
-            nodes.strong("", "A common account: "),
-            nodes.Text(f"{model.account_line(claim.refutes)}; {ACCOUNT_WORDS}."),
-            classes=["claim-account-refuted"],
-        )
+        account = nodes.Text(f"{model.account_line(claim.refutes)}; {ACCOUNT_WORDS}.")
+        lead = nodes.strong("", "A common account: ")
+        card += nodes.paragraph("", "", lead, account, classes=["claim-account-refuted"])
     return card
 
 
@@ -81,8 +72,7 @@ class ClaimLineDirective(SphinxDirective):
 def _evidence_place(node) -> tuple[nodes.section | None, bool]:
     """The section whose Evidence block lists ``node``'s claim (of the page's top level, or one
     down where the page is one section), and whether the block goes before its subsections."""
-    sections = []
-    parent = node.parent
+    sections, parent = [], node.parent
     while parent is not None:
         if isinstance(parent, nodes.section):
             sections.append(parent)
@@ -100,36 +90,29 @@ def gather_evidence(app, doctree) -> None:
     env = app.env
     places: dict[int, tuple] = {}  # id(section) -> (section, before_subsections, cards, ids)
     for node in list(doctree.findall(lambda n: isinstance(n, (claim_value, nodes.container)))):
-        is_card = isinstance(node, nodes.container) and "claim-card" in node["classes"]
-        if not is_card and not (isinstance(node, claim_value) and node["claim"] != "sample"):
+        if isinstance(node, claim_value) and node["claim"] != "sample":
+            claim_id = node["claim"]
+        elif isinstance(node, nodes.container) and "claim-card" in node["classes"]:
+            claim_id = next(node.findall(nodes.reference))["trainable-claim"]  # its badge
+        else:
             continue
         section, before = _evidence_place(node)
         if section is None:
             continue
         _, _, cards, seen = places.setdefault(id(section), (section, before, [], set()))
-        claim_id = node["claim"] if isinstance(node, claim_value) else _card_claim(node)
-        if is_card:
+        if isinstance(node, nodes.container):
             node.parent.remove(node)
-        elif claim_id in seen:
-            continue
-        else:
+        elif claim_id not in seen:
             node = _card(env, claim_id, (env.docname, node.line))
-            if node is None:
-                continue
-        if claim_id not in seen:
+        if node is not None and claim_id not in seen:
             seen.add(claim_id)
             cards.append(node)
     for section, before, cards, _ in places.values():
-        block = evidence_block(cards)
         if before:
             first = next(i for i, child in enumerate(section) if isinstance(child, nodes.section))
-            section[first:first] = block
+            section[first:first] = evidence_block(cards)
         else:
-            section.extend(block)
-
-
-def _card_claim(card: nodes.container) -> str:
-    return next(card.findall(nodes.reference))["trainable-claim"]
+            section.extend(evidence_block(cards))
 
 
 def setup(app):

@@ -8,8 +8,6 @@ every build. Set up by :mod:`.claim_pages`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
@@ -24,15 +22,6 @@ from claimbook.extensions.claim_nodes import (
     table,
 )
 from claimbook.extensions.claim_pages import describe_all
-
-
-def _ledger_order(info: Mapping):
-    """Claims in the order the book first states them; unstated claims last, by id."""
-    first = info["stated_in"][0] if info["stated_in"] else None
-    if first is None:
-        return (1, "", 0, info["id"])
-    return (0, first["page"], int(first["anchor"].rsplit("-", 1)[1]), info["id"])
-
 
 LEDGER_GROUPS = (
     ("failing", "Failing: the build fails until these are fixed", ("failed", "stale", "not run")),
@@ -53,10 +42,12 @@ def _counted(count: int, singular: str, plural: str) -> str:
     return f"{count} {singular if count == 1 else plural}"
 
 
-def _chapter_title(chapter, described: list[dict]) -> str:
-    group = [info for info in described if info["chapter"] == chapter]
-    stated = next((info["stated_in"][0] for info in group if info["stated_in"]), None)
-    return f"Chapter {stated['chapter'] if stated else chapter}"
+def _ledger_order(info: dict):
+    """Claims in the order the book first states them; unstated claims last, by id."""
+    if not info["stated_in"]:
+        return (1, "", 0, info["id"])
+    first = info["stated_in"][0]
+    return (0, first["page"], int(first["anchor"].rsplit("-", 1)[1]), info["id"])
 
 
 def ledger_groups(described: list[dict]) -> dict:
@@ -64,15 +55,19 @@ def ledger_groups(described: list[dict]) -> dict:
     "claims"}]}]}``: claims by :data:`LEDGER_GROUPS` (an empty one left out), then by chapter
     in number order (titled as the book labels it), then in the order the book states them.
     """
+    titles = {}  # chapter -> its label where the book first states one of its claims
+    for info in described:
+        if info["stated_in"]:
+            titles.setdefault(info["chapter"], info["stated_in"][0]["chapter"])
     groups = []
     for key, title, states in LEDGER_GROUPS:
-        members = [info for info in described if info["state"] in states]
+        members = sorted(
+            (info for info in described if info["state"] in states), key=_ledger_order
+        )
         chapters = [
             {
-                "title": _chapter_title(chapter, described),
-                "claims": sorted(
-                    (info for info in members if info["chapter"] == chapter), key=_ledger_order
-                ),
+                "title": f"Chapter {titles.get(chapter, chapter)}",
+                "claims": [info for info in members if info["chapter"] == chapter],
             }
             for chapter in sorted({info["chapter"] for info in members})
         ]
@@ -104,10 +99,9 @@ class ClaimLedgerDirective(SphinxDirective):
     def run(self):
         _ledgers(self.env).add(self.env.docname)
         for directory in (paths.CLAIMS_DIR, paths.CLAIM_ARTIFACTS_DIR):
-            if directory.is_dir():
-                for path in sorted(directory.iterdir()):
-                    if path.is_file():
-                        self.env.note_dependency(str(path))
+            for path in sorted(directory.iterdir()) if directory.is_dir() else ():
+                if path.is_file():
+                    self.env.note_dependency(str(path))
         return [claim_ledger()]
 
 
@@ -127,16 +121,15 @@ def _ledger_outdated(app, env, added, changed, removed):
 
 
 def _statement_cell(info) -> nodes.Node:
+    statement = nodes.paragraph("", "", *statement_nodes(info["statement"]))
     account = model.account_line(info.get("refutes"))
     if account is None:
-        return nodes.paragraph("", "", *statement_nodes(info["statement"]))
+        return statement
     said = "Account refuted: " if info["state"] == "refuted" else "Account it tests: "
-    cell = nodes.container(classes=["claim-ledger-statement"])
-    cell += nodes.paragraph("", "", *statement_nodes(info["statement"]))
-    cell += nodes.paragraph(
+    line = nodes.paragraph(
         "", "", nodes.strong("", said), nodes.Text(account), classes=["claim-ledger-account"]
     )
-    return cell
+    return nodes.container("", statement, line, classes=["claim-ledger-statement"])
 
 
 def _fill_ledger(app, doctree, docname) -> None:
@@ -148,9 +141,8 @@ def _fill_ledger(app, doctree, docname) -> None:
     ledger = nodes.container(classes=["claim-ledger"])
     ledger += nodes.paragraph("", shown["summary"], classes=["claim-ledger-summary"])
     for group in shown["groups"]:
-        ledger += nodes.rubric(
-            "", group["title"], classes=["claim-ledger-group", f"claim-ledger-{group['id']}"]
-        )
+        classes = ["claim-ledger-group", f"claim-ledger-{group['id']}"]
+        ledger += nodes.rubric("", group["title"], classes=classes)
         for chapter in group["chapters"]:
             ledger += nodes.rubric("", chapter["title"], classes=["claim-ledger-chapter"])
             rows = [

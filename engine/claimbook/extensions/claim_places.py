@@ -1,16 +1,13 @@
-"""What the build environment keeps about claims: where each is stated, and each page's warnings.
+"""Where each claim is stated, and each page's claim warnings, kept in the build environment.
 
-Each badge, bound number and claim line is given an anchor (:func:`mark_statement`) and noted
-with its section when its page is read; :func:`stated_in` labels the places as the book
-numbers them. A claim warning is kept (:func:`warn`) and said again by a build that does not
-re-read its page (:func:`repeat_problems`), so a failing claim fails every strict build. The
-data is ``env.domaindata["trainable_claims"]``: pickled with the environment, merged from
-parallel readers.
+Each badge, bound number and claim line gets an anchor (:func:`mark_statement`), noted with its
+section when its page is read; :func:`stated_in` labels the places as the book numbers them. A
+claim warning is kept (:func:`warn`) and said again by a build that does not re-read its page
+(:func:`repeat_problems`). The data, ``env.domaindata["trainable_claims"]``, is pickled with the
+environment and merged from parallel readers.
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping
 
 from docutils import nodes
 from sphinx.util import logging
@@ -18,12 +15,13 @@ from sphinx.util import logging
 from claimbook.extensions.chapter_pages import chapter_docname
 
 logger = logging.getLogger(__name__)
+_KEPT = ("references", "problems")  # docname -> what that page says
 
 
 def _claims_data(env) -> dict:
     data = env.domaindata.setdefault("trainable_claims", {})
-    data.setdefault("references", {})
-    data.setdefault("problems", {})
+    for key in _KEPT:
+        data.setdefault(key, {})
     return data
 
 
@@ -31,32 +29,26 @@ def warn(env, location, message: str) -> None:
     """Warn, and keep the warning, so an unchanged page repeats it next build."""
     logger.warning(message, location=location)
     line = location[1] if isinstance(location, tuple) and len(location) == 2 else None
-    problems = _claims_data(env)["problems"]
-    problems.setdefault(env.docname, []).append((message, line))
+    _claims_data(env)["problems"].setdefault(env.docname, []).append((message, line))
 
 
 def mark_statement(node, env, claim_id: str, kind: str) -> None:
     """Give ``node`` an anchor and note it as a place that states ``claim_id``."""
-    serial = env.new_serialno("trainable-claim")
-    node["ids"].append(f"claim-{claim_id}-{serial}")
+    node["ids"].append(f"claim-{claim_id}-{env.new_serialno('trainable-claim')}")
     node["trainable-claim"] = claim_id
     node["trainable-claim-kind"] = kind
 
 
 def _collect_places(app, doctree) -> None:
-    """Record, for each claim, the sections of this page that state it (with anchors)."""
-    env = app.env
+    """Record the places of this page that state a claim, with their sections."""
     found = []
-    for node in doctree.findall(nodes.Element):
-        claim_id = node.get("trainable-claim")
-        if not claim_id:
-            continue
+    for node in doctree.findall(lambda n: isinstance(n, nodes.Element) and "trainable-claim" in n):
         section = node.parent
         while section is not None and not isinstance(section, nodes.section):
             section = section.parent
         found.append(
             {
-                "claim": claim_id,
+                "claim": node["trainable-claim"],
                 "kind": node.get("trainable-claim-kind", "badge"),
                 "anchor": node["ids"][0],
                 "section_id": section["ids"][0] if section is not None and section["ids"] else "",
@@ -65,45 +57,42 @@ def _collect_places(app, doctree) -> None:
                 "cited": node.get("trainable-claim-cited"),
             }
         )
-    _claims_data(env)["references"][env.docname] = found
+    _claims_data(app.env)["references"][app.env.docname] = found
 
 
 def _purge(app, env, docname) -> None:
-    data = _claims_data(env)
-    data["references"].pop(docname, None)
-    data["problems"].pop(docname, None)
+    for key in _KEPT:
+        _claims_data(env)[key].pop(docname, None)
 
 
 def _merge(app, env, docnames, other) -> None:
-    data, theirs = _claims_data(env), _claims_data(other)
-    for key in ("references", "problems"):
-        for docname in docnames:
-            if docname in theirs[key]:
-                data[key][docname] = theirs[key][docname]
+    for key in _KEPT:
+        theirs = _claims_data(other)[key]
+        _claims_data(env)[key].update({name: theirs[name] for name in docnames if name in theirs})
+
+
+def _numbered(number, text: str, separator: str = " ") -> str:
+    return f"{'.'.join(map(str, number))}{separator}{text}" if number else text
 
 
 def _chapter_of(env, docname: str) -> str:
     docname = chapter_docname(env, docname)  # a chapter's later page: the chapter
     title = env.titles.get(docname)
-    number = env.toc_secnumbers.get(docname, {}).get("")
     text = title.astext() if title is not None else docname
-    return f"{'.'.join(map(str, number))}. {text}" if number else text
+    return _numbered(env.toc_secnumbers.get(docname, {}).get(""), text, ". ")
 
 
-def _section_label(env, docname: str, place: Mapping) -> str:
+def _section_label(env, docname: str, place: dict) -> str:
     numbers = env.toc_secnumbers.get(docname, {})
     title = env.titles.get(docname)
     # A page's first section is its title, numbered under "" (a chapter's later page: 16.6).
     first = title is not None and place["section"] == title.astext()
+    if chapter_docname(env, docname) == docname and (not place["section"] or first):
+        return _chapter_of(env, docname)  # the chapter's opening, before 15.1
     number = numbers.get(f"#{place['section_id']}") or (
         numbers.get("") if not place["section_id"] or first else None
     )
-    opening = chapter_docname(env, docname) == docname  # not a later page (claimbook.pages)
-    if opening and (not place["section"] or first):
-        return _chapter_of(env, docname)  # the chapter's opening, before 15.1
-    if number:
-        return f"{'.'.join(map(str, number))} {place['section']}"
-    return place["section"]
+    return _numbered(number, place["section"])
 
 
 def stated_in(env) -> dict[str, list[dict]]:
@@ -125,18 +114,17 @@ def stated_in(env) -> dict[str, list[dict]]:
     return by_claim
 
 
-def _remember_read(app, env, docnames) -> None:
-    app._trainable_docs_read = set(docnames)
-
-
 def repeat_problems(app) -> None:
     """Warn again for pages this build did not re-read, so strictness outlives one build."""
     read = getattr(app, "_trainable_docs_read", set())
     for docname, problems in sorted(_claims_data(app.env)["problems"].items()):
-        if docname in read:
-            continue
-        for message, line in problems:
-            logger.warning(message, location=(docname, line))
+        if docname not in read:
+            for message, line in problems:
+                logger.warning(message, location=(docname, line))
+
+
+def _remember_read(app, env, docnames) -> None:
+    app._trainable_docs_read = set(docnames)
 
 
 def setup_places(app) -> None:
