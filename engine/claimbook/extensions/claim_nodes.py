@@ -1,16 +1,11 @@
 """The claim marks as docutils nodes, and the refusal of a mark the engine did not draw.
 
-A claim mark tells a reader a claim's state: a badge (:func:`badge_node`, the one badge
-builder), a bound number and its mark, a legend sample (:data:`MARK_CLASSES`), or the
-``data-claim-state`` attribute. The engine flags each mark it draws from a judged state
-(:func:`drawn`); any other element carrying one (raw HTML in prose, a notebook's HTML output,
-a ``:class:`` option) is written as inert text, and the page gets one warning, which the
-strict build turns into a failure::
-
-    chapters/x.md: raw HTML draws a claim mark (class claim-badge); only the engine draws
-    claim marks
-
-Also here: tables, place links, a page's legend, and a statement with its math.
+A claim mark tells a claim's state: a badge (:func:`badge_node`), a bound number and its mark, a
+legend sample (:data:`MARK_CLASSES`) or a ``data-claim-state`` attribute. The engine flags each
+mark it draws (:func:`drawn`); any other (raw HTML in prose, a notebook's HTML output, a
+``:class:`` option) is written as inert text, with one warning per page ("chapters/x.md: raw
+HTML draws a claim mark (class claim-badge); only the engine draws claim marks"). Also here:
+tables, place links, a page's legend, and a statement with its math.
 """
 
 from __future__ import annotations
@@ -20,6 +15,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from bs4 import BeautifulSoup
 from docutils import nodes
 from sphinx.util import logging
 
@@ -75,32 +71,21 @@ def shown(value) -> str:
 
 
 def table(headers: list[str], rows: list[list], classes: list[str]) -> nodes.table:
-    """A table with a row of ``headers``."""
-    node = nodes.table(classes=["claim-table", *classes])
-    group = nodes.tgroup(cols=len(headers))
-    node += group
-    for _ in headers:
-        group += nodes.colspec(colwidth=1)
-    head = nodes.thead()
-    group += head
-    head += _row(headers)
-    body = nodes.tbody()
-    group += body
-    for row in rows:
-        body += _row(row)
-    return node
+    """A table with a row of ``headers``; an inline cell is wrapped in a paragraph."""
 
+    def row(cells: list) -> nodes.row:
+        entries = []
+        for cell in cells:
+            if not isinstance(cell, nodes.Node):
+                cell = nodes.paragraph("", shown(cell))
+            elif isinstance(cell, nodes.Inline):
+                cell = nodes.paragraph("", "", cell)
+            entries.append(nodes.entry("", cell))
+        return nodes.row("", *entries)
 
-def _row(cells: list) -> nodes.row:
-    row = nodes.row()
-    for cell in cells:
-        entry = nodes.entry()
-        if isinstance(cell, nodes.Node):
-            entry += nodes.paragraph("", "", cell) if isinstance(cell, nodes.Inline) else cell
-        else:
-            entry += nodes.paragraph("", shown(cell))
-        row += entry
-    return row
+    group = nodes.tgroup("", *[nodes.colspec(colwidth=1) for _ in headers], cols=len(headers))
+    group += [nodes.thead("", row(headers)), nodes.tbody("", *map(row, rows))]
+    return nodes.table("", group, classes=["claim-table", *classes])
 
 
 def place_links(docname: str, info: Mapping, *, inline: bool = False) -> nodes.Node:
@@ -108,21 +93,18 @@ def place_links(docname: str, info: Mapping, *, inline: bool = False) -> nodes.N
     "chapter, section", or with ``inline`` the section labels separated by semicolons."""
     if not info["stated_in"]:
         return nodes.paragraph("", "not stated on any page")
-    container = nodes.paragraph() if inline else nodes.bullet_list(classes=["claim-places"])
-    for index, place in enumerate(first_per_section(info["stated_in"])):
+    links = []
+    for place in first_per_section(info["stated_in"]):
+        label = place["section"]
+        if not inline and label != place["chapter"]:
+            label = f"{place['chapter']}, {label}"
         uri = relative_uri(docname, place["page"]) + "#" + place["anchor"]
-        if inline:
-            if index:
-                container += nodes.Text("; ")
-            container += nodes.reference("", place["section"], refuri=uri)
-            continue
-        label = f"{place['chapter']}, {place['section']}"
-        if place["section"] == place["chapter"]:
-            label = place["chapter"]
-        container += nodes.list_item(
-            "", nodes.paragraph("", "", nodes.reference("", label, refuri=uri))
-        )
-    return container
+        links.append(nodes.reference("", label, refuri=uri))
+    if inline:
+        separated = [part for link in links for part in (nodes.Text("; "), link)]
+        return nodes.paragraph("", "", *separated[1:])
+    items = [nodes.list_item("", nodes.paragraph("", "", link)) for link in links]
+    return nodes.bullet_list("", *items, classes=["claim-places"])
 
 
 def legend_parts(states, accounts: bool) -> list:
@@ -158,7 +140,7 @@ def number_said(state: str) -> str:
 
 def mark_legend(states: list[str], accounts: bool, uri: str) -> nodes.paragraph:
     """The legend of a page's marks (:func:`legend_parts`), linking to ``uri``, the page that
-    explains every mark; a screen reader hears it once."""
+    explains every mark."""
     legend = nodes.paragraph(classes=["claim-legend"])
     for part in legend_parts(states, accounts):
         if isinstance(part, str):
@@ -170,7 +152,7 @@ def mark_legend(states: list[str], accounts: bool, uri: str) -> nodes.paragraph:
 
 
 def statement_nodes(text: str) -> list[nodes.Node]:
-    """A statement's text and math (between two ``$``, LaTeX: see :func:`note_math`).
+    """A statement's text and math (LaTeX between two ``$``).
 
     >>> [node.astext() for node in statement_nodes("It falls like $B^{-1/2}$.")]
     ['It falls like ', 'B^{-1/2}', '.']
@@ -186,9 +168,6 @@ def statement_nodes(text: str) -> list[nodes.Node]:
 def note_math(env, pagename: str) -> None:
     """Load MathJax on page ``pagename``, whose math Sphinx's math domain did not see."""
     env.get_domain("math").data.setdefault("has_equations", {})[pagename] = True
-
-
-# --- marks the engine did not draw ----------------------------------------------------------
 
 
 def drawn(node: nodes.Element) -> nodes.Element:
@@ -207,26 +186,13 @@ def foreign_mark(html: str) -> str | None:
     """
     if "claim-" not in html and "data-claim" not in html.lower():
         return None
-    from bs4 import BeautifulSoup  # only for a page whose HTML names a claim class
-
     for element in BeautifulSoup(html, "html.parser").find_all(True):
-        classes = element.get("class") or []
-        found = [name for name in classes if name in MARK_CLASSES]
+        found = [name for name in element.get("class") or [] if name in MARK_CLASSES]
         if found:
             return f"class {found[0]}"
         if any(_ATTRIBUTE.fullmatch(name) for name in element.attrs):
             return "attribute data-claim-state"
     return None
-
-
-def _source(app, docname: str) -> str:
-    """The file a page comes from, as the book names it (a chapter's ``.md``)."""
-    srcdir = Path(app.srcdir)
-    chapter = chapter_docname(app.env, docname)
-    for candidate in (srcdir / f"{chapter}.md", Path(app.env.doc2path(docname))):
-        if candidate.is_file():
-            return candidate.relative_to(srcdir).as_posix()
-    return docname
 
 
 def refuse_foreign_marks(app, doctree, docname) -> None:
@@ -235,9 +201,8 @@ def refuse_foreign_marks(app, doctree, docname) -> None:
     first = None
     for node in list(doctree.findall(nodes.Element)):
         if isinstance(node, nodes.raw):
-            if "html" not in str(node.get("format", "")).split():
-                continue
-            what = foreign_mark(node.astext())
+            html = "html" in str(node.get("format", "")).split()
+            what = foreign_mark(node.astext()) if html else None
             if what is None:
                 continue
             output = "output" in node.get("classes", [])
@@ -256,9 +221,16 @@ def refuse_foreign_marks(app, doctree, docname) -> None:
             node["classes"] = [name for name in node["classes"] if name not in MARK_CLASSES]
         first = first or (kind, what)
     if first is not None:
+        # The file the page comes from, as the book names it (a chapter's ``.md``).
+        srcdir, source = Path(app.srcdir), docname
+        chapter = srcdir / f"{chapter_docname(app.env, docname)}.md"
+        for candidate in (chapter, Path(app.env.doc2path(docname))):
+            if candidate.is_file():
+                source = candidate.relative_to(srcdir).as_posix()
+                break
         logger.warning(
             "%s: %s draws a claim mark (%s); only the engine draws claim marks",
-            _source(app, docname),
+            source,
             *first,
             type="trainable",
             subtype="claim-mark",

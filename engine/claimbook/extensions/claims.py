@@ -1,22 +1,15 @@
 """Claims in the prose: badges, bound numbers, claim lines, and where each is stated.
 
-MyST syntax:
-
-- ``{claim}`id``` -- the claim's badge, linking to ``claims/<id>.html``; a refuted claim is
-  drawn as the account mark and :data:`.claim_nodes.ACCOUNT_WORDS`;
-- ``{claim-value}`id.field:spec``` -- the artifact's result field (dotted), formatted by the
-  spec; for a statistical field ``.mean``, ``.ci`` or bare ("m (95% CI lo to hi)"). It links
-  to the claim's page with a mark of its state hidden from screen readers (a number in any
-  state but verified says its state); a page with such numbers gets a legend under its title;
-- ``claim-line`` -- the claim's card in its section's Evidence block (:mod:`.claim_evidence`);
-- ``{claim-state}`stale``` and ``{claim-value-sample}`stale 2.1``` -- samples of one state;
-- ``{book-chapter}`2``` -- a chapter of the full book this edition lacks, as text.
+MyST syntax (docs/claims.md): ``{claim}`id``` (the badge; a refuted claim's account mark),
+``{claim-value}`id.field:spec``` (a result field, formatted, marked with its state, linking to
+the claim's page; a page with such numbers gets a legend under its title), ``claim-line``
+(:mod:`.claim_evidence`), ``{claim-state}`stale``` and ``{claim-value-sample}`stale 2.1```
+(samples of one state) and ``{book-chapter}`2``` (a chapter this edition lacks).
 
 States come from :func:`claimbook.claims.judge`, wording from :mod:`.claim_pages_model`. An
 unknown id or field, a missing artifact and a failing state are warnings with a location
 (``-W`` fails the build); the mark is still drawn. A chapter's prose may paste with plain glue
-only what its code glues with :func:`claimbook.settings.glue_setting`. Sets up the claim
-pages, the evidence blocks and the refusal of marks the engine did not draw.
+only what its code glues with :func:`claimbook.settings.glue_setting`.
 """
 
 from __future__ import annotations
@@ -29,7 +22,6 @@ from sphinx.util.docutils import SphinxRole
 
 from claimbook import cache, paths
 from claimbook import claims as claim_registry
-from claimbook.claims import Claim, Judgement
 from claimbook.errors import ChapterSourceError, ClaimError, UnknownClaimError
 from claimbook.extensions import claim_pages_model as model
 from claimbook.extensions.claim_nodes import (
@@ -48,42 +40,29 @@ from claimbook.settings import results_pasted_as_glue
 logger = logging.getLogger(__name__)
 
 
-def _judged(claim_id: str) -> tuple[Claim, Judgement]:
-    """The registry entry and the judgement; raises :class:`ClaimError` for an unknown id."""
-    return claim_registry.load_claim(claim_id), claim_registry.judge(claim_id)
-
-
-# --- nodes -----------------------------------------------------------------------------------
-
-
 class claim_value(nodes.Inline, nodes.TextElement):
     """A number bound to a claim field; rendered by :func:`visit_claim_value_html`."""
 
 
 def visit_claim_value_html(self, node) -> None:
-    state = node["state"]
-    attributes = {
-        "title": node["tooltip"],
-        "data-claim": node["claim"],
-        "data-claim-state": state,
-    }
-    tag = "a" if node.get("refuri") else "span"
+    state, tag = node["state"], "a" if node.get("refuri") else "span"
+    attributes = {"title": node["tooltip"], "data-claim": node["claim"], "data-claim-state": state}
     if tag == "a":
         attributes["href"] = node["refuri"]
     else:
         attributes["tabindex"] = "0"  # focusable, so the statement shows on keyboard focus
-    self.body.append(self.starttag(node, tag, "", **attributes))
-    self.body.append(f'<span class="claim-number">{self.encode(node["display"])}</span>')
     self.body.append(
-        f'<span class="claim-mark" aria-hidden="true">{model.STATE_MARKS[state]}</span>'
+        self.starttag(node, tag, "", **attributes)
+        + f'<span class="claim-number">{self.encode(node["display"])}</span>'
+        + f'<span class="claim-mark" aria-hidden="true">{model.STATE_MARKS[state]}</span>'
+        + f'<span class="claim-sr">{number_said(state)}</span></{tag}>'
     )
-    self.body.append(f'<span class="claim-sr">{number_said(state)}</span></{tag}>')
     raise nodes.SkipNode
 
 
 class claim_account(nodes.Inline, nodes.TextElement):
     """A common account the book's verified measurement contradicts: the account mark and
-    :data:`ACCOUNT_WORDS`, linking to the claim's page; rendered by :func:`visit_account_html`."""
+    :data:`ACCOUNT_WORDS`, linking to the claim's page."""
 
 
 def visit_account_html(self, node) -> None:
@@ -103,17 +82,9 @@ def _claim_value_node(claim_id: str, state: str, display: str, tooltip: str, **e
     return drawn(node)
 
 
-# The legend of a chapter page sits after its title and the short lines under it (subtitle,
-# topic and lens chips): at most this many paragraphs of at most this many characters.
+# The legend sits after a page's title and the short lines under it (subtitle, topic and lens
+# chips): at most this many paragraphs of at most this many characters.
 _LEADING_LINES, _SHORT_LINE = 4, 240
-
-
-def _marks_page(app, docname: str) -> str:
-    """The URI, from ``docname``, of the explanation of the marks (label ``claim-marks``)."""
-    target, anchor, _ = app.env.get_domain("std").labels.get(
-        "claim-marks", ("intro", "claim-marks", "")
-    )
-    return model.relative_uri(docname, f"{target}.html") + f"#{anchor}"
 
 
 def _add_mark_legend(app, doctree, docname) -> None:
@@ -131,8 +102,13 @@ def _add_mark_legend(app, doctree, docname) -> None:
         and len(top[index].astext()) <= _SHORT_LINE
     ):
         index += 1
+    # The explanation of the marks: the page labelled ``claim-marks``.
+    target, anchor, _ = app.env.get_domain("std").labels.get(
+        "claim-marks", ("intro", "claim-marks", "")
+    )
+    uri = model.relative_uri(docname, f"{target}.html") + f"#{anchor}"
     accounts = any(True for _ in doctree.findall(claim_account))
-    top.insert(index, mark_legend(states, accounts, _marks_page(app, docname)))
+    top.insert(index, mark_legend(states, accounts, uri))
 
 
 def _plain_claim_values(app, doctree, _docname) -> None:
@@ -140,33 +116,32 @@ def _plain_claim_values(app, doctree, _docname) -> None:
     if app.builder.format == "html":
         return
     for node in list(doctree.findall(claim_value)):
-        said = model.NUMBER_WORDS[node["state"]]
-        node.replace_self(nodes.Text(f"{node['display']} [{said}]"))
+        node.replace_self(nodes.Text(f"{node['display']} [{model.NUMBER_WORDS[node['state']]}]"))
     for node in list(doctree.findall(claim_account)):
         node.replace_self(nodes.Text(f"[{ACCOUNT_WORDS}]"))
 
 
-# --- roles and directives --------------------------------------------------------------------
-
-
-def _note_claim_dependencies(env, claim_id: str) -> None:
+def _judged(env, claim_id: str, location, prefix: str = ""):
+    """``(claim, judgement)``, the registry and artifact noted as dependencies; an unknown id or
+    an unusable registry entry is warned about and raised (:class:`ClaimError`)."""
+    try:
+        found = claim_registry.load_claim(claim_id), claim_registry.judge(claim_id)
+    except ClaimError as error:
+        problem = "unknown claim" if isinstance(error, UnknownClaimError) else "claim registry"
+        warn(env, location, f"{prefix}{problem}: {error}")
+        raise
     for dependency in (paths.registry_path(claim_id), paths.artifact_path(claim_id)):
         if dependency.exists():
             env.note_dependency(str(dependency))
-
-
-def _problem_word(error: ClaimError) -> str:
-    return "unknown claim" if isinstance(error, UnknownClaimError) else "claim registry"
+    return found
 
 
 def claim_badge(env, claim_id: str, location, *, kind: str = "badge") -> nodes.reference | None:
     """The badge node of ``claim_id``, warning when it is unknown or fails the build."""
     try:
-        claim, judgement = _judged(claim_id)
-    except ClaimError as error:
-        warn(env, location, f"{_problem_word(error)}: {error}")
+        claim, judgement = _judged(env, claim_id, location)
+    except ClaimError:
         return None
-    _note_claim_dependencies(env, claim_id)
     if judgement.fails_build:
         warn(env, location, f"claim {claim_id} is {judgement.state}: {judgement.reason}")
     node = badge_node(env.docname, model.badge(model.summary_of(claim, judgement)))
@@ -181,19 +156,20 @@ class ClaimRole(SphinxRole):
         badge = claim_badge(self.env, self.text.strip(), self.get_location())
         if badge is None:
             return [nodes.problematic(self.rawtext, self.rawtext)], []
-        if badge["claim-state"] == "refuted":
-            claim = claim_registry.load_claim(badge["trainable-claim"])
-            account = claim_account(
-                "",
-                refuri=badge["refuri"],
-                tooltip=f"A common account: {model.account_line(claim.refutes)}",
-                classes=["claim-account", model.STATE_CLASSES["refuted"]],
-                ids=badge["ids"],
-            )
-            account["trainable-claim"] = badge["trainable-claim"]
-            account["trainable-claim-kind"] = badge["trainable-claim-kind"]
-            return [drawn(account)], []
-        return [badge], []
+        if badge["claim-state"] != "refuted":
+            return [badge], []
+        claim_id = badge["trainable-claim"]
+        refutes = claim_registry.load_claim(claim_id).refutes
+        account = claim_account(
+            "",
+            refuri=badge["refuri"],
+            tooltip=f"A common account: {model.account_line(refutes)}",
+            classes=["claim-account", model.STATE_CLASSES["refuted"]],
+            ids=badge["ids"],
+        )
+        account["trainable-claim"] = claim_id
+        account["trainable-claim-kind"] = badge["trainable-claim-kind"]
+        return [drawn(account)], []
 
 
 class ClaimValueRole(SphinxRole):
@@ -207,64 +183,56 @@ class ClaimValueRole(SphinxRole):
             warn(env, location, str(error))
             return [nodes.problematic(self.rawtext, self.rawtext)], []
         try:
-            claim, (state, artifact, reason) = _judged(claim_id)
+            claim, judgement = _judged(env, claim_id, location, "claim-value: ")
         except ClaimError as error:
-            warn(env, location, f"claim-value: {_problem_word(error)}: {error}")
             return [_claim_value_node(claim_id, "failed", self.text.strip(), str(error))], []
-        _note_claim_dependencies(env, claim_id)
-        summary = model.summary_of(claim, Judgement(state, artifact, reason))
-        tooltip = model.plain_math(summary["statement"])
-        display = "?"
+        state, artifact, reason = judgement
+        tooltip = model.plain_math(model.summary_of(claim, judgement)["statement"])
+        display, problem = "?", None
         if artifact is None:
-            warn(env, location, f"claim-value {claim_id}.{field}: claim is {state}: {reason}")
+            problem = f"claim-value {claim_id}.{field}: claim is {state}: {reason}"
         else:
+            result = artifact.get("result") or {}
             try:
-                value = model.field_value(artifact.get("result") or {}, field)
+                value = model.field_value(result, field)
                 display = format_value(value, spec)
+            except KeyError as missing:
+                problem = (
+                    f"claim-value: claim {claim_id} has no result field {missing.args[0]!r} "
+                    f"(fields: {', '.join(sorted(result))})"
+                )
+            except ValueError as error:
+                problem = f"claim-value {claim_id}.{field}: {error} (spec {spec!r})"
+            else:
                 if is_statistical(value):
                     tooltip += f" [{field}: {format_value(value, '.4g')}]"
-            except KeyError as missing:
-                warn(
-                    env,
-                    location,
-                    f"claim-value: claim {claim_id} has no result field {missing.args[0]!r} "
-                    f"(fields: {', '.join(sorted(artifact.get('result') or {}))})",
-                )
-                state = "failed"
-            except ValueError as error:
-                warn(env, location, f"claim-value {claim_id}.{field}: {error} (spec {spec!r})")
-                state = "failed"
-            else:
                 if claim_registry.state_fails_build(state):
                     warn(env, location, f"claim {claim_id} is {state}: {reason}")
+            state = "failed" if problem and artifact is not None else state
+        if problem:
+            warn(env, location, problem)
         if state == "refuted":
             tooltip += f" A common account, {ACCOUNT_WORDS}: {model.account_line(claim.refutes)}"
         elif state != "verified":
             tooltip += f" ({state}: {reason})"
-        node = _claim_value_node(
-            claim_id,
-            state,
-            display,
-            tooltip,
-            refuri=model.relative_uri(env.docname, model.page_path(claim_id)),
-        )
+        uri = model.relative_uri(env.docname, model.page_path(claim_id))
+        node = _claim_value_node(claim_id, state, display, tooltip, refuri=uri)
         node["trainable-claim-cited"] = [field, spec]  # the claim page writes it so too
         mark_statement(node, env, claim_id, "value")
         return [node], []
 
 
 def _known_state(role: SphinxRole, state: str, syntax: str) -> bool:
-    if state in model.STATE_CLASSES:
-        return True
-    logger.warning(
-        "%s expects %s with a state of %s, got %r",
-        role.name,
-        syntax,
-        ", ".join(model.STATE_CLASSES),
-        role.text,
-        location=role.get_location(),
-    )
-    return False
+    if state not in model.STATE_CLASSES:
+        logger.warning(
+            "%s expects %s with a state of %s, got %r",
+            role.name,
+            syntax,
+            ", ".join(model.STATE_CLASSES),
+            role.text,
+            location=role.get_location(),
+        )
+    return state in model.STATE_CLASSES
 
 
 class ClaimStateRole(SphinxRole):
@@ -274,12 +242,8 @@ class ClaimStateRole(SphinxRole):
         state = self.text.strip()
         if not _known_state(self, state, "'<state>'"):
             return [nodes.problematic(self.rawtext, self.rawtext)], []
-        badge = nodes.inline(
-            "",
-            "",
-            nodes.inline("", model.STATE_WORDS[state], classes=["claim-state"]),
-            classes=["claim-badge", model.STATE_CLASSES[state]],
-        )
+        word = nodes.inline("", model.STATE_WORDS[state], classes=["claim-state"])
+        badge = nodes.inline("", "", word, classes=["claim-badge", model.STATE_CLASSES[state]])
         return [drawn(badge)], []
 
 
@@ -304,32 +268,24 @@ class BookChapterRole(SphinxRole):
                 number,
                 location=self.get_location(),
             )
-        return [
-            nodes.abbreviation(
-                "",
-                f"Chapter {number}",
-                explanation=f"Chapter {number} of the full book; it is not part of this edition.",
-                classes=["book-chapter"],
-            )
-        ], []
-
-
-# --- settings against results in a chapter's prose ------------------------------------------
+        explanation = f"Chapter {number} of the full book; it is not part of this edition."
+        chapter = nodes.abbreviation(
+            "", f"Chapter {number}", explanation=explanation, classes=["book-chapter"]
+        )
+        return [chapter], []
 
 
 def _check_glue(app, docname, source) -> None:
-    """Warn when a chapter states a result through plain glue (see
-    :func:`claimbook.settings.results_pasted_as_glue`)."""
-    if not docname.startswith("chapters/"):
-        return
+    """Warn when a chapter states a result through plain glue
+    (:func:`claimbook.settings.results_pasted_as_glue`)."""
     chapter_source = Path(app.srcdir) / f"{docname}.md"
-    if not chapter_source.is_file():
+    if not docname.startswith("chapters/") or not chapter_source.is_file():
         return
     try:
         problems = results_pasted_as_glue(chapter_source)
     except ChapterSourceError as error:
+        problems = []
         warn(app.env, (docname, None), str(error))
-        return
     for name in problems:
         warn(
             app.env,
@@ -341,11 +297,14 @@ def _check_glue(app, docname, source) -> None:
 
 
 def setup(app):
-    app.add_role("claim", ClaimRole())
-    app.add_role("claim-value", ClaimValueRole())
-    app.add_role("claim-value-sample", ClaimValueSampleRole())
-    app.add_role("book-chapter", BookChapterRole())
-    app.add_role("claim-state", ClaimStateRole())
+    for name, role in (
+        ("claim", ClaimRole()),
+        ("claim-value", ClaimValueRole()),
+        ("claim-value-sample", ClaimValueSampleRole()),
+        ("book-chapter", BookChapterRole()),
+        ("claim-state", ClaimStateRole()),
+    ):
+        app.add_role(name, role)
     app.add_node(claim_value, html=(visit_claim_value_html, None))
     app.add_node(claim_account, html=(visit_account_html, None))
     app.connect("builder-inited", lambda app: cache.reset_for_application())
