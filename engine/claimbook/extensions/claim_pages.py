@@ -1,11 +1,10 @@
 """A page per claim, ``claims/<id>.html``, its record ``claims/<id>.json``, and ``claims.json``.
 
-On every HTML build every registered claim is judged again (:func:`describe_all`), so a
-failing claim fails every strict build whichever pages Sphinx re-read. A claim page whose
-inputs changed is rendered (body: :mod:`~claimbook.extensions.claim_page_body`), indexed for
-search and written; an unchanged one keeps its file and its search entry. The records and
-``claims.json`` (sorted keys, no timestamps) are written only when their bytes change.
-Sets up the ledger (:mod:`~claimbook.extensions.claim_ledger`).
+On every HTML build every registered claim is judged again (:func:`describe_all`), so a failing
+claim fails every strict build whichever pages Sphinx re-read. A claim page whose inputs changed
+is rendered (:mod:`.claim_page_body`), indexed for search and written; an unchanged one keeps its
+file and its search entry. The records and ``claims.json`` are written only when their bytes
+change. Sets up the ledger (:mod:`.claim_ledger`).
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ import hashlib
 import json
 import os
 import re
-import stat
 from pathlib import Path
 
 from docutils import nodes
@@ -30,6 +28,7 @@ from claimbook.extensions import claim_pages_model as model
 from claimbook.extensions.claim_nodes import note_math
 from claimbook.extensions.claim_page_body import claim_page
 from claimbook.extensions.claim_places import repeat_problems, stated_in
+from claimbook.pipeline.file_digests import open_regular
 
 logger = logging.getLogger(__name__)
 
@@ -87,10 +86,9 @@ def _unchanged(outdir: Path, pagename: str, digest: str) -> bool:
     """True if the page on disk carries ``digest`` (it was written from the same inputs)."""
     try:
         with open(outdir / f"{pagename}.html", "rb") as handle:
-            head = handle.read(8192)
+            found = _DIGEST_PATTERN.search(handle.read(8192))
     except OSError:
         return False
-    found = _DIGEST_PATTERN.search(head)
     return found is not None and found.group(1).decode() == digest
 
 
@@ -110,42 +108,42 @@ def _collect_pages(app):
     navigation = _navigation_digest(app)
     changed = []
     for info in described:
+        pagename = info["page"].removesuffix(".html")
         if claim_registry.state_fails_build(info["state"]):
             places = info["stated_in"]
-            logger.warning(
-                "claim %s is %s: %s",
-                info["id"],
-                info["state"],
-                info["reason"],
-                location=(
-                    places[0]["page"].removesuffix(".html")
-                    if places
-                    else paths.shown(paths.registry_path(info["id"]))
-                ),
+            where = (
+                places[0]["page"][:-5] if places else paths.shown(paths.registry_path(info["id"]))
             )
-        pagename = info["page"].removesuffix(".html")
+            logger.warning(
+                "claim %s is %s: %s", info["id"], info["state"], info["reason"], location=where
+            )
         digest = _inputs_digest(info, navigation)
         if not (incremental and _unchanged(Path(app.outdir), pagename, digest)):
             changed.append((info, pagename, digest))
-    _index_claim_pages(app, [info["page"].removesuffix(".html") for info in described], changed)
+    indexer = getattr(app.builder, "indexer", None)
+    if indexer is not None:  # drop the entries of pages rewritten or no longer registered
+        current = {info["page"].removesuffix(".html") for info in described}
+        kept = indexer._trainable_pages
+        kept.clear()
+        kept.update(current - {pagename for _, pagename, _ in changed})
+        indexer.prune({name for name in indexer._titles if not name.startswith("claims/")})
+        kept.update(current)
     pages = []
     for info, pagename, digest in changed:
         title = f"Claim {info['id']}"
         body = claim_page(info)
         if "$" in info["statement"]:
             note_math(app.env, pagename)  # MathJax for the statement's math
-        _feed_search_index(app, pagename, title, body)
+        if indexer is not None:  # only the searched parts are copied: most is not
+            document = new_document(pagename)
+            document += searched_copy(body)
+            indexer.feed(pagename, "", title, document)
         # The body is made afresh for this page and the index has its own copy: Sphinx may
         # render (and change) it in place, with no deep copy (a third of this loop's time).
         rendered = app.builder.render_partial(body)["fragment"]
         meta = f'<meta name="{_DIGEST_META}" content="{digest}" />\n'
-        pages.append(
-            (
-                pagename,
-                {"title": title, "body": rendered, "display_toc": False, "metatags": meta},
-                "page.html",
-            )
-        )
+        context = {"title": title, "body": rendered, "display_toc": False, "metatags": meta}
+        pages.append((pagename, context, "page.html"))
     _publish(Path(app.outdir), described)
     return pages
 
@@ -164,21 +162,13 @@ def publishable_record(claim_id: str, artifacts_dir: str | Path | None = None) -
     """The artifact's bytes if it is a regular file reached without following a symlink (in
     the file, its folder or the folder above); else None. Only this is ever published."""
     path = paths.artifact_path(claim_id, artifacts_dir)
-    if any(parent.is_symlink() for parent in (path.parent, path.parent.parent)):
+    if path.parent.is_symlink() or path.parent.parent.is_symlink():
         return None
-    try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
+    descriptor = open_regular(path)
+    if descriptor is None:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            return None
-        with os.fdopen(descriptor, "rb") as handle:
-            descriptor = -1
-            return handle.read()
-    finally:
-        if descriptor >= 0:
-            os.close(descriptor)
+    with open(descriptor, "rb") as handle:
+        return handle.read()
 
 
 def ledger_json(described: list[dict]) -> str:
@@ -241,57 +231,22 @@ def searched_copy(node: nodes.Node) -> nodes.Node:
 
 
 def _keep_claim_pages_in_search_index(app) -> None:
-    """Keep the registry's claim pages through the loading of the last build's index, which
-    drops every page that is no document and is not rewritten (a claim page is neither)."""
+    """Keep the claim pages through every pruning of the search index (which drops what is no
+    document and is not rewritten: a claim page is neither); :func:`_collect_pages` drops the
+    ones it rewrites or that are no longer registered."""
     builder = app.builder
     if not hasattr(builder, "load_indexer"):  # not an HTML builder
         return
     load = builder.load_indexer
 
     def load_indexer(docnames):
-        indexer = builder.indexer
-        prune = indexer.prune
-        claim_pages = {
-            model.page_path(claim_id).removesuffix(".html")
-            for claim_id in claim_registry.list_claims()
-        }
-        indexer.prune = lambda names: prune(set(names) | claim_pages)
-        try:
-            load(docnames)
-        finally:
-            indexer.prune = prune
+        indexer, prune = builder.indexer, builder.indexer.prune
+        kept = {model.page_path(claim_id)[:-5] for claim_id in claim_registry.list_claims()}
+        indexer.prune = lambda names: prune(set(names) | kept)
+        indexer._trainable_pages = kept
+        load(docnames)
 
     builder.load_indexer = load_indexer
-
-
-def _index_claim_pages(app, current: list[str], changed: list[tuple]) -> None:
-    """Drop the changed and unregistered claim pages' entries; keep every current one
-    through the index's last pruning (which drops what is not a document)."""
-    indexer = getattr(app.builder, "indexer", None)
-    if indexer is None:
-        return
-    redo = {pagename for _, pagename, _ in changed}
-    current = set(current)
-    indexed = set(indexer._titles)  # the index's pages (sphinx.search.IndexBuilder)
-    stale = {name for name in indexed if name.startswith(f"{model.CLAIM_PAGES}/")} - current
-    if redo or stale:
-        indexer.prune(indexed - redo - stale)
-    kept = getattr(indexer, "_trainable_pages", None)
-    if kept is None:
-        kept = indexer._trainable_pages = set()
-        prune = indexer.prune
-        indexer.prune = lambda docnames: prune(set(docnames) | kept)
-    kept.update(current)
-
-
-def _feed_search_index(app, pagename: str, title: str, body: nodes.Node) -> None:
-    indexer = getattr(app.builder, "indexer", None)
-    if indexer is None:
-        return
-    # Only the searched parts are copied: the others are most of the page.
-    document = new_document(pagename)
-    document += searched_copy(body)
-    indexer.feed(pagename, "", title, document)
 
 
 def setup(app):

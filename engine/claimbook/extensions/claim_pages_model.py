@@ -1,10 +1,9 @@
-"""What the site says about each claim, as plain data: badges, bound numbers, claim pages
-and their entries in ``claims.json`` (no docutils here; :mod:`.claims`, :mod:`.claim_nodes`,
-:mod:`.claim_pages` and :mod:`.claim_ledger` make the nodes).
+"""What the site says about each claim, as plain data (no docutils): badges, bound numbers,
+claim pages and their entries in ``claims.json``.
 
-A *place* that states a claim is ``{page, anchor, chapter, section, as, cited}``: the site
-page, the statement's anchor, the chapter's and section's labels, how it is stated
-(``badge``, ``value`` or ``line``) and, for a bound number, the ``[field, spec]`` it cites.
+A *place* that states a claim is ``{page, anchor, chapter, section, as, cited}``: the site page,
+the statement's anchor, the chapter's and section's labels, how it is stated (``badge``,
+``value`` or ``line``) and, for a bound number, the ``[field, spec]`` it cites.
 
 >>> relative_uri("chapters/page", page_path("c15-invariance-001"))
 '../claims/c15-invariance-001.html'
@@ -28,25 +27,13 @@ from claimbook.numbers import is_statistical
 CLAIM_PAGES = "claims"
 LEDGER_JSON = "claims.json"
 STATE_CLASSES = {state: "claim-" + state.replace(" ", "-") for state in STATES}
-# The mark after a bound number: its state without hovering or colour. A refuted claim's
-# numbers are the book's verified measurement, so they carry the verified mark.
-STATE_MARKS = {
-    "verified": "\u2713",  # check mark
-    "refuted": "\u2713",  # the measurement that refutes the account is verified
-    "failed": "\u2717",  # ballot x
-    "stale": "~",
-    "not run": "?",
-}
-# The word a badge shows for a state (the state itself, but for a refuted claim).
+# The mark after a bound number, its state without hovering or colour: a refuted claim's
+# numbers are the book's verified measurement, so they carry the check mark.
+STATE_MARKS = dict(zip(STATES, "\u2713\u2713\u2717~?", strict=True))  # check, ballot x
+# The word a badge shows for a state, and what a bound number says it is (screen readers,
+# the page legend).
 STATE_WORDS = {state: state for state in STATES} | {"refuted": "account refuted"}
-# What a bound number says it is, for screen readers and the page legend.
-NUMBER_WORDS = {
-    "verified": "verified measurement",
-    "refuted": "verified measurement",
-    "failed": "failed",
-    "stale": "stale",
-    "not run": "not run",
-}
+NUMBER_WORDS = STATE_WORDS | dict.fromkeys(("verified", "refuted"), "verified measurement")
 NUMBER_CLASSES = STATE_CLASSES | {"refuted": STATE_CLASSES["verified"]}
 STATE_MEANINGS = {
     "verified": "the build recomputed this claim with the book's instruments, and every "
@@ -192,40 +179,34 @@ def field_value(result: Mapping, field: str):
     return value
 
 
-def _cited(places: list[dict]) -> list[tuple[str, str]]:
-    return [tuple(place["cited"]) for place in places if place.get("cited")]
+_COMPARED = ("expected", "got", "tolerance", "reason", "passed")
 
 
-def _fields(claim: Claim, artifact: Mapping, kind: str, cited: list) -> list[dict]:
+def _fields(claim: Claim, artifact: Mapping, kind: str, places: list[dict]) -> list[dict]:
     """A row per field: the artifact's comparison (else the registry's expectation), and the
     value and expectation as the page writes them (:mod:`.claim_numbers`)."""
-    expected = artifact.get("expected") or {}
-    comparisons = artifact.get("comparisons") or {}
-    result = artifact.get("result") or {}
+    comparisons, result = artifact.get("comparisons") or {}, artifact.get("result") or {}
     statistical = kind == "statistical"
     ratios = field_ratios(claim.expect, result) if statistical else {}
+    cited = [tuple(place["cited"]) for place in places if place.get("cited")]
     rows = []
     for name in sorted(set(claim.expect) | set(comparisons)):
-        comparison = comparisons.get(name)
         expectation = claim.expect.get(name) or {}
+        comparison = comparisons.get(name)
         if comparison is None:
-            registered = expected.get(name) or expectation
+            registered = (artifact.get("expected") or {}).get(name) or expectation
             shown, tolerance = shown_expectation(registered, statistical=statistical)
-            comparison = {"expected": shown, "tolerance": tolerance}
-            comparison["reason"] = registered.get("reason")
+            comparison = dict(expected=shown, tolerance=tolerance, reason=registered.get("reason"))
         try:
             value = field_value(result, name)
         except KeyError:
             value = None
         spec = numbers.cited_spec(name, cited)
+        row = {key: comparison.get(key) for key in _COMPARED}
         rows.append(
-            {
+            row
+            | {
                 "field": name,
-                "expected": comparison.get("expected"),
-                "got": comparison.get("got"),
-                "tolerance": comparison.get("tolerance"),
-                "reason": comparison.get("reason"),
-                "passed": comparison.get("passed"),
                 "expectation": claim.expect.get(name),
                 "tolerance_over_se": numbers.tolerance_over_se(ratios.get(name)),
                 "wide_because": expectation.get("wide_because"),
@@ -256,7 +237,7 @@ def describe(
     return {
         **summary,
         "chapter": claim.chapter,
-        "fields": _fields(claim, artifact, summary["kind"], _cited(stated_in)),
+        "fields": _fields(claim, artifact, summary["kind"], stated_in),
         "statistics": {
             name: value for name, value in sorted((result or {}).items()) if is_statistical(value)
         },
