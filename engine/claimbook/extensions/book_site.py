@@ -1,17 +1,13 @@
 """The site's chrome and the theme stack's HTML, mended on every page.
 
-- Scripts: each page's list de-duplicated (Sphinx 7.4 registers a script added with a body
-  after the builder starts twice, and sphinx-thebe's second ``const`` threw); thebe's
-  configuration, script and style sheet removed (the book offers no live code).
-- Asset links carry no ``?v=`` stamp (it depended on whether the file was already copied), so
-  a page is the same however it was rendered. Colour mode ``auto``.
-- Proof index by the numbers the pages show ("Theorem 15.1"), not by label.
-- Footer: the commit and its date (:func:`claimbook.build_stamp.build_stamp`), fixed for a
-  state of the repository; an environment or engine that is not the book's is named there.
-- The theme's one-page ".pdf" button is replaced by a link to the whole book's PDF while it is
-  the one printed from this site (:func:`claimbook.pdf_link.current`).
-- What axe-core asks (:func:`mend`): bibliography entries are list items; myst-nb's hidden
-  code toggle is named by its visible text; each scrolling table is a focusable region.
+Each page's scripts de-duplicated (Sphinx 7.4 registers a script with a body twice) and thebe's
+configuration, script and style removed (no live code); asset links without their ``?v=``
+stamp, so a page is the same however it was rendered; colour mode ``auto``; the proof index by
+the numbers the pages show; the footer's build stamp (:func:`claimbook.build_stamp.build_stamp`);
+the theme's one-page ".pdf" button replaced by the whole book's PDF while it is the one printed
+from this site (:func:`claimbook.pdf_link.current`); and what axe-core asks (:func:`mend`):
+bibliography entries are list items, myst-nb's hidden code toggle is named by its visible text,
+each scrolling table is a focusable region.
 
 Examples
 --------
@@ -25,7 +21,9 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import html
+import itertools
 import re
 import shutil
 from pathlib import Path
@@ -42,10 +40,10 @@ _THEBE_FILES = ("sphinx-thebe.js", "sphinx-thebe.css")
 
 def footer_html(stamp: dict[str, str]) -> str:
     """The footer line for ``stamp`` (see :func:`build_stamp`)."""
-    commit = html.escape(stamp["commit"])
+    shown = {key: html.escape(value) for key, value in stamp.items()}
     text = (
-        f'Built from commit <code class="build-commit">{commit}</code>'
-        f' (<span class="build-date">{html.escape(stamp["date"])}</span>)'
+        f'Built from commit <code class="build-commit">{shown["commit"]}</code>'
+        f' (<span class="build-date">{shown["date"]}</span>)'
     )
     if stamp["dirty"]:
         text += ' with <span class="build-dirty">uncommitted changes</span>'
@@ -53,12 +51,12 @@ def footer_html(stamp: dict[str, str]) -> str:
     if stamp.get("environment"):
         text += (
             ' <span class="build-environment">Computed in an environment that differs from '
-            f"requirements.txt: {html.escape(stamp['environment'])}.</span>"
+            f"requirements.txt: {shown['environment']}.</span>"
         )
     if stamp.get("engine"):
         text += (
-            ' <span class="build-engine">Built with the engine at '
-            f"<code>{html.escape(stamp['engine'])}</code>, not this checkout's.</span>"
+            f' <span class="build-engine">Built with the engine at <code>{shown["engine"]}</code>,'
+            " not this checkout's.</span>"
         )
     return f'<p class="build-stamp">{text}</p>'
 
@@ -153,44 +151,34 @@ def _drop_thebe_config(app, doctree, docname):
 
 
 def _clean_assets(app, pagename, templatename, context, doctree):
-    scripts = context.get("script_files")
-    if scripts is not None:
-        seen, kept = set(), []
-        for script in scripts:
-            key = (
-                str(getattr(script, "filename", script) or ""),
-                tuple(sorted(getattr(script, "attributes", {}).items())),
-            )
-            if key in seen or _is_thebe(script):
-                continue
-            seen.add(key)
+    """Scripts without thebe's and repeats, styles without thebe's, asset links without their
+    ``?v=`` stamp, and the body mended (:func:`mend`)."""
+    scripts, seen, kept = context.get("script_files"), set(), []
+    for script in scripts or ():
+        attributes = getattr(script, "attributes", {})
+        key = (str(getattr(script, "filename", script) or ""), tuple(sorted(attributes.items())))
+        if key not in seen and not _is_thebe(script):
             kept.append(script)
+        seen.add(key)
+    if scripts is not None:
         scripts[:] = kept
     styles = context.get("css_files")
     if styles is not None:
         styles[:] = [
-            style
-            for style in styles
-            if not str(getattr(style, "filename", style)).endswith(_THEBE_FILES)
+            s for s in styles if not str(getattr(s, "filename", s)).endswith(_THEBE_FILES)
         ]
+    for name in ("css_tag", "js_tag"):
+        if callable(context.get(name)):
+            context[name] = functools.partial(_unstamped, context[name])
+    if isinstance(context.get("body"), str):
+        context["body"] = mend(context["body"])
+
+
+def _unstamped(tag, asset) -> str:
+    return _ASSET_STAMP.sub("", tag(asset))
 
 
 _ASSET_STAMP = re.compile(r'\?v=[0-9a-f]{8}(?=")')
-
-
-def _unstamped(tag):
-    def untagged(asset) -> str:
-        return _ASSET_STAMP.sub("", tag(asset))
-
-    return untagged
-
-
-def _unstamp_assets(app, pagename, templatename, context, doctree):
-    for name in ("css_tag", "js_tag"):
-        if callable(context.get(name)):
-            context[name] = _unstamped(context[name])
-
-
 _TABLE_CONTAINER = re.compile(r'<div class="pst-scrollable-table-container">')
 
 
@@ -198,23 +186,15 @@ def mend(body: str) -> str:
     """The page body with the axe-core rewrites of the module doc applied."""
     body = body.replace('role="doc-biblioentry"', 'role="listitem"')
     body = body.replace('<summary aria-label="Toggle hidden content">', "<summary>")
-    count = 0
+    count = itertools.count(1)
 
     def region(_match: re.Match) -> str:
-        nonlocal count
-        count += 1
         return (
             '<div class="pst-scrollable-table-container" tabindex="0" role="region" '
-            f'aria-label="Table {count}, scrolls sideways">'
+            f'aria-label="Table {next(count)}, scrolls sideways">'
         )
 
     return _TABLE_CONTAINER.sub(region, body)
-
-
-def _mend_page(app, pagename, templatename, context, doctree) -> None:
-    body = context.get("body")
-    if isinstance(body, str):
-        context["body"] = mend(body)
 
 
 def _override_proof_index(app):
@@ -231,8 +211,6 @@ def setup(app):
     app.connect("doctree-resolved", _drop_thebe_config, priority=900)
     # After every extension has added its page assets (default priority is 500).
     app.connect("html-page-context", _clean_assets, priority=900)
-    app.connect("html-page-context", _unstamp_assets, priority=900)
-    app.connect("html-page-context", _mend_page, priority=900)
     # After the theme's header buttons (priority 501).
     app.connect("html-page-context", _pdf_button, priority=600)
     app.connect("build-finished", _copy_pdf)
