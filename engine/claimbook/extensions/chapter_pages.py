@@ -1,12 +1,11 @@
 """Serve a chapter's pages to Sphinx, each a view of the chapter's one executed notebook.
 
-A chapter whose source declares later pages (front matter ``pages:``,
+A chapter whose front matter declares later pages (``pages:``,
 :func:`claimbook.sources.chapter_pages`) is several documents, ``chapters/<stem>`` and one
-``chapters/<file>`` per page, which ``_toc.yml`` lists in the same order as the chapter's
-``sections`` (else a warning). No page file is written: discovery maps each page to the
-chapter's notebook, ``source-read`` replaces its text by the page's cells
-(:func:`claimbook.pages.split_notebook`), and the download and launch buttons of every page
-offer the chapter's reader notebook (:mod:`claimbook.reader_notebooks`).
+``chapters/<file>`` per page, which ``_toc.yml`` lists in order as the chapter's ``sections``
+(else a warning). Discovery maps each page to the chapter's notebook, ``source-read`` replaces
+its text by the page's cells (:func:`claimbook.pages.split_notebook`), and every page's download
+and launch buttons offer the chapter's reader notebook (:mod:`claimbook.reader_notebooks`).
 """
 
 from __future__ import annotations
@@ -46,37 +45,25 @@ class PagedProject(Project):
         return docnames
 
 
-def _declared(srcdir: str) -> dict[str, list[tuple[str, str]]]:
-    """chapter docname -> [(page docname, start label), ...] for the chapters with pages."""
-    found = {}
-    for source in chapter_sources(srcdir):
-        pages = chapter_pages(source)
-        if pages:
-            chapter = f"chapters/{source.stem}"
-            found[chapter] = [(f"chapters/{page.file}", page.starts) for page in pages]
-    return found
-
-
 def _setup_pages(app) -> None:
+    """Find the chapters' pages (``env.trainable_chapter_pages``: chapter docname -> [(page
+    docname, start label), ...]), have discovery add them, and check ``_toc.yml`` lists each
+    chapter's pages as its sections, in order."""
     try:
-        declared = _declared(app.srcdir)
+        declared = {
+            f"chapters/{source.stem}": [(f"chapters/{page.file}", page.starts) for page in pages]
+            for source in chapter_sources(app.srcdir)
+            if (pages := chapter_pages(source))
+        }
     except ChapterSourceError as error:
         logger.warning("%s", error, type="trainable", subtype="pages")
         declared = {}
     app.env.trainable_chapter_pages = declared
-    project = app.project
-    project.__class__ = PagedProject
-    project.trainable_pages = {
+    app.project.__class__ = PagedProject
+    app.project.trainable_pages = {
         page: chapter for chapter, pages in declared.items() for page, _start in pages
     }
-    _check_toc(app, declared)
-
-
-def _check_toc(app, declared: dict) -> None:
-    """Warn when ``_toc.yml`` does not list a chapter's pages as its sections, in order."""
-    site_map = getattr(app.config, "external_site_map", None)
-    if site_map is None:
-        return
+    site_map = getattr(app.config, "external_site_map", None) or {}
     for chapter, pages in declared.items():
         if chapter not in site_map:
             continue
@@ -112,22 +99,12 @@ def chapter_docname(env, docname: str) -> str:
     return found[0] if found is not None else docname
 
 
-def _served(env, docname: str, text: str) -> str:
-    """The source Sphinx is given for page ``docname`` of a notebook whose text is ``text``;
-    raises ValueError or ChapterSourceError if it is no notebook or lacks a page start."""
-    chapter, index = _chapter_of(env, docname)
-    starts = _starts(env, chapter)
-    return json.dumps(_pages(text, starts)[index], ensure_ascii=False)
-
-
-def _starts(env, chapter: str) -> list[str]:
-    return [start for _page, start in env.trainable_chapter_pages[chapter]]
-
-
-def _pages(text: str, starts: list[str]) -> list[dict]:
-    return _PAGES.get(
-        cache.digest(text, *starts), lambda: split_notebook(json.loads(text), starts)
-    )
+def _pages(env, chapter: str, text: str) -> tuple[str, list[dict]]:
+    """The cache key and pages of a chapter's notebook ``text``; raises ValueError or
+    ChapterSourceError if it is no notebook or lacks a page start."""
+    starts = [start for _page, start in env.trainable_chapter_pages[chapter]]
+    key = cache.digest(text, *starts)
+    return key, _PAGES.get(key, lambda: split_notebook(json.loads(text), starts))
 
 
 def served_digest(env, docname: str) -> str | None:
@@ -138,15 +115,10 @@ def served_digest(env, docname: str) -> str | None:
     if found is None:
         return None
     chapter, index = found
-    data = cache.file_bytes(env.doc2path(docname))
     try:
-        text = data.decode("utf-8")
-        starts = _starts(env, chapter)
+        key, pages = _pages(env, chapter, cache.file_bytes(env.doc2path(docname)).decode())
         digests = _SERVED_DIGESTS.get(
-            cache.digest(text, *starts),
-            lambda: [
-                cache.digest(json.dumps(page, ensure_ascii=False)) for page in _pages(text, starts)
-            ],
+            key, lambda: [cache.digest(json.dumps(page, ensure_ascii=False)) for page in pages]
         )
         return digests[index]
     except (AttributeError, IndexError, UnicodeDecodeError, ValueError, ChapterSourceError):
@@ -154,15 +126,14 @@ def served_digest(env, docname: str) -> str | None:
 
 
 def _serve_page(app, docname: str, source: list[str]) -> None:
-    found = _chapter_of(app.env, docname)
-    if found is None:
-        return
-    chapter, _index = found
     # No dependency on the chapter's source: served_digest covers the page starts it declares.
-    try:
-        source[0] = _served(app.env, docname, source[0])
-    except (ValueError, ChapterSourceError) as error:
-        logger.warning("%s: %s", chapter, error, location=docname, type="trainable")
+    found = _chapter_of(app.env, docname)
+    if found is not None:
+        try:
+            page = _pages(app.env, found[0], source[0])[1][found[1]]
+            source[0] = json.dumps(page, ensure_ascii=False)
+        except (ValueError, ChapterSourceError) as error:
+            logger.warning("%s: %s", found[0], error, location=docname, type="trainable")
 
 
 def _chapter_source_name(app, pagename, templatename, context, doctree) -> None:
