@@ -70,43 +70,45 @@ def _skip(translator, node):
     """Other formats than HTML show the image alone."""
 
 
-def _display_width(png: Path) -> str:
-    with png.open("rb") as stream:
-        return f"{display_width(stream.read(24))}px"
-
-
-def _alt_text(caption: nodes.Element) -> str:
-    """The caption's first sentence, as plain text (links and placeholders dropped)."""
-    text = " ".join(
-        node.astext()
-        for node in caption.findall(nodes.Text)
-        if not any(isinstance(a, figure_artifact) for a in _ancestors(node))
-    )
-    text = re.sub(r"\s+", " ", text).strip()
-    first = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
-    return first or text
-
-
-def _ancestors(node):
-    while node is not None:
-        yield node
-        node = node.parent
-
-
-def _links(docname: str, label: str) -> nodes.inline:
-    svg, png = figure_files(label)
-    links = nodes.inline(classes=["figure-artifact-links"])
-    links += nodes.Text("Download: ")
-    for index, path in enumerate((svg, png)):
-        if index:
-            links += nodes.Text(" · ")
-        links += nodes.reference(
+def _links(docname: str, svg: Path, png: Path) -> nodes.inline:
+    links = [
+        nodes.reference(
             "",
             path.suffix[1:].upper(),
             refuri=relative_uri(docname, f"{SITE_FIGURES}/{path.name}"),
             classes=["figure-artifact"],
         )
-    return links
+        for path in (svg, png)
+    ]
+    download = nodes.Text("Download: ")
+    return nodes.inline(
+        "", "", download, links[0], nodes.Text(" · "), links[1], classes=["figure-artifact-links"]
+    )
+
+
+def _dress_images(figure: nodes.figure, docname: str, svg: Path, png: Path, phone: Path) -> None:
+    """Give a figure's images the caption's first sentence as alt text (unless they have their
+    own), their desktop width, and a link to the full-size SVG with the phone drawing."""
+    caption = next(iter(figure.findall(nodes.caption)), None)
+    text = " ".join(node.astext() for node in caption.findall(nodes.Text)) if caption else ""
+    text = re.sub(r"\s+", " ", text).strip()
+    alt = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0] or text
+    for image in list(figure.findall(nodes.image)):
+        if alt and not image.get("alt"):
+            image["alt"] = alt
+        if png.is_file():
+            with png.open("rb") as stream:
+                image["width"] = f"{display_width(stream.read(24))}px"
+        if not isinstance(image.parent, full_size_link):
+            phone_uri = relative_uri(docname, f"{SITE_FIGURES}/phone/{phone.name}")
+            link = full_size_link(
+                refuri=relative_uri(docname, f"{SITE_FIGURES}/{svg.name}"),
+                reftitle="Open the figure at full size (SVG)",
+                srcset=phone_uri if phone.is_file() else "",
+            )
+            image.replace_self(link)
+            link += image
+            image["classes"].append("no-scaled-link")  # Sphinx would link it to itself
 
 
 def _resolve_figure_artifacts(app, doctree, docname):
@@ -131,28 +133,12 @@ def _resolve_figure_artifacts(app, doctree, docname):
                 label,
                 location=node,
             )
-        figure = next((a for a in _ancestors(node) if isinstance(a, nodes.figure)), None)
+        figure = node.parent
+        while figure is not None and not isinstance(figure, nodes.figure):
+            figure = figure.parent
         if figure is not None:
-            caption = next(iter(figure.findall(nodes.caption)), None)
-            alt = _alt_text(caption) if caption is not None else ""
-            for image in list(figure.findall(nodes.image)):
-                if alt and not image.get("alt"):
-                    image["alt"] = alt
-                if png.is_file():
-                    image["width"] = _display_width(png)
-                if not isinstance(image.parent, full_size_link):
-                    link = full_size_link(
-                        refuri=relative_uri(docname, f"{SITE_FIGURES}/{svg.name}"),
-                        reftitle="Open the figure at full size (SVG)",
-                        srcset=relative_uri(docname, f"{SITE_FIGURES}/phone/{phone.name}")
-                        if phone.is_file()
-                        else "",
-                    )
-                    image.replace_self(link)
-                    link += image
-                    # Sphinx would link a scaled image to itself inside this link.
-                    image["classes"].append("no-scaled-link")
-        node.replace_self(_links(docname, label))
+            _dress_images(figure, docname, svg, png, phone)
+        node.replace_self(_links(docname, svg, png))
 
 
 def _copy_figures(app, exception):
@@ -165,18 +151,14 @@ def _copy_figures(app, exception):
     elif destination.exists():
         shutil.rmtree(destination)
     destination.mkdir(parents=True)
-    for source, target in (
-        (paths.FIGURES_DIR, destination),
-        (paths.FIGURES_DIR / "phone", destination / "phone"),
-    ):
-        if not source.is_dir() or source.is_symlink():
-            continue
-        target.mkdir(exist_ok=True)
-        for path in sorted(source.iterdir()):
-            if path.is_symlink() or not path.is_file() or path.name.startswith("."):
-                continue
-            if path.suffix in ARTIFACT_SUFFIXES:
-                shutil.copyfile(path, target / path.name)
+    figures = paths.FIGURES_DIR
+    for source, target in ((figures, destination), (figures / "phone", destination / "phone")):
+        if source.is_dir() and not source.is_symlink():
+            target.mkdir(exist_ok=True)
+            for path in sorted(source.iterdir()):
+                regular = path.is_file() and not path.is_symlink()
+                if regular and not path.name.startswith(".") and path.suffix in ARTIFACT_SUFFIXES:
+                    shutil.copyfile(path, target / path.name)
 
 
 def setup(app):
