@@ -1,16 +1,17 @@
 """Highlighted code without a span for a token that is drawn as plain text.
 
-The theme's light and dark Pygments styles draw names, punctuation and whitespace exactly as
-the block's text, yet each token gets a ``<span>``: most of a chapter page's elements, each
-costing layout and accessibility-check time. A token type both styles draw as ``Token.Text``
-(:func:`plain_token_types`) is handed to Pygments as ``Token.Text``, which has no span; a block
-with such tokens gets ``<pre style="color: inherit">`` so every character looks as before.
+The theme's light and dark Pygments styles draw names, punctuation and whitespace exactly as the
+block's text, yet each token gets a ``<span>`` (most of a chapter page's elements). A token type
+both styles draw as ``Token.Text`` (:func:`plain_token_types`) is handed to Pygments as
+``Token.Text``, which has no span; a block with such tokens gets ``<pre style="color:
+inherit">`` so every character looks as before.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from pydata_sphinx_theme.utils import get_theme_options_dict
 from pygments.style import Style
 from pygments.styles import get_style_by_name
 from pygments.token import STANDARD_TYPES, Text, _TokenType
@@ -33,13 +34,9 @@ def plain_token_types(styles: Iterable[type[Style]]) -> frozenset[_TokenType]:
     )
 
 
-def folded(tokens: Iterable[tuple[_TokenType, str]], plain: frozenset) -> list:
-    """``tokens`` with each of the types in ``plain`` replaced by ``Token.Text``."""
-    return [((Text if ttype in plain else ttype), value) for ttype, value in tokens]
-
-
 def plain_formatter(formatter: type, plain: frozenset) -> type:
-    """A subclass of the HTML formatter class ``formatter`` that formats :func:`folded` tokens."""
+    """A subclass of the HTML formatter class ``formatter`` that formats the types in ``plain``
+    as ``Token.Text``."""
 
     class PlainTokensFormatter(formatter):
         def format_unencoded(self, tokensource, outfile):
@@ -47,33 +44,26 @@ def plain_formatter(formatter: type, plain: frozenset) -> type:
             # One formatter per block (Sphinx makes one for each), so the style is the block's.
             if any(ttype in plain for ttype, _ in tokens):
                 self.prestyles = "; ".join(filter(None, (self.prestyles, INHERIT_COLOUR)))
-            return super().format_unencoded(folded(tokens, plain), outfile)
+            folded = [((Text if ttype in plain else ttype), value) for ttype, value in tokens]
+            return super().format_unencoded(folded, outfile)
 
     PlainTokensFormatter.__name__ = f"Plain{formatter.__name__}"
     return PlainTokensFormatter
 
 
-def theme_styles(app) -> list[type[Style]]:
-    """The light and dark Pygments styles the theme writes to ``pygments.css`` (the book's
-    theme options, else the theme's defaults), or [] for another theme."""
-    from pydata_sphinx_theme.utils import get_theme_options_dict
-
-    options = get_theme_options_dict(app)
-    defaults = app.builder.theme.get_options() if hasattr(app.builder, "theme") else {}
-    names = [options.get(key) or defaults.get(key) for key in THEME_STYLE_OPTIONS]
-    if None in names:
-        return []  # not the theme this was written for: fold nothing
-    return [get_style_by_name(name) for name in names]
-
-
 def _builder_inited(app) -> None:
-    highlighter = getattr(app.builder, "highlighter", None)
-    if getattr(app.builder, "format", None) != "html" or highlighter is None:
-        return  # LaTeX, text, ...: their formatters draw no spans and know no <pre>
-    if getattr(app.builder, "dark_highlighter", None) is not None:
-        return  # Sphinx's own dark stylesheet, not the theme's two styles: fold nothing
-    styles = theme_styles(app)
-    if styles:
+    """Fold the HTML builder's tokens that the theme's two styles (its options, else its
+    defaults) draw plain; LaTeX, text, Sphinx's own dark style or another theme: nothing."""
+    builder, highlighter = app.builder, getattr(app.builder, "highlighter", None)
+    if getattr(builder, "format", None) != "html" or highlighter is None:
+        return
+    if getattr(builder, "dark_highlighter", None) is not None:
+        return
+    options = get_theme_options_dict(app)
+    defaults = builder.theme.get_options() if hasattr(builder, "theme") else {}
+    names = [options.get(key) or defaults.get(key) for key in THEME_STYLE_OPTIONS]
+    if None not in names:
+        styles = [get_style_by_name(name) for name in names]
         highlighter.formatter = plain_formatter(highlighter.formatter, plain_token_types(styles))
 
 
