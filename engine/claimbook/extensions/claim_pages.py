@@ -56,27 +56,17 @@ _DIGEST_META = "trainable-claim-page"
 _DIGEST_PATTERN = re.compile(rb'<meta name="trainable-claim-page" content="([0-9a-f]{64})"')
 
 
-def _note_written(app, doctree, docname) -> None:
-    app._trainable_written = getattr(app, "_trainable_written", set()) | {docname}
-
-
-def _forget_written(app) -> None:
-    app._trainable_written = set()
-
-
 def _navigation_digest(app) -> str:
     """SHA-256 of what a claim page shows besides its body: every page's title and sections."""
-    env = app.env
-    digest = hashlib.sha256()
+    env, digest = app.env, hashlib.sha256()
     for docname in sorted(env.found_docs):
-        title = env.titles.get(docname)
-        toc = env.tocs.get(docname)
-        numbers = env.toc_secnumbers.get(docname, {})
+        title, toc = env.titles.get(docname), env.tocs.get(docname)
+        numbers = env.toc_secnumbers.get(docname, {}).items()
         entry = [
             docname,
             title.astext() if title is not None else "",
             toc.astext() if toc is not None else "",
-            sorted((key, list(value)) for key, value in numbers.items()),
+            sorted((key, list(value)) for key, value in numbers),
         ]
         digest.update(json.dumps(entry).encode())
     return digest.hexdigest()
@@ -104,7 +94,7 @@ def _collect_pages(app):
         return []
     repeat_problems(app)
     described = describe_all(app.env)
-    incremental = not app.env.found_docs <= getattr(app, "_trainable_written", set())
+    incremental = not app.env.found_docs <= app._trainable_written
     navigation = _navigation_digest(app)
     changed = []
     for info in described:
@@ -251,9 +241,12 @@ def _keep_claim_pages_in_search_index(app) -> None:
 
 def setup(app):
     app.setup_extension("claimbook.extensions.claim_ledger")
-    app.connect("builder-inited", _forget_written)
-    app.connect("env-before-read-docs", lambda app, env, docnames: _forget_written(app))
+    # Which documents Sphinx wrote this build (all of them: no claim page is kept).
+    app.connect("builder-inited", lambda app: setattr(app, "_trainable_written", set()))
+    app.connect(
+        "env-before-read-docs", lambda app, env, names: setattr(app, "_trainable_written", set())
+    )
     app.connect("builder-inited", _keep_claim_pages_in_search_index)
-    app.connect("doctree-resolved", _note_written)
+    app.connect("doctree-resolved", lambda app, doctree, name: app._trainable_written.add(name))
     app.connect("html-collect-pages", _collect_pages)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "3"}

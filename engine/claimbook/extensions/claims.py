@@ -87,9 +87,15 @@ def _claim_value_node(claim_id: str, state: str, display: str, tooltip: str, **e
 _LEADING_LINES, _SHORT_LINE = 4, 240
 
 
-def _add_mark_legend(app, doctree, docname) -> None:
-    """Put the legend of its marks near the top of a page that binds numbers to claims."""
+def _finish_marks(app, doctree, docname) -> None:
+    """In HTML, put the legend of its marks near the top of a page that binds numbers to
+    claims; other builders show a bound number as text with its state in brackets."""
     if app.builder.format != "html":
+        for node in list(doctree.findall(claim_value)):
+            said = model.NUMBER_WORDS[node["state"]]
+            node.replace_self(nodes.Text(f"{node['display']} [{said}]"))
+        for node in list(doctree.findall(claim_account)):
+            node.replace_self(nodes.Text(f"[{ACCOUNT_WORDS}]"))
         return
     states = [node["state"] for node in doctree.findall(claim_value) if node["claim"] != "sample"]
     top = next(iter(doctree.findall(nodes.section)), None)
@@ -103,22 +109,11 @@ def _add_mark_legend(app, doctree, docname) -> None:
     ):
         index += 1
     # The explanation of the marks: the page labelled ``claim-marks``.
-    target, anchor, _ = app.env.get_domain("std").labels.get(
-        "claim-marks", ("intro", "claim-marks", "")
-    )
+    labels = app.env.get_domain("std").labels
+    target, anchor, _ = labels.get("claim-marks", ("intro", "claim-marks", ""))
     uri = model.relative_uri(docname, f"{target}.html") + f"#{anchor}"
     accounts = any(True for _ in doctree.findall(claim_account))
     top.insert(index, mark_legend(states, accounts, uri))
-
-
-def _plain_claim_values(app, doctree, _docname) -> None:
-    """Builders other than HTML show a bound number as text with its state in brackets."""
-    if app.builder.format == "html":
-        return
-    for node in list(doctree.findall(claim_value)):
-        node.replace_self(nodes.Text(f"{node['display']} [{model.NUMBER_WORDS[node['state']]}]"))
-    for node in list(doctree.findall(claim_account)):
-        node.replace_self(nodes.Text(f"[{ACCOUNT_WORDS}]"))
 
 
 def _judged(env, claim_id: str, location, prefix: str = ""):
@@ -310,8 +305,7 @@ def setup(app):
     app.connect("builder-inited", lambda app: cache.reset_for_application())
     setup_places(app)
     app.connect("source-read", _check_glue)
-    app.connect("doctree-resolved", _plain_claim_values)
-    app.connect("doctree-resolved", _add_mark_legend)
+    app.connect("doctree-resolved", _finish_marks)
     app.setup_extension("claimbook.extensions.claim_evidence")
     app.setup_extension("claimbook.extensions.claim_pages")
     # After every other handler: the ledger and the legend are drawn at doctree-resolved.
