@@ -72,14 +72,11 @@ def _configure(app, config):
     # the stamp replaces an earlier one instead of adding a second footer line.
     existing = _STAMP.sub("", options.get("extra_footer") or "")
     options["extra_footer"] = existing + footer
-    config.trainable_book_pdf = _current_pdf()
-
-
-def _current_pdf() -> str:
-    """The SHA-256 of the book's PDF if the site links it (see the module doc), else ""."""
-    if not pdf_link.PDF.with_suffix(".json").is_file():
-        return ""  # never printed: the site key is not computed twice
-    return pdf_link.current(pdf_link.PDF, site_key(with_pdf=False))
+    # The linked PDF's SHA-256 (see the module doc), else ""; no site key if never printed.
+    printed = pdf_link.PDF.with_suffix(".json").is_file()
+    config.trainable_book_pdf = (
+        pdf_link.current(pdf_link.PDF, site_key(with_pdf=False)) if printed else ""
+    )
 
 
 def _pdf_button(app, pagename, templatename, context, doctree):

@@ -95,7 +95,7 @@ def _collect_pages(app):
     repeat_problems(app)
     described = describe_all(app.env)
     incremental = not app.env.found_docs <= app._trainable_written
-    navigation = _navigation_digest(app)
+    navigation, engine = _navigation_digest(app), package_digest("claimbook")
     changed = []
     for info in described:
         pagename = info["page"].removesuffix(".html")
@@ -107,7 +107,8 @@ def _collect_pages(app):
             logger.warning(
                 "claim %s is %s: %s", info["id"], info["state"], info["reason"], location=where
             )
-        digest = _inputs_digest(info, navigation)
+        inputs = json.dumps(info, sort_keys=True, ensure_ascii=False, allow_nan=True)
+        digest = hashlib.sha256(f"{inputs}\0{navigation}\0{engine}".encode()).hexdigest()
         if not (incremental and _unchanged(Path(app.outdir), pagename, digest)):
             changed.append((info, pagename, digest))
     indexer = getattr(app.builder, "indexer", None)
@@ -136,16 +137,6 @@ def _collect_pages(app):
         pages.append((pagename, context, "page.html"))
     _publish(Path(app.outdir), described)
     return pages
-
-
-def _inputs_digest(info: dict, navigation: str) -> str:
-    """SHA-256 of what a claim page is made from (see :func:`_collect_pages`)."""
-    described = json.dumps(info, sort_keys=True, ensure_ascii=False, allow_nan=True)
-    engine = package_digest("claimbook")
-    return hashlib.sha256(f"{described}\0{navigation}\0{engine}".encode()).hexdigest()
-
-
-# --- the records and claims.json ---------------------------------------------------------
 
 
 def publishable_record(claim_id: str, artifacts_dir: str | Path | None = None) -> bytes | None:
@@ -200,8 +191,6 @@ def _publish(outdir: Path, described: list[dict]) -> None:
     if not target.is_file() or target.read_text(encoding="utf-8") != text:
         target.write_text(text, encoding="utf-8")
 
-
-# --- the search index -----------------------------------------------------------------------
 
 # The ids of a claim page's parts a reader does not search for (:mod:`.claim_page_body`):
 # seeds, contract, provenance, digests and the commands that re-verify it.
