@@ -64,7 +64,7 @@ class Chapter:
 
     def code_cell_number(self, index: int) -> int:
         """The 1-based position of the cell at notebook ``index`` among the code cells, as
-        every message names a code cell (:func:`claimbook.pipeline.cells.code_cell_number`)."""
+        every message names a code cell (:func:`claimbook.pipeline.execute.code_cell_name`)."""
         return sum(1 for cell in self.notebook.cells[: index + 1] if cell.cell_type == "code")
 
     def markdown_cells(self) -> list[tuple[int, str]]:

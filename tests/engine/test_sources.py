@@ -208,7 +208,7 @@ def test_a_chapter_that_is_a_symbolic_link_is_refused_naming_it(tmp_path, monkey
 
 def test_a_syntax_error_is_named_by_the_code_cell_count_a_reader_makes(tmp_path):
     """Markdown cells do not count, an empty code cell does: the third code cell is 3, as the
-    execution's messages number it (claimbook.pipeline.cells.code_cell_number)."""
+    execution's messages number it (claimbook.pipeline.execute.code_cell_name)."""
     body = """
 Prose.
 

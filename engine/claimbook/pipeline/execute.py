@@ -1,19 +1,22 @@
-"""Execute chapters with papermill's Python API, in parallel worker processes.
+"""Execute chapters with papermill's Python API, each in a worker process of its own.
 
-Each chapter runs in a worker process of its own (papermill changes the working directory)
-on a kernel of its own (:mod:`.kernels`), working directory ``chapters/``, with the build's
-cells around it (:mod:`.cells`) and the build's claim record in its environment, so
-``verify_claim`` returns what the build computed (:mod:`.claim_runs`).
+A chapter runs in a worker forked from the driver (:mod:`.workers`; papermill changes the
+working directory) on a kernel of its own (:mod:`.kernels`), working directory ``chapters/``,
+with the build's claim record in its environment, so ``verify_claim`` returns what the build
+computed (:mod:`.claim_runs`). The build adds two cells, removed again: the first sets the
+chapter's variables, the last notes that the chapter ran to its end (papermill takes
+``SystemExit(0)`` for a normal stop). A message names a chapter's own cell by its number
+among the source's code cells.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import logging
 import multiprocessing
 import os
 import time
 from dataclasses import dataclass, field
+from multiprocessing.connection import wait
 from pathlib import Path
 
 import nbformat
@@ -22,12 +25,6 @@ from claimbook import claims, paths
 from claimbook.atomic import write_text_atomically
 from claimbook.errors import InvalidFigureLabelError
 from claimbook.figures import figure_files, figure_labels, phone_figure_file
-from claimbook.pipeline.cells import (
-    code_cell_name,
-    instrumented,
-    stop_reason,
-    without_instrumentation,
-)
 from claimbook.pipeline.keys import (
     chapter_key,
     chapter_modules,
@@ -35,13 +32,27 @@ from claimbook.pipeline.keys import (
     read_record,
     write_record,
 )
-from claimbook.pipeline.limits import read_limits, seconds_text
-from claimbook.pipeline.workers import WORKERS, start_worker
+from claimbook.pipeline.limits import read_limits
+from claimbook.pipeline.workers import WORKERS, kill_children, start_worker
 from claimbook.sources import read_chapter
 from claimbook.text import one_line
 
 CHAPTER_ENVIRONMENT_VARIABLE = "TRAINABLE_CHAPTER"
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+INSTRUMENT_TAG = "trainable-instrumentation"
+_START = """\
+import os as _trainable_os
+
+# The chapter's variables (the build's claim record, the chapter's name).
+_trainable_os.environ.update({variables!r})
+"""
+_STOP = """\
+open({path!r}, "w").close()  # the last cell ran
+"""
+# nbclient logs a cell out of time through papermill's logger; the chapter's failure says it.
+logging.getLogger("papermill").addFilter(
+    lambda record: "Timeout waiting for execute reply" not in str(record.msg)
+)
 
 
 @dataclass
@@ -55,48 +66,88 @@ class ChapterRun:
     error: str = ""
 
 
-def _figure_outputs(chapter) -> list[Path]:
-    """The figure artifacts the chapter's named figures link to (those saved)."""
-    found = []
-    for label in figure_labels(chapter):
-        try:
-            found.extend((*figure_files(label), phone_figure_file(label)))
-        except InvalidFigureLabelError:  # names no file: save_figure refuses it
-            continue
-    return sorted({path for path in found if path.is_file() and not path.is_symlink()})
+def execute_chapters(
+    sources: list[Path],
+    jobs: int | None = None,
+    report=print,
+    environment=None,
+    inspect=None,
+) -> list[ChapterRun]:
+    """Execute ``sources``, each in a worker process of its own, up to ``jobs`` at once
+    (default: the CPU count); return their runs in the order of ``sources``.
+
+    ``environment(source)`` gives variables for that chapter's kernel; ``inspect(run,
+    running)`` is called as each chapter ends (with the stems still running or waiting) and
+    returns the run to keep; ``report`` gets one line per chapter.
+    """
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(sources)))
+    context = multiprocessing.get_context("fork")
+    waiting, running, runs = list(sources), {}, {}
+    while waiting or running:
+        while waiting and len(running) < jobs:
+            source = waiting.pop(0)
+            variables = environment(source) if environment else {}
+            receiver, sender = context.Pipe(duplex=False)
+            worker = context.Process(
+                target=_work, args=(str(source), variables, sender, os.getpid())
+            )
+            worker.start()
+            sender.close()
+            WORKERS.append(worker)
+            running[receiver] = source
+        ended = sorted(wait(list(running)), key=lambda r: sources.index(running[r]))
+        ended = [(receiver, running.pop(receiver)) for receiver in ended]
+        for receiver, source in ended:
+            try:
+                run = receiver.recv()
+            except EOFError:  # ended by a signal
+                run = ChapterRun(source.stem, False, 0.0, [], "its worker process was ended")
+            receiver.close()
+            if inspect is not None:
+                run = inspect(run, [other.stem for other in [*running.values(), *waiting]])
+            runs[source] = run
+            report(_progress_line(source, run))
+    return [runs[source] for source in sources]
 
 
-def chapter_process_variables() -> dict[str, str]:
-    """One BLAS thread per kernel unless set (kernels run side by side, and a fixed count
-    keeps reductions in one order)."""
-    return {variable: os.environ.get(variable, "1") for variable in BLAS_THREAD_VARIABLES}
+def _work(source: str, environment: dict[str, str], sender, parent: int) -> None:
+    """A chapter worker's life (:func:`.workers.start_worker`): one chapter, and its run sent
+    once every process the chapter started has ended."""
+    start_worker(parent)
+    run = _run_one(source, environment)
+    kill_children()
+    sender.send(run)
 
 
 def _run_one(source: str, environment: dict[str, str]) -> ChapterRun:
-    """Worker: execute one chapter, ``environment`` added to its kernel's; on success write
-    its record."""
+    """Execute one chapter, ``environment`` added to its kernel's; on success write its
+    record."""
     # Imported in the worker only: jupyter_client is needed only where a kernel starts.
     from claimbook.pipeline.kernels import start_kernel, stop_kernel
 
     started = time.perf_counter()
     source_path = Path(source)
-    stem = source_path.stem
-    variables = {CHAPTER_ENVIRONMENT_VARIABLE: stem, **environment}
-    os.environ.update(chapter_process_variables())
+    variables = {CHAPTER_ENVIRONMENT_VARIABLE: source_path.stem, **environment}
+    for variable in BLAS_THREAD_VARIABLES:  # one thread per kernel: reductions in one order
+        os.environ.setdefault(variable, "1")
     os.environ.update(variables)  # a kernel launched here starts with them
     try:
-        kernel = start_kernel()
+        kernel = start_kernel()  # it boots while the chapter is read
     except Exception as error:
-        return ChapterRun(stem, False, time.perf_counter() - started, [], f"no kernel: {error}")
+        return ChapterRun(
+            source_path.stem, False, time.perf_counter() - started, [], f"no kernel: {error}"
+        )
     try:
-        return _execute(source_path, kernel, started, variables)
+        return _execute(source_path, kernel, variables, started)
     except Exception as error:  # one line for the driver, never a worker's traceback
-        return ChapterRun(stem, False, time.perf_counter() - started, [], one_line(error))
+        return ChapterRun(
+            source_path.stem, False, time.perf_counter() - started, [], one_line(error)
+        )
     finally:
         stop_kernel(kernel)
 
 
-def _execute(source_path: Path, kernel, started: float, variables: dict[str, str]) -> ChapterRun:
+def _execute(source_path: Path, kernel, variables: dict[str, str], started: float) -> ChapterRun:
     # A second of import that only a build executing a chapter pays.
     import papermill
     from nbclient.exceptions import CellTimeoutError
@@ -109,9 +160,16 @@ def _execute(source_path: Path, kernel, started: float, variables: dict[str, str
     work.mkdir(parents=True, exist_ok=True)
     ended_file = work / f"{stem}.ended"
     ended_file.unlink(missing_ok=True)
-    notebook = instrumented(nbformat.from_dict(chapter.notebook), ended_file, variables)
+    notebook = nbformat.from_dict(chapter.notebook)
+    tags = {"tags": [INSTRUMENT_TAG]}
+    notebook.cells = [
+        nbformat.v4.new_code_cell(
+            _START.format(variables=dict(sorted(variables.items()))), metadata=tags
+        ),
+        *notebook.cells,
+        nbformat.v4.new_code_cell(_STOP.format(path=str(ended_file)), metadata=tags),
+    ]
     limit = read_limits().cell
-    _quiet_timeouts()
     timing: list[str] = []  # the id of each cell nbclient started timing, in order
 
     def failed(error: str) -> ChapterRun:
@@ -130,7 +188,7 @@ def _execute(source_path: Path, kernel, started: float, variables: dict[str, str
             progress_bar=False,
             log_output=False,
             request_save_on_cell_execute=False,
-            km=kernel,  # started and stopped by _run_one (claimbook.pipeline.kernels)
+            km=kernel,  # started and stopped by _run_one
             # One output per stream of a cell, however the kernel's flush timer cut it: the
             # notebook is the same on every machine.
             coalesce_streams=True,
@@ -144,31 +202,80 @@ def _execute(source_path: Path, kernel, started: float, variables: dict[str, str
         ids = [cell.get("id") for cell in notebook.cells]
         index = ids.index(timing[-1]) if timing and timing[-1] in ids else None
         where = "the last cell" if index is None else code_cell_name(notebook, index)
-        return failed(f"{where} ran out of time ({seconds_text(limit)} s, trainable_cell_timeout)")
+        return failed(f"{where} ran out of time ({limit:g} s, trainable_cell_timeout)")
     except Exception as error:  # a kernel that died or never started
         return failed(f"{type(error).__name__}: {error}")
     if not ended_file.is_file():  # papermill takes SystemExit() or SystemExit(0) for a stop
         return failed(stop_reason(executed))
     ended_file.unlink()
-    notebook_text = nbformat.writes(without_instrumentation(executed)) + "\n"
     target = paths.CHAPTERS_DIR / f"{stem}.ipynb"
-    write_text_atomically(target, notebook_text)
-    outputs = [
-        target,
-        *(paths.artifact_path(claim_id) for claim_id in claim_ids),
-        *_figure_outputs(chapter),
-    ]
-    seconds = time.perf_counter() - started
+    write_text_atomically(target, nbformat.writes(without_instrumentation(executed)) + "\n")
+    outputs = [target, *map(paths.artifact_path, claim_ids), *_figure_outputs(chapter)]
     modules = chapter_modules(chapter)
-    write_record(
-        source_path,
-        chapter_key(code_digest(chapter), claim_ids, modules),
-        claim_ids,
-        modules,
-        outputs,
-        seconds,
-    )
+    key = chapter_key(code_digest(chapter), claim_ids, modules)
+    seconds = time.perf_counter() - started
+    write_record(source_path, key, claim_ids, modules, outputs, seconds)
     return ChapterRun(stem, True, seconds, claim_ids)
+
+
+def _added(cell) -> bool:
+    """Whether ``cell`` is one the build added to the chapter's."""
+    return INSTRUMENT_TAG in cell.get("metadata", {}).get("tags", [])
+
+
+def without_instrumentation(notebook):
+    """Drop the build's cells, renumber executions, and drop papermill's clocks."""
+    notebook.cells = [cell for cell in notebook.cells if not _added(cell)]
+    count = 0
+    for cell in notebook.cells:
+        cell.metadata.pop("papermill", None)
+        cell.metadata.pop("execution", None)
+        if cell.cell_type == "code" and cell.get("execution_count") is not None:
+            count += 1
+            cell.execution_count = count
+            for output in cell.get("outputs", []):
+                if "execution_count" in output:
+                    output["execution_count"] = count
+    # The timings papermill stores would make every rebuild differ; they say nothing.
+    notebook.metadata.pop("papermill", None)
+    return notebook
+
+
+def code_cell_name(notebook, index: int | None) -> str:
+    """``code cell N`` for a chapter's own cell, N its 1-based position among the source's
+    code cells (as :meth:`claimbook.sources.Chapter.code_cell_number` counts), else what the
+    build added there."""
+    if index is None or not 0 <= index < len(notebook.cells):
+        return "code cell ?"
+    if _added(notebook.cells[index]):
+        if index == 0:
+            return "the build's first cell (setting the chapter's variables)"
+        return "the build's last cell (waiting for the chapter's figures)"
+    cells = notebook.cells[: index + 1]
+    return f"code cell {sum(cell.cell_type == 'code' and not _added(cell) for cell in cells)}"
+
+
+def stop_reason(notebook) -> str:
+    """Why an executed notebook ended before its last cell: the first cell that raised."""
+    for index, cell in enumerate(notebook.cells):
+        error = next((o for o in cell.get("outputs", []) if o.output_type == "error"), None)
+        if error is not None:
+            return (
+                f"{code_cell_name(notebook, index)} raised {error.ename}: {error.evalue} "
+                "(a chapter runs to its last cell; remove the exit)"
+            )
+    return "the notebook stopped before its last cell"
+
+
+def _figure_outputs(chapter) -> list[Path]:
+    """The figure artifacts the chapter's named figures link to (those saved)."""
+    found = []
+    for label in figure_labels(chapter):
+        try:
+            found.extend((*figure_files(label), phone_figure_file(label)))
+        except InvalidFigureLabelError:  # names no file: save_figure refuses it
+            continue
+    return sorted({path for path in found if path.is_file() and not path.is_symlink()})
 
 
 def reassemble_chapter(source: Path) -> bool:
@@ -196,81 +303,8 @@ def reassemble_chapter(source: Path) -> bool:
     return True
 
 
-def execute_chapters(
-    sources: list[Path],
-    jobs: int | None = None,
-    report=print,
-    environment=None,
-    inspect=None,
-) -> list[ChapterRun]:
-    """Execute ``sources`` in up to ``jobs`` worker processes (default: the CPU count).
-
-    ``environment(source)`` gives variables for that chapter's kernel; ``inspect(run,
-    running)`` is called as each chapter ends (with the stems still running) and returns the
-    run to keep; ``report`` gets one line per chapter.
-    """
-    if not sources:
-        return []
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(sources)))
-    runs = []
-    waiting = list(sources)
-    futures: dict[concurrent.futures.Future, Path] = {}
-    others = set(multiprocessing.active_children())
-    pool = concurrent.futures.ProcessPoolExecutor(
-        jobs,
-        mp_context=multiprocessing.get_context("fork"),
-        initializer=start_worker,
-        initargs=(os.getpid(),),
-    )
-
-    def submit() -> None:
-        source = waiting.pop(0)
-        variables = environment(source) if environment else {}
-        futures[pool.submit(_run_one, str(source), variables)] = source
-        if len(futures) == 1:  # with fork, the first submission starts every worker
-            WORKERS.extend(set(multiprocessing.active_children()) - others)
-
-    def running() -> list[concurrent.futures.Future]:
-        return [future for future in futures if not future.done()]
-
-    try:
-        while waiting and len(running()) < jobs:
-            submit()
-        reported: set[concurrent.futures.Future] = set()
-        while len(runs) < len(sources):
-            done, _ = concurrent.futures.wait(
-                [future for future in futures if future not in reported],
-                return_when=concurrent.futures.FIRST_COMPLETED,
-            )
-            for future in sorted(done, key=lambda f: sources.index(futures[f])):
-                reported.add(future)
-                run = future.result()
-                if inspect is not None:
-                    still = [futures[other].stem for other in running()]
-                    run = inspect(run, still + [source.stem for source in waiting])
-                runs.append(run)
-                report(_progress_line(futures[future], run))
-            while waiting and len(running()) < jobs:
-                submit()
-    finally:
-        # Idle workers exit while the build goes on; end_workers() reaps them.
-        pool.shutdown(wait=False, cancel_futures=True)
-    return sorted(runs, key=lambda run: [s.stem for s in sources].index(run.stem))
-
-
-def _without_timeout_notes(record) -> bool:
-    return "Timeout waiting for execute reply" not in str(record.msg)
-
-
-def _quiet_timeouts() -> None:
-    """Drop nbclient's log line for a cell out of time: the chapter's failure line says it."""
-    logger = logging.getLogger("papermill")
-    if _without_timeout_notes not in logger.filters:
-        logger.addFilter(_without_timeout_notes)
-
-
 def _progress_line(source: Path, run: ChapterRun) -> str:
-    name = source.relative_to(paths.REPO_ROOT).as_posix()
+    name = paths.shown(source)
     if not run.ok:
         return one_line(f"{name}: FAILED after {run.seconds:.1f} s: {run.error}")
     states = [claims.judge(claim_id).state for claim_id in run.claims]

@@ -1,7 +1,6 @@
-"""Chapter worker processes: each ends with the driver, and ends its kernel as it ends.
+"""Chapter worker processes: each ends with the driver, and ends what it started as it ends.
 
-:func:`start_worker` is the pool initializer of :func:`.execute.execute_chapters`. Linux only
-(``prctl``); elsewhere the requests do nothing.
+Linux only (``prctl``); elsewhere the requests do nothing.
 """
 
 from __future__ import annotations
@@ -9,8 +8,10 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import shutil
 import signal
-import sys
+import tempfile
+from pathlib import Path
 from typing import NoReturn
 
 import psutil
@@ -36,11 +37,17 @@ def die_with_parent(parent: int) -> None:
         os._exit(1)  # the driver died before the request took effect
 
 
+def socket_prefix() -> str:
+    """The name prefix of the folders under the temporary folder holding the sockets of the
+    kernels this process starts (:func:`.kernels.start_kernel`)."""
+    return f"trainable-kernel-{os.getpid()}-"
+
+
 def start_worker(parent: int) -> None:
     """Begin a chapter worker forked from the driver (process ``parent``): it ends with the
     driver, SIGTERM ends it through :func:`end_worker`, SIGINT is ignored (the driver ends
     its workers), and it is a child subreaper, so a detached process its kernel started ends
-    with the chapter (:func:`.kernels.kill_kernel`)."""
+    with the chapter (:func:`.kernels.stop_kernel`)."""
     signal.signal(signal.SIGTERM, end_worker)  # before the request: its signal may come at once
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent(parent)
@@ -48,26 +55,30 @@ def start_worker(parent: int) -> None:
 
 
 def end_worker(signum: int | None = None, frame=None) -> NoReturn:
-    """A worker's SIGTERM handler: kill every process it started, remove its kernels'
-    socket folders, and exit with status 0."""
+    """A worker's SIGTERM handler: kill every process it started (its kernel, even one not
+    yet handed back, and what that started), remove its kernels' socket folders, exit 0."""
     # The parent-death signal comes again for each thread of the dying driver: once is enough.
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    # Its kernel (even one launched but not yet handed back) and what that kernel started.
+    kill_children()
+    for folder in Path(tempfile.gettempdir()).glob(socket_prefix() + "*"):
+        shutil.rmtree(folder, ignore_errors=True)
+    os._exit(0)
+
+
+def kill_children() -> None:
+    """Kill and reap every process this one started and every orphan it adopted as a child
+    subreaper, with their descendants."""
     children = psutil.Process().children(recursive=True)
     for child in children:
         with contextlib.suppress(psutil.Error):
             child.kill()
     # Not Popen.wait: the interrupted code may hold that wait's lock for the same kernel.
     psutil.wait_procs(children, timeout=1)
-    kernels = sys.modules.get("claimbook.pipeline.kernels")  # None: no kernel was started
-    if kernels is not None:
-        kernels.remove_own_sockets()
-    os._exit(0)
 
 
 def kill_workers() -> None:
     """End (SIGTERM, :func:`end_worker`) and reap every chapter worker this process started."""
-    for worker in list(WORKERS):
+    for worker in WORKERS:
         with contextlib.suppress(Exception):
             if worker.is_alive():
                 worker.terminate()
