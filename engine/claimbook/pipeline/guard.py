@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Mapping
 from pathlib import Path
 
 from claimbook import paths
@@ -23,37 +22,57 @@ from claimbook.pipeline.keys import ChapterPlan, read_record, record_path
 from claimbook.sources import read_chapter
 
 
-class ArtifactGuard:
-    """The files only the build writes, as it holds them: ``artifacts`` (claim id -> bytes),
-    ``others`` (path -> bytes) and the claim record as it is now. :attr:`seconds` sums the
-    time the checks took."""
+class ChapterGuard:
+    """The kernels' environment, and the check of the files only the build writes: the claim
+    artifacts and record as ``computation`` leaves them, and the records and outputs of the
+    chapters in ``settled`` (not running). :attr:`seconds` sums the time the checks took."""
 
-    def __init__(self, artifacts: Mapping[str, bytes], others: Mapping[Path, bytes] | None = None):
-        self.artifacts = dict(artifacts)
-        self.others = dict(others or {})
-        self.record = claim_record_path().read_bytes() if claim_record_path().is_file() else b""
+    def __init__(self, computation, settled: list[ChapterPlan]):
+        self.computation = computation
+        self.expected: dict[Path, bytes] | None = None  # once the claims are computed
+        self.tainted: dict[str, str] = {}
         self.seconds = 0.0
+        self.kept: dict[Path, bytes] = {}
+        for plan in settled:
+            record = read_record(plan.stem)
+            if record is None:
+                continue
+            outputs = map(paths.REPO_ROOT.joinpath, record["outputs"])
+            for path in (record_path(plan.stem), *outputs):
+                if path.is_file() and not path.is_symlink():
+                    self.kept[path] = path.read_bytes()
 
-    def _expected_files(self) -> dict[Path, bytes]:
-        return {paths.artifact_path(claim_id): data for claim_id, data in self.artifacts.items()}
+    def environment(self, source: Path) -> dict[str, str]:
+        """What a chapter's kernel starts with: the build's claim record, the chapter's ids."""
+        found = self.computation.kernel_environment() if self.computation else {}
+        ids = " ".join(read_chapter(source).verified_claims)
+        return {**found, CHAPTER_CLAIMS_VARIABLE: ids}
 
-    def check(self) -> list[str]:
-        """Put back every file that differs (removing unexpected ones in ``artifacts/claims/``);
-        one line per difference."""
+    def final_check(self) -> list[str]:
+        """Put back every file that differs from the bytes the build holds, removing unexpected
+        ones in ``artifacts/claims/``; one line per difference. Made as each chapter ends and
+        once the site is published (a process a chapter left may have written meanwhile)."""
+        if self.computation is None:
+            return []
+        if self.expected is None:
+            computed = self.computation.finish()
+            record = claim_record_path()
+            self.expected = {
+                **self.kept,
+                **computed.others,
+                **{paths.artifact_path(c): data for c, data in computed.artifacts.items()},
+                record: record.read_bytes() if record.is_file() else b"",
+            }
         started = time.perf_counter()
-        expected = {**self.others, **self._expected_files()}
-        expected[claim_record_path()] = self.record
         changed = []
-        directory = paths.CLAIM_ARTIFACTS_DIR
-        present = sorted(directory.iterdir()) if directory.is_dir() else []
-        for path in present:
-            if path not in expected:
+        folder = paths.CLAIM_ARTIFACTS_DIR
+        for path in sorted(folder.iterdir()) if folder.is_dir() else []:
+            if path not in self.expected:
                 changed.append(f"{paths.shown(path)} added")
                 _remove(path)
-        for path, data in sorted(expected.items()):
+        for path, data in sorted(self.expected.items()):
             try:
-                regular = path.is_file() and not path.is_symlink()
-                found = path.read_bytes() if regular else None
+                found = path.read_bytes() if path.is_file() and not path.is_symlink() else None
             except OSError:
                 found = None
             if found == data:
@@ -66,63 +85,9 @@ class ArtifactGuard:
         self.seconds += time.perf_counter() - started
         return changed
 
-
-def _remove(path: Path) -> None:
-    """Remove a file, link or directory the build did not write (a build product only)."""
-    paths.build_product(path)  # raises for anything outside artifacts/, _build/, notebooks
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    else:
-        path.unlink(missing_ok=True)
-
-
-class ChapterGuard:
-    """The kernels' environment and, as each chapter ends, the check of the claim artifacts
-    and of the records and outputs of the chapters in ``settled`` (not running)."""
-
-    def __init__(self, computation, settled: list[ChapterPlan]):
-        self.computation = computation
-        self.guard: ArtifactGuard | None = None
-        self.tainted: dict[str, str] = {}
-        self.kept: dict[Path, bytes] = {}
-        for plan in settled:
-            record = read_record(plan.stem)
-            if record is None:
-                continue
-            for path in (
-                record_path(plan.stem),
-                *map(paths.REPO_ROOT.joinpath, record["outputs"]),
-            ):
-                if path.is_file() and not path.is_symlink():
-                    self.kept[path] = path.read_bytes()
-
-    @property
-    def seconds(self) -> float:
-        return self.guard.seconds if self.guard is not None else 0.0
-
-    def environment(self, source: Path) -> dict[str, str]:
-        """What a chapter's kernel starts with: the build's claim record, the chapter's ids."""
-        found = self.computation.kernel_environment() if self.computation else {}
-        ids = " ".join(read_chapter(source).verified_claims)
-        return {**found, CHAPTER_CLAIMS_VARIABLE: ids}
-
-    def final_check(self) -> list[str]:
-        """The same check once the site is published (a process a chapter left behind may
-        have written meanwhile); one line per file put back."""
-        if self.computation is None:
-            return []
-        return self._guard().check()
-
-    def _guard(self) -> ArtifactGuard:
-        if self.guard is None:
-            computed = self.computation.finish()
-            self.guard = ArtifactGuard(computed.artifacts, {**self.kept, **computed.others})
-        return self.guard
-
     def inspect(self, run: ChapterRun, running: list[str]) -> ChapterRun:
-        if self.computation is None:
-            return run
-        changed = self._guard().check()
+        """``run``, failed if the check finds a change (so are the chapters in ``running``)."""
+        changed = self.final_check()
         if changed:
             what = "; ".join(changed[:5])
             if len(changed) > 5:
@@ -142,3 +107,12 @@ class ChapterGuard:
             "files only the build writes changed while it ran: "
             f"{self.tainted[run.stem]}; put back as the build computed them",
         )
+
+
+def _remove(path: Path) -> None:
+    """Remove a file, link or directory the build did not write (a build product only)."""
+    paths.build_product(path)  # raises for anything outside artifacts/, _build/, notebooks
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)

@@ -6,27 +6,37 @@ only the build writes, on the tiny fixture book.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from claimbook import paths
-from claimbook.pipeline.guard import ArtifactGuard
+from claimbook.pipeline.guard import ChapterGuard
 
 # --- the guard -----------------------------------------------------------------------------
 
 
+def _guard(held: dict[str, bytes]) -> ChapterGuard:
+    """A guard holding ``held`` (claim id -> bytes) and the claim record as they are now."""
+    computed = SimpleNamespace(artifacts=dict(held), others={})
+    guard = ChapterGuard(SimpleNamespace(finish=lambda: computed), [])
+    guard.final_check()  # it reads the record at its first check
+    return guard
+
+
 def test_the_guard_finds_nothing_when_nothing_changed(artifacts):
-    guard = ArtifactGuard(artifacts)
-    assert guard.check() == []
+    guard = _guard(artifacts)
+    assert guard.final_check() == []
     assert guard.seconds >= 0
 
 
 def test_the_guard_puts_back_a_changed_a_removed_and_removes_an_added_artifact(artifacts):
-    guard = ArtifactGuard(artifacts)
+    guard = _guard(artifacts)
     paths.artifact_path("c1-a-001").write_bytes(b'{"status": "forged"}\n')
     paths.artifact_path("c1-b-001").unlink()
     paths.artifact_path("c1-c-001").write_bytes(b"{}")
     (paths.BUILD_DIR / "claims.json").write_text("{}")
-    assert sorted(guard.check()) == [
+    assert sorted(guard.final_check()) == [
         "_build/claims.json changed",
         "artifacts/claims/c1-a-001.json changed",
         "artifacts/claims/c1-b-001.json removed",
@@ -36,16 +46,12 @@ def test_the_guard_puts_back_a_changed_a_removed_and_removes_an_added_artifact(a
         assert paths.artifact_path(claim_id).read_bytes() == data
     assert not paths.artifact_path("c1-c-001").exists()
     assert (paths.BUILD_DIR / "claims.json").read_text() == '{"format": 1}\n'
-    assert guard.check() == []  # put back: the next check finds nothing
+    assert guard.final_check() == []  # put back: the next check finds nothing
 
 
 def test_the_final_check_covers_the_build_after_its_last_chapter(artifacts):
     """An artifact rewritten after every chapter ended (while the site renders) is found and
     put back by the check the build makes once the site is published."""
-    from types import SimpleNamespace
-
-    from claimbook.pipeline.guard import ChapterGuard
-
     computed = SimpleNamespace(artifacts=dict(artifacts), others={})
     guard = ChapterGuard(SimpleNamespace(finish=lambda: computed), [])
     assert guard.final_check() == []
@@ -55,12 +61,12 @@ def test_the_final_check_covers_the_build_after_its_last_chapter(artifacts):
 
 
 def test_the_guard_replaces_a_link_even_to_identical_bytes(artifacts, tmp_path):
-    guard = ArtifactGuard(artifacts)
+    guard = _guard(artifacts)
     elsewhere = tmp_path / "elsewhere.json"
     elsewhere.write_bytes(artifacts["c1-a-001"])
     paths.artifact_path("c1-a-001").unlink()
     paths.artifact_path("c1-a-001").symlink_to(elsewhere)
-    assert guard.check() == ["artifacts/claims/c1-a-001.json changed"]
+    assert guard.final_check() == ["artifacts/claims/c1-a-001.json changed"]
     assert not paths.artifact_path("c1-a-001").is_symlink()
     assert paths.artifact_path("c1-a-001").read_bytes() == artifacts["c1-a-001"]
 
