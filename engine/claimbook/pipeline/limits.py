@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import sys
 import threading
 from pathlib import Path
 from typing import NamedTuple
@@ -33,6 +32,7 @@ import yaml
 
 from claimbook import paths
 from claimbook.errors import BuildError
+from claimbook.pipeline.workers import kill_workers
 
 DEFAULTS = {
     "trainable_cell_timeout": 300.0,
@@ -40,7 +40,9 @@ DEFAULTS = {
     "trainable_build_timeout": 1800.0,
 }
 # Seconds a kernel's verify_claim waits for the claim record to change (claimbook.claims.record).
-CLAIM_WAIT_VARIABLE = "CLAIMBOOK_CLAIM_WAIT"  # as claimbook.claims.record names it
+CLAIM_WAIT_VARIABLE = "CLAIMBOOK_CLAIM_WAIT"
+# Why another thread of the build stopped it (stop_build), for the one line it ends with.
+_STOPPED_BECAUSE: list[str] = []
 
 
 class Limits(NamedTuple):
@@ -56,11 +58,6 @@ class BuildTimeout(KeyboardInterrupt):
     keeps it, and every cleanup that runs for Ctrl-C runs for it)."""
 
 
-def seconds_text(seconds: float) -> str:
-    """``300`` for 300.0, ``2.5`` for 2.5: how a message states a limit."""
-    return f"{seconds:g}"
-
-
 def read_limits(root: str | Path | None = None) -> Limits:
     """The limits ``<root>/_config.yml`` (default the book's) sets, or their defaults; raises
     :class:`BuildError` if it cannot be parsed or a limit is not a positive number of seconds.
@@ -73,23 +70,19 @@ def read_limits(root: str | Path | None = None) -> Limits:
     except (OSError, yaml.YAMLError, UnicodeDecodeError) as error:
         raise BuildError(f"{paths.shown(path)} cannot be read: {error}") from None
     config = config if isinstance(config, dict) else {}
-    values = []
-    for name, default in DEFAULTS.items():
-        value = config.get(name, default)
+    values = [config.get(name, default) for name, default in DEFAULTS.items()]
+    for name, value in zip(DEFAULTS, values, strict=True):
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e7:
             raise BuildError(
                 f"{paths.shown(path)}: {name} must be a positive number of seconds, got {value!r}"
             )
-        values.append(float(value))
-    return Limits(*values)
+    return Limits(*map(float, values))
 
 
 def end_everything() -> None:
     """End the build's chapter workers still running, each with its kernel and what that
     started (the claims' processes are ended by their computation's ``stop``)."""
-    workers = sys.modules.get("claimbook.pipeline.workers")  # None: no worker was started
-    if workers is not None:
-        workers.kill_workers()
+    kill_workers()
 
 
 @contextlib.contextmanager
@@ -114,10 +107,6 @@ def stops(build_seconds: float):
         signal.signal(signal.SIGINT, previous_int)
 
 
-# Why another thread of the build stopped it (see stop_build), for the one line it ends with.
-_STOPPED_BECAUSE: list[str] = []
-
-
 def stop_build(reason: str) -> None:
     """End the build from another of its threads as Ctrl-C would, its one line saying
     ``reason`` instead of "interrupted"."""
@@ -133,6 +122,5 @@ def stopped_line(error: BaseException) -> tuple[str, int]:
     if _STOPPED_BECAUSE:
         return f"build: {_STOPPED_BECAUSE[0]}", 1
     if isinstance(error, BuildTimeout):
-        limit = seconds_text(error.args[0])
-        return f"build: ran out of time ({limit} s, trainable_build_timeout)", 1
+        return f"build: ran out of time ({error.args[0]:g} s, trainable_build_timeout)", 1
     return "build: interrupted", 130
