@@ -27,21 +27,6 @@ from claimbook import dependencies, paths
 OFF_VARIABLE = "TRAINABLE_KERNEL_SANDBOX"
 
 
-def writable_folders() -> list[Path]:
-    """The folders a kernel writes in (created here, as a bind needs them to exist)."""
-    home = Path.home()
-    folders = [
-        paths.REPO_ROOT / "artifacts" / "figures",
-        paths.BUILD_DIR / "notebooks",
-        home / ".cache" / "matplotlib",
-        home / ".config" / "matplotlib",
-        home / ".ipython",
-    ]
-    for folder in folders:
-        folder.mkdir(parents=True, exist_ok=True)
-    return folders
-
-
 @functools.cache
 def _bwrap_works(bwrap: str) -> bool:
     """Whether ``bwrap`` can make a read-only namespace here (one trial per process)."""
@@ -56,23 +41,6 @@ def _bwrap_works(bwrap: str) -> bool:
     return done.returncode == 0
 
 
-def _under_tmp() -> list[str]:
-    """Folders under /tmp the kernel reads (the book, the interpreter's environment,
-    ``sys.path`` and the book's packages' folders), hidden by its own /tmp otherwise."""
-    packages = [dependencies.package_folder(top) for top in dependencies.FIRST_PARTY]
-    found = []
-    for folder in [
-        paths.REPO_ROOT,
-        Path(sys.prefix),
-        *map(Path, sys.path),
-        *(package.parent for package in packages if package is not None),
-    ]:
-        folder = folder.resolve() if str(folder) else folder
-        if folder.is_dir() and folder.is_relative_to("/tmp") and str(folder) not in found:
-            found.append(str(folder))
-    return found
-
-
 def sandbox_prefix(sockets: str | Path | None = None) -> list[str] | None:
     """The command prefix that runs a kernel with the book read-only (``sockets`` writable),
     or None where the sandbox is unavailable or ``TRAINABLE_KERNEL_SANDBOX=off``."""
@@ -82,10 +50,26 @@ def sandbox_prefix(sockets: str | Path | None = None) -> list[str] | None:
     if bwrap is None or not _bwrap_works(bwrap):
         return None
     command = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    for folder in _under_tmp():
-        command += ["--ro-bind", folder, folder]
-    writable = [*writable_folders(), *([Path(sockets)] if sockets is not None else [])]
+    # What of the book, the interpreter's environment and sys.path lives under /tmp, which
+    # the kernel's own /tmp would hide, bound back read-only.
+    packages = [dependencies.package_folder(top) for top in dependencies.FIRST_PARTY]
+    read = [paths.REPO_ROOT, Path(sys.prefix), *map(Path, sys.path)]
+    read += [package.parent for package in packages if package is not None]
+    for folder in dict.fromkeys(str(folder.resolve()) for folder in read):
+        if Path(folder).is_dir() and Path(folder).is_relative_to("/tmp"):
+            command += ["--ro-bind", folder, folder]
+    # The folders a kernel writes in (made here: a bind needs them to exist).
+    home = Path.home()
+    writable = [
+        paths.REPO_ROOT / "artifacts" / "figures",
+        paths.BUILD_DIR / "notebooks",
+        home / ".cache" / "matplotlib",
+        home / ".config" / "matplotlib",
+        home / ".ipython",
+    ]
     for folder in writable:
+        folder.mkdir(parents=True, exist_ok=True)
+    for folder in [*writable, *([Path(sockets)] if sockets is not None else [])]:
         command += ["--bind", str(folder), str(folder)]
     # No --die-with-parent: Linux ties it to the starting thread; the worker ends the kernel.
     return [*command, "--"]
