@@ -3,10 +3,9 @@
 A chapter runs in a worker forked from the driver (:mod:`.workers`; papermill changes the
 working directory) on a kernel of its own (:mod:`.kernels`), working directory ``chapters/``,
 with the build's claim record in its environment, so ``verify_claim`` returns what the build
-computed (:mod:`.claim_runs`). The build adds two cells, removed again: the first sets the
-chapter's variables, the last notes that the chapter ran to its end (papermill takes
-``SystemExit(0)`` for a normal stop). A message names a chapter's own cell by its number
-among the source's code cells.
+computed (:mod:`.claim_runs`). The build adds a last cell, removed again, that runs only if
+the chapter ran to its end (papermill takes ``SystemExit(0)`` for a normal stop). A message
+names a chapter's own cell by its number among the source's code cells.
 """
 
 from __future__ import annotations
@@ -39,16 +38,6 @@ from claimbook.text import one_line
 
 CHAPTER_ENVIRONMENT_VARIABLE = "TRAINABLE_CHAPTER"
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-INSTRUMENT_TAG = "trainable-instrumentation"
-_START = """\
-import os as _trainable_os
-
-# The chapter's variables (the build's claim record, the chapter's name).
-_trainable_os.environ.update({variables!r})
-"""
-_STOP = """\
-open({path!r}, "w").close()  # the last cell ran
-"""
 # nbclient logs a cell out of time through papermill's logger; the chapter's failure says it.
 logging.getLogger("papermill").addFilter(
     lambda record: "Timeout waiting for execute reply" not in str(record.msg)
@@ -127,10 +116,10 @@ def _run_one(source: str, environment: dict[str, str]) -> ChapterRun:
 
     started = time.perf_counter()
     source_path = Path(source)
-    variables = {CHAPTER_ENVIRONMENT_VARIABLE: source_path.stem, **environment}
     for variable in BLAS_THREAD_VARIABLES:  # one thread per kernel: reductions in one order
         os.environ.setdefault(variable, "1")
-    os.environ.update(variables)  # a kernel launched here starts with them
+    # A kernel launched here starts with them.
+    os.environ.update({CHAPTER_ENVIRONMENT_VARIABLE: source_path.stem, **environment})
     try:
         kernel = start_kernel()  # it boots while the chapter is read
     except Exception as error:
@@ -138,7 +127,7 @@ def _run_one(source: str, environment: dict[str, str]) -> ChapterRun:
             source_path.stem, False, time.perf_counter() - started, [], f"no kernel: {error}"
         )
     try:
-        return _execute(source_path, kernel, variables, started)
+        return _execute(source_path, kernel, started)
     except Exception as error:  # one line for the driver, never a worker's traceback
         return ChapterRun(
             source_path.stem, False, time.perf_counter() - started, [], one_line(error)
@@ -147,7 +136,7 @@ def _run_one(source: str, environment: dict[str, str]) -> ChapterRun:
         stop_kernel(kernel)
 
 
-def _execute(source_path: Path, kernel, variables: dict[str, str], started: float) -> ChapterRun:
+def _execute(source_path: Path, kernel, started: float) -> ChapterRun:
     # A second of import that only a build executing a chapter pays.
     import papermill
     from nbclient.exceptions import CellTimeoutError
@@ -156,19 +145,8 @@ def _execute(source_path: Path, kernel, variables: dict[str, str], started: floa
     stem = source_path.stem
     chapter = read_chapter(source_path)
     claim_ids = chapter.verified_claims
-    work = paths.BUILD_DIR / "notebooks"
-    work.mkdir(parents=True, exist_ok=True)
-    ended_file = work / f"{stem}.ended"
-    ended_file.unlink(missing_ok=True)
     notebook = nbformat.from_dict(chapter.notebook)
-    tags = {"tags": [INSTRUMENT_TAG]}
-    notebook.cells = [
-        nbformat.v4.new_code_cell(
-            _START.format(variables=dict(sorted(variables.items()))), metadata=tags
-        ),
-        *notebook.cells,
-        nbformat.v4.new_code_cell(_STOP.format(path=str(ended_file)), metadata=tags),
-    ]
+    notebook.cells.append(nbformat.v4.new_code_cell("pass  # the chapter ran to its end"))
     limit = read_limits().cell
     timing: list[str] = []  # the id of each cell nbclient started timing, in order
 
@@ -205,11 +183,11 @@ def _execute(source_path: Path, kernel, variables: dict[str, str], started: floa
         return failed(f"{where} ran out of time ({limit:g} s, trainable_cell_timeout)")
     except Exception as error:  # a kernel that died or never started
         return failed(f"{type(error).__name__}: {error}")
-    if not ended_file.is_file():  # papermill takes SystemExit() or SystemExit(0) for a stop
+    # Papermill takes SystemExit() or SystemExit(0) for a stop: the last cell never ran.
+    if executed.cells[-1].get("execution_count") is None:
         return failed(stop_reason(executed))
-    ended_file.unlink()
     target = paths.CHAPTERS_DIR / f"{stem}.ipynb"
-    write_text_atomically(target, nbformat.writes(without_instrumentation(executed)) + "\n")
+    write_text_atomically(target, nbformat.writes(_as_published(executed)) + "\n")
     outputs = [target, *map(paths.artifact_path, claim_ids), *_figure_outputs(chapter)]
     modules = chapter_modules(chapter)
     key = chapter_key(code_digest(chapter), claim_ids, modules)
@@ -218,14 +196,9 @@ def _execute(source_path: Path, kernel, variables: dict[str, str], started: floa
     return ChapterRun(stem, True, seconds, claim_ids)
 
 
-def _added(cell) -> bool:
-    """Whether ``cell`` is one the build added to the chapter's."""
-    return INSTRUMENT_TAG in cell.get("metadata", {}).get("tags", [])
-
-
-def without_instrumentation(notebook):
-    """Drop the build's cells, renumber executions, and drop papermill's clocks."""
-    notebook.cells = [cell for cell in notebook.cells if not _added(cell)]
+def _as_published(notebook):
+    """Drop the build's cell, renumber executions, and drop papermill's clocks."""
+    del notebook.cells[-1]
     count = 0
     for cell in notebook.cells:
         cell.metadata.pop("papermill", None)
@@ -243,16 +216,13 @@ def without_instrumentation(notebook):
 
 def code_cell_name(notebook, index: int | None) -> str:
     """``code cell N`` for a chapter's own cell, N its 1-based position among the source's
-    code cells (as :meth:`claimbook.sources.Chapter.code_cell_number` counts), else what the
-    build added there."""
+    code cells (as :meth:`claimbook.sources.Chapter.code_cell_number` counts), else the
+    build's last cell."""
     if index is None or not 0 <= index < len(notebook.cells):
         return "code cell ?"
-    if _added(notebook.cells[index]):
-        if index == 0:
-            return "the build's first cell (setting the chapter's variables)"
-        return "the build's last cell (waiting for the chapter's figures)"
-    cells = notebook.cells[: index + 1]
-    return f"code cell {sum(cell.cell_type == 'code' and not _added(cell) for cell in cells)}"
+    if index == len(notebook.cells) - 1:
+        return "the build's last cell"
+    return f"code cell {sum(cell.cell_type == 'code' for cell in notebook.cells[: index + 1])}"
 
 
 def stop_reason(notebook) -> str:

@@ -2,8 +2,8 @@
 
 Where ``bwrap`` works, each kernel runs in a mount namespace with the whole file system
 read-only but its socket folder, a ``/tmp`` of its own (what of the book or interpreter lives
-under ``/tmp`` bound back read-only), ``artifacts/figures/``, ``_build/notebooks/`` and
-matplotlib's and IPython's caches. Files, network and processes are otherwise as they are.
+under ``/tmp`` bound back read-only), ``artifacts/figures/`` and matplotlib's and IPython's
+caches. Files, network and processes are otherwise as they are.
 Elsewhere kernels run unsandboxed and the build says so in one line (:func:`notice`).
 
 Examples
@@ -62,7 +62,6 @@ def sandbox_prefix(sockets: str | Path | None = None) -> list[str] | None:
     home = Path.home()
     writable = [
         paths.REPO_ROOT / "artifacts" / "figures",
-        paths.BUILD_DIR / "notebooks",
         home / ".cache" / "matplotlib",
         home / ".config" / "matplotlib",
         home / ".ipython",
