@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import secrets
 import selectors
@@ -27,16 +28,7 @@ import time
 from collections.abc import Callable, Mapping
 
 from claimbook import claims, dependencies, paths
-from claimbook.claims.record import (
-    BUILD_VARIABLE,
-    CHAPTER_CLAIMS_VARIABLE,
-    DRIVER_VARIABLE,
-    RECORD_VARIABLE,
-    bytes_digest,
-    read_claim_record,
-    write_claim_record,
-)
-from claimbook.claims.record import record_path as claim_record_path
+from claimbook.claims import record
 from claimbook.errors import BuildError, ClaimError
 from claimbook.pipeline.execute import BLAS_THREAD_VARIABLES
 from claimbook.pipeline.limits import CLAIM_WAIT_VARIABLE, read_limits, stop_build
@@ -64,7 +56,7 @@ def due_claims(claim_ids: list[str], recorded: Mapping[str, str]) -> dict[str, s
             due[claim_id] = "its artifact is a link"
         else:
             try:
-                digest = bytes_digest(path.read_bytes())
+                digest = record.bytes_digest(path.read_bytes())
             except OSError:
                 due[claim_id] = "its artifact cannot be read"
                 continue
@@ -92,11 +84,8 @@ def isolated_command(*arguments: str) -> list[str]:
     ``-I`` (no ``PYTHONPATH``, user site or working folder), exactly the folders this process
     imports the book's packages from on ``sys.path``, bytecode only under
     ``_build/claim-bytecode``."""
-    folders = []
-    for top in dependencies.FIRST_PARTY:
-        package = dependencies.package_folder(top)
-        if package is not None and str(package.parent) not in folders:
-            folders.append(str(package.parent))
+    packages = [dependencies.package_folder(top) for top in dependencies.FIRST_PARTY]
+    folders = list(dict.fromkeys(str(p.parent) for p in packages if p is not None))
     boot = (
         "import runpy, sys; "
         f"sys.path[:0] = {folders!r}; "
@@ -109,7 +98,12 @@ def isolated_command(*arguments: str) -> list[str]:
 def claim_environment(workers_per_process: int | None) -> dict[str, str]:
     """This process's environment without the build's record variables, one BLAS thread (as
     in the kernels: reductions in one order), and the claim workers per process if given."""
-    hidden = (RECORD_VARIABLE, CHAPTER_CLAIMS_VARIABLE, BUILD_VARIABLE, DRIVER_VARIABLE)
+    hidden = (
+        record.RECORD_VARIABLE,
+        record.CHAPTER_CLAIMS_VARIABLE,
+        record.BUILD_VARIABLE,
+        record.DRIVER_VARIABLE,
+    )
     environment = {name: value for name, value in os.environ.items() if name not in hidden}
     for variable in BLAS_THREAD_VARIABLES:
         environment.setdefault(variable, "1")
@@ -123,10 +117,7 @@ def kill_group(process: subprocess.Popen) -> None:
     if process.poll() is None:
         with contextlib.suppress(OSError):
             os.killpg(process.pid, signal.SIGKILL)
-        with contextlib.suppress(OSError):
-            process.kill()
-    with contextlib.suppress(OSError):
-        process.wait()
+    process.wait()
 
 
 class ClaimComputation:
@@ -146,7 +137,7 @@ class ClaimComputation:
         self.started = time.perf_counter()
         self.token = secrets.token_hex(16)
         self.limit = read_limits().claim
-        previous = read_claim_record()
+        previous = record.read_claim_record()
         self.due = due_claims(self.claim_ids, previous.artifacts)
         self.seconds = dict(previous.seconds)
         self.artifacts: dict[str, bytes] = {}
@@ -160,44 +151,37 @@ class ClaimComputation:
             for path in (sorted(folder.iterdir()) if folder.is_dir() else [])
             if path.stem not in self.claim_ids and path.is_file() and not path.is_symlink()
         }
-        self.batches: list[list[str]] = []
-        self.processes: list[subprocess.Popen] = []
-        # Each process's error output: a file, as a pipe left unread would stop a chatty one.
-        self._errors: list = []
         self._error: BaseException | None = None
         self._write(complete=not self.due)
-        if self.due:
-            self._start(jobs)
+        cores = os.cpu_count() or 1
+        due = {claim_id: self.seconds.get(claim_id, _UNKNOWN_SECONDS) for claim_id in self.due}
+        order = self.claim_ids.index  # the first chapters' claims first, within a process
+        self.batches = [
+            sorted(batch, key=order) for batch in spread(due, max(1, min(jobs or cores, cores)))
+        ]
+        # Several processes: one worker each; a single process may spread seeds over cores.
+        environment = claim_environment(1 if len(self.batches) > 1 else None)
+        # Each process's error output: a file, as a pipe left unread would stop a chatty one.
+        self._errors = [tempfile.TemporaryFile() for _ in self.batches]
+        parent = os.getpid()
+        self.processes = [
+            subprocess.Popen(
+                isolated_command("claims", "compute", *batch),
+                cwd=paths.REPO_ROOT,
+                env=environment,
+                stdout=subprocess.PIPE,
+                bufsize=0,
+                stderr=errors,
+                # Its own group: killed whole when out of time; Ctrl-C reaches the driver.
+                start_new_session=True,
+                preexec_fn=lambda: die_with_parent(parent),  # ends with the driver
+            )
+            for batch, errors in zip(self.batches, self._errors, strict=True)
+        ]
         for claim_id, reason in self.due.items():
             report(f"claim {claim_id}: computing ({reason})")
         self._thread = threading.Thread(target=self._wait, name="claims", daemon=True)
         self._thread.start()
-
-    def _start(self, jobs: int | None) -> None:
-        cores = os.cpu_count() or 1
-        batches = spread(
-            {claim_id: self.seconds.get(claim_id, _UNKNOWN_SECONDS) for claim_id in self.due},
-            max(1, min(jobs or cores, cores)),
-        )
-        order = self.claim_ids.index  # the first chapters' claims first, within a process
-        self.batches = [sorted(batch, key=order) for batch in batches]
-        # Several processes: one worker each; a single process may spread seeds over cores.
-        environment = claim_environment(1 if len(self.batches) > 1 else None)
-        parent = os.getpid()
-        for batch in self.batches:
-            self._errors.append(tempfile.TemporaryFile())
-            self.processes.append(
-                subprocess.Popen(
-                    isolated_command("claims", "compute", *batch),
-                    cwd=paths.REPO_ROOT,
-                    env=environment,
-                    stdout=subprocess.PIPE,
-                    stderr=self._errors[-1],
-                    # Its own group: killed whole when out of time; Ctrl-C reaches the driver.
-                    start_new_session=True,
-                    preexec_fn=lambda: die_with_parent(parent),  # ends with the driver
-                )
-            )
 
     def finish(self) -> ClaimComputation:
         """Wait until every due claim is computed and recorded; return the computation.
@@ -220,33 +204,32 @@ class ClaimComputation:
         and how long ``verify_claim`` waits for the record to change."""
         return {
             CLAIM_WAIT_VARIABLE: f"{self.limit + _WAIT_MARGIN:g}",
-            RECORD_VARIABLE: str(claim_record_path()),
-            BUILD_VARIABLE: self.token,
-            DRIVER_VARIABLE: str(os.getpid()),
+            record.RECORD_VARIABLE: str(record.record_path()),
+            record.BUILD_VARIABLE: self.token,
+            record.DRIVER_VARIABLE: str(os.getpid()),
         }
 
     def _write(self, complete: bool) -> None:
         """Write the record of what this build has computed so far; one that cannot be
         written ends the build (the kernels would wait for it)."""
         try:
-            write_claim_record(
-                claim_record_path(),
-                {claim_id: bytes_digest(data) for claim_id, data in self.artifacts.items()},
+            record.write_claim_record(
+                record.record_path(),
+                {claim_id: record.bytes_digest(data) for claim_id, data in self.artifacts.items()},
                 {k: v for k, v in self.seconds.items() if k in self.claim_ids},
                 build=self.token,
                 complete=complete,
             )
         except OSError as error:
-            where = paths.shown(claim_record_path())
+            where = paths.shown(record.record_path())
             stop_build(f"{where} cannot be written ({error.strerror}); nothing more is built")
 
     def _wait(self) -> None:
         try:
             self._follow()
-            self._write(complete=True)
         except BaseException as error:  # handed to finish(), in the build's own thread
             self._error = error
-            self._write(complete=True)  # the waiting kernels learn what is missing
+        self._write(complete=True)  # the waiting kernels learn what is there, and not
         for errors in self._errors:
             errors.close()
         if self.due and self._error is None:
@@ -262,7 +245,6 @@ class ClaimComputation:
         :attr:`limit` and remove its artifact (no earlier one stands for a computation that
         never ended)."""
         computing = [[batch[0], time.monotonic()] for batch in self.batches]
-        unread = [b""] * len(self.processes)
         done: set[str] = set()
         timed_out = []
         with selectors.DefaultSelector() as selector:
@@ -270,23 +252,28 @@ class ClaimComputation:
                 selector.register(process.stdout, selectors.EVENT_READ, number)
             while selector.get_map():
                 for key, _ in selector.select(timeout=0.1):
-                    number = key.data
-                    chunk = os.read(key.fd, 1 << 16)
-                    if not chunk:  # its output ended: take what is left of it
+                    # Unbuffered: a line read leaves the next in the pipe, for select to see.
+                    line = key.fileobj.readline()
+                    if not line:  # the process ended
                         selector.unregister(key.fileobj)
-                        key.fileobj.close()
-                        computing[number][1] = float("inf")
-                        chunk = b"\n"
-                    *lines, unread[number] = (unread[number] + chunk).split(b"\n")
-                    for line in lines:
-                        self._note(line, computing[number], done)
-                now = time.monotonic()
+                        computing[key.data][1] = math.inf
+                        continue
+                    with contextlib.suppress(ValueError, KeyError, TypeError, OSError):
+                        entry = json.loads(line)
+                        if isinstance(entry, dict) and isinstance(entry.get("start"), str):
+                            computing[key.data] = [entry["start"], time.monotonic()]
+                            continue
+                        claim_id, seconds = entry["id"], float(entry["seconds"])
+                        self.artifacts[claim_id] = paths.artifact_path(claim_id).read_bytes()
+                        self.seconds[claim_id] = seconds
+                        done.add(claim_id)
+                        self._write(complete=False)
                 for number, (claim_id, since) in enumerate(computing):
-                    if now - since > self.limit:
+                    if time.monotonic() - since > self.limit:
                         kill_group(self.processes[number])
                         timed_out.append(claim_id)
                         paths.artifact_path(claim_id).unlink(missing_ok=True)
-                        computing[number][1] = float("inf")
+                        computing[number][1] = math.inf
         if timed_out:
             self.stop()  # the build fails: the other processes are not waited for
             raise BuildError(
@@ -305,19 +292,3 @@ class ClaimComputation:
                     f"claims: the process computing {', '.join(missing or batch)} ended "
                     f"with status {process.returncode}: {last[:300]}"
                 )
-
-    def _note(self, line: bytes, computing: list, done: set[str]) -> None:
-        """Take one report line: note the claim a process starts, or record one computed."""
-        try:
-            entry = json.loads(line)
-            if isinstance(entry, dict) and isinstance(entry.get("start"), str):
-                computing[:] = [entry["start"], time.monotonic()]
-                return
-            claim_id, seconds = entry["id"], float(entry["seconds"])
-            data = paths.artifact_path(claim_id).read_bytes()
-        except (ValueError, KeyError, TypeError, OSError):
-            return
-        self.artifacts[claim_id] = data
-        self.seconds[claim_id] = seconds
-        done.add(claim_id)
-        self._write(complete=False)
