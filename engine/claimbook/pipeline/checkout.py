@@ -30,14 +30,12 @@ from claimbook import environment, paths
 from claimbook.errors import BuildError, EnvironmentMismatchError
 from claimbook.startup_code import foreign_startup_files
 
-_BOOK_FILES = ("_config.yml", "_toc.yml")
-
 
 def book_holding(directory: str | Path) -> Path | None:
     """The nearest folder at or above ``directory`` that holds a book, or None."""
     here = Path(directory).resolve()
     for folder in (here, *here.parents):
-        if all((folder / name).is_file() for name in _BOOK_FILES):
+        if (folder / "_config.yml").is_file() and (folder / "_toc.yml").is_file():
             return folder
     return None
 
@@ -62,18 +60,15 @@ def foreign_engine(
 ) -> Path | None:
     """``engine`` (default the running one) when the book at ``root`` (default the book)
     holds an engine of its own, ``<root>/engine/claimbook``, that is another; else None."""
-    root = Path(root) if root is not None else paths.REPO_ROOT
-    engine = Path(paths.__file__).resolve().parent if engine is None else Path(engine).resolve()
-    own = root / "engine" / "claimbook"
-    if not own.is_dir() or own.resolve() == engine:
-        return None
-    return engine
+    own = Path(root or paths.REPO_ROOT) / "engine" / "claimbook"
+    engine = Path(engine).resolve() if engine else Path(paths.__file__).resolve().parent
+    return engine if own.is_dir() and own.resolve() != engine else None
 
 
 def check_engine(allow: bool = False, root: str | Path | None = None) -> Path | None:
     """The foreign engine's folder (:func:`foreign_engine`) if ``allow``; without ``allow``
     a foreign engine raises :class:`EnvironmentMismatchError` (one line)."""
-    root = Path(root) if root is not None else paths.REPO_ROOT
+    root = Path(root or paths.REPO_ROOT)
     engine = foreign_engine(root)
     if engine is not None and not allow:
         how = (

@@ -26,18 +26,9 @@ def lock_path() -> Path:
     return paths.BUILD_DIR / ".build.lock"
 
 
-def _remove(path: Path) -> None:
-    """Unlink a link or file, remove a real folder with its contents."""
-    if path.is_symlink() or not path.is_dir():
-        path.unlink(missing_ok=True)
-    else:
-        shutil.rmtree(path)
-
-
 def clean() -> list[Path]:
     """Remove the build products under the build lock; return what was removed. Raises
     :class:`BuildLockError` or :class:`OutsideBuildProductsError` with nothing removed."""
-    removed = []
     lock = lock_path()
     with build_lock(lock):
         candidates = [p for p in sorted(paths.BUILD_DIR.iterdir()) if p != lock]
@@ -48,10 +39,12 @@ def clean() -> list[Path]:
             ]
         for path in candidates:  # all checked before the first is removed
             paths.build_product(path)
-        for path in candidates:
-            _remove(path)
-            removed.append(path)
-    return removed
+        for path in candidates:  # a link is unlinked, never followed
+            if path.is_symlink() or not path.is_dir():
+                path.unlink(missing_ok=True)
+            else:
+                shutil.rmtree(path)
+    return candidates
 
 
 def main(argv: list[str]) -> int:
