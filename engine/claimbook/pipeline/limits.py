@@ -34,11 +34,6 @@ from claimbook import paths
 from claimbook.errors import BuildError
 from claimbook.pipeline.workers import kill_workers
 
-DEFAULTS = {
-    "trainable_cell_timeout": 300.0,
-    "trainable_claim_timeout": 600.0,
-    "trainable_build_timeout": 1800.0,
-}
 # Seconds a kernel's verify_claim waits for the claim record to change (claimbook.claims.record).
 CLAIM_WAIT_VARIABLE = "CLAIMBOOK_CLAIM_WAIT"
 # Why another thread of the build stopped it (stop_build), for the one line it ends with.
@@ -46,11 +41,11 @@ _STOPPED_BECAUSE: list[str] = []
 
 
 class Limits(NamedTuple):
-    """The build's time limits, in seconds."""
+    """The build's time limits, in seconds (``trainable_<field>_timeout``), and defaults."""
 
-    cell: float
-    claim: float
-    build: float
+    cell: float = 300.0
+    claim: float = 600.0
+    build: float = 1800.0
 
 
 class BuildTimeout(KeyboardInterrupt):
@@ -70,13 +65,16 @@ def read_limits(root: str | Path | None = None) -> Limits:
     except (OSError, yaml.YAMLError, UnicodeDecodeError) as error:
         raise BuildError(f"{paths.shown(path)} cannot be read: {error}") from None
     config = config if isinstance(config, dict) else {}
-    values = [config.get(name, default) for name, default in DEFAULTS.items()]
-    for name, value in zip(DEFAULTS, values, strict=True):
+    values = {}
+    for field, default in Limits._field_defaults.items():
+        name = f"trainable_{field}_timeout"
+        value = config.get(name, default)
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e7:
             raise BuildError(
                 f"{paths.shown(path)}: {name} must be a positive number of seconds, got {value!r}"
             )
-    return Limits(*map(float, values))
+        values[field] = float(value)
+    return Limits(**values)
 
 
 def end_everything() -> None:
