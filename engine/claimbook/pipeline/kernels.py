@@ -1,10 +1,9 @@
 """Start, ready and stop the kernel a chapter executes on.
 
-Two of jupyter_client's waits are replaced, each on every chapter's path: its
-``wait_for_ready`` ends with 0.2 s of IOPub silence, where :class:`ReadyClient` ends at the
-kernel's ``idle`` after its ``kernel_info`` reply (nbclient keeps only messages whose parent
-is its own request); its ``shutdown_kernel(now=True)`` polls every 0.1 s for the killed
-process, where :func:`stop_kernel` kills and reaps it first.
+Two of jupyter_client's waits are replaced, each on every chapter's path: ``wait_for_ready``
+ends with 0.2 s of IOPub silence (:class:`ReadyClient` ends at the kernel's ``idle``), and
+``shutdown_kernel(now=True)`` polls every 0.1 s for the killed process (:func:`stop_kernel`
+reaps it first).
 """
 
 from __future__ import annotations
@@ -27,13 +26,10 @@ from claimbook import paths
 from claimbook.pipeline.sandbox import sandbox_prefix
 from claimbook.pipeline.workers import socket_prefix
 
-# IOPub silence after the kernel_info reply that means it was not connected yet, and the
-# request is sent again (jupyter_client's value).
-_IOPUB_SILENCE = 0.2
-
 
 class ReadyClient(AsyncKernelClient):
-    """A kernel client whose :meth:`wait_for_ready` ends as soon as the kernel is ready."""
+    """A kernel client whose :meth:`wait_for_ready` ends as soon as the kernel is ready (nbclient
+    keeps only messages whose parent is its own request, so none is lost)."""
 
     async def wait_for_ready(self, timeout: float | None = None) -> None:
         """Return once the kernel has answered ``kernel_info`` and reported itself idle;
@@ -53,10 +49,11 @@ class ReadyClient(AsyncKernelClient):
                 raise RuntimeError(f"Kernel didn't respond in {timeout} seconds")
 
     async def _idle_after(self, request: str | None) -> bool:
-        """Read IOPub up to the kernel's ``idle`` status for ``request``; False if silent."""
+        """Read IOPub up to the kernel's ``idle`` status for ``request``; False after 0.2 s of
+        silence (jupyter_client's value: IOPub was not connected, the request is sent again)."""
         while True:
             try:
-                message = await self.iopub_channel.get_msg(timeout=_IOPUB_SILENCE)
+                message = await self.iopub_channel.get_msg(timeout=0.2)
             except Empty:
                 return False
             if (

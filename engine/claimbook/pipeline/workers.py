@@ -38,16 +38,16 @@ def die_with_parent(parent: int) -> None:
 
 
 def socket_prefix() -> str:
-    """The name prefix of the folders under the temporary folder holding the sockets of the
-    kernels this process starts (:func:`.kernels.start_kernel`)."""
+    """How the socket folders of the kernels this process starts begin (in the temporary
+    folder, :func:`.kernels.start_kernel`)."""
     return f"trainable-kernel-{os.getpid()}-"
 
 
 def start_worker(parent: int) -> None:
     """Begin a chapter worker forked from the driver (process ``parent``): it ends with the
     driver, SIGTERM ends it through :func:`end_worker`, SIGINT is ignored (the driver ends
-    its workers), and it is a child subreaper, so a detached process its kernel started ends
-    with the chapter (:func:`.kernels.stop_kernel`)."""
+    its workers), and it is a child subreaper, so a detached process its kernel started is
+    its child (:func:`kill_children`)."""
     signal.signal(signal.SIGTERM, end_worker)  # before the request: its signal may come at once
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent(parent)
@@ -55,8 +55,8 @@ def start_worker(parent: int) -> None:
 
 
 def end_worker(signum: int | None = None, frame=None) -> NoReturn:
-    """A worker's SIGTERM handler: kill every process it started (its kernel, even one not
-    yet handed back, and what that started), remove its kernels' socket folders, exit 0."""
+    """A worker's SIGTERM handler: kill what it started (:func:`kill_children`), remove its
+    kernels' socket folders, exit 0."""
     # The parent-death signal comes again for each thread of the dying driver: once is enough.
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     kill_children()
@@ -66,8 +66,8 @@ def end_worker(signum: int | None = None, frame=None) -> NoReturn:
 
 
 def kill_children() -> None:
-    """Kill and reap every process this one started and every orphan it adopted as a child
-    subreaper, with their descendants."""
+    """Kill and reap every descendant of this process (a kernel, even one not yet handed
+    back, what that started, and the orphans a subreaper adopts)."""
     children = psutil.Process().children(recursive=True)
     for child in children:
         with contextlib.suppress(psutil.Error):
