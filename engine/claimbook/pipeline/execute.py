@@ -24,13 +24,7 @@ from claimbook import claims, paths
 from claimbook.atomic import write_text_atomically
 from claimbook.errors import InvalidFigureLabelError
 from claimbook.figures import figure_files, figure_labels, phone_figure_file
-from claimbook.pipeline.keys import (
-    chapter_key,
-    chapter_modules,
-    code_digest,
-    read_record,
-    write_record,
-)
+from claimbook.pipeline import keys
 from claimbook.pipeline.limits import read_limits
 from claimbook.pipeline.workers import WORKERS, kill_children, start_worker
 from claimbook.sources import read_chapter
@@ -115,23 +109,19 @@ def _run_one(source: str, environment: dict[str, str]) -> ChapterRun:
     from claimbook.pipeline.kernels import start_kernel, stop_kernel
 
     started = time.perf_counter()
-    source_path = Path(source)
+    stem = Path(source).stem
     for variable in BLAS_THREAD_VARIABLES:  # one thread per kernel: reductions in one order
         os.environ.setdefault(variable, "1")
     # A kernel launched here starts with them.
-    os.environ.update({CHAPTER_ENVIRONMENT_VARIABLE: source_path.stem, **environment})
+    os.environ.update({CHAPTER_ENVIRONMENT_VARIABLE: stem, **environment})
     try:
         kernel = start_kernel()  # it boots while the chapter is read
     except Exception as error:
-        return ChapterRun(
-            source_path.stem, False, time.perf_counter() - started, [], f"no kernel: {error}"
-        )
+        return ChapterRun(stem, False, time.perf_counter() - started, [], f"no kernel: {error}")
     try:
-        return _execute(source_path, kernel, started)
+        return _execute(Path(source), kernel, started)
     except Exception as error:  # one line for the driver, never a worker's traceback
-        return ChapterRun(
-            source_path.stem, False, time.perf_counter() - started, [], one_line(error)
-        )
+        return ChapterRun(stem, False, time.perf_counter() - started, [], one_line(error))
     finally:
         stop_kernel(kernel)
 
@@ -189,10 +179,10 @@ def _execute(source_path: Path, kernel, started: float) -> ChapterRun:
     target = paths.CHAPTERS_DIR / f"{stem}.ipynb"
     write_text_atomically(target, nbformat.writes(_as_published(executed)) + "\n")
     outputs = [target, *map(paths.artifact_path, claim_ids), *_figure_outputs(chapter)]
-    modules = chapter_modules(chapter)
-    key = chapter_key(code_digest(chapter), claim_ids, modules)
+    modules = keys.chapter_modules(chapter)
+    key = keys.chapter_key(keys.code_digest(chapter), claim_ids, modules)
     seconds = time.perf_counter() - started
-    write_record(source_path, key, claim_ids, modules, outputs, seconds)
+    keys.write_record(source_path, key, claim_ids, modules, outputs, seconds)
     return ChapterRun(stem, True, seconds, claim_ids)
 
 
@@ -253,7 +243,7 @@ def reassemble_chapter(source: Path) -> bool:
     each code cell with its executed outputs. False when the code cells differ."""
     chapter = read_chapter(source)
     target = paths.CHAPTERS_DIR / f"{source.stem}.ipynb"
-    record = read_record(source.stem)
+    record = keys.read_record(source.stem)
     if record is None or not target.is_file():
         return False
     executed = nbformat.read(target, as_version=4)
@@ -268,8 +258,8 @@ def reassemble_chapter(source: Path) -> bool:
     write_text_atomically(target, nbformat.writes(fresh) + "\n")
     modules = record["modules"]  # the same code cells, so the same imports
     outputs = [paths.REPO_ROOT / name for name in record["outputs"]]
-    key = chapter_key(code_digest(chapter), chapter.verified_claims, modules)
-    write_record(source, key, chapter.verified_claims, modules, outputs, record["seconds"])
+    key = keys.chapter_key(keys.code_digest(chapter), chapter.verified_claims, modules)
+    keys.write_record(source, key, chapter.verified_claims, modules, outputs, record["seconds"])
     return True
 
 

@@ -9,6 +9,7 @@ records removed (so each executes again next build).
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import time
 from pathlib import Path
@@ -99,14 +100,11 @@ class ChapterGuard:
         if run.stem not in self.tainted:
             return run
         record_path(run.stem).unlink(missing_ok=True)  # executes again next build
-        return ChapterRun(
-            run.stem,
-            False,
-            run.seconds,
-            run.claims,
+        error = (
             "files only the build writes changed while it ran: "
-            f"{self.tainted[run.stem]}; put back as the build computed them",
+            f"{self.tainted[run.stem]}; put back as the build computed them"
         )
+        return dataclasses.replace(run, ok=False, error=error)
 
 
 def _remove(path: Path) -> None:
