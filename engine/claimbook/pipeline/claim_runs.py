@@ -23,9 +23,9 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 
 from claimbook import claims, dependencies, paths
 from claimbook.claims import record
@@ -151,7 +151,6 @@ class ClaimComputation:
             for path in (sorted(folder.iterdir()) if folder.is_dir() else [])
             if path.stem not in self.claim_ids and path.is_file() and not path.is_symlink()
         }
-        self._error: BaseException | None = None
         self._write(complete=not self.due)
         cores = os.cpu_count() or 1
         due = {claim_id: self.seconds.get(claim_id, _UNKNOWN_SECONDS) for claim_id in self.due}
@@ -180,8 +179,7 @@ class ClaimComputation:
         ]
         for claim_id, reason in self.due.items():
             report(f"claim {claim_id}: computing ({reason})")
-        self._thread = threading.Thread(target=self._wait, name="claims", daemon=True)
-        self._thread.start()
+        self._waiting = ThreadPoolExecutor(1, "claims").submit(self._wait)
 
     def finish(self) -> ClaimComputation:
         """Wait until every due claim is computed and recorded; return the computation.
@@ -189,9 +187,7 @@ class ClaimComputation:
         Raises :class:`BuildError` if a process ended without computing its claims (with its
         last line of error output) or a claim ran out of time.
         """
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
+        self._waiting.result()
         return self
 
     def stop(self) -> None:
@@ -226,13 +222,12 @@ class ClaimComputation:
 
     def _wait(self) -> None:
         try:
-            self._follow()
-        except BaseException as error:  # handed to finish(), in the build's own thread
-            self._error = error
-        self._write(complete=True)  # the waiting kernels learn what is there, and not
-        for errors in self._errors:
-            errors.close()
-        if self.due and self._error is None:
+            self._follow()  # what it raises, finish() raises
+        finally:
+            self._write(complete=True)  # the waiting kernels learn what is there, and not
+            for errors in self._errors:
+                errors.close()
+        if self.due:
             self.report(
                 f"claims: computed {len(self.due)} of {len(self.claim_ids)} in "
                 f"{time.perf_counter() - self.started:.1f} s, "
