@@ -19,7 +19,6 @@ import math
 import os
 import secrets
 import selectors
-import signal
 import subprocess
 import sys
 import tempfile
@@ -32,7 +31,7 @@ from claimbook.claims import record
 from claimbook.errors import BuildError, ClaimError
 from claimbook.pipeline.execute import BLAS_THREAD_VARIABLES
 from claimbook.pipeline.limits import CLAIM_WAIT_VARIABLE, read_limits, stop_build
-from claimbook.pipeline.workers import die_with_parent
+from claimbook.pipeline.workers import die_with_parent, kill_group
 
 _WAIT_MARGIN = 30.0  # seconds a kernel waits for the claim record beyond the claim limit
 _UNKNOWN_SECONDS = 1.0  # a claim never timed counts as this, so new claims spread evenly
@@ -110,14 +109,6 @@ def claim_environment(workers_per_process: int | None) -> dict[str, str]:
     if workers_per_process is not None:
         environment["TRAINABLE_CLAIM_WORKERS"] = str(workers_per_process)
     return environment
-
-
-def kill_group(process: subprocess.Popen) -> None:
-    """Kill ``process`` and its process group (it leads one of its own), and reap it."""
-    if process.poll() is None:
-        with contextlib.suppress(OSError):
-            os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
 
 
 class ClaimComputation:

@@ -13,7 +13,6 @@ import contextlib
 import math
 import os
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -24,7 +23,7 @@ from jupyter_client.manager import AsyncKernelManager
 
 from claimbook import paths
 from claimbook.pipeline.sandbox import sandbox_prefix
-from claimbook.pipeline.workers import socket_prefix
+from claimbook.pipeline.workers import kill_group, socket_prefix
 
 
 class ReadyClient(AsyncKernelClient):
@@ -100,9 +99,7 @@ def stop_kernel(manager: AsyncKernelManager) -> None:
     """Stop the kernel at once (every output has arrived, and cells wrote their files): kill
     its process group, reap it, and remove its socket folder. What it started beyond its group
     ends with its worker (:func:`.workers.kill_children`)."""
-    with contextlib.suppress(OSError):
-        os.killpg(manager.provisioner.pgid, signal.SIGKILL)
-    manager.provisioner.process.wait()  # reaped now: the shutdown finds it gone, no polling
+    kill_group(manager.provisioner.process)  # reaped now: the shutdown finds it gone at once
     try:
         asyncio.run(manager.shutdown_kernel(now=True))
     except Exception:  # a kernel that already died has nothing left to stop

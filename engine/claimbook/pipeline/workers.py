@@ -10,6 +10,7 @@ import ctypes
 import os
 import shutil
 import signal
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import NoReturn
@@ -74,6 +75,14 @@ def kill_children() -> None:
             child.kill()
     # Not Popen.wait: the interrupted code may hold that wait's lock for the same kernel.
     psutil.wait_procs(children, timeout=1)
+
+
+def kill_group(process: subprocess.Popen) -> None:
+    """Kill ``process`` and its process group (it leads one of its own), and reap it."""
+    if process.poll() is None:
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 def kill_workers() -> None:
