@@ -1,38 +1,9 @@
 """The errors the book engine raises, each a ValueError through BookError.
 
-The command line and the build catch them by class and print one line
-(:mod:`claimbook.failures`). The instruments' own errors are the harness's.
+The command line reports them in one line (:mod:`claimbook.failures`).
 """
 
 from __future__ import annotations
-
-__all__ = [
-    "BookError",
-    "BuildError",
-    "BuildLockError",
-    "ChapterSourceError",
-    "ClaimError",
-    "ClaimFailedError",
-    "ComputationNotFoundError",
-    "EnvironmentMismatchError",
-    "IntervalError",
-    "InvalidChapterStemError",
-    "InvalidClaimIdError",
-    "InvalidFigureLabelError",
-    "KeyRecordError",
-    "MissingArtifactError",
-    "OutsideBuildProductsError",
-    "RegistryError",
-    "RepositoryRootError",
-    "SeedNameError",
-    "SettingError",
-    "StaleArtifactError",
-    "StalePinError",
-    "TamperedArtifactError",
-    "UnknownClaimError",
-    "UnknownFigureError",
-    "WitnessResultError",
-]
 
 
 class BookError(ValueError):
@@ -134,3 +105,6 @@ class InvalidFigureLabelError(BookError):
 
 class SettingError(BookError):
     """A setting glued for the prose has a name that is not an identifier or an unusable value."""
+
+
+__all__ = [name for name in list(globals()) if name.endswith("Error")]
