@@ -1,11 +1,11 @@
-"""A function's own source on the page (engine/claimbook/listings.py)."""
+"""A function's own source on the page (engine/claimbook/chapter.py)."""
 
 from collections.abc import Callable
 
 import numpy as np
 import pytest
 
-from claimbook.listings import function_source, show_source
+from claimbook.chapter import function_source, show_source
 from trainable_harness.witnesses.chapter15.invariance import invariance_witness, shift_change
 
 
