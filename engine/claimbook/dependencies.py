@@ -1,8 +1,6 @@
 """The book's own modules a piece of code reaches, found statically, and their digests.
 
-A chapter or claim depends on every byte of each module of :data:`FIRST_PARTY` its code
-imports, directly or through another, found with :mod:`ast` without importing anything:
-every ``import`` statement counts wherever it stands, a module's parent packages count, and
+Every ``import`` statement counts wherever it stands, with the module's parent packages, and
 ``from package import name`` reaches ``package.name`` when that file exists. A module's
 digest is its file's SHA-256 (:data:`MISSING` when it has none).
 """
@@ -13,7 +11,6 @@ import ast
 import functools
 import hashlib
 import importlib.util
-import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,25 +30,13 @@ def package_folder(top: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations))).resolve()
 
 
-def _folder_entries(folder: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The files and the subfolders of ``folder`` (none when it cannot be listed)."""
-    try:
-        with os.scandir(folder) as entries:
-            listed = [(entry.name, entry.is_file(), entry.is_dir()) for entry in entries]
-    except OSError:
-        listed = []
-    files = frozenset(name for name, is_file, _ in listed if is_file)
-    return files, frozenset(name for name, is_file, is_dir in listed if is_dir and not is_file)
-
-
 class _ModuleFiles:
-    """The book's module files, each folder listed and each file read at most once."""
+    """The book's module files, each found and read at most once."""
 
     def __init__(self) -> None:
         self.read = functools.cache(file_bytes)
         self.find = functools.cache(self._find)
         self.digest = functools.cache(self._digest)
-        self._entries = functools.cache(_folder_entries)
         self.reached: dict[tuple[str, ...], list[str]] = {}
 
     def _digest(self, path: Path) -> str:
@@ -63,16 +48,10 @@ class _ModuleFiles:
         base = package_folder(top) if top in FIRST_PARTY else None
         if base is None:
             return None
-        if not rest:
-            return base / "__init__.py" if "__init__.py" in self._entries(str(base))[0] else None
-        parent = os.path.join(base, *rest[:-1])
-        files, folders = self._entries(parent)
-        stem = rest[-1]
-        if stem in folders and "__init__.py" in self._entries(os.path.join(parent, stem))[0]:
-            return Path(parent, stem, "__init__.py")
-        if f"{stem}.py" in files:
-            return Path(parent, f"{stem}.py")
-        return None
+        candidates = [base.joinpath(*rest, "__init__.py")]  # a package before a module
+        if rest:
+            candidates.append(base.joinpath(*rest[:-1], f"{rest[-1]}.py"))
+        return next((path for path in candidates if path.is_file()), None)
 
 
 def _first_party(name: str) -> bool:
@@ -116,28 +95,22 @@ def _imports(names: tuple[frozenset[str], frozenset[str]], files: _ModuleFiles) 
     return {parent for name in found if _first_party(name) for parent in _with_parents(name)}
 
 
-def _parse(source: str) -> ast.AST:
-    """Parse code that may hold IPython's line magics and shell escapes (dropped)."""
+@functools.lru_cache(maxsize=1024)
+def _names_in_code(source: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The parse of ``source``, IPython's ``%`` and ``!`` lines dropped, once per text."""
     try:
-        return ast.parse(source)
+        tree = ast.parse(source)
     except SyntaxError:
         kept = [
             "" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()
         ]
-        return ast.parse("\n".join(kept))
-
-
-@functools.lru_cache(maxsize=1024)
-def _names_in_code(source: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The parse of ``source``, once per text in a process."""
-    return _imported_names(_parse(source), "")
+        tree = ast.parse("\n".join(kept))
+    return _imported_names(tree, "")
 
 
 def imports_in_code(source: str) -> set[str]:
-    """First-party modules (with their parent packages) the code ``source`` imports.
-
-    SyntaxError if ``source`` is not Python, IPython's ``%`` and ``!`` lines dropped.
-    """
+    """First-party modules (with their parent packages) the code ``source`` imports;
+    SyntaxError if it is not Python."""
     return _imports(_names_in_code(source), _reading())
 
 
@@ -150,8 +123,8 @@ def _reading() -> _ModuleFiles:
 
 @contextmanager
 def one_reading() -> Iterator[None]:
-    """Inside, every lookup reads the book's module files once (a build's planning and its
-    render run no book code); outside, every call reads them again."""
+    """Inside, the book's module files are read once (a build's planning and render run no
+    book code); outside, every call reads them again."""
     _READINGS.append(_ModuleFiles())
     try:
         yield
@@ -160,11 +133,8 @@ def one_reading() -> Iterator[None]:
 
 
 def modules_reached(starts: Iterable[str]) -> list[str]:
-    """Every first-party module reached from the modules ``starts`` by imports, sorted.
-
-    A name without a file is kept (digest :data:`MISSING`); a module that does not parse
-    reaches nothing further.
-    """
+    """Every first-party module reached from the modules ``starts`` by imports, sorted (a name
+    without a file kept; a module that does not parse reaches nothing further)."""
     files = _reading()
     starts = tuple(sorted(set(starts)))
     if starts in files.reached:
@@ -179,16 +149,10 @@ def modules_reached(starts: Iterable[str]) -> list[str]:
         path = files.find(name)
         data = None if path is None else files.read(path)
         if data is not None:
-            is_package = path.name == "__init__.py"
-            waiting.extend(_module_imports(name, is_package, data, files) - seen)
+            package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+            waiting.extend(_imports(_module_names(package, data), files) - seen)
     files.reached[starts] = sorted(seen)
     return sorted(seen)
-
-
-def _module_imports(name: str, is_package: bool, data: bytes, files: _ModuleFiles) -> set[str]:
-    """The first-party imports of module ``name`` whose file holds ``data``."""
-    package = name if is_package else name.rpartition(".")[0]
-    return _imports(_module_names(package, data), files)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -213,8 +177,7 @@ def module_digests(names: Iterable[str]) -> dict[str, str]:
 
 @functools.cache
 def package_digest(top: str) -> str:
-    """SHA-256 of every ``*.py`` and ``*.json`` file of first-party package ``top``, once per
-    process."""
+    """SHA-256 of every ``*.py`` and ``*.json`` file of package ``top``, once per process."""
     base = package_folder(top)
     digest = hashlib.sha256()
     for path in sorted(base.rglob("*")) if base is not None else ():
