@@ -10,14 +10,15 @@ True
 from __future__ import annotations
 
 import ast
+import functools
 
 from claimbook import dependencies, paths
 from claimbook.errors import BookError
 
-_VERSIONS: dict[bytes, str | None] = {}  # by the bytes of ``_version.py``
 PACKAGE = "trainable_harness"
 
 
+@functools.cache
 def _literal_version(data: bytes) -> str | None:
     """The literal string assigned to ``__version__`` in ``data`` (Python source), or None."""
     for node in ast.parse(data).body:
@@ -37,13 +38,10 @@ def version() -> str:
     folder = dependencies.package_folder(PACKAGE) or paths.HARNESS_DIR / PACKAGE
     path = folder / "_version.py"
     try:
-        data = path.read_bytes()
+        found = _literal_version(path.read_bytes())
     except OSError as error:
         message = f"{path}: cannot be read ({error}); the chapters' pin is read from it"
         raise BookError(message) from None
-    if data not in _VERSIONS:
-        _VERSIONS[data] = _literal_version(data)
-    found = _VERSIONS[data]
     if found is not None:
         return found
     raise BookError(f"{path}: no literal __version__ = '...'; the chapters' pin is read from it")

@@ -1,7 +1,4 @@
-"""The one format of a result on a page: a number, an interval, or a value over seeds.
-
-Prose, claim pages and the ledger all print results with :func:`format_value`.
-"""
+"""The one format of a result on a page: a number, an interval, or a value over seeds."""
 
 from __future__ import annotations
 
@@ -32,19 +29,12 @@ def format_value(value, spec: str = "") -> str:
     field's "m (95% CI lo to hi)" ("m (median; 95% CI lo to hi)" for a median's interval),
     each number formatted by ``spec``. ValueError for anything else or a spec that fails.
     """
-    if is_statistical(value) and value.get("method") == "median-rank" and "median" in value:
-        low, high = value["ci"]
-        return (
-            f"{_format_number(value['median'], spec)} (median; "
-            f"{level_percent(value.get('level'))} CI {_format_number(low, spec)} to "
-            f"{_format_number(high, spec)})"
-        )
     if is_statistical(value):
-        low, high = value["ci"]
-        return (
-            f"{_format_number(value['mean'], spec)} ({level_percent(value.get('level'))} CI "
-            f"{_format_number(low, spec)} to {_format_number(high, spec)})"
-        )
+        median = value.get("method") == "median-rank" and "median" in value
+        centre = _format_number(value["median" if median else "mean"], spec)
+        low, high = (_format_number(bound, spec) for bound in value["ci"])
+        level = level_percent(value.get("level"))
+        return f"{centre} ({'median; ' if median else ''}{level} CI {low} to {high})"
     if isinstance(value, (list, tuple)) and len(value) == 2:
         return f"[{_format_number(value[0], spec)}, {_format_number(value[1], spec)}]"
     if isinstance(value, bool) and not spec:

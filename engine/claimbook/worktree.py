@@ -1,9 +1,8 @@
 """Whether the book on disk is its commit: the content hashed, whatever git's index says.
 
 ``git status`` trusts the index for a file marked ``--skip-worktree`` or
-``--assume-unchanged``, so every file ``HEAD`` tracks is read and its blob id computed
-(SHA-1, or SHA-256 in a repository of that format); a link is hashed as its target, a
-submodule not looked into. The footer says "uncommitted changes" on any difference.
+``--assume-unchanged``, so every file ``HEAD`` tracks is hashed as git would (a link as its
+target; a submodule not looked into).
 
 >>> blob_id(b"hello\\n")  # printf "hello\\n" | git hash-object --stdin
 'ce013625030ba8dba906f756967f9e9ca394464a'
@@ -73,11 +72,8 @@ def _disk_id(path: Path, mode: str, algorithm: str) -> str | None:
 
 def uncommitted_files(root: str | Path) -> list[str] | None:
     """The files ``HEAD`` tracks under ``root`` whose content on disk is not ``HEAD``'s (changed
-    or gone), relative to ``root`` and sorted; None outside a git work tree with a commit.
-
-    Files that differ are hashed again by ``git hash-object``, which applies git's
-    conversions (``core.autocrlf``, clean filters); only those it confirms count.
-    """
+    or gone), relative and sorted; None outside a git work tree with a commit. Those that
+    differ are confirmed by ``git hash-object`` (``core.autocrlf``, clean filters)."""
     root = Path(root)
     blobs = tracked_blobs(root)
     if blobs is None:
@@ -110,11 +106,7 @@ def uncommitted_files(root: str | Path) -> list[str] | None:
 def uncommitted(root: str | Path) -> bool:
     """Whether the book at ``root`` differs from ``HEAD``: :func:`uncommitted_files`, or
     anything ``git status --porcelain`` lists; False outside a git work tree."""
-    root = Path(root)
     changed = uncommitted_files(root)
     if changed is None:
         return False
-    if changed:
-        return True
-    status = git(root, "status", "--porcelain")
-    return bool(status and status.strip())
+    return bool(changed or (git(root, "status", "--porcelain") or b"").strip())
