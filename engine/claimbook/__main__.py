@@ -1,9 +1,7 @@
 """``python -m claimbook COMMAND``: the book engine's one command line.
 
-Commands: ``build``, ``execute``, ``render``, ``outputs``, ``chapters``, ``claims``,
-``repin``, ``mutate``, ``clean`` (``docs/engine.md``). Exit status: 0 success; 1 a chapter,
-claim or the site failed; 2 a bad id, registry file or filesystem problem; 3 another build
-holds the lock. A failure ends in one line (:mod:`claimbook.failures`).
+Commands and exit statuses: ``docs/engine.md``; a failure ends in one line
+(:mod:`claimbook.failures`).
 """
 
 from __future__ import annotations
@@ -12,8 +10,6 @@ import os
 import sys
 
 _BUILD_COMMANDS = ("build", "execute", "render")
-
-
 # Options the claims commands take before the command word, each with one value.
 _GLOBAL_OPTIONS = ("--registry", "--artifacts")
 
@@ -67,8 +63,7 @@ def _dispatch(command: str, argv: list[str]) -> int:
 
 def _nothing_to_do(argv: list[str]) -> bool:
     """For ``build`` (``--question``): True, having said so, when the tree has not changed
-    since a clean build (:mod:`claimbook.pipeline.noop`), checked before the engine is
-    imported; otherwise False, and the full build decides."""
+    since a clean build (:mod:`claimbook.pipeline.noop`), before the engine is imported."""
     options = list(argv)
     if len(options) >= 3 and options[1] == "--jobs":
         del options[1:3]  # the number of parallel chapters does not matter to a no-op

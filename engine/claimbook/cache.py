@@ -2,8 +2,7 @@
 
 A value is stored under :func:`digest` of every byte it came from (never a file's name, size
 or time), so an edited file is never served an old value. Every cache is emptied when a build
-starts (:func:`one_build`, :func:`reset`) and when a Sphinx application is made outside one
-(:func:`reset_for_application`). Nothing is kept between processes.
+starts and when a Sphinx application is made outside one.
 
 >>> squares = ContentCache("squares (an example)")
 >>> squares.get(digest("3"), lambda: 3 * 3), squares.get(digest("3"), lambda: "again")
@@ -56,7 +55,7 @@ class ContentCache:
         _CACHES.add(self)
 
     def get(self, key: str, compute: Callable[[], T]) -> T:
-        """The value under ``key``, computed and stored on a miss (an exception is not stored)."""
+        """The value under ``key``, computed and stored on a miss."""
         try:
             return self._values[key]  # type: ignore[return-value]
         except KeyError:

@@ -1,13 +1,10 @@
 """How the command line ends on a failure: one line, no traceback, a non-zero exit status.
 
-- a :class:`~claimbook.errors.BookError`: ``make: <message>``; status 3 for the build lock, 1
-  for a chapter or build failure, 2 for the rest (a bad id, registry file or path);
-- an :class:`OSError`: ``make: <doing>: <file>: <strerror> (<hint>)``; status 2;
-- a :class:`RecursionError` or :class:`MemoryError` while a frame reads a file (a local
-  ``path``, ``source`` or ``filename``): ``make: <doing>: <file>: too deeply nested or too
-  large to read``; status 2;
-- anything else: ``make: internal error: <Type>: <message> (set CLAIMBOOK_TRACEBACK=1 ...)``;
-  status 1.
+A :class:`~claimbook.errors.BookError` is ``make: <message>`` (status 3 for the build lock, 1
+for a chapter or build failure, else 2); an :class:`OSError` ``make: <doing>: <file>:
+<strerror> (<hint>)`` (2); a :class:`RecursionError` or :class:`MemoryError` while a frame
+reads a file ``make: <doing>: <file>: too deeply nested or too large to read`` (2); anything
+else ``make: internal error: <Type>: <message> (set CLAIMBOOK_TRACEBACK=1 ...)`` (1).
 
 >>> failure_line(KeyError("k"), "building")
 "make: internal error: KeyError: 'k' (set CLAIMBOOK_TRACEBACK=1 to see the traceback)"
@@ -55,7 +52,7 @@ def _shown(filename: object) -> str:
         filename = filename.decode("utf-8", "backslashreplace")
     if not isinstance(filename, str | Path):
         return str(filename)
-    try:  # not at import: the failure reported may be that paths cannot be imported
+    try:  # not at import: the failure may be that paths cannot be imported
         from claimbook import paths
     except BookError:  # TRAINABLE_ROOT names no folder: nothing to be relative to
         return Path(filename).as_posix()
@@ -109,8 +106,8 @@ def failure_status(error: BaseException) -> int:
 
 
 def report(error: BaseException, doing: str, stream=None) -> int:
-    """Print :func:`failure_line` of ``error`` to ``stream`` (standard error), and the traceback
-    when ``CLAIMBOOK_TRACEBACK`` is set (not ``0``); return :func:`failure_status`."""
+    """Print :func:`failure_line` to ``stream`` (standard error), and the traceback when
+    ``CLAIMBOOK_TRACEBACK`` is set (not ``0``); return :func:`failure_status`."""
     stream = sys.stderr if stream is None else stream
     print(failure_line(error, doing), file=stream, flush=True)
     if os.environ.get(TRACEBACK_VARIABLE, "") not in ("", "0"):

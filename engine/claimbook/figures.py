@@ -1,10 +1,8 @@
 """Chapter figures saved as artifacts named by their label, in the book's one style.
 
 Figure ``label`` (the ``:name:`` of the directive that shows it) is saved as
-``artifacts/figures/<label>.svg``, ``<label>.png`` (at :data:`PNG_DPI`) and
-``phone/<label>.png`` (:mod:`claimbook.phone_figures`), each atomically, with no date or random
-id, so the same figure writes the same bytes. The chapter that drew it is
-``$TRAINABLE_CHAPTER`` (set by the build) or found by label in the sources.
+``artifacts/figures/<label>.svg``, ``<label>.png`` and ``phone/<label>.png``, atomically and
+with no date or random id: the same figure writes the same bytes.
 """
 
 from __future__ import annotations
@@ -63,10 +61,8 @@ _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 
 
 def figure_labels(chapter) -> list[str]:
-    """Labels (``:name:``) of the figure directives in a chapter's prose, in order.
-
-    ``chapter`` is a :class:`~claimbook.sources.Chapter`, a path to its source, or its MyST
-    text; a figure inside a code fence is an example.
+    """Labels (``:name:``) of the figure directives in ``chapter`` (a
+    :class:`~claimbook.sources.Chapter`, a path or MyST text), in order.
 
     >>> text = "```{glue:figure} a\\n:name: fig-a\\n```\\n```{figure} b.png\\n```"
     >>> figure_labels(text)
@@ -98,12 +94,9 @@ def _check_label(label: str) -> str:
 
 
 def locate_figure(label: str, chapter: str | None = None) -> str:
-    """The stem of the chapter whose prose has a figure directive named ``label``.
-
-    Only ``chapter`` (default ``$TRAINABLE_CHAPTER``) is read when given, else every chapter
-    in ``_toc.yml``. Raises InvalidFigureLabelError if ``label`` cannot name a file, and
-    UnknownFigureError if no chapter read has the figure.
-    """
+    """The stem of ``chapter`` (default ``$TRAINABLE_CHAPTER``, else every chapter) if its
+    prose has a figure directive named ``label``; InvalidFigureLabelError for a label that
+    cannot name a file, UnknownFigureError if no chapter read has the figure."""
     _check_label(label)
     chapter = chapter or os.environ.get(CHAPTER_VARIABLE) or None
     candidates = [chapter] if chapter else [s.stem for s in sources.chapter_sources()]
@@ -125,20 +118,18 @@ def figure_files(label: str) -> tuple[Path, Path]:
 
 
 def phone_figure_file(label: str) -> Path:
-    """``artifacts/figures/phone/<label>.png`` (a folder of its own: no label's file can be
-    another's phone drawing)."""
+    """``artifacts/figures/phone/<label>.png`` (a folder of its own: no clash of labels)."""
     _check_label(label)
     return paths.FIGURES_DIR / "phone" / f"{label}.png"
 
 
 def save_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, Path]:
-    """Save ``fig`` as figure ``label`` of ``chapter`` (:func:`locate_figure`); return
-    ``(svg, png)``.
+    """Save ``fig`` as figure ``label`` of ``chapter`` (:func:`locate_figure`, raising before
+    writing); return ``(svg, png)``.
 
-    The PNG first (cropped to the drawing; its metadata also records :data:`SMALLEST_TEXT_KEY`),
-    then the SVG from the figure as the PNG left it (a constrained layout can settle otherwise
-    on a second draw), then a copy drawn for a phone. Each file names the label, the chapter
-    and the harness version. Raises as :func:`locate_figure`, writing nothing.
+    The PNG first (cropped; its metadata records :data:`SMALLEST_TEXT_KEY`), then the SVG from
+    the figure as the PNG left it (a constrained layout can settle otherwise on a second
+    draw), then a copy drawn for a phone (:mod:`claimbook.phone_figures`).
     """
     import matplotlib  # late: only a chapter that draws needs it
 
@@ -189,12 +180,8 @@ class _AfterDrawing(Mapping):
 
 
 def glue_figure(fig, label: str, *, chapter: str | None = None) -> None:
-    """Save ``fig`` (:func:`save_figure`), glue its PNG under ``label``, close it.
-
-    The page's image is the artifact's own bytes. A build's kernel (``$TRAINABLE_CHAPTER``
-    set) only glues it; a reader's kernel also displays it, at the page's size. Raises as
-    :func:`save_figure`, gluing nothing.
-    """
+    """Save ``fig`` (:func:`save_figure`), glue the PNG's bytes under ``label``, close it; a
+    reader's kernel (no ``$TRAINABLE_CHAPTER``) also displays it at the page's size."""
     from IPython.display import Image  # late: only a kernel needs them
     from matplotlib import pyplot
     from myst_nb import glue
@@ -208,8 +195,8 @@ def glue_figure(fig, label: str, *, chapter: str | None = None) -> None:
 
 
 def display_width(png: bytes) -> int:
-    """The widest, in CSS px, a page shows the PNG ``png`` (its bytes, or the first 24):
-    :data:`DISPLAY_PX_PER_POINT` a point at :data:`PNG_DPI`. ValueError if it is no PNG."""
+    """The CSS px width a page shows the PNG ``png`` (its bytes, or the first 24) at;
+    ValueError if it is no PNG."""
     if png[:8] != b"\x89PNG\r\n\x1a\n" or png[12:16] != b"IHDR":
         raise ValueError(f"png: not the bytes of a PNG file (it starts {png[:16]!r})")
     pixels = int.from_bytes(png[16:20], "big")

@@ -1,9 +1,7 @@
 """A chapter's pages: its one executed notebook cut, at render time, into readable pages.
 
-The front matter's ``pages:`` (:func:`claimbook.sources.chapter_pages`) names where later
-pages start. A later page's headings are raised one level, so Sphinx numbers its sections on
-from the ones before; every page keeps the other pages' code cells, hidden, with only their
-glued values, so a ``{glue:text}`` may paste a value glued on another page.
+A later page's headings are raised one level, so Sphinx numbers its sections on from the
+ones before; every page keeps the other pages' glued values in hidden code cells.
 """
 
 from __future__ import annotations
@@ -19,8 +17,7 @@ _HEADING = re.compile(r"^(\s{0,3})(#{2,6})(\s)")
 
 
 def _copied(value):
-    """A copy of parsed JSON sharing no dict or list with it (:func:`copy.deepcopy`, without
-    its memo: parsed JSON holds no object twice)."""
+    """A copy of parsed JSON (faster than :func:`copy.deepcopy`: JSON holds no object twice)."""
     if isinstance(value, dict):
         return {key: _copied(item) for key, item in value.items()}
     if isinstance(value, list):
@@ -58,12 +55,9 @@ def _glue_only(cell: dict) -> dict:
 
 
 def split_notebook(notebook: dict, starts: list[str]) -> list[dict]:
-    """The pages of ``notebook``: one before ``starts[0]``, then one from each start.
-
-    Each start is the label of a top-level target line ``(label)=`` after the previous one;
-    a markdown cell holding one is cut there. The notebook is not changed. Raises
-    ChapterSourceError if a start is not found after the previous one.
-    """
+    """The pages of ``notebook`` (unchanged): one before ``starts[0]``, then one from each
+    start, a top-level target ``(label)=`` (a markdown cell is cut there);
+    ChapterSourceError if a start is not found after the previous one."""
     pages: list[list[dict]] = [[]]
     pending = list(starts)
     for cell in notebook.get("cells", []):

@@ -1,9 +1,7 @@
 """Every path the book uses, in one place, and the names a path may be built from.
 
-The root is two folders above this package (installed editable from ``engine/claimbook``),
-whatever the working directory; ``$TRAINABLE_ROOT`` overrides it. A claim id
-(:func:`check_claim_id`) and a chapter stem (:func:`check_chapter_stem`) are checked before a
-path is built from them; the engine writes and removes only :func:`build_product` paths.
+Claim ids and chapter stems are checked before a path is built from them; the engine writes
+and removes only :func:`build_product` paths.
 
 >>> shown(artifact_path("c15-invariance-001"))
 'artifacts/claims/c15-invariance-001.json'
@@ -40,7 +38,7 @@ def find_repo_root(
     environ: Mapping[str, str] = os.environ, package_file: str | Path = __file__
 ) -> Path:
     """The resolved root: ``$TRAINABLE_ROOT`` if set (RepositoryRootError if it is no folder),
-    else the folder above ``engine/`` that holds ``package_file``.
+    else the folder above ``engine/`` that holds ``package_file``, whatever the working folder.
 
     >>> find_repo_root({}, "/repo/engine/claimbook/paths.py").as_posix()
     '/repo'
@@ -80,7 +78,7 @@ def _is_name(value: object, pattern) -> bool:
 
 def check_claim_id(claim_id: object) -> str:
     """``claim_id``, or InvalidClaimIdError unless it is a string of :data:`CLAIM_ID_PATTERN`
-    of at most :data:`MAX_NAME_LENGTH` characters (so no ``/``, ``.`` or ``..``)."""
+    of at most :data:`MAX_NAME_LENGTH` characters."""
     if not _is_name(claim_id, _CLAIM_ID):
         raise InvalidClaimIdError(
             f"{_quoted(claim_id)} is not a claim id: an id is lower-case words and digits "
@@ -120,13 +118,13 @@ def _unlinked(folder: Path) -> Path:
 
 
 def build_product(path: str | Path) -> Path:
-    """The absolute path of a build product the engine may write or remove.
+    """The absolute path of a build product the engine may write or remove, else
+    OutsideBuildProductsError naming it.
 
-    A product lies below ``artifacts/`` or ``_build/`` (not the folder itself), or is
-    ``chapters/<stem>.ipynb``. A relative path is relative to :data:`REPO_ROOT` and plainly
-    written (``/``; no ``..``, ``.``, empty part, backslash or unsafe character). The folders
-    above it are resolved, so a link among them leading elsewhere is refused; the last part
-    may be a link (removed, never followed). Raises OutsideBuildProductsError, naming it.
+    A product lies below ``artifacts/`` or ``_build/``, or is ``chapters/<stem>.ipynb``, written
+    plainly (``/``; no ``..``, ``.``, empty part, backslash or unsafe character; relative to
+    :data:`REPO_ROOT`). The folders above it are resolved (a link among them leading elsewhere
+    is refused); the last part may be a link (removed, never followed).
     """
     text = str(path)
     candidate = Path(path)
@@ -164,8 +162,7 @@ def shown(path: str | Path) -> str:
 
 
 def refuse_linked_folders() -> None:
-    """OutsideBuildProductsError, naming the link, if ``artifacts/`` or ``artifacts/claims/``
-    is a link: the engine writes only into the book's own folders."""
+    """OutsideBuildProductsError if ``artifacts/`` or ``artifacts/claims/`` is a link."""
     for folder in (ARTIFACTS_DIR, CLAIM_ARTIFACTS_DIR):
         if folder.is_symlink():
             raise OutsideBuildProductsError(

@@ -1,9 +1,7 @@
 """A figure drawn again for a phone's column, and the size of a figure's smallest text.
 
-On a phone's column (:data:`PHONE_COLUMN_PX`) the desktop drawing would show a point at 0.95
-CSS px. :func:`draw_for_phone` draws a copy :data:`PHONE_WIDTH` wide, its text scaled so the
-smallest glyph (:func:`smallest_text_pt`: a mathtext exponent is 0.7 of its label) is at least
-:data:`SMALLEST_TEXT_CSS_PX` as shown.
+On a phone's column the desktop drawing would show a point at 0.95 CSS px:
+:func:`draw_for_phone` draws a narrower copy whose smallest glyph is legible.
 """
 
 from __future__ import annotations
@@ -49,11 +47,8 @@ def _glyph_sizes(text) -> list[float]:
 
 
 def smallest_text_pt(fig) -> float:
-    """The size (pt) of the smallest letter or digit any visible text of drawn ``fig`` shows.
-
-    A mathtext label counts each letter and digit at its own size (an exponent at 0.7 of the
-    label's). ValueError if the figure draws no text.
-    """
+    """The size (pt) of the smallest letter or digit any visible text of drawn ``fig`` shows
+    (a mathtext exponent at 0.7 of its label's); ValueError if the figure draws no text."""
     from matplotlib.text import Text
 
     sizes = [
@@ -134,12 +129,10 @@ def draw_for_phone(fig, save, dpi: float) -> bytes:
     """The PNG of a copy of drawn ``fig`` for a phone, as ``save(fig, stream, crop)`` writes
     it at ``dpi`` (the whole figure when ``crop`` is None, else that box in inches).
 
-    The copy is :data:`PHONE_WIDTH` wide and :data:`PHONE_HEIGHT_RATIO` times its scaled
-    height, its text scaled by one factor to :data:`SMALLEST_TEXT_CSS_PX` (and
-    :data:`_MARGIN`) at :data:`PHONE_COLUMN_PX`, its legends below their axes, and laid out
-    again; ``fig`` is unchanged. When the drawing reaches past the figure's edge the PNG is
-    cropped to it, and the figure drawn again narrower while the crop makes the text too
-    small (at most :data:`_DRAWINGS` drawings). ValueError if the text stays too small.
+    The copy is :data:`PHONE_WIDTH` wide, its text scaled to :data:`SMALLEST_TEXT_CSS_PX` at
+    :data:`PHONE_COLUMN_PX`, its legends below their axes; ``fig`` is unchanged. A drawing
+    reaching past the figure's edge is cropped to it, and drawn again narrower while the crop
+    makes the text too small; ValueError if it stays too small.
     """
     import matplotlib.pyplot as plt
 

@@ -1,7 +1,6 @@
 """MyST prose read as MyST reads it: roles, directives, plain text, targets and headings.
 
-Tokens come from MyST's own markdown-it parser, so a ```` ```{figure} ```` inside a code fence
-is an example, not a figure.
+Tokens come from MyST's own markdown-it parser (a directive inside a code fence is text).
 """
 
 from __future__ import annotations
@@ -99,10 +98,8 @@ def parse_prose(source: str, cell: int) -> list[Role | Directive]:
 
 
 def prose_text(source: str) -> str:
-    """The plain text of ``source`` (see :meth:`claimbook.sources.Chapter.prose_text`).
+    """The words a reader sees of ``source``: text outside code, roles and markup.
 
-    Examples
-    --------
     >>> prose_text("The `harness` and {claim}`x-001` aside, **words** stay.")
     'The   and   aside,  words  stay.'
     """
@@ -118,10 +115,8 @@ def prose_text(source: str) -> str:
 
 
 def prose_blocks(source: str) -> list[tuple[str, int, str]]:
-    """The top-level targets and headings of markdown ``source``: ``(kind, line, content)``.
-
-    ``kind`` is ``"target"`` for ``(label)=`` (content: the label) or ``"heading"`` (content:
-    empty); ``line`` counts from 0; code blocks and directives hold no blocks.
+    """``(kind, line from 0, label)`` of each top-level target ``(label)=`` (``"target"``) and
+    heading (``"heading"``, label empty) of markdown ``source``.
 
     >>> prose_blocks("(sec-a)=\\n## A\\n\\n```\\n## code\\n```\\n")
     [('target', 0, 'sec-a'), ('heading', 1, '')]

@@ -1,12 +1,9 @@
 """Reader notebooks: a chapter's executed notebook as its pages read on the site.
 
-For JupyterLab and Binder, which know no MyST, :func:`reader_notebook` keeps every code cell
-and its outputs and writes the prose as the site shows it: roles as their text (claim values
-by :func:`claimbook.numbers.format_value`, with their state unless verified; numbered
-references, citations, glued settings), directives as markdown (admonitions and theorems as
-quotes, dropdowns as ``<details>``, figures as their numbered captions under the drawn PNG,
-the bibliography as a list), headings and labelled equations numbered as Sphinx numbers them,
-and the site's ``hide-``/``remove-`` tags as JupyterLab's and classic Jupyter's collapse flags.
+For JupyterLab and Binder, which know no MyST: code cells and outputs kept, roles written as
+their text, directives as markdown (admonitions and theorems as quotes, dropdowns as
+``<details>``, figures as numbered captions), headings and equations numbered as Sphinx
+numbers them, ``hide-``/``remove-`` tags as JupyterLab's collapse flags.
 """
 
 from __future__ import annotations
@@ -126,7 +123,7 @@ class _Chapter:
     cited: list[str] = field(default_factory=list)
     judged: dict = field(default_factory=dict)  # claim id -> judgement, judged once
 
-    def judge(self, claim_id: str):  # an id the registry lacks is failed, as on the site
+    def judge(self, claim_id: str):  # an unknown id is failed, as on the site
         if claim_id not in self.judged:
             try:
                 self.judged[claim_id] = registry.judge(claim_id)
@@ -310,8 +307,8 @@ def _replace_roles(lines: list[str], start: int, end: int, children, chapter) ->
 
 
 def _outputs(outputs: list) -> list:
-    """The outputs as Jupyter shows them: each figure (glued by a build's kernel under
-    myst-nb's record prefix, or displayed) as ``image/png`` at the site's size; values out."""
+    """The outputs as Jupyter shows them: each figure (glued or displayed) as ``image/png`` at
+    the site's size; glued values out."""
     shown = []
     for output in outputs:
         data = output.get("data", {})
@@ -326,7 +323,7 @@ def _outputs(outputs: list) -> list:
 
 def reader_notebook(source: Path, executed, numbers: Numbers | None = None):
     """The reader notebook of chapter ``source`` (``<root>/chapters/<stem>.md``) from its
-    executed notebook, which is not changed."""
+    executed notebook (unchanged)."""
     root = Path(source).parent.parent
     numbers = numbers or book_numbers(root)
     bibliography = root / "references.bib"  # a book without citations has none

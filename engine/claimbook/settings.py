@@ -1,9 +1,7 @@
 """Settings a chapter's prose quotes (glued from its code), never claimed as results.
 
 Results are claims (``{claim-value}``); settings, inputs the chapter chose, are glued with
-:func:`glue_setting` and pasted with ``{glue:text}``. :func:`results_pasted_as_glue` names what
-the prose pastes with plain glue that the code does not glue as a setting; the build and
-``tests/chapters`` refuse each one.
+:func:`glue_setting` and pasted with ``{glue:text}``.
 
 >>> from claimbook import paths
 >>> results_pasted_as_glue(paths.CHAPTERS_DIR / "normalization-invariance.md")
@@ -23,12 +21,9 @@ GLUE_ROLES = frozenset({"glue", "glue:text", "glue:any", "glue:md"})  # myst-nb'
 
 
 def glue_setting(name: str, value):
-    """Glue ``value`` under ``name`` for the prose, not displayed; return the stored value.
-
-    ``name`` is an identifier; ``value`` a finite number, a string or a tuple/list of them,
-    stored as plain Python (a numpy scalar becomes ``int`` or ``float``). Raises SettingError
-    otherwise (booleans and non-finite floats included).
-    """
+    """Glue ``value`` under identifier ``name`` for the prose, not displayed; return it as
+    stored: plain Python (a numpy scalar as ``int`` or ``float``). SettingError unless it is a
+    finite number (not a bool), a string or a tuple/list of them."""
     stored = _plain_setting(name, value)
     from myst_nb import glue  # late: only a chapter's kernel glues
 
@@ -57,11 +52,8 @@ def _plain_setting(name: str, value):
 
 
 def results_pasted_as_glue(source: str | Path) -> list[str]:
-    """Names the chapter's prose pastes with plain glue that its code does not glue as settings.
-
-    Raises ChapterSourceError if the chapter cannot be read or calls ``glue_setting`` with a
-    computed name.
-    """
+    """Names the prose pastes with plain glue that the code does not glue as settings (the
+    build refuses each); ChapterSourceError for an unreadable chapter or a computed name."""
     chapter = read_chapter(Path(source).resolve())
     settings = set(chapter.literal_first_arguments(SETTING_FUNCTION))
     found: list[str] = []

@@ -1,7 +1,6 @@
 """The one reader of chapter sources: MyST notebooks read with jupytext, as structure.
 
-Calls are read from the code cells' syntax trees (a ``verify_claim("...")`` in prose or a
-string is no call); prose is read as MyST reads it (:mod:`claimbook.prose`).
+Calls are read from the code cells' syntax trees, prose as MyST reads it (:mod:`.prose`).
 
 >>> chapter = read_chapter(paths.CHAPTERS_DIR / "normalization-invariance.md")
 >>> "c15-invariance-001" in chapter.verified_claims
@@ -26,8 +25,8 @@ from claimbook.prose import Directive, Role, parse_prose, prose_text
 from claimbook.text import one_line
 
 _CHAPTERS = cache.ContentCache("chapter sources")
-# The front matter of every chapter; the kernel named as ipykernel installs it (JupyterLab
-# rewrites another name, marking the notebook changed).
+# Every chapter's front matter; the kernel named as ipykernel installs it (JupyterLab would
+# rewrite another name).
 CHAPTER_HEADER = """---
 jupytext:
   text_representation:
@@ -63,8 +62,7 @@ class Chapter:
         ]
 
     def code_cell_number(self, index: int) -> int:
-        """The 1-based position of the cell at notebook ``index`` among the code cells, as
-        every message names a code cell (:func:`claimbook.pipeline.execute.code_cell_name`)."""
+        """The 1-based position of notebook cell ``index`` among the code cells."""
         return sum(1 for cell in self.notebook.cells[: index + 1] if cell.cell_type == "code")
 
     def markdown_cells(self) -> list[tuple[int, str]]:
@@ -76,10 +74,8 @@ class Chapter:
         ]
 
     def code_trees(self) -> Iterator[tuple[int, ast.Module]]:
-        """The syntax tree of each code cell, IPython magics and shell lines skipped.
-
-        Raises ChapterSourceError, naming the chapter and cell, for a cell that is not Python.
-        """
+        """The syntax tree of each code cell, IPython magics and shell lines skipped;
+        ChapterSourceError, naming the cell, for a cell that is not Python."""
         for index, source, _tags in self.code_cells():
             python = "\n".join(
                 "" if line.lstrip().startswith(("%", "!")) else line
@@ -100,19 +96,13 @@ class Chapter:
             for node in ast.walk(tree):
                 if isinstance(node, ast.Call):
                     name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
-                    if name == function_name:  # a bare name or an attribute
+                    if name == function_name:
                         found.append((index, node))
         return found
 
-    def literal_first_arguments(self, function_name: str) -> list[str]:
-        """The string literals passed first to ``function_name``, in order, without repeats.
-
-        Raises ChapterSourceError for a first argument that is not a string literal.
-        """
-        return list(self._first_literals(function_name))
-
-    def _first_literals(self, function_name: str) -> dict[str, int]:
-        """Each string literal passed first to ``function_name`` -> its first cell's index."""
+    def literal_first_arguments(self, function_name: str) -> dict[str, int]:
+        """Each string literal passed first to ``function_name`` -> its first cell's index, in
+        order; ChapterSourceError for a first argument that is not a string literal."""
         values: dict[str, int] = {}
         for index, call in self.calls(function_name):
             argument = call.args[0] if call.args else None
@@ -129,12 +119,9 @@ class Chapter:
 
     @property
     def verified_claims(self) -> list[str]:
-        """Ids of the claims the chapter verifies (``verify_claim("<id>", ...)`` in code).
-
-        Raises ChapterSourceError, naming the cell, for an id that is not of the registry's
-        grammar (:func:`claimbook.paths.check_claim_id`).
-        """
-        ids = self._first_literals("verify_claim")
+        """Ids of the claims the chapter verifies (``verify_claim("<id>", ...)`` in code);
+        ChapterSourceError, naming the cell, for an id not of the registry's grammar."""
+        ids = self.literal_first_arguments("verify_claim")
         for claim_id, cell in ids.items():
             try:
                 paths.check_claim_id(claim_id)
@@ -152,7 +139,7 @@ class Chapter:
         return None if found is None else found[1]
 
     def pin_assignment(self) -> tuple[int, str, str] | None:
-        """(cell index, pin value, the exact source line) of the parameters cell's pin."""
+        """(cell index, pin value, its source line) of the parameters cell's pin, or None."""
         for index, source, tags in self.code_cells():
             if "parameters" not in tags:
                 continue
@@ -170,21 +157,19 @@ class Chapter:
         return None
 
     def roles(self) -> list[Role]:
-        """Every role in the prose, including directive bodies such as captions."""
+        """Every role in the prose, directive bodies (captions) included."""
         return [item for item in self._prose_items if isinstance(item, Role)]
 
     def directives(self) -> list[Directive]:
-        """Every directive in the prose (fenced with backticks or colons)."""
+        """Every directive in the prose."""
         return [item for item in self._prose_items if isinstance(item, Directive)]
 
     def prose_text(self) -> list[tuple[int, str]]:
-        """``(cell index, text)`` of each markdown cell: the words a reader sees
-        (:func:`claimbook.prose.prose_text`)."""
+        """``(cell index, text)`` of each markdown cell: the words a reader sees."""
         return [(index, prose_text(source)) for index, source in self.markdown_cells()]
 
     @functools.cached_property
     def _prose_items(self) -> list[Role | Directive]:
-        # Kept with the chapter read (read_chapter): the build asks several times per chapter.
         return [item for index, text in self.markdown_cells() for item in parse_prose(text, index)]
 
 
@@ -199,8 +184,8 @@ class Page:
 def chapter_pages(path: str | Path) -> list[Page]:
     """The later pages a chapter's front matter declares (``pages:``), in order; [] for none.
 
-    Only the front matter is read. Raises ChapterSourceError if ``pages`` is not a list of
-    ``{file, starts}``, a file is not a chapter name or repeats one, or a start is no label.
+    ChapterSourceError if ``pages`` is not a list of ``{file, starts}``, a file is not a
+    chapter name or repeats one, or a start is no label.
 
     >>> [page.file for page in chapter_pages(paths.CHAPTERS_DIR / "normalization-invariance.md")]
     ['normalization-invariance-scale', 'normalization-invariance-exercises']
@@ -244,12 +229,8 @@ def chapter_pages(path: str | Path) -> list[Page]:
 
 
 def read_chapter(path: str | Path) -> Chapter:
-    """The chapter at ``path`` (a MyST notebook), read with jupytext.
-
-    Kept for the build under its path and bytes (:mod:`claimbook.cache`) and shared: a caller
-    that changes its notebook copies it first. Raises ChapterSourceError if the file does
-    not exist or jupytext cannot read it.
-    """
+    """The chapter at ``path``, read with jupytext, cached by path and bytes and shared (a
+    caller that changes it copies it); ChapterSourceError if it is absent or unreadable."""
     path = Path(path)
     data = cache.file_bytes(path) if path.is_file() else None
     if data is None:
@@ -265,19 +246,15 @@ def _parse_chapter(path: Path, data: bytes) -> Chapter:
             notebook = jupytext.read(stream, fmt={"extension": path.suffix})
     except Exception as exc:  # jupytext raises several kinds for malformed sources
         raise ChapterSourceError(f"{path}: jupytext cannot read it ({exc})") from exc
-    # nbformat gives every new cell a random id; numbered ids make the executed notebook the
-    # same bytes on every run of the same source.
+    # Numbered, not random, ids: the executed notebook is the same bytes on every run.
     for index, cell in enumerate(notebook.cells):
         cell["id"] = f"cell-{index}"
     return Chapter(path=path, notebook=notebook)
 
 
 def chapter_sources(root: str | Path | None = None) -> list[Path]:
-    """Chapter sources (``chapters/<name>.md``) in the order of ``_toc.yml``.
-
-    Raises InvalidChapterStemError for a name that cannot name the build's files, and
-    ChapterSourceError for a source that is a symbolic link.
-    """
+    """Chapter sources (``chapters/<name>.md``) in the order of ``_toc.yml``;
+    InvalidChapterStemError for a bad name, ChapterSourceError for a symbolic link."""
     root = Path(root) if root is not None else paths.REPO_ROOT
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8")) or {}
     entries = list(toc.get("chapters") or [])
@@ -304,10 +281,8 @@ def chapter_sources(root: str | Path | None = None) -> list[Path]:
 
 
 def chapter_number(stem: str, root: str | Path | None = None) -> int:
-    """Chapter ``stem``'s number: its position after ``trainable_first_chapter``.
-
-    Raises ChapterSourceError if the chapter is not in ``_toc.yml``.
-    """
+    """Chapter ``stem``'s number, counted from ``trainable_first_chapter``;
+    ChapterSourceError if it is not in ``_toc.yml``."""
     root = Path(root) if root is not None else paths.REPO_ROOT
     stems = [source.stem for source in chapter_sources(root)]
     if stem not in stems:

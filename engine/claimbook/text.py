@@ -1,9 +1,7 @@
 """Text the engine prints or quotes: unsafe characters escaped, one line, a sane length.
 
-Quoted text could rewrite the terminal (escapes), reorder what is read (bidirectional
-overrides) or break a message into lines. :data:`UNSAFE` holds the C0 and C1 controls and
-DEL, the bidirectional marks, embeddings, overrides and isolates, and U+2028 and U+2029;
-:func:`escape_unsafe` writes each as ``\\uXXXX``. Every message goes through :func:`one_line`.
+:data:`UNSAFE` (C0 and C1 controls, DEL, bidirectional marks, embeddings, overrides and
+isolates, U+2028 and U+2029) could rewrite a terminal or reorder what is read.
 
 >>> one_line("first\\nsecond")
 'first\\\\u000asecond'
@@ -29,8 +27,7 @@ def find_unsafe(text: str) -> str | None:
 
 
 def one_line(text: object, limit: int = MESSAGE_LIMIT) -> str:
-    """``str(text)`` escaped (:func:`escape_unsafe`), cut to ``limit`` characters ending with
-    ``... (N characters)``, ``N`` the escaped length."""
+    """``str(text)`` escaped, cut to ``limit`` characters ending ``... (N characters)``."""
     escaped = escape_unsafe(str(text))
     if len(escaped) <= limit:
         return escaped
