@@ -6,6 +6,7 @@ ones before; every page keeps the other pages' glued values in hidden code cells
 
 from __future__ import annotations
 
+import copy
 import itertools
 import re
 
@@ -14,15 +15,6 @@ from claimbook.prose import prose_blocks
 
 HIDDEN_TAG = "remove-cell"
 _HEADING = re.compile(r"^(\s{0,3})(#{2,6})(\s)")
-
-
-def _copied(value):
-    """A copy of parsed JSON (faster than :func:`copy.deepcopy`: JSON holds no object twice)."""
-    if isinstance(value, dict):
-        return {key: _copied(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_copied(item) for item in value]
-    return value
 
 
 def _source(cell: dict) -> str:
@@ -77,7 +69,7 @@ def split_notebook(notebook: dict, starts: list[str]) -> list[dict]:
                 pages.append([])
             if begin == end:
                 continue
-            part = _copied(cell)
+            part = copy.deepcopy(cell)
             part["source"] = "".join(lines[begin:end])
             if piece:
                 part["id"] = f"{cell.get('id')}-{piece}"
@@ -95,7 +87,7 @@ def _page(notebook: dict, pages: list, index: int) -> dict:
     for number, page in enumerate(pages):
         for cell in page:
             if number == index:
-                cell = _copied(cell)
+                cell = copy.deepcopy(cell)
                 if index and cell.get("cell_type") == "markdown":
                     cell["source"] = _raise_headings(_source(cell))
                 cells.append(cell)
