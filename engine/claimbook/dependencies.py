@@ -36,12 +36,7 @@ class _ModuleFiles:
     def __init__(self) -> None:
         self.read = functools.cache(file_bytes)
         self.find = functools.cache(self._find)
-        self.digest = functools.cache(self._digest)
         self.reached: dict[tuple[str, ...], list[str]] = {}
-
-    def _digest(self, path: Path) -> str:
-        data = self.read(path)
-        return MISSING if data is None else hashlib.sha256(data).hexdigest()
 
     def _find(self, name: str) -> Path | None:
         top, *rest = name.split(".")
@@ -171,7 +166,8 @@ def module_digests(names: Iterable[str]) -> dict[str, str]:
     digests = {}
     for name in sorted(set(names)):
         path = files.find(name)
-        digests[name] = MISSING if path is None else files.digest(path)
+        data = None if path is None else files.read(path)
+        digests[name] = MISSING if data is None else hashlib.sha256(data).hexdigest()
     return digests
 
 

@@ -118,7 +118,7 @@ def locked_requirements(
 def _header(lines) -> tuple[str | None, str | None]:
     """``Name`` and ``Version`` from core-metadata ``lines`` (its header ends at a blank line)."""
     header = itertools.takewhile(str.strip, lines)
-    fields = dict(line.split(":", 1) for line in header if ":" in line and line[0] != " ")
+    fields = dict(line.split(":", 1) for line in header if ":" in line)
     return fields.get("Name", "").strip() or None, fields.get("Version", "").strip() or None
 
 

@@ -18,21 +18,17 @@ from claimbook.pipeline.keys import file_digest
 PDF = paths.BUILD_DIR / "pdf" / "book.pdf"
 
 
-def _record_path(pdf: Path) -> Path:
-    return pdf.with_suffix(".json")
-
-
 def record(pdf: Path, site_key: str) -> None:
     """Record that ``pdf`` was printed from the site whose key is ``site_key``."""
     text = json.dumps({"site_key": site_key, "sha256": file_digest(pdf)}, indent=1)
-    write_text_atomically(_record_path(pdf), text + "\n")
+    write_text_atomically(pdf.with_suffix(".json"), text + "\n")
 
 
 def current(pdf: Path, site_key: str) -> str:
     """``pdf``'s SHA-256 if it was printed from the site whose key is ``site_key`` and is
     unchanged since, else ""."""
     try:
-        recorded = json.loads(_record_path(pdf).read_text(encoding="utf-8"))
+        recorded = json.loads(pdf.with_suffix(".json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return ""
     if not isinstance(recorded, dict) or recorded.get("site_key") != site_key:

@@ -186,10 +186,9 @@ def _role(name: str, content: str, chapter: _Chapter) -> str:
     if name.startswith("cite"):
         return _citation(name, content, chapter)
     if name in ("numref", "eq", "prf:ref"):
-        shown = numbers.text.get(label, label)
         if text and "%s" in text:
             return text.replace("%s", numbers.number.get(label, label))
-        return text or shown
+        return text or numbers.text.get(label, label)
     if name == "ref":
         return text or numbers.title.get(label, label)
     if name == "book-chapter":
