@@ -1,13 +1,11 @@
-"""Chapter keys and the records of the last successful execution of each chapter.
+"""Chapter keys, and the record of the last successful execution of each chapter.
 
 A chapter's **key** is a SHA-256 over its code cells (source, tags, kernel; not its prose),
-the bytes of each registry entry and artifact of the claims it verifies, the digest of each of
-the book's modules its code reaches (:mod:`claimbook.dependencies`) and the environment
-(docs/keys.md). After a successful execution ``_build/keys/<stem>.json`` holds the key, its
-parts, the modules and the SHA-256 of every output. The chapter executes again when its key
-differs, or its record or an output is missing or differs; after a prose-only edit it is
-*reassembled* without a kernel. A record is used only when every field has its type and form
-(:func:`load_record`); anything else is no record, and the chapter executes again.
+the bytes of each registry entry and artifact of the claims it verifies, the digest of each
+module of the book's its code reaches (:mod:`claimbook.dependencies`) and the environment
+(docs/keys.md). ``_build/keys/<stem>.json`` holds the key, its parts, the modules and the
+SHA-256 of every output. A record whose fields are not all of their type and form is no
+record: the chapter executes again.
 """
 
 from __future__ import annotations
@@ -17,24 +15,25 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from claimbook import dependencies, paths
 from claimbook.atomic import write_text_atomically
 from claimbook.claims.keys import environment_digest
-from claimbook.errors import InvalidClaimIdError, KeyRecordError, OutsideBuildProductsError
+from claimbook.errors import (
+    InvalidClaimIdError,
+    KeyRecordError,
+    OutsideBuildProductsError,
+)
 from claimbook.sources import Chapter, read_chapter
 from claimbook.text import one_line
 
-# Bump when the record's meaning or the instrumentation changes: every chapter re-executes.
-RECORD_FORMAT = 4
+RECORD_FORMAT = 4  # bump when the record's meaning or the instrumentation changes
 MISSING = "missing"
 MAX_RECORD_BYTES = 1 << 20  # a record of this book's largest chapter holds about 20 KB
 _HEX_DIGEST = re.compile("[0-9a-f]{64}")
-# A module's dotted name.
-_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
-_MAX_DOTTED = 300
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")  # a module's name
 
 
 def file_digest(path: str | Path) -> str:
@@ -58,8 +57,8 @@ def code_digest(chapter: Chapter) -> str:
 
 
 def chapter_modules(chapter: Chapter) -> list[str]:
-    """The first-party modules the chapter's code cells reach (:mod:`claimbook.dependencies`);
-    a cell that is not Python imports nothing here (the kernel reports it)."""
+    """The first-party modules the chapter's code cells reach; a cell that is not Python
+    imports nothing here (the kernel reports it)."""
     starts: set[str] = set()
     for _index, source, _tags in chapter.code_cells():
         try:
@@ -130,36 +129,17 @@ def read_record(stem: str) -> dict | None:
         return None
 
 
-def _is_digest(value: object, missing_ok: bool = False) -> bool:
+def _is_digest(value: object, missing_ok: bool = True) -> bool:
     if missing_ok and value == MISSING:
         return True
     return isinstance(value, str) and _HEX_DIGEST.fullmatch(value) is not None
 
 
 def _is_dotted(value: object) -> bool:
-    return isinstance(value, str) and len(value) <= _MAX_DOTTED and bool(_DOTTED.fullmatch(value))
+    return isinstance(value, str) and len(value) <= 300 and bool(_DOTTED.fullmatch(value))
 
 
-def _claim_digests_ok(value: object) -> bool:
-    """A claim's entry: ``{"registry": digest, "artifact": digest}`` (either may be missing)."""
-    return (
-        isinstance(value, dict)
-        and set(value) == {"registry", "artifact"}
-        and all(_is_digest(digest, missing_ok=True) for digest in value.values())
-    )
-
-
-def _digest_map_problem(name: str, value: object, key_ok, value_ok=None) -> str | None:
-    if not isinstance(value, dict):
-        return f"field {name} is not a mapping"
-    value_ok = value_ok or (lambda digest: _is_digest(digest, missing_ok=True))
-    for key, digest in value.items():
-        if not key_ok(key) or not value_ok(digest):
-            return f"field {name} has an entry {key!r}: {digest!r} that is not a name and a digest"
-    return None
-
-
-def _claim_id_ok(value: object) -> bool:
+def _is_claim_id(value: object) -> bool:
     try:
         paths.check_claim_id(value)
     except InvalidClaimIdError:
@@ -167,19 +147,13 @@ def _claim_id_ok(value: object) -> bool:
     return True
 
 
-def _output_problem(name: object, digest: object) -> str | None:
-    if not isinstance(name, str) or PurePosixPath(name).is_absolute():
-        return f"output {name!r} is not a path relative to the book"
-    try:
-        paths.build_product(name)
-    except OutsideBuildProductsError:
-        return (
-            f"output {name!r} is not a build product (under artifacts/ or _build/, or "
-            "chapters/<name>.ipynb)"
-        )
-    if not _is_digest(digest, missing_ok=True):
-        return f"output {name!r} has {digest!r}, not a digest"
-    return None
+def _are_claim_digests(value: object) -> bool:
+    """``{"registry": digest, "artifact": digest}`` (either may be missing)."""
+    return (
+        isinstance(value, dict)
+        and set(value) == {"registry", "artifact"}
+        and all(map(_is_digest, value.values()))
+    )
 
 
 def _record_problem(record: object, stem: str) -> str | None:
@@ -190,35 +164,56 @@ def _record_problem(record: object, stem: str) -> str | None:
         return f"has format {record.get('format')!r}; this engine reads format {RECORD_FORMAT}"
     if record.get("stem") != stem:
         return f"field stem is {record.get('stem')!r}, not {stem!r}"
-    for name in ("source", "key"):
-        if not _is_digest(record.get(name), missing_ok=name == "source"):
-            return f"field {name} is not a digest"
     parts = record.get("parts")
-    if not isinstance(parts, dict) or parts.get("format") != RECORD_FORMAT:
-        return f"field parts is not a mapping of format {RECORD_FORMAT}"
+    fields = [
+        ("source", _is_digest(record.get("source")), "a digest"),
+        ("key", _is_digest(record.get("key"), missing_ok=False), "a digest"),
+        (
+            "parts",
+            isinstance(parts, dict) and parts.get("format") == RECORD_FORMAT,
+            f"a mapping of format {RECORD_FORMAT}",
+        ),
+    ]
+    for name, ok, what in fields:
+        if not ok:
+            return f"field {name} is not {what}"
     for name in ("code", "environment"):
-        if not _is_digest(parts.get(name)):
+        if not _is_digest(parts.get(name), missing_ok=False):
             return f"field parts.{name} is not a digest"
     for name, key_ok, value_ok in (
-        ("claims", _claim_id_ok, _claim_digests_ok),
-        ("modules", _is_dotted, None),
+        ("claims", _is_claim_id, _are_claim_digests),
+        ("modules", _is_dotted, _is_digest),
     ):
-        problem = _digest_map_problem(f"parts.{name}", parts.get(name), key_ok, value_ok)
-        if problem is not None:
-            return problem
-    claims = record.get("claims")
-    if not isinstance(claims, list) or not all(map(_claim_id_ok, claims)):
-        return "field claims is not a list of claim ids"
-    modules = record.get("modules")
-    if not isinstance(modules, list) or not all(map(_is_dotted, modules)):
-        return "field modules is not a list of dotted module names"
+        entries = parts.get(name)
+        if not isinstance(entries, dict):
+            return f"field parts.{name} is not a mapping"
+        for key, value in entries.items():
+            if not key_ok(key) or not value_ok(value):
+                return (
+                    f"field parts.{name} has an entry {key!r}: {value!r} that is not a name "
+                    "and a digest"
+                )
+    for name, item_ok, what in (
+        ("claims", _is_claim_id, "claim ids"),
+        ("modules", _is_dotted, "dotted module names"),
+    ):
+        if not isinstance(record.get(name), list) or not all(map(item_ok, record[name])):
+            return f"field {name} is not a list of {what}"
     outputs = record.get("outputs")
     if not isinstance(outputs, dict):
         return "field outputs is not a mapping of paths to digests"
     for name, digest in outputs.items():
-        problem = _output_problem(name, digest)
-        if problem is not None:
-            return problem
+        if not isinstance(name, str) or PurePosixPath(name).is_absolute():
+            return f"output {name!r} is not a path relative to the book"
+        try:
+            paths.build_product(name)
+        except OutsideBuildProductsError:
+            return (
+                f"output {name!r} is not a build product (under artifacts/ or _build/, or "
+                "chapters/<name>.ipynb)"
+            )
+        if not _is_digest(digest):
+            return f"output {name!r} has {digest!r}, not a digest"
     seconds = record.get("seconds")
     if (
         isinstance(seconds, bool)
@@ -231,17 +226,21 @@ def _record_problem(record: object, stem: str) -> str | None:
 
 
 def write_record(
-    source: Path, key: Mapping, claim_ids, modules, outputs: Iterable[Path], seconds: float
+    source: Path,
+    key: Mapping,
+    claim_ids,
+    modules,
+    outputs: Iterable[Path],
+    seconds: float,
 ) -> dict:
     """Write the record of a successful execution, hashing ``source`` and ``outputs`` now;
     raises :class:`OutsideBuildProductsError` for an output that is not a build product."""
-    stem = source.stem
-    outputs = list(outputs)
+    outputs = sorted(outputs)
     for output in outputs:
         paths.build_product(output)
     record = {
         "format": RECORD_FORMAT,
-        "stem": stem,
+        "stem": source.stem,
         "source": file_digest(source),
         "key": key["digest"],
         "parts": key["parts"],
@@ -249,16 +248,16 @@ def write_record(
         "modules": sorted(modules),
         "outputs": {
             Path(output).relative_to(paths.REPO_ROOT).as_posix(): file_digest(output)
-            for output in sorted(outputs)
+            for output in outputs
         },
         "seconds": round(seconds, 3),
     }
-    write_text_atomically(record_path(stem), json.dumps(record, indent=2, sort_keys=True) + "\n")
+    text = json.dumps(record, indent=2, sort_keys=True) + "\n"
+    write_text_atomically(record_path(source.stem), text)
     return record
 
 
-@dataclass(frozen=True)
-class ChapterPlan:
+class ChapterPlan(NamedTuple):
     """What a chapter needs (``"execute"``, ``"reassemble"`` or ``"none"``), and why."""
 
     stem: str
@@ -275,60 +274,53 @@ def plan_chapter(source: Path) -> ChapterPlan:
     """Decide what the chapter at ``source`` needs. An unchanged source is planned from its
     record, unparsed; raises :class:`ChapterSourceError` if a changed one cannot be read."""
     stem = source.stem
+
+    def execute(reason: str) -> ChapterPlan:
+        return ChapterPlan(stem, source, "execute", reason)
+
     try:
         record = load_record(stem)
     except KeyRecordError as error:
-        return ChapterPlan(stem, source, "execute", f"record unusable, executing again: {error}")
+        return execute(f"record unusable, executing again: {error}")
     if record is None:
         relative = record_path(stem).relative_to(paths.REPO_ROOT).as_posix()
-        return ChapterPlan(stem, source, "execute", f"never executed: no record {relative}")
-    action = "none"
+        return execute(f"never executed: no record {relative}")
     code, claim_ids = record["parts"]["code"], record["claims"]
-    if file_digest(source) != record["source"]:
+    prose_changed = file_digest(source) != record["source"]
+    if prose_changed:
         chapter = read_chapter(source)
         code, claim_ids = code_digest(chapter), chapter.verified_claims
         if code != record["parts"]["code"]:
-            return ChapterPlan(stem, source, "execute", "code changed")
-        action = "reassemble"
+            return execute("code changed")
     key = chapter_key(code, claim_ids, record["modules"])
     if key["digest"] != record["key"]:
+        now, before = key["parts"], record["parts"]
         changed = [
             name
             for name in ("claims", "modules", "environment", "format")
-            if key["parts"].get(name) != record["parts"].get(name)
+            if now.get(name) != before.get(name)
         ]
-        detail = _changed_names(key["parts"], record["parts"])
-        return ChapterPlan(stem, source, "execute", f"{', '.join(changed)} changed{detail}")
-    problems = output_problems(record)
-    if problems:
-        return ChapterPlan(stem, source, "execute", ", ".join(problems))
-    if action == "reassemble":
-        return ChapterPlan(stem, source, action, "prose changed, code unchanged")
-    return ChapterPlan(stem, source, "none", "up to date")
-
-
-def output_problems(record: Mapping) -> list[str]:
-    """``"<path> missing"`` or ``"<path> differs from its record"`` for each output of
-    ``record`` not on disk as recorded."""
+        names = [
+            name
+            for group in ("modules", "claims")
+            for name in sorted(set(now[group]) | set(before[group]))
+            if now[group].get(name) != before[group].get(name)
+        ]
+        return execute(f"{', '.join(changed)} changed" + (f": {_listed(names)}" if names else ""))
     problems = []
     for output, digest in sorted(record["outputs"].items()):
         found = file_digest(paths.REPO_ROOT / output)
-        if found == MISSING:
-            problems.append(f"{output} missing")
-        elif found != digest:
-            problems.append(f"{output} differs from its record")
-    return problems
+        if found != digest:
+            problems.append(
+                f"{output} {'missing' if found == MISSING else 'differs from its record'}"
+            )
+    if problems:
+        return execute(", ".join(problems))
+    if prose_changed:
+        return ChapterPlan(stem, source, "reassemble", "prose changed, code unchanged")
+    return ChapterPlan(stem, source, "none", "up to date")
 
 
-def _changed_names(now: Mapping, before: Mapping) -> str:
-    """`` (module x, claim y)``: the first few names whose digest moved."""
-    names = [
-        name
-        for group in ("modules", "claims")
-        for name in sorted(set(now.get(group, {})) | set(before.get(group, {})))
-        if now.get(group, {}).get(name) != before.get(group, {}).get(name)
-    ]
-    if not names:
-        return ""
-    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-    return f": {shown}"
+def _listed(names: list[str]) -> str:
+    """The first three ``names``, and how many more."""
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
