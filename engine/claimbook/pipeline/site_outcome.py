@@ -1,26 +1,11 @@
 """The published site: its key, the record of its files, its publication, its outcome.
 
-The *site key* (:func:`site_key`) is a SHA-256 over everything a page can show: the book's
-files, ``claims/`` and ``artifacts/``, the engine and environment, the digests of the modules
-each claim artifact's key names, the mutate records, the footer's stamp and each claim's
-judged state. :func:`publish` keeps only regular files and directories, records each file's
-SHA-256 and replaces ``_build/html`` by rename (``OUTDATED.txt`` marks the old site meanwhile:
-:func:`mark_outdated`). The outcome (the warnings) is stored in ``_build/site.json`` with the
-key, that record and the page digests, under a digest of all of them. A build whose key is
+The *site key* (:func:`site_key`) digests everything a page can show. :func:`publish` keeps
+only regular files and directories, records each file's SHA-256 (:func:`scan`) and replaces
+``_build/html`` by rename. ``_build/site.json`` (:func:`write_outcome`) stores the key, the
+warnings, that record and the page digests under a digest of all of them: a build whose key is
 the stored one, and whose site still matches the record (:func:`differences`), repeats the
-stored warnings without rendering; a render starts from the published pages only if they
-match it (:func:`copy_verified`). No file is opened through a link, no walk follows one.
-
-Examples
---------
->>> import tempfile
->>> with tempfile.TemporaryDirectory() as scratch:
-...     site = Path(scratch)
-...     _ = (site / "index.html").write_text("7.000")
-...     files = scan(site).files
-...     _ = (site / "index.html").write_text("7.777")
-...     print(differences(site, files))
-edited index.html
+stored warnings without rendering. No file is opened through a link, no walk follows one.
 """
 
 from __future__ import annotations
@@ -42,30 +27,24 @@ from claimbook.errors import ClaimError
 from claimbook.pipeline import file_digests
 from claimbook.pipeline.keys import file_digest
 
-_BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib")
-_BOOK_DIRS = ("_static", "_templates", "claims", "artifacts")
+OUTDATED_NOTE = "OUTDATED.txt"
+OUTCOME_FORMAT = 3  # bump when the outcome's fields or their meaning change
+_SHOWN = 3  # names shown per kind of difference
 
 
-def _book_files() -> list[Path]:
+def _book_files() -> dict[str, str]:
+    """``{path relative to the root: SHA-256}`` of each source file a page can show."""
     root = paths.REPO_ROOT
-    files = [root / name for name in _BOOK_FILES]
-    files.extend(sorted(root.glob("*.md")))
-    files.extend(sorted(paths.CHAPTERS_DIR.glob("*.ipynb")))
+    found = [root / name for name in ("_config.yml", "_toc.yml", "references.bib")]
+    found += sorted(root.glob("*.md"))
     # A chapter's front matter says where its pages start (claimbook.pages).
-    files.extend(sorted(paths.CHAPTERS_DIR.glob("*.md")))
-    for directory in _BOOK_DIRS:
-        files.extend(_regular_files(root / directory))
-    return [path for path in files if "__pycache__" not in path.parts]
-
-
-def _regular_files(directory: Path) -> list[Path]:
-    """Regular files under ``directory``, sorted; links (to files or folders) are skipped."""
-    found = []
-    for folder, subfolders, names in os.walk(directory, followlinks=False):
-        here = Path(folder)
-        subfolders[:] = sorted(name for name in subfolders if not (here / name).is_symlink())
-        found.extend(here / name for name in names if (here / name).is_file())
-    return sorted(path for path in found if not path.is_symlink())
+    found += sorted(paths.CHAPTERS_DIR.glob("*.ipynb")) + sorted(paths.CHAPTERS_DIR.glob("*.md"))
+    files = {os.path.relpath(path, root): file_digest(path) for path in found}
+    for directory in ("_static", "_templates", "claims", "artifacts"):
+        for name, digest in scan(root / directory).files.items():
+            if "__pycache__" not in name.split("/"):
+                files[f"{directory}/{name}"] = digest
+    return files
 
 
 def _claim_module_digests() -> dict:
@@ -81,32 +60,22 @@ def _claim_module_digests() -> dict:
     return dependencies.module_digests(named)
 
 
-def _mutation_record_digest() -> str:
-    """The mutation record the claim pages read, and the mistakes it is keyed on."""
-    record = committed_record_path()
-    found = [file_digest(record)] if record.is_file() else []
-    return ":".join([*found, mistakes_digest()])
-
-
 def site_key(with_pdf: bool = True) -> str:
-    """The SHA-256 over everything a page can show, and the book's PDF when it was printed
-    from the site of that key (:mod:`claimbook.pdf_link`); ``with_pdf=False``: without it."""
-    digest = hashlib.sha256()
-    for path in _book_files():
-        name = (
-            path.relative_to(paths.REPO_ROOT).as_posix()
-            if path.is_relative_to(paths.REPO_ROOT)
-            else path.name
-        )
-        digest.update(f"{name}\0{file_digest(path)}\n".encode())
-    digest.update(json.dumps(_claim_module_digests(), sort_keys=True).encode())
-    digest.update(_mutation_record_digest().encode())  # what the claim pages say each catches
-    digest.update(environment_digest().encode())
-    digest.update(dependencies.package_digest("claimbook").encode())
-    digest.update(json.dumps(build_stamp(str(paths.REPO_ROOT)), sort_keys=True).encode())
-    # A verdict can change with no file changing (a claim judged stale).
-    digest.update(json.dumps(judged_states(), sort_keys=True).encode())
-    key = digest.hexdigest()
+    """The SHA-256 over everything a page can show: the book's files, the modules each claim
+    artifact's key names, the mutation record, the engine, the environment, the footer's
+    stamp and each claim's judged state (it can change with no file changing); and the PDF
+    when it was printed from the site of that key (:mod:`claimbook.pdf_link`)."""
+    mutations = [path for path in (committed_record_path(),) if path.is_file()]
+    parts = {
+        "files": _book_files(),
+        "claim modules": _claim_module_digests(),
+        "mutations": [*map(file_digest, mutations), mistakes_digest()],
+        "environment": environment_digest(),
+        "engine": dependencies.package_digest("claimbook"),
+        "stamp": build_stamp(str(paths.REPO_ROOT)),
+        "states": judged_states(),
+    }
+    key = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
     pdf = pdf_link.current(pdf_link.PDF, key) if with_pdf else ""
     return hashlib.sha256(f"{key}\0{pdf}".encode()).hexdigest() if pdf else key
 
@@ -127,17 +96,13 @@ def pages_digest() -> str:
     """SHA-256 of what decides which pages exist: the table of contents, the claim ids, the
     configuration and the environment. A render starts from the published site only while
     this is unchanged (Sphinx never removes a page it stopped making)."""
-    digest = hashlib.sha256(file_digest(paths.REPO_ROOT / "_toc.yml").encode())
-    digest.update(b"\0config\0" + file_digest(paths.REPO_ROOT / "_config.yml").encode())
-    digest.update(b"\0environment\0" + environment_digest().encode())
-    for claim in sorted(path.stem for path in paths.CLAIMS_DIR.glob("*.yaml")):
-        digest.update(b"\0" + claim.encode())
-    return digest.hexdigest()
-
-
-OUTDATED_NOTE = "OUTDATED.txt"
-OUTCOME_FORMAT = 3  # bump when the outcome's fields or their meaning change
-_SHOWN = 3  # names shown per kind of difference
+    parts = [
+        file_digest(paths.REPO_ROOT / "_toc.yml"),
+        file_digest(paths.REPO_ROOT / "_config.yml"),
+        environment_digest(),
+        *sorted(path.stem for path in paths.CLAIMS_DIR.glob("*.yaml")),
+    ]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
 class Scan(NamedTuple):
@@ -177,11 +142,6 @@ def scan(directory: str | Path, skip: Collection[str] = ()) -> Scan:
     return Scan(dict(sorted(files.items())), sorted(others))
 
 
-def _names(kind: str, names: list[str]) -> str:
-    more = f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN else ""
-    return f"{kind} {', '.join(names[:_SHOWN])}{more}"
-
-
 def differences(
     directory: str | Path, record: Mapping[str, str], skip: Collection[str] = ()
 ) -> str | None:
@@ -189,60 +149,42 @@ def differences(
     if not os.path.isdir(directory) or os.path.islink(directory):
         return "missing"
     found = scan(directory, skip)
+    kinds = {
+        "edited": [
+            name for name, digest in found.files.items() if record.get(name, digest) != digest
+        ],
+        "missing": sorted(name for name in record if name not in found.files),
+        "not published by the build:": [name for name in found.files if name not in record],
+        "not a regular file:": found.others,
+    }
     parts = []
-    edited = [name for name, digest in found.files.items() if record.get(name, digest) != digest]
-    missing = [name for name in record if name not in found.files]
-    extra = [name for name in found.files if name not in record]
-    for kind, names in (
-        ("edited", edited),
-        ("missing", sorted(missing)),
-        ("not published by the build:", extra),
-        ("not a regular file:", found.others),
-    ):
+    for kind, names in kinds.items():
         if names:
-            parts.append(_names(kind, names))
+            more = f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN else ""
+            parts.append(f"{kind} {', '.join(names[:_SHOWN])}{more}")
     return "; ".join(parts) or None
 
 
 def copy_verified(
-    source: str | Path, target: str | Path, record: Mapping[str, str], skip: Collection[str] = ()
+    source: str | Path,
+    target: str | Path,
+    record: Mapping[str, str],
+    skip: Collection[str] = (),
 ) -> bool:
-    """Copy ``source`` into ``target`` (times kept) if it is exactly ``record``; else leave
-    ``target`` absent and return False. Each file is written from the bytes it was hashed from.
-    """
-    source, target = Path(source), Path(target)
-    copied = 0
+    """Copy ``source`` into ``target`` (times kept, links copied as links) and keep the copy
+    only if it is exactly ``record``; else remove it and return False."""
+    top = os.fspath(source)
     try:
-        for folder, subfolders, names in os.walk(source, followlinks=False):
-            here = Path(folder)
-            relative = here.relative_to(source)
-            (target / relative).mkdir(parents=True, exist_ok=True)
-            if relative == Path("."):
-                subfolders[:] = [name for name in subfolders if name not in skip]
-                names = [name for name in names if name not in skip]
-            if any((here / name).is_symlink() for name in subfolders):
-                return _give_up(target)
-            for name in names:
-                key = (relative / name).as_posix()
-                descriptor = file_digests.open_regular(here / name)
-                if descriptor is None:
-                    return _give_up(target)
-                with open(descriptor, "rb") as stream:
-                    data = stream.read()
-                    times = os.fstat(stream.fileno())
-                if record.get(key) != hashlib.sha256(data).hexdigest():
-                    return _give_up(target)
-                (target / key).write_bytes(data)
-                os.utime(target / key, ns=(times.st_atime_ns, times.st_mtime_ns))
-                copied += 1
-    except OSError:
-        return _give_up(target)
-    if copied != len(record):
-        return _give_up(target)
-    return True
-
-
-def _give_up(target: Path) -> bool:
+        shutil.copytree(
+            source,
+            target,
+            symlinks=True,
+            ignore=lambda folder, names: [n for n in names if n in skip and folder == top],
+        )
+        if scan(target) == (record, []):
+            return True
+    except OSError:  # a FIFO, or a file that cannot be read (shutil.Error is an OSError)
+        pass
     shutil.rmtree(target, ignore_errors=True)
     return False
 
@@ -264,22 +206,17 @@ def site_dir() -> Path:
     return paths.BUILD_DIR / "html"
 
 
-def _outcome_path() -> Path:
-    return paths.BUILD_DIR / "site.json"
-
-
 def _outcome_digest(outcome: dict) -> str:
     """SHA-256 over every field of an outcome but its own digest."""
     fields = {name: value for name, value in outcome.items() if name != "digest"}
-    return hashlib.sha256(
-        json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()
-    ).hexdigest()
+    text = json.dumps(fields, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def read_outcome(note=None) -> dict | None:
     """The stored outcome of the last render, or None if there is none to trust (another
     format or digest: said through ``note`` in one line, and every page is rendered again)."""
-    path = _outcome_path()
+    path = paths.BUILD_DIR / "site.json"
     try:
         outcome = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -290,7 +227,12 @@ def read_outcome(note=None) -> dict | None:
         problem = "is unreadable or from another version of the engine"
     elif outcome.get("digest") != _outcome_digest(outcome) or not all(
         isinstance(outcome.get(name), kind)
-        for name, kind in (("key", str), ("warnings", list), ("files", dict), ("sources", dict))
+        for name, kind in (
+            ("key", str),
+            ("warnings", list),
+            ("files", dict),
+            ("sources", dict),
+        )
     ):
         problem = "does not match its digest (edited by hand?)"
     else:
@@ -322,7 +264,7 @@ def write_outcome(
         "files": files,
     }
     record["digest"] = _outcome_digest(record)
-    write_text_atomically(_outcome_path(), json.dumps(record, indent=2) + "\n")
+    write_text_atomically(paths.BUILD_DIR / "site.json", json.dumps(record, indent=2) + "\n")
 
 
 def site_differences(outcome: dict) -> str | None:
@@ -334,10 +276,9 @@ def site_differences(outcome: dict) -> str | None:
 
 def mark_outdated(reason: str) -> None:
     """Say, inside the published site, that a build of newer sources is under way."""
-    site = site_dir()
-    if site.is_dir():
+    if site_dir().is_dir():
         write_text_atomically(
-            site / OUTDATED_NOTE,
+            site_dir() / OUTDATED_NOTE,
             "This site is older than its sources: a build started and has not finished "
             f"({reason}). Run `make` to bring it up to date.\n",
         )
@@ -347,11 +288,10 @@ def publish(rendered: Path) -> dict[str, str]:
     """Replace ``_build/html`` by ``rendered`` with renames, keeping only regular files and
     directories; return the record of its files (:func:`keep_regular`)."""
     files, _removed = keep_regular(rendered)
-    site = site_dir()
     previous = paths.BUILD_DIR / "html.old"
     shutil.rmtree(previous, ignore_errors=True)
-    if site.exists():
-        site.rename(previous)
-    rendered.rename(site)
+    if site_dir().exists():
+        site_dir().rename(previous)
+    rendered.rename(site_dir())
     shutil.rmtree(previous, ignore_errors=True)
     return files
