@@ -1,13 +1,10 @@
 """A build that has nothing to do says so in a fraction of a second.
 
 A clean, complete build records the tree (:func:`record_clean_build`): each file's path and
-SHA-256 (a link's target, another entry's type; ``.git``, ``.venv``, caches, the record and
-the locks skipped) and a stamp of what pages show that is no file of the tree (commit,
-``TRAINABLE_BUILD_COMMIT``/``_DATE``, Python, installed distributions, the root, an engine
-outside it). The next ``build`` compares before importing anything heavy
-(:func:`unchanged_since_clean_build`), newest file first, up to the first difference, which
-takes the full path. The driver removes the record when a whole build starts its full path,
-and writes it only after a clean end in the book's own environment.
+how it enters (:func:`_entry`; ``.git``, ``.venv``, caches, the record and the locks skipped),
+and a stamp of what pages show that is no file of the tree (:func:`_stamp`). The next
+``build`` compares before importing anything heavy (:func:`unchanged_since_clean_build`),
+newest file first, up to the first difference, which takes the full path.
 """
 
 from __future__ import annotations
@@ -25,77 +22,26 @@ from claimbook.pipeline import file_digests
 
 RECORD_NAME = "clean-build.json"
 _FORMAT = 3  # 3: each file's entry is recorded, and compared one by one
-_SKIPPED_DIRECTORIES = frozenset(
-    {".git", ".venv", "node_modules", "__pycache__", ".pytest_cache", ".ruff_cache"}
-    | {".hypothesis", ".mypy_cache"}
-)
-_SKIPPED_FILES = frozenset({("_build", RECORD_NAME), ("_build", ".build.lock"), (".setup.lock",)})
-_STAMP_VARIABLES = ("TRAINABLE_BUILD_COMMIT", "TRAINABLE_BUILD_DATE")
+_SKIPPED_DIRECTORIES = {".git", ".venv", "node_modules", "__pycache__", ".pytest_cache"} | {
+    ".ruff_cache",
+    ".hypothesis",
+    ".mypy_cache",
+}
+_SKIPPED_FILES = {("_build", RECORD_NAME), ("_build", ".build.lock"), (".setup.lock",)}
 
 
-def _record_path(root: Path) -> Path:
-    return root / "_build" / RECORD_NAME
-
-
-def _commit(root: Path) -> str:
-    """HEAD's commit when ``root`` is in a git checkout, else "" (the footer's input)."""
-    try:
-        found = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return found.stdout.strip() if found.returncode == 0 else ""
-
-
-def _files(
-    root: Path, relative: tuple[str, ...] = ()
-) -> list[tuple[tuple[str, ...], os.DirEntry]]:
-    """Every file and symbolic link under ``root`` the digest covers, in a fixed order."""
-    found = []
+def _files(root: Path, relative: tuple[str, ...] = ()) -> dict[str, os.DirEntry]:
+    """Every file and symbolic link under ``root`` the record covers, in a fixed order."""
+    found = {}
     with os.scandir(root.joinpath(*relative)) as entries:
         for entry in sorted(entries, key=lambda entry: entry.name):
             name = (*relative, entry.name)
             if entry.is_dir(follow_symlinks=False):
                 if entry.name not in _SKIPPED_DIRECTORIES:
-                    found.extend(_files(root, name))
+                    found.update(_files(root, name))
             elif name not in _SKIPPED_FILES:
-                found.append((name, entry))
+                found["/".join(name)] = entry
     return found
-
-
-def _stamp(root: Path) -> dict:
-    """What the record covers that is not a file of the tree (see the module doc)."""
-    return {
-        "format": _FORMAT,
-        "root": str(root),
-        "python": sys.version,
-        "commit": _commit(root),
-        "stamp": {name: os.environ.get(name) for name in _STAMP_VARIABLES},
-        "engine": _engine_outside(root),
-        "distributions": _distributions(),
-    }
-
-
-def _distributions() -> str:
-    """SHA-256 of the names of the distributions' metadata folders on ``sys.path``: the names
-    carry the versions, so any install, removal or version change takes the full path."""
-    hasher = hashlib.sha256()
-    for entry in sys.path:
-        try:
-            with os.scandir(entry or ".") as entries:
-                names = sorted(
-                    item.name
-                    for item in entries
-                    if item.name.endswith((".dist-info", ".egg-info"))
-                )
-        except OSError:
-            continue
-        hasher.update(f"{entry}\0{chr(0).join(names)}\n".encode())
-    return hasher.hexdigest()
 
 
 def _entry(entry: os.DirEntry) -> str:
@@ -115,17 +61,47 @@ def _entry(entry: os.DirEntry) -> str:
 def tree_entries(root: str | Path) -> dict[str, str]:
     """Each file of the book at ``root`` the record covers (relative path, ``/``-separated),
     in a fixed order, with how it enters (:func:`_entry`)."""
-    root = Path(root).resolve()
-    return {"/".join(name): _entry(entry) for name, entry in _files(root)}
+    return {name: _entry(entry) for name, entry in _files(Path(root).resolve()).items()}
 
 
-def tree_digest(root: str | Path) -> str:
-    """SHA-256 over the stamp, then each file's path and entry (:func:`tree_entries`)."""
-    root = Path(root).resolve()
-    hasher = hashlib.sha256(json.dumps(_stamp(root), sort_keys=True).encode() + b"\0")
-    for path, entry in tree_entries(root).items():
-        hasher.update(f"{path}\0{entry}\0".encode())
-    return hasher.hexdigest()
+def _stamp(root: Path) -> dict:
+    """What pages show that is no file of the tree: HEAD's commit, the footer's variables,
+    Python, the installed distributions (their folders' names carry their versions), the
+    root, and the engine's files when it is outside the root."""
+    try:
+        found = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        commit = found.stdout.strip() if found.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    distributions = hashlib.sha256()
+    for entry in sys.path:
+        try:
+            with os.scandir(entry or ".") as entries:
+                names = sorted(
+                    item.name
+                    for item in entries
+                    if item.name.endswith((".dist-info", ".egg-info"))
+                )
+        except OSError:
+            continue
+        distributions.update(f"{entry}\0{chr(0).join(names)}\n".encode())
+    return {
+        "format": _FORMAT,
+        "root": str(root),
+        "python": sys.version,
+        "commit": commit,
+        "stamp": {
+            name: os.environ.get(name)
+            for name in ("TRAINABLE_BUILD_COMMIT", "TRAINABLE_BUILD_DATE")
+        },
+        "engine": _engine_outside(root),
+        "distributions": distributions.hexdigest(),
+    }
 
 
 def _engine_outside(root: Path) -> str | None:
@@ -142,34 +118,33 @@ def _engine_outside(root: Path) -> str | None:
     return f"{engine}:{hasher.hexdigest()}"
 
 
+def _root(root: str | Path | None) -> Path:
+    return (Path(root) if root is not None else paths.REPO_ROOT).resolve()
+
+
 def record_clean_build(root: str | Path | None = None) -> None:
     """Record the tree after a clean, complete build: the stamp and every file's entry."""
-    root = (Path(root) if root is not None else paths.REPO_ROOT).resolve()
+    root = _root(root)
     record = {"format": _FORMAT, "stamp": _stamp(root), "files": tree_entries(root)}
-    write_text_atomically(_record_path(root), json.dumps(record, sort_keys=True) + "\n")
+    write_text_atomically(root / "_build" / RECORD_NAME, json.dumps(record, sort_keys=True) + "\n")
 
 
 def forget_clean_build(root: str | Path | None = None) -> None:
     """Remove the record: the build is taking its full path and may end otherwise."""
-    root = Path(root) if root is not None else paths.REPO_ROOT
-    _record_path(root).unlink(missing_ok=True)
+    (_root(root) / "_build" / RECORD_NAME).unlink(missing_ok=True)
 
 
 def unchanged_since_clean_build(root: str | Path | None = None) -> bool:
-    """True when a clean build's record exists and the tree matches it byte for byte.
-
-    The paths must match; then files are compared newest first (times decide only the order)
-    up to the first difference.
-    """
-    root = (Path(root) if root is not None else paths.REPO_ROOT).resolve()
+    """True when a clean build's record exists and the tree matches it byte for byte: the
+    paths first, then each file, newest first (times decide only the order)."""
+    root = _root(root)
     try:
-        record = json.loads(_record_path(root).read_text(encoding="utf-8"))
+        record = json.loads((root / "_build" / RECORD_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
     if not isinstance(record, dict) or record.get("format") != _FORMAT:
         return False
-    recorded = record.get("files")
-    listed = {"/".join(name): entry for name, entry in _files(root)}
+    recorded, listed = record.get("files"), _files(root)
     if not isinstance(recorded, dict) or set(recorded) != set(listed):
         return False
 
