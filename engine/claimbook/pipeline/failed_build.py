@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
 from datetime import UTC, datetime
 from html import escape
@@ -73,12 +72,13 @@ def failure_reason(lines: list[str], error: BaseException | None = None) -> str:
     return "the build stopped without a reason it could name"
 
 
-def _utc(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+def _utc(stamp: float) -> str:
+    return datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _site_built(site: Path) -> str:
-    """When the kept site was built: as an earlier banner says, else the outcome's time."""
+def _site_built(site: Path, pages: list[Path]) -> str:
+    """When the kept site was built: as an earlier banner says, else when its outcome was
+    written (right after it was published), else its newest page's time."""
     for page in (site / "intro.html", site / "index.html"):
         try:
             found = _BUILT.search(page.read_text(encoding="utf-8", errors="replace"))
@@ -86,25 +86,11 @@ def _site_built(site: Path) -> str:
             continue
         if found:
             return found.group(1)
-    record = paths.BUILD_DIR / "site.json"  # written right after the site is published
     try:
-        stamp = record.stat().st_mtime
+        return _utc((paths.BUILD_DIR / "site.json").stat().st_mtime)
     except OSError:
-        stamps = [page.stat().st_mtime for page in _pages(site)]
-        if not stamps:
-            return "an unknown time"
-        stamp = max(stamps)
-    return _utc(datetime.fromtimestamp(stamp, UTC))
-
-
-def _pages(site: Path) -> list[Path]:
-    """The site's HTML pages (not the theme's templates or the sources under ``_*``)."""
-    found = []
-    for folder, subfolders, names in os.walk(site):
-        here = Path(folder)
-        subfolders[:] = sorted(name for name in subfolders if not name.startswith("_"))
-        found.extend(here / name for name in sorted(names) if name.endswith(".html"))
-    return [page for page in found if page.is_file() and not page.is_symlink()]
+        stamps = [page.stat().st_mtime for page in pages]
+        return _utc(max(stamps)) if stamps else "an unknown time"
 
 
 def _judged_now(claim_id: str) -> tuple[str, str]:
@@ -116,26 +102,6 @@ def _judged_now(claim_id: str) -> tuple[str, str]:
     return state, reason
 
 
-def _banner(built: str, failed: str, reason: str) -> str:
-    text = (
-        f"<strong>This site is from the build of {escape(built)}.</strong> The latest build, "
-        f"at {escape(failed)}, failed: {escape(reason)}"
-    )
-    return (
-        f'<div id="{BANNER_ID}" class="claimbook-failed-build" role="alert" '
-        f'data-site-built="{escape(built)}" style="{_STYLE}"><p style="margin:0;color:#ffffff">'
-        f"{text}</p></div>{_END}\n"
-    )
-
-
-def _with_banner(html: str, banner: str) -> str:
-    html = _OLD_BANNER.sub("", html)
-    found = next(filter(None, (top.search(html) for top in _TOPS)), None)
-    if found is None:  # a page without a body (the root's redirect): the banner after it
-        return html.rstrip("\n") + "\n" + banner
-    return html[: found.end()] + "\n" + banner + html[found.end() :]
-
-
 def mark_failed_build(reason: str, note=None, now: datetime | None = None) -> int:
     """Put the banner on every page of the kept site and show each claim as judged now;
     return the number of pages marked. Never raises: a page that cannot be rewritten is
@@ -144,41 +110,52 @@ def mark_failed_build(reason: str, note=None, now: datetime | None = None) -> in
     if not site.is_dir():
         return 0
     note = note or (lambda line: None)
-    failed = _utc(now or datetime.now(UTC))
     try:
-        built = _site_built(site)
-        sentence = (
-            f"This site is from the build of {built}. The latest build, at {failed}, failed: "
+        # The site's HTML pages: not the theme's templates or the sources under ``_*``.
+        pages = sorted(
+            page
+            for page in site.rglob("*.html")
+            if not any(part.startswith("_") for part in page.relative_to(site).parts[:-1])
+            and page.is_file()
+            and not page.is_symlink()
         )
+        built = _site_built(site, pages)
+        failed = _utc((now or datetime.now(UTC)).timestamp())
         reason = one_line(reason, REASON_LIMIT)
-        banner = _banner(built, failed, reason)
+        banner = (
+            f'<div id="{BANNER_ID}" class="claimbook-failed-build" role="alert" '
+            f'data-site-built="{escape(built)}" style="{_STYLE}"><p style="margin:0;'
+            f'color:#ffffff"><strong>This site is from the build of {escape(built)}.</strong> '
+            f"The latest build, at {escape(failed)}, failed: {escape(reason)}</p></div>{_END}\n"
+        )
         states = functools.cache(_judged_now)
         marked = 0
-        for page in _pages(site):
+        for page in pages:
             try:
-                html = page.read_text(encoding="utf-8")
+                html = _OLD_BANNER.sub("", page.read_text(encoding="utf-8"))
                 if _MARKED.search(html):
-                    html = _rewrite_marks(_OLD_BANNER.sub("", html), states)
-                write_text_atomically(page, _with_banner(html, banner))
+                    html = _rewrite_marks(html, states)
+                top = next(filter(None, (top.search(html) for top in _TOPS)), None)
+                if top is None:  # a page without a body (the root's redirect): after it
+                    html = html.rstrip("\n") + "\n" + banner
+                else:
+                    html = html[: top.end()] + "\n" + banner + html[top.end() :]
+                write_text_atomically(page, html)
                 marked += 1
             except (OSError, UnicodeDecodeError, ValueError) as error:
                 note(f"site: {paths.shown(page)} could not be marked: {one_line(error)}")
         _rewrite_ledger(site / "claims.json", states, note)
-        _write_note(site / "OUTDATED.txt", sentence + reason)
+        line = f"This site is from the build of {built}. The latest build, at {failed}, failed: "
+        try:  # what a build that started said in OUTDATED.txt, kept after the line
+            before = (site / "OUTDATED.txt").read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            before = []
+        kept = [text for text in before if not text.startswith("This site is from the build of")]
+        write_text_atomically(site / "OUTDATED.txt", "\n".join([line + reason, *kept]) + "\n")
         return marked
     except Exception as error:  # reported; the build's own failure stands
         note(f"site: the kept site could not be marked as failed: {one_line(error)}")
         return 0
-
-
-def _write_note(path: Path, line: str) -> None:
-    """``OUTDATED.txt``: ``line``, then what a build that started said there (if anything)."""
-    try:
-        before = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        before = []
-    kept = [text for text in before if not text.startswith("This site is from the build of")]
-    write_text_atomically(path, "\n".join([line, *kept]) + "\n")
 
 
 def _rewrite_ledger(path: Path, states, note) -> None:
@@ -193,12 +170,11 @@ def _rewrite_ledger(path: Path, states, note) -> None:
     entries = ledger.get("claims") if isinstance(ledger, dict) else None
     changed = False
     for entry in entries if isinstance(entries, list) else []:
-        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
-            continue
-        state, reason = states(entry["id"])
-        if entry.get("state") != state:
-            entry["state"], entry["reason"] = state, reason
-            changed = True
+        if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+            state, reason = states(entry["id"])
+            if entry.get("state") != state:
+                entry["state"], entry["reason"] = state, reason
+                changed = True
     if changed:
         text = json.dumps(ledger, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
         write_text_atomically(path, text)
@@ -206,7 +182,8 @@ def _rewrite_ledger(path: Path, states, note) -> None:
 
 def _rewrite_marks(html: str, states) -> str:
     """``html`` with each claim mark that shows another state than the one judged now
-    rewritten to it: badges, bound numbers, the page's legend and a claim page's meaning."""
+    rewritten to it: badges, bound numbers, common accounts, the page's legend and a claim
+    page's meaning and lead."""
     # Imported only when a build failed with a site to mark (the one path that parses HTML).
     from bs4 import BeautifulSoup
 
@@ -216,22 +193,21 @@ def _rewrite_marks(html: str, states) -> str:
     soup = BeautifulSoup(html, "html.parser")
     by_class = {name: state for state, name in model.STATE_CLASSES.items()}
     changed = False
+
+    def restate(node, css: str, title: str, state: str, reason: str) -> None:
+        node["class"] = [name for name in node.get("class", []) if name not in by_class] + [css]
+        node["title"] = f"{title} (now {state}: {reason})".strip()
+
     for badge in soup.select(".claim-badge"):
         shown_id = badge.select_one(".claim-id")
         if shown_id is None:  # a sample badge of the landing page's legend
             continue
-        claim_id = shown_id.get_text()
-        state, reason = states(claim_id)
-        shown = [by_class[name] for name in badge.get("class", []) if name in by_class]
-        if shown == [state]:
+        state, reason = states(shown_id.get_text())
+        if [by_class[name] for name in badge.get("class", []) if name in by_class] == [state]:
             continue
-        badge["class"] = [n for n in badge.get("class", []) if n not in by_class] + [
-            model.STATE_CLASSES[state]
-        ]
-        word = badge.select_one(".claim-state")
-        if word is not None:
+        restate(badge, model.STATE_CLASSES[state], badge.get("title", ""), state, reason)
+        if (word := badge.select_one(".claim-state")) is not None:
             word.string = model.STATE_WORDS[state]
-        badge["title"] = f"{badge.get('title', '')} (now {state}: {reason})".strip()
         changed = True
         meaning = badge.find_parent(class_="claim-page-state")
         meaning = meaning.find_next_sibling(class_="claim-meaning") if meaning else None
@@ -242,40 +218,8 @@ def _rewrite_marks(html: str, states) -> str:
             strong.string = lead
             meaning.append(strong)
             meaning.append(sentence)
-    changed |= _rewrite_accounts(soup, states, model)
-    numbers = [
-        node for node in soup.select(".claim-value[data-claim]") if node["data-claim"] != "sample"
-    ]
-    for number in numbers:
-        state, reason = states(number["data-claim"])
-        if number.get("data-claim-state") == state:
-            continue
-        classes = [n for n in number.get("class", []) if n not in by_class]
-        number["class"] = [*classes, model.NUMBER_CLASSES[state]]
-        number["data-claim-state"] = state
-        # Its hover said the account was contradicted, which only a refuted claim's is.
-        title = number.get("title", "").split(f" A common account, {ACCOUNT_WORDS}")[0]
-        number["title"] = f"{title} (now {state}: {reason})".strip()
-        mark = number.select_one(".claim-mark")
-        if mark is not None:
-            mark.string = model.STATE_MARKS[state]
-        said = number.select_one(".claim-sr")
-        if said is not None:
-            said.string = number_said(state)
-        changed = True
-    legend = soup.select_one("p.claim-legend")
-    if changed and legend is not None and numbers:
-        accounts = soup.select_one(".claim-account") is not None
-        parts = legend_parts([n["data-claim-state"] for n in numbers], accounts)
-        _rewrite_legend(soup, legend, parts)
-    return str(soup) if changed else html
-
-
-def _rewrite_accounts(soup, states, model) -> bool:
-    """Unless its claim is refuted, a common account's mark becomes the claim's badge, an
-    Evidence card drops its account line and a claim page's lead names the state; return
-    whether anything changed."""
-    changed = False
+    # Unless its claim is refuted, a common account's mark becomes the claim's badge, an
+    # Evidence card drops its account line and a claim page's lead names the state.
     for account in soup.select("a.claim-account[data-claim]"):
         claim_id = account["data-claim"]
         state, reason = states(claim_id)
@@ -305,23 +249,37 @@ def _rewrite_accounts(soup, states, model) -> bool:
     lead = soup.select_one(".claim-measurement-lead")
     shown_id = soup.select_one(".claim-page-state .claim-id")
     if lead is not None and shown_id is not None:
-        state = states(shown_id.get_text())[0]
-        if lead.get_text() != model.measurement_lead(state):
-            lead.string = model.measurement_lead(state)
+        said = model.measurement_lead(states(shown_id.get_text())[0])
+        if lead.get_text() != said:
+            lead.string = said
             changed = True
-    return changed
-
-
-def _rewrite_legend(soup, legend, parts: list) -> None:
-    """``legend`` redrawn from ``parts`` (:func:`~claimbook.extensions.claim_nodes.legend_parts`),
-    its link kept."""
-    link = legend.find("a")
-    legend.clear()
-    for part in parts:
-        if isinstance(part, tuple):
-            mark, css = part
-            part = soup.new_tag("span", attrs={"class": ["claim-legend-mark", css]})
-            part.string = mark
-        legend.append(part)
-    if link is not None:
-        legend.append(link)
+    numbers = [
+        node for node in soup.select(".claim-value[data-claim]") if node["data-claim"] != "sample"
+    ]
+    for number in numbers:
+        state, reason = states(number["data-claim"])
+        if number.get("data-claim-state") == state:
+            continue
+        # Its hover said the account was contradicted, which only a refuted claim's is.
+        title = number.get("title", "").split(f" A common account, {ACCOUNT_WORDS}")[0]
+        number["data-claim-state"] = state
+        restate(number, model.NUMBER_CLASSES[state], title, state, reason)
+        if (mark := number.select_one(".claim-mark")) is not None:
+            mark.string = model.STATE_MARKS[state]
+        if (said := number.select_one(".claim-sr")) is not None:
+            said.string = number_said(state)
+        changed = True
+    legend = soup.select_one("p.claim-legend")
+    if changed and legend is not None and numbers:
+        accounts = soup.select_one(".claim-account") is not None
+        link = legend.find("a")
+        legend.clear()
+        for part in legend_parts([n["data-claim-state"] for n in numbers], accounts):
+            if isinstance(part, tuple):
+                mark, css = part
+                part = soup.new_tag("span", attrs={"class": ["claim-legend-mark", css]})
+                part.string = mark
+            legend.append(part)
+        if link is not None:
+            legend.append(link)
+    return str(soup) if changed else html
