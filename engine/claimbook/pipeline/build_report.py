@@ -32,8 +32,7 @@ def claim_problems() -> list[str]:
             continue
         if not judgement.fails_build:
             problems.extend(wide_tolerances(claim_id, judgement.artifact))
-            continue
-        if judgement.state == "failed" and judgement.artifact is not None:
+        elif judgement.state == "failed" and judgement.artifact is not None:
             lines = claims.failure_summary(judgement.artifact) or [judgement.reason]
             problems.extend(f"claim {line}" for line in lines)
         else:
@@ -50,40 +49,9 @@ def wide_tolerances(claim_id: str, artifact) -> list[str]:
     return wide_tolerance_problems(claim_id, expect, artifact.get("result") or {})
 
 
-def shown_warnings(warnings: list[str], problems: list[str]) -> list[str]:
-    """The site's warnings as the build prints them: one line per problem.
-
-    A warning that a claim fails the build is left out when a claim problem names that
-    claim (that line says it, with its numbers), and a warning repeated at other places
-    (a claim shown on several pages, a role used twice) is printed once, with how many
-    places more.
-    """
-    failing = {line.split()[1] for line in problems if line.startswith("claim ")}
-    shown: dict[str, list[str]] = {}
-    for line in warnings:
-        _where, marker, message = line.partition(" WARNING: ")
-        if not marker:
-            shown.setdefault(line, [line])
-            continue
-        words = message.split()
-        if len(words) > 2 and words[0] == "claim" and words[2] == "is" and words[1] in failing:
-            continue
-        shown.setdefault(message, []).append(line)
-    lines = []
-    for places in shown.values():
-        more = len(places) - 1
-        lines.append(
-            places[0] + (f" (and {more} more place{'s' if more > 1 else ''})" if more else "")
-        )
-    return lines
-
-
 def unregistered_claims(plans: list[ChapterPlan]) -> list[str]:
-    """One line per chapter whose code verifies a claim id that ``claims/`` does not hold.
-
-    The ids come from the chapter's record when its source is unchanged, else from the
-    source, so an unchanged book is checked without parsing a chapter.
-    """
+    """One line per chapter whose code verifies a claim id that ``claims/`` does not hold (the
+    ids from the chapter's record when its source is unchanged, so no chapter is parsed)."""
     registered = set(claims.list_claims())
     lines = []
     for plan in plans:
@@ -151,19 +119,36 @@ def answer_question(selected: list[Path], claim_ids: list[str], partial: bool, o
 
 
 def final_report(warnings: list[str], problems: list[str], seconds: float, out) -> int:
-    """Print the site's ``warnings`` and the claim ``problems`` and the build's last line;
-    return its exit status (1 if there is any, else 0)."""
-    if warnings or problems:
-        shown = shown_warnings(warnings, problems)
-        for line in shown:
-            out(line)
-        for line in problems:
-            out(line)
+    """Print the site's ``warnings``, the claim ``problems`` and the build's last line; return
+    its exit status (1 if there is any, else 0).
+
+    A warning that a claim fails the build is left out when a problem names that claim (its
+    line gives the numbers); a warning repeated at other places is printed once, with how
+    many places more.
+    """
+    if not warnings and not problems:
+        out(f"The book is built ({seconds:.1f} s): {site_dir() / 'index.html'}")
+        return 0
+    failing = {line.split()[1] for line in problems if line.startswith("claim ")}
+    places: dict[str, list[str]] = {}
+    for line in warnings:
+        _where, marker, message = line.partition(" WARNING: ")
+        words = message.split()
+        if not marker:
+            places.setdefault(line, [line])
+        elif not (
+            len(words) > 2 and words[0] == "claim" and words[2] == "is" and words[1] in failing
+        ):
+            places.setdefault(message, []).append(line)
+    for first, *more in places.values():
         out(
-            f"make: FAILED in {seconds:.1f} s: {len(shown)} site warning(s), "
-            f"{len(problems)} claim problem(s); the site shows them: "
-            f"{site_dir() / 'index.html'}"
+            first
+            + (f" (and {len(more)} more place{'s' if len(more) > 1 else ''})" if more else "")
         )
-        return 1
-    out(f"The book is built ({seconds:.1f} s): {site_dir() / 'index.html'}")
-    return 0
+    for line in problems:
+        out(line)
+    out(
+        f"make: FAILED in {seconds:.1f} s: {len(places)} site warning(s), "
+        f"{len(problems)} claim problem(s); the site shows them: {site_dir() / 'index.html'}"
+    )
+    return 1
