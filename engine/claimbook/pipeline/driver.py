@@ -115,7 +115,7 @@ def _execute(plans, computation, jobs, out, kernels):
                 claim for claim in (record or {}).get("claims", ()) if claim in computation.due
             ]
             if again:
-                reason = f"claims computed again: {_listed(again)}"
+                reason = f"claims computed again: {keys.listed(again)}"
                 plans[index] = plan._replace(action="execute", reason=reason)
     unregistered = build_report.unregistered_claims(plans)
     if unregistered:  # checked on every build: a cell that caught the error changes nothing
@@ -209,10 +209,6 @@ def _render(guard: ChapterGuard, out, started: float) -> int:
     return build_report.final_report(warnings, problems, time.perf_counter() - started, out)
 
 
-def _listed(names: list[str]) -> str:
-    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-
-
 def chapter_outputs(stem: str) -> list[str]:
     """The files chapter ``stem``'s record lists, then the record, relative to the root;
     :class:`BuildError` if the chapter is not current here."""
@@ -234,33 +230,32 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(prog="python -m claimbook")
     commands = parser.add_subparsers(dest="command", required=True)
-    build_parser = commands.add_parser("build", help="bring the site up to date")
-    build_parser.add_argument(
-        "--question", action="store_true", help="exit 0 only if nothing would change"
-    )
-    execute_parser = commands.add_parser(
-        "execute", help="execute what changed in the named chapters (default all); no render"
-    )
-    execute_parser.add_argument("chapters", nargs="*", metavar="CHAPTER", help="chapter stems")
-    render_parser = commands.add_parser(
-        "render",
-        help="render and publish from the outputs present; fail if a chapter would execute",
-    )
-    for checked in (build_parser, execute_parser, render_parser):
-        if checked is not render_parser:
-            checked.add_argument("--jobs", type=int, default=None, help="parallel chapters")
-        checked.add_argument(
-            environment.ALLOW_OPTION,
-            action="store_true",
-            help="build even if the installed packages, Python or engine are not the book's "
-            "(every page then says so)",
-        )
-    outputs_parser = commands.add_parser(
-        "outputs", help="the files each named chapter's record lists, and the record"
-    )
-    outputs_parser.add_argument("chapters", nargs="+", metavar="CHAPTER", help="chapter stems")
-    chapters_parser = commands.add_parser("chapters", help="the chapter stems, in _toc.yml order")
-    chapters_parser.add_argument("--json", action="store_true", help="one JSON list")
+    for name, said in (
+        ("build", "bring the site up to date"),
+        ("execute", "execute what changed in the named chapters (default all); no render"),
+        ("render", "render and publish from the outputs present; fail if a chapter would execute"),
+        ("outputs", "the files each named chapter's record lists, and the record"),
+        ("chapters", "the chapter stems, in _toc.yml order"),
+    ):
+        command = commands.add_parser(name, help=said)
+        if name in ("build", "execute"):
+            command.add_argument("--jobs", type=int, default=None, help="parallel chapters")
+        if name in ("build", "execute", "render"):
+            command.add_argument(
+                environment.ALLOW_OPTION,
+                action="store_true",
+                help="build even if the installed packages, Python or engine are not the book's "
+                "(every page then says so)",
+            )
+        if name in ("execute", "outputs"):
+            many = "*" if name == "execute" else "+"
+            command.add_argument("chapters", nargs=many, metavar="CHAPTER", help="chapter stems")
+        if name == "build":
+            command.add_argument(
+                "--question", action="store_true", help="exit 0 only if nothing would change"
+            )
+        if name == "chapters":
+            command.add_argument("--json", action="store_true", help="one JSON list")
     options = parser.parse_args(argv)
     if getattr(options, "jobs", None) is not None and options.jobs < 1:
         parser.error(f"--jobs must be a positive integer, got {options.jobs}")

@@ -1,8 +1,8 @@
-"""Chapter keys, and the record of the last successful execution of each chapter.
+"""Chapter keys and the records of the last successful execution of each chapter.
 
 A chapter's **key** is a SHA-256 over its code cells (source, tags, kernel; not its prose),
 the bytes of each registry entry and artifact of the claims it verifies, the digest of each
-module of the book's its code reaches (:mod:`claimbook.dependencies`) and the environment
+of the book's modules its code reaches (:mod:`claimbook.dependencies`) and the environment
 (docs/keys.md). ``_build/keys/<stem>.json`` holds the key, its parts, the modules and the
 SHA-256 of every output. A record whose fields are not all of their type and form is no
 record: the chapter executes again.
@@ -21,11 +21,7 @@ from typing import NamedTuple
 from claimbook import dependencies, paths
 from claimbook.atomic import write_text_atomically
 from claimbook.claims.keys import environment_digest
-from claimbook.errors import (
-    InvalidClaimIdError,
-    KeyRecordError,
-    OutsideBuildProductsError,
-)
+from claimbook.errors import InvalidClaimIdError, KeyRecordError, OutsideBuildProductsError
 from claimbook.sources import Chapter, read_chapter
 from claimbook.text import one_line
 
@@ -226,12 +222,7 @@ def _record_problem(record: object, stem: str) -> str | None:
 
 
 def write_record(
-    source: Path,
-    key: Mapping,
-    claim_ids,
-    modules,
-    outputs: Iterable[Path],
-    seconds: float,
+    source: Path, key: Mapping, claim_ids, modules, outputs: Iterable[Path], seconds: float
 ) -> dict:
     """Write the record of a successful execution, hashing ``source`` and ``outputs`` now;
     raises :class:`OutsideBuildProductsError` for an output that is not a build product."""
@@ -306,7 +297,7 @@ def plan_chapter(source: Path) -> ChapterPlan:
             for name in sorted(set(now[group]) | set(before[group]))
             if now[group].get(name) != before[group].get(name)
         ]
-        return execute(f"{', '.join(changed)} changed" + (f": {_listed(names)}" if names else ""))
+        return execute(f"{', '.join(changed)} changed" + (f": {listed(names)}" if names else ""))
     problems = []
     for output, digest in sorted(record["outputs"].items()):
         found = file_digest(paths.REPO_ROOT / output)
@@ -321,6 +312,6 @@ def plan_chapter(source: Path) -> ChapterPlan:
     return ChapterPlan(stem, source, "none", "up to date")
 
 
-def _listed(names: list[str]) -> str:
+def listed(names: list[str]) -> str:
     """The first three ``names``, and how many more."""
     return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
