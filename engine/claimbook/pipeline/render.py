@@ -22,12 +22,7 @@ import yaml
 
 from claimbook import cache, paths
 from claimbook.errors import BuildError
-from claimbook.pipeline.site_outcome import (
-    OUTDATED_NOTE,
-    copy_verified,
-    judged_states,
-    site_dir,
-)
+from claimbook.pipeline.site_outcome import OUTDATED_NOTE, copy_verified, judged_states, site_dir
 
 _READ_DIGESTS = "trainable_page_digests"  # the environment's record (pickled with it)
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -62,9 +57,7 @@ def _warnings(text: str) -> list[str]:
 def _source_digest(env, docname: str) -> str:
     """The digest of what Sphinx reads for a page: the page a chapter serves for it
     (:func:`claimbook.extensions.chapter_pages.served_digest`), or its file's bytes."""
-    from claimbook.extensions.chapter_pages import (
-        served_digest,
-    )  # Sphinx: only to render
+    from claimbook.extensions.chapter_pages import served_digest  # Sphinx: only to render
 
     served = served_digest(env, docname)
     return served or cache.digest(cache.file_bytes(env.doc2path(docname)))
@@ -130,6 +123,7 @@ class SiteRender:
         try:
             with patch_docutils(None), docutils_namespace():
                 app = self._sphinx(tee)
+                # Pages are kept only while every claim is judged as they show it.
                 if copied and published.get("states") == judged_states():
                     _keep_unchanged_pages(app, published["sources"])
                 app.build(False, [])
@@ -146,12 +140,11 @@ class SiteRender:
         return self.target, warnings
 
     def _sphinx(self, tee):
-        """The application :func:`jupyter_book.sphinx.build_sphinx` makes, with our events."""
+        """The HTML application :func:`jupyter_book.sphinx.build_sphinx` makes, with our events."""
         from jupyter_book.config import get_final_config
-        from jupyter_book.pdf import update_latex_documents
         from sphinx.application import Sphinx
 
-        configuration, meta = get_final_config(
+        configuration, _meta = get_final_config(
             user_yaml=paths.REPO_ROOT / "_config.yml",
             cli_config={
                 "external_toc_path": (paths.REPO_ROOT / "_toc.yml").as_posix(),
@@ -176,9 +169,6 @@ class SiteRender:
             freshenv=self.fresh,
             warningiserror=True,
             keep_going=True,
-        )
-        app.config.latex_documents = update_latex_documents(
-            app.config.latex_documents, meta["latex_doc_overrides"]
         )
         if app.config["use_multitoc_numbering"]:
             if "numbered: true" in yaml.dump(app.config.external_site_map.as_json()):
