@@ -21,12 +21,10 @@ from claimbook.atomic import write_text_atomically
 from claimbook.pipeline import file_digests
 
 RECORD_NAME = "clean-build.json"
-_FORMAT = 3  # 3: each file's entry is recorded, and compared one by one
-_SKIPPED_DIRECTORIES = {".git", ".venv", "node_modules", "__pycache__", ".pytest_cache"} | {
-    ".ruff_cache",
-    ".hypothesis",
-    ".mypy_cache",
-}
+_FORMAT = 3  # part of the stamp: bump when what the record holds changes
+_SKIPPED_DIRECTORIES = frozenset(
+    ".git .venv node_modules __pycache__ .pytest_cache .ruff_cache .hypothesis .mypy_cache".split()
+)
 _SKIPPED_FILES = {("_build", RECORD_NAME), ("_build", ".build.lock"), (".setup.lock",)}
 
 
@@ -125,7 +123,7 @@ def _root(root: str | Path | None) -> Path:
 def record_clean_build(root: str | Path | None = None) -> None:
     """Record the tree after a clean, complete build: the stamp and every file's entry."""
     root = _root(root)
-    record = {"format": _FORMAT, "stamp": _stamp(root), "files": tree_entries(root)}
+    record = {"stamp": _stamp(root), "files": tree_entries(root)}
     write_text_atomically(root / "_build" / RECORD_NAME, json.dumps(record, sort_keys=True) + "\n")
 
 
@@ -142,9 +140,8 @@ def unchanged_since_clean_build(root: str | Path | None = None) -> bool:
         record = json.loads((root / "_build" / RECORD_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    if not isinstance(record, dict) or record.get("format") != _FORMAT:
-        return False
-    recorded, listed = record.get("files"), _files(root)
+    recorded = record.get("files") if isinstance(record, dict) else None
+    listed = _files(root)
     if not isinstance(recorded, dict) or set(recorded) != set(listed):
         return False
 
