@@ -1,4 +1,4 @@
-"""Regular files hashed without following a link or waiting on a FIFO."""
+"""Regular files opened and hashed without following a link or waiting on a FIFO."""
 
 from __future__ import annotations
 

@@ -166,10 +166,7 @@ def differences(
 
 
 def copy_verified(
-    source: str | Path,
-    target: str | Path,
-    record: Mapping[str, str],
-    skip: Collection[str] = (),
+    source: str | Path, target: str | Path, record: Mapping[str, str], skip: Collection[str] = ()
 ) -> bool:
     """Copy ``source`` into ``target`` (times kept, links copied as links) and keep the copy
     only if it is exactly ``record``; else remove it and return False."""
@@ -227,12 +224,7 @@ def read_outcome(note=None) -> dict | None:
         problem = "is unreadable or from another version of the engine"
     elif outcome.get("digest") != _outcome_digest(outcome) or not all(
         isinstance(outcome.get(name), kind)
-        for name, kind in (
-            ("key", str),
-            ("warnings", list),
-            ("files", dict),
-            ("sources", dict),
-        )
+        for name, kind in (("key", str), ("warnings", list), ("files", dict), ("sources", dict))
     ):
         problem = "does not match its digest (edited by hand?)"
     else:
