@@ -7,18 +7,27 @@ import os
 import stat
 
 
-def sha256(path: str | os.PathLike[str]) -> tuple[int, bytes, bool] | None:
-    """``(size, SHA-256, steady)`` of the regular file at ``path`` (no link followed, no FIFO
-    waited on), read now; None if it is none. ``steady`` is False if the file changed while it
-    was read (its device, inode, size or times differ before and after)."""
+def open_regular(path: str | os.PathLike[str]) -> int | None:
+    """A descriptor of ``path`` if it is a regular file (no link followed, no FIFO waited
+    on), else None."""
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
-    before = os.fstat(descriptor)
-    if not stat.S_ISREG(before.st_mode):
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
         os.close(descriptor)
         return None
+    return descriptor
+
+
+def sha256(path: str | os.PathLike[str]) -> tuple[int, bytes, bool] | None:
+    """``(size, SHA-256, steady)`` of the regular file at ``path`` (no link followed, no FIFO
+    waited on), read now; None if it is none. ``steady`` is False if the file changed while it
+    was read (its device, inode, size or times differ before and after)."""
+    descriptor = open_regular(path)
+    if descriptor is None:
+        return None
+    before = os.fstat(descriptor)
     with open(descriptor, "rb") as stream:
         digest = hashlib.file_digest(stream, "sha256").digest()
         size, after = stream.tell(), os.fstat(descriptor)
