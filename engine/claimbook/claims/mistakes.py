@@ -22,8 +22,7 @@ from pathlib import Path
 from claimbook import dependencies, paths
 from claimbook.atomic import write_text_atomically
 from claimbook.claims.keys import claim_key
-from claimbook.claims.registry import load_claim
-from claimbook.errors import ClaimError, RegistryError
+from claimbook.errors import RegistryError
 
 MISTAKES = "mistakes"  # the folder of the mistakes, beside the registry's YAML files
 # The package the files are loaded in, so that one may import another by that name.
@@ -218,18 +217,3 @@ def mutation_states(
             }
         )
     return states
-
-
-def stale_claims(claim_ids: Sequence[str]) -> list[str]:
-    """The claims among ``claim_ids`` that name mistakes and have no result under today's key
-    in the committed record (an unreadable registry entry is left out: the render reports
-    it). ``make mutate`` gives them one."""
-    stale, digests = [], {}
-    for claim_id in claim_ids:
-        try:
-            claim = load_claim(claim_id)
-        except ClaimError:
-            continue
-        if claim.catches and current_entry(claim, mutation_key(claim, digests))[0] is None:
-            stale.append(claim_id)
-    return stale

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from claimbook import claims, paths
 from claimbook.claims.compare import wide_tolerance_problems
-from claimbook.claims.mistakes import stale_claims
 from claimbook.claims.record import read_claim_record
 from claimbook.errors import ChapterSourceError, ClaimError
 from claimbook.pipeline.claim_runs import due_claims
@@ -88,9 +87,6 @@ def answer_question(selected: list[Path], claim_ids: list[str], partial: bool, o
     due = due_claims(claim_ids, read_claim_record().artifacts)
     for claim_id, reason in due.items():
         out(f"claim {claim_id}: would be computed ({reason})")
-    stale = stale_claims(claim_ids) if not partial else []
-    for claim_id in stale:
-        out(f"claim {claim_id}: its mistakes have no current result (run `make mutate`)")
     plans = [plan_chapter(source) for source in selected]
     outcome = read_outcome(note=out)
     changed = [plan for plan in plans if plan.action != "none"]
@@ -99,7 +95,7 @@ def answer_question(selected: list[Path], claim_ids: list[str], partial: bool, o
     unregistered = unregistered_claims(plans)
     for line in unregistered:
         out(line)
-    if changed or due or unregistered or stale:
+    if changed or due or unregistered:
         return 1
     if partial:
         return 0
