@@ -75,11 +75,6 @@ def activation_drift_witness(seed: int) -> dict:
         ``gradient_shift.ratio`` (batch norm over plain);
         ``shallow.steps_over_batch_norm``: the full-dose noise's steps over batch norm's at
         ``shallow_depth``.
-
-    Examples
-    --------
-    >>> sorted(activation_drift_witness(0))[:2]
-    ['gradient_shift', 'shallow']
     """
     settings = {k: v for k, v in ACTIVATION_DRIFT.items() if k != "shallow_depth"}
     budget = settings["budget"]

@@ -33,12 +33,6 @@ def init_depth_witness(seed: int) -> dict:
         block, :func:`~trainable_harness.depth.per_layer_rate`) and
         ``log10_gain.depth_<L>``; ``plain.rate_over_limit``, the plain rate over
         ``pi/(pi - 1)``; ``plain_small_batch.rate``.
-
-    Examples
-    --------
-    >>> result = init_depth_witness(0)
-    >>> result["plain"]["rate"] > 1.4 > 1.1 > result["residual"]["rate"]
-    True
     """
     result = {}
     for variant in depth.VARIANTS:
