@@ -1,12 +1,9 @@
 """After a failed build, the site kept in ``_build/html`` says so on every page.
 
-:func:`mark_failed_build` (called by the driver on every failing exit) rewrites the kept site
-in place: every page gets a banner (``role="alert"``, white on dark red) "This site is from
-the build of <UTC time>. The latest build, at <UTC time>, failed: <one line>"
-(:func:`failure_reason`); every claim mark and ``claims.json`` entry showing another state
-than the one judged now (:func:`claimbook.claims.judge`) is rewritten to it; ``OUTDATED.txt``
-says the same. An earlier banner is replaced, keeping the site's build time. The rewritten
-pages no longer match the site's record, so the next build publishes a new site whole.
+:func:`mark_failed_build` puts a banner (``role="alert"``) on every page, replacing an earlier
+one: "This site is from the build of <UTC>. The latest build, at <UTC>, failed: <reason>";
+rewrites each claim mark and ``claims.json`` entry to the state judged now; and says the same
+in ``OUTDATED.txt``. The pages then differ from the site's record: the next build republishes.
 """
 
 from __future__ import annotations
@@ -36,9 +33,8 @@ _STYLE = (
     "line-height:1.5;overflow-wrap:anywhere;text-align:left"
 )
 REASON_LIMIT = 400  # characters of the reason a banner shows
-# The lines of a failing build that say why, in the order a reader needs them: a chapter
-# that failed, a claim id the registry lacks or a chapter a render-only build would execute,
-# a claim problem, a Sphinx warning.
+# The lines that say why, in the order a reader needs them: a chapter that failed, a claim id
+# the registry lacks or a chapter a render-only build would execute, a claim, a Sphinx warning.
 _CAUSES = (
     re.compile(r"^(?!make:)\S+: FAILED after "),
     re.compile(r"which claims/ does not hold|render starts no kernel"),
@@ -61,14 +57,13 @@ def failure_reason(lines: list[str], error: BaseException | None = None) -> str:
         return "the build was interrupted"
     if error is not None:
         return one_line(failure_line(error, "building the book").removeprefix("make: "))
-    found = [line for cause in _CAUSES for line in lines if cause.search(line)]
-    found = list(dict.fromkeys(line.strip() for line in found))
+    found = list(dict.fromkeys(line.strip() for c in _CAUSES for line in lines if c.search(line)))
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         return one_line(found[0], REASON_LIMIT - len(more)) + more
-    summary = [line for line in lines if line.startswith("make: ")]
+    summary = [line.removeprefix("make: ") for line in lines if line.startswith("make: ")]
     if summary:
-        return one_line(summary[-1].removeprefix("make: "), REASON_LIMIT)
+        return one_line(summary[-1], REASON_LIMIT)
     return "the build stopped without a reason it could name"
 
 
@@ -77,24 +72,19 @@ def _utc(stamp: float) -> str:
 
 
 def _site_built(site: Path, pages: list[Path]) -> str:
-    """When the kept site was built: as an earlier banner says, else when its outcome was
-    written (right after it was published), else its newest page's time."""
+    """As an earlier banner says, else when the outcome was written, else the newest page's."""
     for page in (site / "intro.html", site / "index.html"):
-        try:
-            found = _BUILT.search(page.read_text(encoding="utf-8", errors="replace"))
-        except OSError:
-            continue
-        if found:
+        text = page.read_text(encoding="utf-8", errors="replace") if page.is_file() else ""
+        if found := _BUILT.search(text):
             return found.group(1)
-    try:
-        return _utc((paths.BUILD_DIR / "site.json").stat().st_mtime)
-    except OSError:
-        stamps = [page.stat().st_mtime for page in pages]
-        return _utc(max(stamps)) if stamps else "an unknown time"
+    outcome = paths.BUILD_DIR / "site.json"
+    if outcome.is_file():
+        return _utc(outcome.stat().st_mtime)
+    return _utc(max(page.stat().st_mtime for page in pages)) if pages else "an unknown time"
 
 
-def _judged_now(claim_id: str) -> tuple[str, str]:
-    """A claim's state and reason as judged now; an unreadable entry counts as failed."""
+@functools.cache
+def _judged(claim_id: str) -> tuple[str, str]:
     try:
         state, _artifact, reason = claims.judge(claim_id)
     except Exception as error:  # a failure path: whatever it is, not verified
@@ -104,14 +94,14 @@ def _judged_now(claim_id: str) -> tuple[str, str]:
 
 def mark_failed_build(reason: str, note=None, now: datetime | None = None) -> int:
     """Put the banner on every page of the kept site and show each claim as judged now;
-    return the number of pages marked. Never raises: a page that cannot be rewritten is
-    reported through ``note`` (one line)."""
+    return the number of pages marked. Never raises: what fails is said through ``note``."""
     site = paths.BUILD_DIR / "html"
     if not site.is_dir():
         return 0
     note = note or (lambda line: None)
+    _judged.cache_clear()
     try:
-        # The site's HTML pages: not the theme's templates or the sources under ``_*``.
+        # The site's pages: not the theme's templates or the sources under ``_*``.
         pages = sorted(
             page
             for page in site.rglob("*.html")
@@ -120,21 +110,20 @@ def mark_failed_build(reason: str, note=None, now: datetime | None = None) -> in
             and not page.is_symlink()
         )
         built = _site_built(site, pages)
-        failed = _utc((now or datetime.now(UTC)).timestamp())
+        said = f"This site is from the build of {built}."
+        failed = f"The latest build, at {_utc((now or datetime.now(UTC)).timestamp())}, failed: "
         reason = one_line(reason, REASON_LIMIT)
         banner = (
             f'<div id="{BANNER_ID}" class="claimbook-failed-build" role="alert" '
             f'data-site-built="{escape(built)}" style="{_STYLE}"><p style="margin:0;'
-            f'color:#ffffff"><strong>This site is from the build of {escape(built)}.</strong> '
-            f"The latest build, at {escape(failed)}, failed: {escape(reason)}</p></div>{_END}\n"
+            f'color:#ffffff"><strong>{escape(said)}</strong> {escape(failed + reason)}</p>'
+            f"</div>{_END}\n"
         )
-        states = functools.cache(_judged_now)
         marked = 0
         for page in pages:
             try:
                 html = _OLD_BANNER.sub("", page.read_text(encoding="utf-8"))
-                if _MARKED.search(html):
-                    html = _rewrite_marks(html, states)
+                html = _rewrite_marks(html) if _MARKED.search(html) else html
                 top = next(filter(None, (top.search(html) for top in _TOPS)), None)
                 if top is None:  # a page without a body (the root's redirect): after it
                     html = html.rstrip("\n") + "\n" + banner
@@ -144,21 +133,18 @@ def mark_failed_build(reason: str, note=None, now: datetime | None = None) -> in
                 marked += 1
             except (OSError, UnicodeDecodeError, ValueError) as error:
                 note(f"site: {paths.shown(page)} could not be marked: {one_line(error)}")
-        _rewrite_ledger(site / "claims.json", states, note)
-        line = f"This site is from the build of {built}. The latest build, at {failed}, failed: "
-        try:  # what a build that started said in OUTDATED.txt, kept after the line
-            before = (site / "OUTDATED.txt").read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
-            before = []
-        kept = [text for text in before if not text.startswith("This site is from the build of")]
-        write_text_atomically(site / "OUTDATED.txt", "\n".join([line + reason, *kept]) + "\n")
+        _rewrite_ledger(site / "claims.json", note)
+        outdated = site / "OUTDATED.txt"  # what a build that started said there: kept after
+        kept = outdated.read_text(errors="replace").splitlines() if outdated.is_file() else []
+        kept = [text for text in kept if not text.startswith("This site is from the build of")]
+        write_text_atomically(outdated, "\n".join([f"{said} {failed}{reason}", *kept]) + "\n")
         return marked
     except Exception as error:  # reported; the build's own failure stands
         note(f"site: the kept site could not be marked as failed: {one_line(error)}")
         return 0
 
 
-def _rewrite_ledger(path: Path, states, note) -> None:
+def _rewrite_ledger(path: Path, note) -> None:
     """``claims.json`` with each entry's state and reason as judged now."""
     try:
         ledger = json.loads(path.read_text(encoding="utf-8"))
@@ -171,7 +157,7 @@ def _rewrite_ledger(path: Path, states, note) -> None:
     changed = False
     for entry in entries if isinstance(entries, list) else []:
         if isinstance(entry, dict) and isinstance(entry.get("id"), str):
-            state, reason = states(entry["id"])
+            state, reason = _judged(entry["id"])
             if entry.get("state") != state:
                 entry["state"], entry["reason"] = state, reason
                 changed = True
@@ -180,10 +166,9 @@ def _rewrite_ledger(path: Path, states, note) -> None:
         write_text_atomically(path, text)
 
 
-def _rewrite_marks(html: str, states) -> str:
-    """``html`` with each claim mark that shows another state than the one judged now
-    rewritten to it: badges, bound numbers, common accounts, the page's legend and a claim
-    page's meaning and lead."""
+def _rewrite_marks(html: str) -> str:
+    """``html`` with each claim mark showing another state than the one judged now rewritten
+    to it: badges, bound numbers, common accounts, the legend, a claim page's meaning and lead."""
     # Imported only when a build failed with a site to mark (the one path that parses HTML).
     from bs4 import BeautifulSoup
 
@@ -195,61 +180,53 @@ def _rewrite_marks(html: str, states) -> str:
     changed = False
 
     def restate(node, css: str, title: str, state: str, reason: str) -> None:
+        nonlocal changed
         node["class"] = [name for name in node.get("class", []) if name not in by_class] + [css]
         node["title"] = f"{title} (now {state}: {reason})".strip()
+        changed = True
 
     for badge in soup.select(".claim-badge"):
         shown_id = badge.select_one(".claim-id")
         if shown_id is None:  # a sample badge of the landing page's legend
             continue
-        state, reason = states(shown_id.get_text())
+        state, reason = _judged(shown_id.get_text())
         if [by_class[name] for name in badge.get("class", []) if name in by_class] == [state]:
             continue
         restate(badge, model.STATE_CLASSES[state], badge.get("title", ""), state, reason)
         if (word := badge.select_one(".claim-state")) is not None:
             word.string = model.STATE_WORDS[state]
-        changed = True
         meaning = badge.find_parent(class_="claim-page-state")
         meaning = meaning.find_next_sibling(class_="claim-meaning") if meaning else None
         if meaning is not None:
-            meaning.clear()
             lead, sentence = model.state_meaning(state, reason)
-            strong = soup.new_tag("strong")
-            strong.string = lead
-            meaning.append(strong)
+            meaning.clear()
+            meaning.append(soup.new_tag("strong", string=lead))
             meaning.append(sentence)
     # Unless its claim is refuted, a common account's mark becomes the claim's badge, an
     # Evidence card drops its account line and a claim page's lead names the state.
     for account in soup.select("a.claim-account[data-claim]"):
         claim_id = account["data-claim"]
-        state, reason = states(claim_id)
-        if state == "refuted":
-            continue
-        badge = soup.new_tag(
-            "a",
-            attrs={
-                "class": ["claim-badge", model.STATE_CLASSES[state]],
-                "href": account.get("href", ""),
-                "title": f"{account.get('title', '')} (now {state}: {reason})".strip(),
-            },
-        )
-        for css, text in (("claim-id", claim_id), ("claim-state", model.STATE_WORDS[state])):
-            part = soup.new_tag("span", attrs={"class": [css]})
-            part.string = text
-            badge.append(part)
-            badge.append(" ")
-        badge.contents[-1].extract()
-        account.replace_with(badge)
-        changed = True
+        state, reason = _judged(claim_id)
+        if state != "refuted":
+            title = f"{account.get('title', '')} (now {state}: {reason})".strip()
+            badge = BeautifulSoup(
+                f'<a class="claim-badge {model.STATE_CLASSES[state]}" '
+                f'href="{escape(account.get("href", ""))}" title="{escape(title)}">'
+                f'<span class="claim-id">{escape(claim_id)}</span> '
+                f'<span class="claim-state">{model.STATE_WORDS[state]}</span></a>',
+                "html.parser",
+            ).a
+            account.replace_with(badge)
+            changed = True
     for line in soup.select(".claim-card .claim-account-refuted"):
         shown_id = line.find_parent(class_="claim-card").select_one(".claim-id")
-        if shown_id is not None and states(shown_id.get_text())[0] != "refuted":
+        if shown_id is not None and _judged(shown_id.get_text())[0] != "refuted":
             line.decompose()
             changed = True
     lead = soup.select_one(".claim-measurement-lead")
     shown_id = soup.select_one(".claim-page-state .claim-id")
     if lead is not None and shown_id is not None:
-        said = model.measurement_lead(states(shown_id.get_text())[0])
+        said = model.measurement_lead(_judged(shown_id.get_text())[0])
         if lead.get_text() != said:
             lead.string = said
             changed = True
@@ -257,7 +234,7 @@ def _rewrite_marks(html: str, states) -> str:
         node for node in soup.select(".claim-value[data-claim]") if node["data-claim"] != "sample"
     ]
     for number in numbers:
-        state, reason = states(number["data-claim"])
+        state, reason = _judged(number["data-claim"])
         if number.get("data-claim-state") == state:
             continue
         # Its hover said the account was contradicted, which only a refuted claim's is.
@@ -268,13 +245,12 @@ def _rewrite_marks(html: str, states) -> str:
             mark.string = model.STATE_MARKS[state]
         if (said := number.select_one(".claim-sr")) is not None:
             said.string = number_said(state)
-        changed = True
     legend = soup.select_one("p.claim-legend")
     if changed and legend is not None and numbers:
-        accounts = soup.select_one(".claim-account") is not None
         link = legend.find("a")
         legend.clear()
-        for part in legend_parts([n["data-claim-state"] for n in numbers], accounts):
+        states = [number["data-claim-state"] for number in numbers]
+        for part in legend_parts(states, soup.select_one(".claim-account") is not None):
             if isinstance(part, tuple):
                 mark, css = part
                 part = soup.new_tag("span", attrs={"class": ["claim-legend-mark", css]})
