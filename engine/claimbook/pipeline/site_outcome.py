@@ -1,11 +1,8 @@
 """The published site: its key, the record of its files, its publication, its outcome.
 
-The *site key* (:func:`site_key`) digests everything a page can show. :func:`publish` keeps
-only regular files and directories, records each file's SHA-256 (:func:`scan`) and replaces
-``_build/html`` by rename. ``_build/site.json`` (:func:`write_outcome`) stores the key, the
-warnings, that record and the page digests under a digest of all of them: a build whose key is
-the stored one, and whose site still matches the record (:func:`differences`), repeats the
-stored warnings without rendering. No file is opened through a link, no walk follows one.
+``_build/site.json`` (:func:`write_outcome`) stores the site key, the warnings, the published
+files' SHA-256 and the page digests under a digest of them all: a build whose key is the stored
+one, its site still the record, repeats the warnings without rendering. No walk follows a link.
 """
 
 from __future__ import annotations
@@ -61,10 +58,9 @@ def _claim_module_digests() -> dict:
 
 
 def site_key(with_pdf: bool = True) -> str:
-    """The SHA-256 over everything a page can show: the book's files, the modules each claim
-    artifact's key names, the mutation record, the engine, the environment, the footer's
-    stamp and each claim's judged state (it can change with no file changing); and the PDF
-    when it was printed from the site of that key (:mod:`claimbook.pdf_link`)."""
+    """The SHA-256 over everything a page can show: the book's files, the modules the claim
+    artifacts' keys name, the mutation record, the engine, the environment, the footer's stamp,
+    each claim's judged state; and the PDF printed from the site of that key, if any."""
     mutations = [path for path in (committed_record_path(),) if path.is_file()]
     parts = {
         "files": _book_files(),
@@ -81,8 +77,7 @@ def site_key(with_pdf: bool = True) -> str:
 
 
 def judged_states() -> dict[str, str]:
-    """Each registered claim's state as judged now (an unreadable entry: its error); none in
-    a book without a registry (a fixture book)."""
+    """Each registered claim's state as judged now (an unreadable entry: its error)."""
     states = {}
     for claim_id in claims.list_claims() if paths.CLAIMS_DIR.is_dir() else []:
         try:
@@ -93,9 +88,8 @@ def judged_states() -> dict[str, str]:
 
 
 def pages_digest() -> str:
-    """SHA-256 of what decides which pages exist: the table of contents, the claim ids, the
-    configuration and the environment. A render starts from the published site only while
-    this is unchanged (Sphinx never removes a page it stopped making)."""
+    """SHA-256 of what decides which pages exist: contents, configuration, environment, claim
+    ids (a render starts from the published site only while it holds: Sphinx removes no page)."""
     parts = [
         file_digest(paths.REPO_ROOT / "_toc.yml"),
         file_digest(paths.REPO_ROOT / "_config.yml"),
@@ -106,15 +100,12 @@ def pages_digest() -> str:
 
 
 class Scan(NamedTuple):
-    """A walk of a site: its regular files with their SHA-256, and every other entry."""
-
-    files: dict[str, str]
-    others: list[str]
+    files: dict[str, str]  # each regular file's SHA-256
+    others: list[str]  # every entry neither a regular file nor a directory, or unlistable
 
 
 def scan(directory: str | Path, skip: Collection[str] = ()) -> Scan:
-    """Walk ``directory`` without following links, leaving out top-level names in ``skip``;
-    what cannot be listed or is not a regular file or directory is one of ``others``."""
+    """Walk ``directory`` without following links, leaving out top-level names in ``skip``."""
     files: dict[str, str] = {}
     others: list[str] = []
     folders = [(os.fspath(directory), "")]
@@ -132,13 +123,11 @@ def scan(directory: str | Path, skip: Collection[str] = ()) -> Scan:
             if entry.is_dir(follow_symlinks=False):
                 folders.append((entry.path, name + "/"))
                 continue
-            found = (
-                file_digests.sha256(entry.path) if entry.is_file(follow_symlinks=False) else None
-            )
-            if found is None:
-                others.append(name)
-            else:
+            found = entry.is_file(follow_symlinks=False) and file_digests.sha256(entry.path)
+            if found:
                 files[name] = found[1].hex()
+            else:
+                others.append(name)
     return Scan(dict(sorted(files.items())), sorted(others))
 
 
@@ -168,8 +157,8 @@ def differences(
 def copy_verified(
     source: str | Path, target: str | Path, record: Mapping[str, str], skip: Collection[str] = ()
 ) -> bool:
-    """Copy ``source`` into ``target`` (times kept, links copied as links) and keep the copy
-    only if it is exactly ``record``; else remove it and return False."""
+    """Copy ``source`` into ``target`` (times kept, links as links); keep the copy only if it is
+    exactly ``record``, else remove it and return False."""
     top = os.fspath(source)
     try:
         shutil.copytree(
@@ -187,8 +176,8 @@ def copy_verified(
 
 
 def keep_regular(directory: str | Path) -> tuple[dict[str, str], list[str]]:
-    """Remove every entry of ``directory`` that is not a regular file or directory; return
-    the record of what is left (path -> SHA-256) and the paths removed."""
+    """Remove every entry of ``directory`` neither a regular file nor a directory; return the
+    record of what is left and the paths removed."""
     found = scan(directory)
     for name in found.others:
         path = Path(directory, name)
@@ -204,15 +193,14 @@ def site_dir() -> Path:
 
 
 def _outcome_digest(outcome: dict) -> str:
-    """SHA-256 over every field of an outcome but its own digest."""
     fields = {name: value for name, value in outcome.items() if name != "digest"}
     text = json.dumps(fields, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 def read_outcome(note=None) -> dict | None:
-    """The stored outcome of the last render, or None if there is none to trust (another
-    format or digest: said through ``note`` in one line, and every page is rendered again)."""
+    """The stored outcome of the last render, or None if there is none to trust (said through
+    ``note`` in one line)."""
     path = paths.BUILD_DIR / "site.json"
     try:
         outcome = json.loads(path.read_text(encoding="utf-8"))
@@ -242,9 +230,8 @@ def write_outcome(
     sources: dict[str, str],
     states: dict[str, str] | None = None,
 ) -> None:
-    """Store the render's outcome under the site key, with a digest of all it holds:
-    its ``warnings``, the claim ``problems`` (a record only), the published ``files``
-    (:func:`publish`), the page digests read (``sources``) and the claims' ``states``."""
+    """Store the render's outcome under the site ``key``, with a digest of all it holds (the
+    claim ``problems`` are a record only)."""
     record = {
         "format": OUTCOME_FORMAT,
         "key": key,
@@ -260,8 +247,7 @@ def write_outcome(
 
 
 def site_differences(outcome: dict) -> str | None:
-    """How the published site differs from the outcome's record (one line), or None; a site
-    carrying ``OUTDATED.txt`` differs."""
+    """How the published site differs from the outcome's record (one line), or None."""
     found = differences(site_dir(), outcome["files"])
     return None if found is None else f"{paths.shown(site_dir())}: {found}"
 
@@ -277,8 +263,8 @@ def mark_outdated(reason: str) -> None:
 
 
 def publish(rendered: Path) -> dict[str, str]:
-    """Replace ``_build/html`` by ``rendered`` with renames, keeping only regular files and
-    directories; return the record of its files (:func:`keep_regular`)."""
+    """Replace ``_build/html`` by ``rendered`` (renames), keeping only regular files and
+    directories; return the record of its files."""
     files, _removed = keep_regular(rendered)
     previous = paths.BUILD_DIR / "html.old"
     shutil.rmtree(previous, ignore_errors=True)
