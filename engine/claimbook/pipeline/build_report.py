@@ -1,11 +1,11 @@
 """What a build says: claim problems and site warnings, one line each, and ``--question``.
 
-Every build judges every claim again from the registry and the artifacts
-(:func:`claim_problems`); the stored outcome is never read back as the claims' state.
+Every build judges every claim again (:func:`claim_problems`): never the stored outcome.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from claimbook import claims, paths
@@ -18,10 +18,12 @@ from claimbook.pipeline.site_outcome import read_outcome, site_differences, site
 from claimbook.sources import read_chapter
 from claimbook.text import one_line
 
+_CLAIM_WARNING = re.compile(r"claim (\S+) is ")
+
 
 def claim_problems() -> list[str]:
-    """One line per registered claim whose state fails the build, with its failed fields, or
-    whose registry file is refused (the refusal, in one line)."""
+    """One line per claim whose state fails the build (its failed fields) or whose registry
+    file is refused, and per statistical field too wide without a reason."""
     problems = []
     for claim_id in claims.list_claims():
         try:
@@ -49,8 +51,8 @@ def wide_tolerances(claim_id: str, artifact) -> list[str]:
 
 
 def unregistered_claims(plans: list[ChapterPlan]) -> list[str]:
-    """One line per chapter whose code verifies a claim id that ``claims/`` does not hold (the
-    ids from the chapter's record when its source is unchanged, so no chapter is parsed)."""
+    """One line per chapter verifying a claim id ``claims/`` lacks (an unchanged chapter's ids
+    from its record: no chapter parsed)."""
     registered = set(claims.list_claims())
     lines = []
     for plan in plans:
@@ -116,12 +118,8 @@ def answer_question(selected: list[Path], claim_ids: list[str], partial: bool, o
 
 def final_report(warnings: list[str], problems: list[str], seconds: float, out) -> int:
     """Print the site's ``warnings``, the claim ``problems`` and the build's last line; return
-    its exit status (1 if there is any, else 0).
-
-    A warning that a claim fails the build is left out when a problem names that claim (its
-    line gives the numbers); a warning repeated at other places is printed once, with how
-    many places more.
-    """
+    1 if there is any, else 0. A warning that a claim fails is left out when a problem names
+    the claim; a warning repeated at other places is printed once, with how many more."""
     if not warnings and not problems:
         out(f"The book is built ({seconds:.1f} s): {site_dir() / 'index.html'}")
         return 0
@@ -129,18 +127,13 @@ def final_report(warnings: list[str], problems: list[str], seconds: float, out) 
     places: dict[str, list[str]] = {}
     for line in warnings:
         _where, marker, message = line.partition(" WARNING: ")
-        words = message.split()
         if not marker:
             places.setdefault(line, [line])
-        elif not (
-            len(words) > 2 and words[0] == "claim" and words[2] == "is" and words[1] in failing
-        ):
+        elif not ((found := _CLAIM_WARNING.match(message)) and found[1] in failing):
             places.setdefault(message, []).append(line)
     for first, *more in places.values():
-        out(
-            first
-            + (f" (and {len(more)} more place{'s' if len(more) > 1 else ''})" if more else "")
-        )
+        plural = "s" if len(more) > 1 else ""
+        out(first + (f" (and {len(more)} more place{plural})" if more else ""))
     for line in problems:
         out(line)
     out(
