@@ -1,14 +1,13 @@
 """Render the site with Jupyter Book's Sphinx into a new directory, reusing parsed pages.
 
-Sphinx's own incremental build does the work; its events make it decide by content, not by
-modification time: a page is read again when its digest (what Sphinx reads for it, and every
-file it noted the page depends on) differs from the one recorded when it was last read or the
-one published. The render starts from a copy of the published site, whose unchanged pages are
-not written again. After warnings every page is read again (Sphinx warns only as it reads).
+Sphinx's incremental build, deciding by content: a page is read again when its digest (its
+source and every file Sphinx noted it depends on) differs from the one last read or published.
+The render starts from a copy of the published site, whose unchanged pages are not rewritten.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import io
 import os
@@ -30,8 +29,8 @@ _WARNING_LINE = re.compile(r"(WARNING|ERROR|CRITICAL):")
 
 
 class _Tee(io.StringIO):
-    """Sphinx's warning stream and stderr during a render: all kept, all but the warnings
-    passed on (the build prints those once, when the render ends)."""
+    """Sphinx's warning stream and stderr: all kept, all but the warnings passed on (the build
+    prints those once, at the end)."""
 
     def __init__(self, stream):
         super().__init__()
@@ -55,8 +54,7 @@ def _warnings(text: str) -> list[str]:
 
 
 def _source_digest(env, docname: str) -> str:
-    """The digest of what Sphinx reads for a page: the page a chapter serves for it
-    (:func:`claimbook.extensions.chapter_pages.served_digest`), or its file's bytes."""
+    """The digest of what Sphinx reads for a page: the chapter page served, or its file."""
     from claimbook.extensions.chapter_pages import served_digest  # Sphinx: only to render
 
     served = served_digest(env, docname)
@@ -65,7 +63,7 @@ def _source_digest(env, docname: str) -> str:
 
 def _page_digest(env, docname: str, source: str | None = None) -> str:
     """The digest of a page's source (``source``, if known) and of each file Sphinx noted it
-    depends on, named relative to the source directory."""
+    depends on, by its path relative to the source directory."""
     parts = [source or _source_digest(env, docname)]
     found = {os.path.join(env.srcdir, str(name)) for name in env.dependencies.get(docname, ())}
     for dependency in sorted(found):
@@ -77,8 +75,8 @@ def _page_digest(env, docname: str, source: str | None = None) -> str:
 
 
 def _shown_elsewhere(env, docnames: list[str]) -> tuple:
-    """What other pages show of ``docnames``: titles, section tables and labels; and every
-    page's section and figure numbers."""
+    """What other pages show of ``docnames`` (titles, section tables, labels), and every page's
+    section and figure numbers."""
     labels = env.domaindata.get("std", {}).get("labels", {})
     return (
         list(docnames),
@@ -91,10 +89,9 @@ def _shown_elsewhere(env, docnames: list[str]) -> tuple:
 class SiteRender:
     """The whole book rendered by one Sphinx application, once the chapters are done.
 
-    With ``reuse_pages`` (and not ``fresh``) the new directory starts as a copy of the
-    published site, if it is exactly the record in ``published`` (the stored outcome);
-    ``fresh`` re-reads every page. After :meth:`run`, ``sources`` holds each page's digest
-    as read and ``written`` the pages written.
+    Unless ``fresh`` (every page re-read), with ``reuse_pages`` the new directory starts as a
+    copy of the published site if it is exactly the stored outcome ``published``. After
+    :meth:`run`, ``sources`` holds each page's digest as read and ``written`` the pages written.
     """
 
     def __init__(self, fresh: bool, reuse_pages: bool = False, published: dict | None = None):
@@ -119,9 +116,8 @@ class SiteRender:
             and copy_verified(site_dir(), self.target, published["files"], skip={OUTDATED_NOTE})
         )
         tee = _Tee(sys.stderr)
-        saved, sys.stderr = sys.stderr, tee  # anything else the render prints, too
         try:
-            with patch_docutils(None), docutils_namespace():
+            with contextlib.redirect_stderr(tee), patch_docutils(None), docutils_namespace():
                 app = self._sphinx(tee)
                 # Pages are kept only while every claim is judged as they show it.
                 if copied and published.get("states") == judged_states():
@@ -130,8 +126,6 @@ class SiteRender:
         except Exception as error:
             shutil.rmtree(self.target, ignore_errors=True)
             raise BuildError(f"the site build stopped: {type(error).__name__}: {error}") from error
-        finally:
-            sys.stderr = saved
         read = getattr(app.env, _READ_DIGESTS, {})
         self.sources = {name: read[name] for name in sorted(app.env.found_docs) if name in read}
         warnings = _warnings(tee.getvalue())
@@ -182,9 +176,8 @@ class SiteRender:
         return app
 
     def _outdated_by_content(self, app, env, added, changed, removed) -> list[str]:
-        """The pages whose digest differs from the one read or published; a page Sphinx finds
-        changed by time alone, matching both, is taken out of ``changed`` (Sphinx's own set).
-        ``added`` (every page after a configuration change) is left alone."""
+        """The pages whose digest differs from the one read or published; a page in ``changed``
+        (by time) matching both is taken out of it. ``added`` is left alone."""
         read = env.__dict__.setdefault(_READ_DIGESTS, {})
         for gone in set(read) - env.found_docs:
             del read[gone]
@@ -212,9 +205,8 @@ class SiteRender:
         self._shown_before = _shown_elsewhere(env, docnames)
 
     def _note_read(self, app, env) -> list[str]:
-        """Record the digest of each page read (its source as it was before reading); every
-        page when what other pages show of one read changed (title, sections, labels,
-        numbers): Sphinx itself writes only a changed page's parents."""
+        """Record each page read's digest (its source as before reading); return every page when
+        what others show of one read changed (Sphinx writes only a changed page's parents)."""
         read = env.__dict__.setdefault(_READ_DIGESTS, {})
         for docname, source in self._reading.items():
             read[docname] = _page_digest(env, docname, source)
@@ -230,7 +222,7 @@ class SiteRender:
 
 def _keep_unchanged_pages(app, published: dict[str, str]) -> None:
     """Touch each copied page whose digest is the ``published`` one and no template is newer
-    than, so that Sphinx does not write it again (a chapter's pages share one notebook)."""
+    than, so that Sphinx does not write it again."""
     env, builder = app.env, app.builder
     templates = builder.templates.newest_template_mtime() if builder.templates else 0
     now = time.time()
