@@ -114,17 +114,6 @@ def _drawn(fig, save, crop) -> bytes:
     return stream.getvalue()
 
 
-def _drawing_box(fig, dpi: float):
-    """The box (inches) of ``fig``'s drawing just saved; None when inside the figure."""
-    drawn = fig.get_tightbbox(fig.canvas.get_renderer())  # text laid out already: cached
-    width, height = fig.get_size_inches()
-    pixel = 1 / dpi
-    inside = min(drawn.x0, drawn.y0) >= -pixel
-    if inside and drawn.x1 <= width + pixel and drawn.y1 <= height + pixel:
-        return None
-    return drawn
-
-
 def draw_for_phone(fig, save, dpi: float) -> bytes:
     """The PNG of a copy of drawn ``fig`` for a phone, as ``save(fig, stream, crop)`` writes
     it at ``dpi`` (the whole figure when ``crop`` is None, else that box in inches).
@@ -136,40 +125,33 @@ def draw_for_phone(fig, save, dpi: float) -> bytes:
     """
     import matplotlib.pyplot as plt
 
-    copy = pickle.loads(pickle.dumps(fig))  # unpickled, pyplot holds it open
+    fig = pickle.loads(pickle.dumps(fig))  # a copy, which pyplot holds open
     try:
-        return _draw_narrow(copy, save, dpi)
+        width, height = fig.get_size_inches()
+        height *= PHONE_WIDTH / width * PHONE_HEIGHT_RATIO
+        fig.set_size_inches(PHONE_WIDTH, height)
+        smallest_px = smallest_text_pt(fig) * PHONE_COLUMN_PX / (PHONE_WIDTH * 72)
+        _scale_text(fig, SMALLEST_TEXT_CSS_PX * _MARGIN / smallest_px)
+        height += _legends_below(fig)
+        drawn_width = PHONE_WIDTH
+        for _ in range(_DRAWINGS):
+            fig.set_size_inches(drawn_width, height)
+            _lay_out(fig)
+            data = _drawn(fig, save, None)  # one drawing, the whole figure
+            drawn = fig.get_tightbbox(fig.canvas.get_renderer())  # laid out: cached
+            right, top = fig.get_size_inches() + 1 / dpi  # a pixel's slack
+            if min(drawn.x0, drawn.y0) >= -1 / dpi and drawn.x1 <= right and drawn.y1 <= top:
+                return data
+            crop = drawn.padded(plt.rcParams["savefig.pad_inches"])  # as the wide PNG's crop
+            smallest_px = smallest_text_pt(fig) * PHONE_COLUMN_PX / (crop.width * 72)
+            if smallest_px >= SMALLEST_TEXT_CSS_PX:
+                return _drawn(fig, save, crop)
+            # Narrower by what reaches past the edge: the crop is then about the phone's width.
+            drawn_width -= crop.width - PHONE_WIDTH
     finally:
-        plt.close(copy)
-
-
-def _draw_narrow(fig, save, dpi: float) -> bytes:
-    from matplotlib import rcParams
-
-    width, height = fig.get_size_inches()
-    height *= PHONE_WIDTH / width * PHONE_HEIGHT_RATIO
-    fig.set_size_inches(PHONE_WIDTH, height)
-    smallest_px = smallest_text_pt(fig) * PHONE_COLUMN_PX / (PHONE_WIDTH * 72)
-    _scale_text(fig, SMALLEST_TEXT_CSS_PX * _MARGIN / smallest_px)
-    height += _legends_below(fig)
-    fig.set_size_inches(PHONE_WIDTH, height)
-    drawn_width = PHONE_WIDTH
-    for _ in range(_DRAWINGS):
-        _lay_out(fig)
-        data = _drawn(fig, save, None)  # one drawing, the whole figure
-        drawn = _drawing_box(fig, dpi)
-        if drawn is None:
-            return data
-        crop = drawn.padded(rcParams["savefig.pad_inches"])  # as the wide PNG's crop
-        smallest_px = smallest_text_pt(fig) * PHONE_COLUMN_PX / (crop.width * 72)
-        if smallest_px >= SMALLEST_TEXT_CSS_PX:
-            return _drawn(fig, save, crop)
-        # Narrower by what reaches past the edge: the crop is then about the phone's width.
-        drawn_width -= crop.width - PHONE_WIDTH
-        fig.set_size_inches(drawn_width, height)
-    shown_pt = crop.width * 72
+        plt.close(fig)
     raise ValueError(
-        f"drawn for a phone, the figure is {shown_pt / 72:.2f} in wide once cropped, not "
+        f"drawn for a phone, the figure is {crop.width:.2f} in wide once cropped, not "
         f"{PHONE_WIDTH} in: something reaches past its edge and its smallest text is "
         f"{smallest_px:.1f} CSS px on a phone, under {SMALLEST_TEXT_CSS_PX:g} (a label or "
         "legend too long for a phone's column?)"
