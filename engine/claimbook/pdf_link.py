@@ -1,9 +1,7 @@
 """Which printed PDF of the book the site links: only one printed from the site as it is.
 
-``make pdf`` prints the site to ``_build/pdf/book.pdf`` and records in ``book.json`` the site
-key it was printed from and the PDF's SHA-256. While both hold, the site key includes the PDF's
-digest and every page links it (:mod:`claimbook.extensions.book_site`); any edit drops the link
-until the next ``make pdf``.
+``make pdf`` records in ``book.json`` the site key the PDF was printed from and its SHA-256;
+while both hold, the site key includes the PDF's digest and every page links it.
 """
 
 from __future__ import annotations
@@ -31,7 +29,7 @@ def current(pdf: Path, site_key: str) -> str:
         recorded = json.loads(pdf.with_suffix(".json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return ""
-    if not isinstance(recorded, dict) or recorded.get("site_key") != site_key:
-        return ""
-    digest = file_digest(pdf) if pdf.is_file() else ""
-    return digest if digest and digest == recorded.get("sha256") else ""
+    if isinstance(recorded, dict) and recorded.get("site_key") == site_key and pdf.is_file():
+        if (digest := file_digest(pdf)) == recorded.get("sha256"):
+            return digest
+    return ""
