@@ -17,11 +17,6 @@ HIDDEN_TAG = "remove-cell"
 _HEADING = re.compile(r"^(\s{0,3})(#{2,6})(\s)")
 
 
-def _source(cell: dict) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else source
-
-
 def _raise_headings(text: str) -> str:
     """``text`` with each top-level ATX heading one level up (``##`` to ``#``)."""
     lines = text.splitlines(keepends=True)
@@ -31,21 +26,6 @@ def _raise_headings(text: str) -> str:
     return "".join(lines)
 
 
-def _glue_only(cell: dict) -> dict:
-    """A code cell of another page: hidden, its source and outputs reduced to its glue."""
-    outputs = [
-        output for output in cell.get("outputs", []) if "scrapbook" in output.get("metadata", {})
-    ]
-    return {
-        "cell_type": "code",
-        "execution_count": None,
-        "id": cell.get("id"),
-        "metadata": {"tags": [HIDDEN_TAG]},
-        "outputs": outputs,
-        "source": "",
-    }
-
-
 def split_notebook(notebook: dict, starts: list[str]) -> list[dict]:
     """The pages of ``notebook`` (unchanged): one before ``starts[0]``, then one from each
     start, a top-level target ``(label)=`` (a markdown cell is cut there);
@@ -53,7 +33,7 @@ def split_notebook(notebook: dict, starts: list[str]) -> list[dict]:
     pages: list[list[dict]] = [[]]
     pending = list(starts)
     for cell in notebook.get("cells", []):
-        text = _source(cell) if cell.get("cell_type") == "markdown" and pending else ""
+        text = "".join(cell.get("source", "")) if cell.get("cell_type") == "markdown" else ""
         if not pending or pending[0] not in text:
             pages[-1].append(cell)
             continue
@@ -83,18 +63,29 @@ def split_notebook(notebook: dict, starts: list[str]) -> list[dict]:
 
 
 def _page(notebook: dict, pages: list, index: int) -> dict:
+    """Page ``index``: its own cells, and each other page's code cells that glue reduced to
+    their glue, hidden."""
     cells = []
     for number, page in enumerate(pages):
         for cell in page:
             if number == index:
                 cell = copy.deepcopy(cell)
                 if index and cell.get("cell_type") == "markdown":
-                    cell["source"] = _raise_headings(_source(cell))
+                    cell["source"] = _raise_headings("".join(cell.get("source", "")))
                 cells.append(cell)
-            elif cell.get("cell_type") == "code":
-                glued = _glue_only(cell)
-                if glued["outputs"]:
-                    cells.append(glued)
-    page = {key: value for key, value in notebook.items() if key != "cells"}
-    page["cells"] = cells
-    return page
+                continue
+            glued = [
+                out for out in cell.get("outputs", []) if "scrapbook" in out.get("metadata", {})
+            ]
+            if cell.get("cell_type") == "code" and glued:
+                cells.append(
+                    {
+                        "cell_type": "code",
+                        "execution_count": None,
+                        "id": cell.get("id"),
+                        "metadata": {"tags": [HIDDEN_TAG]},
+                        "outputs": glued,
+                        "source": "",
+                    }
+                )
+    return {key: value for key, value in notebook.items() if key != "cells"} | {"cells": cells}
