@@ -123,27 +123,9 @@ def _show(options) -> int:
 
 
 def _repin(options) -> int:
-    report = repin.repin(
+    return repin.repin(
         options.chapters, registry_dir=options.registry, artifacts_dir=options.artifacts
     )
-    for claim in report.claims:
-        if claim.status not in repin.SUCCESS:
-            print(f"{claim.id}: failed: {claim.message}")
-        elif not claim.had_artifact:
-            print(f"{claim.id}: {claim.status} (no previous artifact to compare)")
-        elif claim.changes:
-            print(f"{claim.id}: {claim.status}; result changed: " + "; ".join(claim.changes))
-        else:
-            print(f"{claim.id}: {claim.status}; result unchanged")
-    if not report.all_verified:
-        print("a claim failed: no chapter was re-pinned; fix it (or its registry entry) first")
-        return 1
-    for update in report.pin_updates:
-        verb = f"pin {update.old_pin} -> {update.new_pin}" if update.changed else "already pinned"
-        print(f"{update.path}: {verb}")
-    if not report.pin_updates:
-        print("no chapter holds a pin line")
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,16 +1,14 @@
-"""``repin``: the one command after an intended change (``make repin``).
-
-It re-verifies every claim and reports which result fields changed against the artifacts
-on disk; only when every claim verified (or was refuted as registered) does it rewrite each
-chapter's ``pin = "..."`` to the running harness version. Otherwise no chapter is touched.
+"""``repin`` (``make repin``): re-verify every claim, report which result fields changed
+against the artifacts on disk, and only when every claim verified (or was refuted as
+registered) rewrite each chapter's ``pin = "..."`` to the running harness version.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
-from typing import NamedTuple
 
 from claimbook import paths, sources
 from claimbook.atomic import write_bytes_atomically
@@ -21,54 +19,38 @@ from claimbook.claims.verify import harness_pin, verify_claim
 from claimbook.errors import ChapterSourceError, ClaimError, TamperedArtifactError
 from claimbook.paths import artifact_path
 
-SUCCESS = ("verified", "refuted")
 # A pin is a version: release numbers, then optionally a pre/post/local part (PEP 440 style).
 _VERSION = re.compile(r"[0-9]+(?:\.[0-9]+)*(?:[.+-]?[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*)?")
 
 
-class PinUpdate(NamedTuple):
-    """One chapter's pin before and after re-pinning."""
-
-    path: Path
-    old_pin: str
-    new_pin: str
-
-    @property
-    def changed(self) -> bool:
-        return self.old_pin != self.new_pin
-
-
-class ClaimReport(NamedTuple):
-    """One claim after re-verification: its status and which result fields moved."""
-
-    id: str
-    status: str
-    changes: tuple[str, ...]
-    had_artifact: bool
-    message: str = ""
-
-
-class RepinReport(NamedTuple):
-    """What :func:`repin` did: each claim's re-verification, then the pin updates (if any)."""
-
-    claims: tuple[ClaimReport, ...]
-    pin_updates: tuple[PinUpdate, ...]
-
-    @property
-    def all_verified(self) -> bool:
-        """True when every claim verified or was refuted as registered."""
-        return all(report.status in SUCCESS for report in self.claims)
-
-
-def _result_changes(old_result, new_result) -> tuple[str, ...]:
-    """``"field: old -> new"`` for each result field that changed (as JSON text)."""
-    old, new = flatten(old_result), flatten(new_result)
-    return tuple(
-        f"{field}: {repr(old.get(field, '(absent)'))[:80]} -> "
-        f"{repr(new.get(field, '(absent)'))[:80]}"
-        for field in sorted(old.keys() | new.keys())
-        if json.dumps(old.get(field)) != json.dumps(new.get(field))
-    )
+def _verified(claim_id: str, pin: str, registry_dir, artifacts_dir) -> tuple[bool, str]:
+    """Re-verify one claim: (whether it held, the line saying how its result moved)."""
+    path = artifact_path(claim_id, artifacts_dir)
+    try:
+        before = flatten(read_artifact(path)["result"]) if path.is_file() else None
+    except (TamperedArtifactError, OSError):
+        before = None
+    try:
+        artifact = verify_claim(
+            claim_id, pin, registry_dir=registry_dir, artifacts_dir=artifacts_dir
+        )
+    except ClaimError as exc:  # a malformed registry file: report it, re-pin nothing
+        return False, f"{claim_id}: failed: {exc}"
+    status = artifact["status"]
+    if status not in ("verified", "refuted"):
+        return False, f"{claim_id}: failed: " + "; ".join(failure_summary(artifact))
+    if before is None:
+        return True, f"{claim_id}: {status} (no previous artifact to compare)"
+    after = flatten(artifact["result"])
+    changes = [
+        f"{field}: {repr(before.get(field, '(absent)'))[:80]} -> "
+        f"{repr(after.get(field, '(absent)'))[:80]}"
+        for field in sorted(before.keys() | after.keys())
+        if json.dumps(before.get(field)) != json.dumps(after.get(field))
+    ]
+    if changes:
+        return True, f"{claim_id}: {status}; result changed: " + "; ".join(changes)
+    return True, f"{claim_id}: {status}; result unchanged"
 
 
 def repin(
@@ -76,39 +58,36 @@ def repin(
     *,
     registry_dir: str | Path | None = None,
     artifacts_dir: str | Path | None = None,
-) -> RepinReport:
-    """Re-verify every claim, report whose results changed from those on disk, then (only
-    if all held) re-pin every chapter (``chapters/*.md``) that has a pin."""
+    stream=None,
+) -> int:
+    """Re-verify every claim, one line each to ``stream`` (default stdout); only if all held,
+    re-pin every chapter (``chapters/*.md``) that has a pin, one line each. Exit status 1
+    when a claim failed (no chapter touched), else 0."""
+    stream = sys.stdout if stream is None else stream
     pin = harness_pin()
-    reports = []
+    held = True
     for claim_id in list_claims(registry_dir):
-        path = artifact_path(claim_id, artifacts_dir)
-        try:
-            before = read_artifact(path)["result"] if path.is_file() else None
-        except (TamperedArtifactError, OSError):
-            before = None
-        try:
-            artifact = verify_claim(
-                claim_id, pin, registry_dir=registry_dir, artifacts_dir=artifacts_dir
-            )
-        except ClaimError as exc:  # a malformed registry file: report it, re-pin nothing
-            reports.append(ClaimReport(claim_id, "failed", (), before is not None, str(exc)))
-            continue
-        changes = () if before is None else _result_changes(before, artifact["result"])
-        message = "; ".join(failure_summary(artifact))
-        reports.append(
-            ClaimReport(claim_id, artifact["status"], changes, before is not None, message)
+        ok, line = _verified(claim_id, pin, registry_dir, artifacts_dir)
+        held = held and ok
+        print(line, file=stream)
+    if not held:
+        print(
+            "a claim failed: no chapter was re-pinned; fix it (or its registry entry) first",
+            file=stream,
         )
-    if not all(report.status in SUCCESS for report in reports):
-        return RepinReport(tuple(reports), ())
+        return 1
     folder = Path(chapters_dir) if chapters_dir is not None else paths.CHAPTERS_DIR
-    updates = []
+    pinned = False
     for chapter in sorted(folder.glob("*.md")):
         old = sources.read_chapter(chapter).pin
         if old is not None:
             rewrite_pin(chapter, pin)
-            updates.append(PinUpdate(chapter, old, pin))
-    return RepinReport(tuple(reports), tuple(updates))
+            pinned = True
+            said = "already pinned" if old == pin else f"pin {old} -> {pin}"
+            print(f"{chapter}: {said}", file=stream)
+    if not pinned:
+        print("no chapter holds a pin line", file=stream)
+    return 0
 
 
 def rewrite_pin(path: str | Path, new_pin: str) -> bool:
