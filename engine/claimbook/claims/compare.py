@@ -1,16 +1,8 @@
-r"""Comparing a claim's results with its registered expectations, and how wide they are.
+"""Comparing a claim's results with its registered expectations, and how wide they are.
 
-:func:`comparisons` gives one record per field, ``{expected, got, tolerance, reason,
-passed}``; a computed field without an expectation fails (registry and computation agree
-one to one). The comparators are docs/claims.md's; on a statistical claim a per-value
-comparator must hold for every seed.
-
-:func:`tolerance_ratio` measures a statistical field's tolerance in standard errors of the
-seeds' mean, :math:`s/\sqrt n` (denominator :math:`n - 1`). The half-width is
-:math:`(hi - lo)/2` for ``ci_within`` or ``interval``; ``abs_tol`` or ``rel_tol * |value|``
-for ``mean`` or ``value``; :math:`|\bar x - t|` for ``fraction: {above | below: t}``; 0 for
-``equals``; seeds that all agree give an infinite ratio. :func:`wide_tolerance_problems`
-applies :data:`WIDE_RATIO` and ``wide_because`` (docs/claims.md).
+:func:`comparisons` gives one record per field; a computed field without an expectation
+fails. :func:`tolerance_ratio` measures a statistical field's tolerance in standard errors of
+the seeds' mean. The comparators and :data:`WIDE_RATIO`'s rule are docs/claims.md's.
 """
 
 from __future__ import annotations
@@ -60,7 +52,7 @@ def _per_value(expectation: Mapping) -> tuple:
 
 
 def shown_expectation(expectation: Mapping, *, statistical: bool = False) -> tuple:
-    """``(expected, tolerance)`` as a record shows them, for any registered expectation."""
+    """``(expected, tolerance)`` as a record shows them."""
     if "ci_within" in expectation:
         return list(expectation["ci_within"]), "interval within"
     if "mean" in expectation:
@@ -96,8 +88,8 @@ def _statistical_got(expectation: Mapping, summary: Mapping) -> tuple:
 
 
 def comparisons(expect: Mapping, result: Mapping, *, statistical: bool) -> dict:
-    """Field -> record, for a (nested) result or, if ``statistical``, the per-field summary
-    of :func:`claimbook.claims.store.statistical_result`."""
+    """Field -> ``{expected, got, tolerance, reason, passed}``, for a (nested) result or, if
+    ``statistical``, :func:`claimbook.claims.store.statistical_result`'s summary."""
     flat = result if statistical else flatten(result)
     records = {}
     for field, expectation in expect.items():
@@ -130,8 +122,9 @@ def comparisons(expect: Mapping, result: Mapping, *, statistical: bool) -> dict:
 
 
 def half_width(expectation: Mapping, mean: float) -> float:
-    """The half-width of ``expectation``'s tolerance around a field whose mean is ``mean``;
-    :class:`ClaimError` for an expectation of no known kind."""
+    r"""The half-width of ``expectation``'s tolerance around ``mean``: :math:`(hi - lo)/2`,
+    ``abs_tol`` (or ``rel_tol * |value|``), :math:`|mean - t|` for ``fraction``, 0 for
+    ``equals``; :class:`ClaimError` for an expectation of no known kind."""
     if "ci_within" in expectation or "interval" in expectation:
         low, high = expectation.get("ci_within", expectation.get("interval"))
         return (float(high) - float(low)) / 2.0
@@ -149,8 +142,8 @@ def half_width(expectation: Mapping, mean: float) -> float:
 
 
 def tolerance_ratio(expectation: Mapping, per_seed: Sequence) -> dict | None:
-    """``{half_width, se, ratio}`` of a field's expectation and per-seed values, or None
-    unless they are at least two finite numbers."""
+    r"""``{half_width, se, ratio}``, ``se`` being :math:`s/\sqrt n` (denominator
+    :math:`n - 1`; all seeds equal: ratio inf), or None unless two or more finite numbers."""
     if len(per_seed) < 2 or not all(is_number(v) for v in per_seed):
         return None
     x = np.asarray(per_seed, dtype=np.float64)
@@ -161,7 +154,7 @@ def tolerance_ratio(expectation: Mapping, per_seed: Sequence) -> dict | None:
 
 
 def field_ratios(expect: Mapping, result: Mapping) -> dict:
-    """Field -> :func:`tolerance_ratio` for a statistical claim's registry and stored result."""
+    """Field -> :func:`tolerance_ratio` of a statistical claim's stored result."""
     return {
         field: tolerance_ratio(expectation, result[field]["per_seed"])
         for field, expectation in expect.items()
@@ -171,8 +164,8 @@ def field_ratios(expect: Mapping, result: Mapping) -> dict:
 
 
 def wide_tolerance_problems(claim_id: str, expect: Mapping, result: Mapping) -> list[str]:
-    """One line per field wider than :data:`WIDE_RATIO` SE without ``wide_because``, and per
-    ``wide_because`` on a field that is not that wide."""
+    """A line per field wider than :data:`WIDE_RATIO` SE without ``wide_because``, or not
+    that wide with it."""
     problems = []
     for field, ratio in sorted(field_ratios(expect, result).items()):
         if ratio is None:

@@ -1,9 +1,5 @@
-"""Registered claim computations, and running one for a claim.
-
-A registry's ``compute`` names a function of :mod:`trainable_harness.witnesses` marked with
-``@claim_computation`` (:func:`resolve_computation`); nothing else can be reached from a
-registry file. :func:`run_computation` calls it once, or once per seed of a statistical
-claim, recording an exception as the outcome's ``error``.
+"""Registered claim computations (marked ``@claim_computation`` in
+:mod:`trainable_harness.witnesses`), and running one for a claim, once or once per seed.
 """
 
 from __future__ import annotations
@@ -34,10 +30,8 @@ WORKERS_ENVIRONMENT_VARIABLE = "TRAINABLE_CLAIM_WORKERS"
 
 
 def resolve_computation(name: str) -> Callable[..., Mapping]:
-    """The marked function ``name`` (``trainable_harness.witnesses.<module>.<function>``).
-
-    Raises :class:`ComputationNotFoundError` if ``name`` is outside the witnesses, its module
-    cannot be imported, or it is not a marked function (the message names the nearest).
+    """The marked function ``name``; :class:`ComputationNotFoundError` (naming the nearest)
+    if it is outside the witnesses, its module cannot be imported, or it is not marked.
 
     >>> try:
     ...     resolve_computation("trainable_harness.witnesses.chapter15.epsilon.EPSILON_RATIOS")
@@ -79,22 +73,20 @@ def resolve_computation(name: str) -> Callable[..., Mapping]:
 
 @dataclass(frozen=True)
 class Outcome:
-    """``results``: one normalized result per call (per seed, in order), up to the first
-    failure; ``error``: ``"<ExceptionType>: <message>"`` of that failure, else None."""
+    """One normalized result per call, up to the first failure, and its error (else None)."""
 
     results: list[dict]
     error: str | None
 
 
 def _json_scalar(value, field: str, claim) -> Any:
-    """A JSON-ready scalar: numpy scalars become bool/int/float, NaN and inf text."""
+    """A JSON-ready scalar: numpy scalars as bool/int/float, NaN and inf as text."""
     if isinstance(value, bool | np.bool_):
         return bool(value)
     if isinstance(value, Integral):
         return int(value)
     if isinstance(value, Real):
         number = float(value)
-        # JSON has no NaN or infinity; keep them visible (and failing) as text.
         return number if math.isfinite(number) else repr(number)
     if isinstance(value, str):
         return value
@@ -105,8 +97,7 @@ def _json_scalar(value, field: str, claim) -> Any:
 
 
 def normalize_result(result, claim, prefix: str = "") -> dict:
-    """A computation's mapping checked, its leaves made JSON scalars; else
-    :class:`WitnessResultError`."""
+    """A computation's mapping, checked, with JSON scalars; else :class:`WitnessResultError`."""
     if not isinstance(result, Mapping):
         raise WitnessResultError(
             f"{claim.compute} returned {type(result).__name__} for {prefix or 'the result'} "
@@ -160,9 +151,8 @@ def _workers(remaining: int, first_seconds: float) -> int:
 
 
 def run_computation(claim) -> Outcome:
-    """Run ``claim``'s computation (per seed if statistical); never raises its error. When
-    the first seed took longer than ``PARALLEL_THRESHOLD_SECONDS``, the others run in forked
-    workers (one per core, or ``$TRAINABLE_CLAIM_WORKERS``), results in the seeds' order."""
+    """Run ``claim``'s computation (per seed if statistical), never raising its error; after a
+    first seed slower than ``PARALLEL_THRESHOLD_SECONDS`` the rest run in forked workers."""
     seeds = claim.seeds if claim.kind == "statistical" else [claim.seed]
     calls = [{} if seed is None else {"seed": seed} for seed in seeds]
     started = time.perf_counter()

@@ -1,12 +1,7 @@
 r"""Confidence intervals for the mean (or the median) of a statistical claim's per-seed values.
 
-The registry's ``statistics: {level: L, method: ...}`` names the method for the mean:
-``t``, :math:`\bar x \pm t_{(1+L)/2,\,n-1}\, s/\sqrt n` (:math:`s` with denominator
-:math:`n - 1`, the quantile from ``scipy.special.stdtrit``); ``bootstrap``, the ``(1-L)/2``
-and ``(1+L)/2`` quantiles (numpy's linear interpolation) of the means of 10 000 resamples
-drawn by ``default_rng(claim_seed(id + "/bootstrap"))``. A field with ``interval_method:
-median-rank`` gets the exact order-statistic interval of the median. All need at least two
-finite values, read as float64 and never modified; bad input raises :class:`IntervalError`.
+All need at least two finite values, read as float64 and never modified; bad input raises
+:class:`IntervalError`.
 """
 
 from __future__ import annotations
@@ -56,8 +51,10 @@ def _checked(values, level) -> np.ndarray:
 def mean_interval(
     values, *, level: float, method: str, bootstrap_seed: int | None = None
 ) -> tuple[float, float]:
-    """The ``level`` interval of the mean of ``values`` by ``method`` (``"t"``, or
-    ``"bootstrap"``, which needs ``bootstrap_seed``)."""
+    r"""The ``level`` (L) interval of the mean of ``values`` by ``method``: ``"t"``,
+    :math:`\bar x \pm t_{(1+L)/2,\,n-1}\, s/\sqrt n` (:math:`s` with denominator
+    :math:`n - 1`); ``"bootstrap"``, the :math:`(1 \mp L)/2` quantiles (linear) of the means
+    of 10 000 resamples drawn by ``default_rng(bootstrap_seed)``."""
     x = _checked(values, level)
     if method == "t":
         half = t_quantile((1.0 + level) / 2.0, x.size - 1) * float(np.std(x, ddof=1))

@@ -1,9 +1,7 @@
 """The one judge: a claim's state, from its artifact alone or against a recomputation.
 
-Everything that shows or acts on a claim's state asks :func:`judge`. The states
-(:data:`STATES`): ``"not run"`` (no artifact); ``"stale"`` (another harness version, or a
-key other than today's for the modules it names, registry entry and lock); ``"failed"``
-(unreadable, status failed, or not what its own stored result gives under the current
+:data:`STATES`: ``"not run"`` (no artifact); ``"stale"`` (another harness version or key);
+``"failed"`` (unreadable, failed, or not what its own stored result gives under the current
 registry); ``"refuted"``; ``"verified"``. :func:`check_artifact` recomputes the claim.
 """
 
@@ -14,8 +12,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from claimbook import cache, instruments
-from claimbook.claims.computations import normalize_result, run_computation
-from claimbook.claims.keys import claim_key, current_claim_key
+from claimbook.claims.computations import normalize_result
+from claimbook.claims.keys import current_claim_key
 from claimbook.claims.registry import Claim, load_claim
 from claimbook.claims.store import (
     build_artifact,
@@ -24,6 +22,7 @@ from claimbook.claims.store import (
     parse_artifact,
     per_seed_results,
 )
+from claimbook.claims.verify import compute_artifact
 from claimbook.errors import (
     ClaimError,
     MissingArtifactError,
@@ -37,8 +36,7 @@ STATES = ("verified", "refuted", "failed", "stale", "not run")
 _SCALARS = (bool, int, float, str, type(None))
 # What may differ between a stored artifact and a recomputation on another machine.
 _MACHINE_FIELDS = ("python", "numpy", "platform", "machine", "environment_mismatch")
-# The verdict on an artifact's own consistency, by the bytes it was reached from, in this
-# process only: a page asks about the same claim once per number it binds.
+# An artifact's consistency by its bytes: a page asks once per number it binds.
 _CONSISTENCY = cache.ContentCache("judgements")
 
 
@@ -62,7 +60,7 @@ def state_fails_build(state: str) -> bool:
 
 
 def staleness(claim: Claim, stored: Mapping) -> str | None:
-    """Why an artifact no longer describes the current harness, registry and lock, or None."""
+    """Why an artifact no longer describes the harness, registry and lock, or None."""
     version, running = stored["provenance"].get("version"), instruments.version()
     if version != running:
         return f"artifact written by harness {version!r}; the running harness is {running!r}"
@@ -129,12 +127,8 @@ def judge(
     registry_dir: str | Path | None = None,
     artifacts_dir: str | Path | None = None,
 ) -> Judgement:
-    """``(state, artifact, reason)`` of a claim, from its artifact without recomputing: the
-    stored artifact when readable (the caller's to keep) and one line saying why.
-
-    Raises :class:`UnknownClaimError` or :class:`RegistryError` for an unknown id or a
-    malformed registry file.
-    """
+    """``(state, artifact, reason)`` of a claim from its artifact (the caller's to keep),
+    without recomputing; :class:`UnknownClaimError` or :class:`RegistryError` first."""
     claim = load_claim(claim_id, registry_dir=registry_dir)
     path = artifact_path(claim.id, artifacts_dir)
     if not path.is_file():
@@ -160,10 +154,8 @@ def check_artifact(
     artifacts_dir: str | Path | None = None,
 ) -> dict:
     """The stored artifact, when a recomputation (writing nothing) agrees with it in every
-    field but the machine's description in ``provenance``.
-
-    Raises :class:`MissingArtifactError` (none), :class:`StaleArtifactError` (stale), or
-    :class:`TamperedArtifactError` (unreadable, or fields differ: the message lists them).
+    field but the machine's in ``provenance``; else :class:`MissingArtifactError`,
+    :class:`StaleArtifactError` or :class:`TamperedArtifactError` (listing the fields).
     """
     claim = load_claim(claim_id, registry_dir=registry_dir)
     path = artifact_path(claim.id, artifacts_dir)
@@ -178,15 +170,9 @@ def check_artifact(
         raise StaleArtifactError(
             f"{shown(path)}: {stale}; run `python -m claimbook claims verify` to rewrite it"
         )
-    outcome = run_computation(claim)
+    recomputed = compute_artifact(claim)
     machine = {k: v for k, v in stored["provenance"].items() if k in _MACHINE_FIELDS}
-    recomputed = build_artifact(
-        claim,
-        outcome.results,
-        error=outcome.error,
-        key=claim_key(claim),
-        provenance={"version": instruments.version(), **machine},
-    )
+    recomputed["provenance"] = {"version": instruments.version(), **machine}
     found = differences(stored, recomputed)
     if found:
         raise TamperedArtifactError(

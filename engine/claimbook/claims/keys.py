@@ -1,9 +1,6 @@
-"""Claim keys: what a claim's artifact depends on.
-
-A claim's key digests its registry entry, every first-party module reached from its
-computation's module and from :data:`CLAIM_RUNNER` (:mod:`claimbook.dependencies`), and the
-environment (:func:`environment_digest`). An artifact is stale exactly when
-:func:`current_claim_key` differs from its stored key.
+"""Claim keys: the registry entry, the first-party modules reached from the computation and
+:data:`CLAIM_RUNNER`, and the environment; an artifact is stale when its key is not
+:func:`current_claim_key`.
 """
 
 from __future__ import annotations
@@ -18,14 +15,12 @@ import numpy as np
 
 from claimbook import dependencies, environment, paths
 
-# The engine module that runs a claim's computation in the claim's process.
-CLAIM_RUNNER = "claimbook.claims.computations"
+CLAIM_RUNNER = "claimbook.claims.computations"  # runs a claim's computation
 
 
 def environment_digest(root: str | Path | None = None) -> str:
-    """SHA-256 of the lock (``requirements.txt``), the installed versions that differ from
-    it (:func:`claimbook.environment.installed_digest`) and the Python version; without a
-    lock (a fixture root), numpy's version stands for it."""
+    """SHA-256 of the lock (``requirements.txt``), the installed versions differing from it
+    and the Python version; without a lock (a fixture root), numpy's version instead."""
     root = Path(root if root is not None else paths.REPO_ROOT)
     lock = root / "requirements.txt"
     digest = hashlib.sha256()
@@ -41,7 +36,7 @@ def environment_digest(root: str | Path | None = None) -> str:
 
 
 def claim_modules(claim) -> list[str]:
-    """The first-party modules ``claim``'s computation reaches (see the module doc)."""
+    """The first-party modules ``claim``'s computation reaches."""
     return dependencies.modules_reached([claim.compute.rpartition(".")[0], CLAIM_RUNNER])
 
 
@@ -61,9 +56,8 @@ def claim_key(claim) -> dict:
 
 
 def current_claim_key(claim, artifact: Mapping) -> dict:
-    """The key of the modules the artifact's key names, digested from today's files (so
-    nothing is parsed for a claim whose code is the same); for a key naming none, the
-    claim's key now, which it cannot equal."""
+    """The key of the modules the artifact's key names, from today's files (nothing parsed);
+    for a key naming none, :func:`claim_key`."""
     stored = artifact.get("key")
     names = stored.get("modules") if isinstance(stored, Mapping) else None
     if not isinstance(names, Mapping) or not names:

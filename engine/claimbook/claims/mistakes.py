@@ -1,11 +1,8 @@
 """The mistakes each claim must catch: their files, and the record of what they did.
 
 A claim's ``catches`` names ``<module>.<function>`` of ``<registry>/mistakes/<module>.py``,
-a function that replaces one harness function with a mistaken version; the files are
-loaded from that folder, never installed. A result is kept under :func:`mutation_key` (the
-claim's key and :func:`mistakes_digest`) in the committed record,
-``{"version": 2, "claims": {id: entry}}``; the build never runs a mistake. Subject and pinned
-fields (:func:`field_role`) and the record's entries are docs/claims.md's.
+loaded from that folder, never installed. The committed record is ``{"version": 2, "claims":
+{id: entry}}``, each entry under :func:`mutation_key`; its fields and roles: docs/claims.md.
 """
 
 from __future__ import annotations
@@ -25,8 +22,7 @@ from claimbook.claims.keys import claim_key
 from claimbook.errors import RegistryError
 
 MISTAKES = "mistakes"  # the folder of the mistakes, beside the registry's YAML files
-# The package the files are loaded in, so that one may import another by that name.
-MISTAKES_PACKAGE = "claim_mistakes"
+MISTAKES_PACKAGE = "claim_mistakes"  # the files' package, so one may import another
 VERSION = 2
 SUBJECT_FIELDS_NEEDED = 2  # subject fields a mistake must turn red to be caught enough
 
@@ -42,9 +38,8 @@ def committed_record_path(registry_dir: str | Path | None = None) -> Path:
 
 
 def load_mistakes(module: str, registry_dir: str | Path | None = None):
-    """The mistake file ``<registry_dir>/mistakes/<module>.py``, imported once per process and
-    folder as ``claim_mistakes.<module>`` (a package whose path is that folder);
-    :class:`RegistryError` if it does not exist or raises when loaded."""
+    """The mistake file ``<registry_dir>/mistakes/<module>.py`` as ``claim_mistakes.<module>``
+    (imported once per folder); :class:`RegistryError` if it is absent or raises."""
     folder = mistakes_dir(registry_dir).resolve()
     package = sys.modules.get(MISTAKES_PACKAGE)
     if package is None or list(getattr(package, "__path__", [])) != [str(folder)]:
@@ -66,8 +61,7 @@ def load_mistakes(module: str, registry_dir: str | Path | None = None):
 
 def resolve_perturbation(name: str, claim=None, registry_dir: str | Path | None = None):
     """The function ``<module>.<function>`` of the mistakes beside ``claim``'s registry file
-    (else ``registry_dir``); :class:`RegistryError` naming the perturbation, file and
-    function if it cannot be found."""
+    (else ``registry_dir``); :class:`RegistryError` naming what is missing."""
     where = f"{paths.shown(claim.path)}: field catches: " if claim is not None else ""
     registry_dir = Path(claim.path).parent if claim is not None else registry_dir
     module_name, _, function_name = name.rpartition(".")
@@ -115,7 +109,7 @@ def mutation_key(claim, digests: dict | None = None) -> str:
 
 
 def field_role(expectation: Mapping) -> str:
-    """``"pinned"`` or ``"subject"`` for one field's expectation (see the module doc)."""
+    """``"pinned"`` (a non-zero ``value`` or ``mean.value``) or ``"subject"``."""
     bound = expectation.get("mean") if isinstance(expectation.get("mean"), Mapping) else None
     value = (bound or expectation).get("value")
     if isinstance(value, int | float) and not isinstance(value, bool) and value != 0:
@@ -124,9 +118,8 @@ def field_role(expectation: Mapping) -> str:
 
 
 def red_field(field: str, comparison: Mapping, expectation: Mapping | None) -> dict:
-    """One field a mistake turned red: name, role (``"unregistered"`` for a field the
-    registry lacks), expected, tolerance and what came (a number, a statistical field's
-    mean and CI, or None for per-seed values of a field the registry lacks)."""
+    """One field a mistake turned red: name, role (``"unregistered"`` without an
+    expectation), expected, tolerance and got (a statistical field's mean and CI)."""
     got = comparison.get("got")
     if isinstance(got, Mapping):
         got = {k: got[k] for k in ("mean", "ci") if k in got} or None
@@ -144,7 +137,7 @@ def red_field(field: str, comparison: Mapping, expectation: Mapping | None) -> d
 
 
 def claim_entry(key: str, when: str, catches: Sequence[Mapping]) -> dict:
-    """A claim's record entry: its key, when it was run, and per mistake what it did."""
+    """A claim's record entry: its key, when, and per mistake what it did."""
     return {"key": key, "when": when, "catches": [dict(c) for c in catches]}
 
 
@@ -184,10 +177,9 @@ def current_entry(claim, key: str | None = None, records: Sequence | None = None
 def mutation_states(
     claim, records: Sequence | None = None, digests: dict | None = None
 ) -> list[dict]:
-    """Each named mistake of ``claim`` (``{perturbation, says}``) with its ``state``:
-    ``"caught"``, ``"not caught"`` or ``"not yet run"`` (no result under today's key); with a
-    result also ``red``, ``subject_red`` (how many measure the subject), ``enough``,
-    ``error``, ``key``, ``when`` and ``record`` (its path)."""
+    """Each of ``claim``'s ``catches`` with its ``state``: ``"caught"``, ``"not caught"`` or
+    ``"not yet run"`` (no result under today's key); with a result also ``red``,
+    ``subject_red``, ``enough``, ``error``, ``key``, ``when`` and ``record`` (its path)."""
     entry, source = None, None
     if claim.catches:
         entry, source = current_entry(claim, mutation_key(claim, digests), records)

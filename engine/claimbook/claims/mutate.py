@@ -1,16 +1,8 @@
 """``python -m claimbook mutate``: every claim shown to be able to fail, by the right fields.
 
-Each mistake a claim's ``catches`` names (:mod:`claimbook.claims.mistakes`) is applied
-alone in a child forked from a server that imported the engine and the harness (one BLAS
-thread; at most the cores at once), which recomputes and judges the claim, writes no
-artifact and reports the status and each red field with its role. A mistake is *caught*
-when the claim fails without its computation raising; *enough* by two subject fields.
-
-Modes: write the committed record (``make mutate``); ``--stale`` does so only for the claims
-with no result under today's key; ``--check`` writes nothing and fails when the committed
-record disagrees (``make mutate-check``). The exit status is 1 for a claim catching none of
-its mistakes or a mistake caught by fewer than two subject fields, 2 for a mistake that does
-not exist.
+Each mistake a claim's ``catches`` names is applied alone in a child forked from a server
+that imported the engine and the harness, which recomputes the claim, writes no artifact and
+reports its status and red fields. Modes, the record and the exit status: docs/claims.md.
 """
 
 from __future__ import annotations
@@ -37,24 +29,21 @@ from claimbook.errors import RegistryError
 from claimbook.pipeline.claim_runs import claim_environment
 
 _ERROR_LIMIT = 400
-# Imported once by the forkserver (which never applies a mistake), not by every child: a
-# mistake then costs its computation, not an interpreter's start (0.4 CPU-s each).
+# Imported once by the forkserver (which never applies a mistake), so that a child costs
+# its computation, not an interpreter's start; the harness modules are the mistakes' imports.
 _SERVER_PRELOAD = [
     "numpy",
+    "scipy.special",
     instruments.PACKAGE,
-    # What the mistake files import first (they are files, loaded by path in each child).
     f"{instruments.PACKAGE}.small_batch",
     f"{instruments.PACKAGE}.precision",
-    "claimbook.claims.verify",
     "claimbook.claims.mutate",
-    "scipy.special",  # the t quantile of every statistical claim's interval
 ]
 
 
 def _judge_in_child(claim_id, perturbation, registry_dir, imports, outcome_path, output_path):
-    """The child of one mistake: apply it, recompute and judge the claim (writing nothing);
-    its outcome (an exception too) as JSON to ``outcome_path``, its output to ``output_path``
-    (the last words of a crash, which the parent reports)."""
+    """One mistake's child: apply it, recompute the claim; the outcome (an exception too) as
+    JSON to ``outcome_path``, the output (a crash's last words) to ``output_path``."""
     output = os.open(output_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(output, 1)
     os.dup2(output, 2)
@@ -70,20 +59,15 @@ def _judge_in_child(claim_id, perturbation, registry_dir, imports, outcome_path,
             for field, comparison in sorted(artifact["comparisons"].items())
             if not comparison["passed"]
         ]
-        error = artifact["error"]
-        outcome = {
-            "status": artifact["status"],
-            "red": red,
-            "error": None if error is None else error[:_ERROR_LIMIT],
-        }
+        error = artifact["error"] and artifact["error"][:_ERROR_LIMIT]
+        outcome = {"status": artifact["status"], "red": red, "error": error}
     except Exception as error:  # recorded by the parent as this mistake's error
         outcome = {"status": None, "red": [], "error": f"{type(error).__name__}: {error}"}
     Path(outcome_path).write_text(json.dumps(outcome), encoding="utf-8")
 
 
 def _server():
-    """The forkserver context, its server (for this process's life) started in the
-    environment of a build's claim processes, which every child inherits."""
+    """The forkserver context, its server started (once) in a build's claim environment."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(_SERVER_PRELOAD)
     saved = dict(os.environ)
@@ -98,7 +82,7 @@ def _server():
 
 
 def _run_one(context, claim: Claim, catch: dict, registry_dir, imports, scratch: Path) -> dict:
-    """One mistake of one claim, in a child; what the record keeps of it."""
+    """One mistake of one claim, in a child: what the record keeps of it."""
     name = f"{claim.id}--{catch['perturbation']}"
     outcome_path, output_path = scratch / f"{name}.json", scratch / f"{name}.out"
     start = time.perf_counter()
@@ -139,8 +123,8 @@ def _named(claim: Claim) -> list[dict]:
 
 
 def _judge_all(claims, registry_dir, imports, jobs, committed) -> dict[str, list[dict]]:
-    """Every mistake of ``claims``, in children, the longest first (by the committed
-    record's times, so no long one starts last); per claim, in order."""
+    """Per claim, its mistakes' outcomes, run in children longest first (by the committed
+    record's times, so no long one starts last)."""
     seconds = {
         (claim_id, catch.get("perturbation")): float(catch.get("seconds") or 0.0)
         for claim_id, entry in mistakes.read_record(committed).items()
@@ -180,9 +164,8 @@ def run_mutations(
     imports: Sequence[str] = (),
     stream=None,
 ) -> int:
-    """Run the named mistakes of ``claim_ids`` (default all) in ``mode`` (``"write"``,
-    ``"check"`` or ``"stale"``, see the module doc); the exit status. ``record`` defaults to
-    the committed record."""
+    """Run the mistakes of ``claim_ids`` (default all) in ``mode`` (``"write"``, ``"check"``
+    or ``"stale"``); the exit status. ``record`` defaults to the committed record."""
     stream = sys.stdout if stream is None else stream
     for module in imports:
         importlib.import_module(module)

@@ -1,12 +1,9 @@
 """The build's record of the claim artifacts it computed: what a chapter may show.
 
-The build computes claims in processes of its own, never in a chapter's kernel, and writes
-``_build/claims.json``: ``{"format": 1, "build": token, "complete": bool, "artifacts": {id:
-sha256 of the artifact's bytes}, "seconds": {id: seconds}}``. A chapter's kernel starts
-with :data:`RECORD_VARIABLE` naming that file, :data:`BUILD_VARIABLE` the build's token,
-:data:`DRIVER_VARIABLE` its process and :data:`CHAPTER_CLAIMS_VARIABLE` the ids its source
-names; there :func:`recorded_artifact` waits for the record and returns the artifact whose
-bytes it names.
+The build computes claims in processes of its own and writes ``_build/claims.json``:
+``{"format": 1, "build": token, "complete": bool, "artifacts": {id: sha256 of the bytes},
+"seconds": {id: seconds}}``. In a chapter's kernel, started with the variables below,
+:func:`recorded_artifact` waits for the record and returns the artifact whose bytes it names.
 """
 
 from __future__ import annotations
@@ -34,7 +31,7 @@ DRIVER_VARIABLE = "CLAIMBOOK_DRIVER_PID"
 # How long, in seconds, a kernel waits for the record to change (set by the build).
 CLAIM_WAIT_VARIABLE = "CLAIMBOOK_CLAIM_WAIT"
 DEFAULT_CLAIM_WAIT = 630.0
-WAIT_SECONDS = 0.05  # how often a kernel looks whether the build's record is written
+WAIT_SECONDS = 0.05  # how often a kernel looks at the record
 
 
 class ClaimRecord(NamedTuple):
@@ -52,13 +49,13 @@ def record_path() -> Path:
 
 
 def bytes_digest(data: bytes) -> str:
-    """SHA-256 of ``data``, in hex: how the record names an artifact's bytes."""
+    """SHA-256 of ``data`` in hex: how the record names an artifact's bytes."""
     return hashlib.sha256(data).hexdigest()
 
 
 def read_claim_record(path: str | Path | None = None) -> ClaimRecord:
-    """The record at ``path`` (default :func:`record_path`); empty when absent or malformed,
-    so a damaged record costs recomputation, never trust."""
+    """The record at ``path`` (default :func:`record_path`); empty when absent or malformed
+    (a damaged record costs recomputation, never trust)."""
     try:
         data = json.loads(Path(path or record_path()).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -110,10 +107,9 @@ def build_is_running() -> bool:
 
 
 def _wait_for_record(claim_id: str) -> ClaimRecord:
-    """The record of the build that started this kernel, once it names ``claim_id`` or is
-    complete without it; :class:`ClaimError` if the build's process ended first, or the
-    record did not change for :data:`CLAIM_WAIT_VARIABLE` seconds (the build rewrites it as
-    each claim is computed and kills one that runs longer than ``trainable_claim_timeout``)."""
+    """The record of this kernel's build once it names ``claim_id`` or is complete;
+    :class:`ClaimError` if the build's process ended first, or the record (rewritten after
+    each claim) did not change for :data:`CLAIM_WAIT_VARIABLE` seconds."""
     token = os.environ.get(BUILD_VARIABLE, "")
     driver = int(os.environ.get(DRIVER_VARIABLE, "0") or 0)
     try:
@@ -145,11 +141,10 @@ def _wait_for_record(claim_id: str) -> ClaimRecord:
 
 
 def recorded_artifact(claim_id: str, artifacts_dir: str | Path | None = None) -> dict:
-    """In a kernel the build started: the artifact the build computed for ``claim_id``.
+    """In a build's kernel: the artifact the build computed for ``claim_id``.
 
-    Raises :class:`ClaimError` unless the chapter's source names the claim literally (its key
-    covers only those) and the build computed it; :class:`TamperedArtifactError` if the
-    artifact's bytes are not those the build recorded.
+    Raises :class:`ClaimError` unless the chapter's source names the claim literally and the
+    build computed it; :class:`TamperedArtifactError` if its bytes are not those recorded.
     """
     if claim_id not in os.environ.get(CHAPTER_CLAIMS_VARIABLE, "").split():
         raise ClaimError(

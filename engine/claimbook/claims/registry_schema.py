@@ -1,13 +1,8 @@
 """Reading and refusing a registry file: the rules a ``claims/<id>.yaml`` must meet.
 
-:func:`validated` refuses, in this order, with one line naming the file and the field:
-a file over :data:`MAX_FILE_BYTES`, not UTF-8, not YAML, or with anchors, aliases, repeated
-keys or nesting deeper than :data:`MAX_DEPTH`; a key or text over :data:`MAX_TEXT`
-characters or with an unsafe character (:data:`claimbook.text.UNSAFE`), a non-finite
-number; what breaks ``claim_schema.json``; then what a schema cannot state (the id and the
-file name, the chapter and the id's ``c<N>-`` prefix, statistics and the seed set, a
-reversed interval, a statistical field on a deterministic claim, and a vacuous tolerance
-without ``vacuous_ok`` or the reverse: docs/claims.md).
+:func:`validated` refuses, with one line naming the file and the field, in this order: the
+bytes and YAML (size, UTF-8, anchors, repeated keys, depth), each text and number, then
+``claim_schema.json``, then what a schema cannot state across fields (docs/claims.md).
 """
 
 from __future__ import annotations
@@ -28,9 +23,8 @@ from claimbook.errors import RegistryError
 from claimbook.paths import shown
 from claimbook.text import UNSAFE, escape_unsafe, one_line
 
-# jsonschema imports rfc3987-syntax when it is installed (JupyterLab's jupyter-events asks for
-# it) to check the "iri" format, and that builds some forty Earley parsers: a second of
-# CPU in every process that reads a registry. The registry schema checks no format.
+# jsonschema imports rfc3987-syntax, if installed, for the "iri" format: a second of CPU
+# building parsers in every process that reads a registry, which checks no format.
 sys.modules.setdefault("rfc3987_syntax", None)
 import jsonschema  # noqa: E402
 
@@ -108,7 +102,7 @@ class _Strict:
 
 
 class _StrictSafeLoader(_Strict, yaml.SafeLoader):
-    """The pure-Python reference: it decides a refusal and words its message."""
+    """The pure-Python reference: it words the message of a refusal."""
 
 
 _LOADER = _StrictSafeLoader
@@ -121,7 +115,7 @@ if yaml.__with_libyaml__:
         yaml.constructor.SafeConstructor,
         yaml.resolver.Resolver,
     ):
-        """The same checks on libyaml's scanner and parser (about 15 times faster)."""
+        """The same checks on libyaml's parser (about 15 times faster)."""
 
         def __init__(self, stream):
             yaml.cyaml.CParser.__init__(self, stream)
@@ -154,8 +148,7 @@ def _yaml_problem(error: yaml.YAMLError, text: str) -> str:
 
 
 def parse_registry_yaml(raw: bytes, path: Path) -> Any:
-    """The document registry file ``path`` holds (bytes ``raw``), read strictly (the first
-    refusals of :func:`validated`)."""
+    """The document in registry file ``path`` (bytes ``raw``), read strictly."""
     if len(raw) > MAX_FILE_BYTES:
         raise refusal(
             path,
@@ -166,7 +159,7 @@ def parse_registry_yaml(raw: bytes, path: Path) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise refusal(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    # A text libyaml refuses is read again by the reference loader, whose message is reported.
+    # A text libyaml refuses is read again by the reference loader, for its message.
     try:
         with contextlib.suppress(yaml.YAMLError):
             return yaml.load(text, Loader=_LOADER)
@@ -178,7 +171,7 @@ def parse_registry_yaml(raw: bytes, path: Path) -> Any:
 
 
 def _walk(value, path=()):
-    """Every (field path, leaf or key) of a parsed registry document."""
+    """Every (field path, leaf or key) of a parsed document."""
     if isinstance(value, dict):
         for key, item in value.items():
             yield (*path, key), key
@@ -213,8 +206,8 @@ def _unusable_value(value) -> str | None:
 
 
 def _innermost(error: jsonschema.ValidationError) -> list[jsonschema.ValidationError]:
-    """Descend into a failed ``oneOf`` along the branch with the fewest failed constants,
-    then errors: a missing ``reason`` is reported as such, not as "matches no schema"."""
+    """A failed ``oneOf``'s errors along its branch with the fewest failed constants, then
+    errors: a missing ``reason`` is named, not "matches no schema"."""
     if error.validator not in ("oneOf", "anyOf") or not error.context:
         return [error]
     branches: dict[int, list] = {}
@@ -327,14 +320,14 @@ def _inconsistency(data: dict, path: Path) -> str | None:
     return None
 
 
-@functools.cache  # made on the first file validated
+@functools.cache
 def _validator():
     return jsonschema.Draft202012Validator(_SCHEMA)
 
 
 def validated(raw: bytes, path: Path) -> dict:
-    """The data of registry file ``path`` (bytes ``raw``); :class:`RegistryError` unless
-    usable (all but ``compute``, which the registry checks on every load)."""
+    """The data of registry file ``path`` (bytes ``raw``); else :class:`RegistryError`.
+    ``compute`` is the registry's to check, on every load."""
     data = parse_registry_yaml(raw, path)
     for field, value in _walk(data):
         problem = _unusable_value(value)

@@ -14,7 +14,7 @@ from claimbook import paths, sources
 from claimbook.atomic import write_bytes_atomically
 from claimbook.claims.computations import flatten
 from claimbook.claims.registry import list_claims
-from claimbook.claims.store import failure_summary, read_artifact
+from claimbook.claims.store import failure_summary, parse_artifact
 from claimbook.claims.verify import harness_pin, verify_claim
 from claimbook.errors import ChapterSourceError, ClaimError, TamperedArtifactError
 from claimbook.paths import artifact_path
@@ -27,8 +27,8 @@ def _verified(claim_id: str, pin: str, registry_dir, artifacts_dir) -> tuple[boo
     """Re-verify one claim: (whether it held, the line saying how its result moved)."""
     path = artifact_path(claim_id, artifacts_dir)
     try:
-        before = flatten(read_artifact(path)["result"]) if path.is_file() else None
-    except (TamperedArtifactError, OSError):
+        before = flatten(parse_artifact(path.read_bytes(), path)["result"])
+    except (TamperedArtifactError, OSError):  # none, or unreadable
         before = None
     try:
         artifact = verify_claim(

@@ -1,11 +1,8 @@
-"""Claim artifacts: built from a claim's outcome, written, read back, compared, summarized.
+"""Claim artifacts: built from a claim's outcome, read back, compared, summarized.
 
-An artifact (``artifacts/claims/<id>.json``, :func:`claimbook.paths.artifact_path`) is a
-pure function of the registry entry, the per-call results, the error, the key and the
-provenance: sorted keys, no timestamps, so writing it twice gives the same bytes and the
-judge can rebuild it from its own stored result. Its fields are docs/claims.md's. A
-statistical result holds, per dotted field, ``per_seed`` and, when every value is a finite
-number, ``mean``, ``ci``, ``level``, ``method`` (and ``median`` for ``median-rank``).
+An artifact (``artifacts/claims/<id>.json``, fields as in docs/claims.md) is a pure function
+of the registry entry, the per-call results, the error, the key and the provenance (sorted
+keys, no timestamps), so the judge can rebuild it from its own stored result.
 """
 
 from __future__ import annotations
@@ -18,7 +15,6 @@ from pathlib import Path
 import numpy as np
 
 from claimbook import environment, instruments, paths
-from claimbook.atomic import write_text_atomically
 from claimbook.claims.compare import comparisons, is_number
 from claimbook.claims.computations import flatten
 from claimbook.claims.intervals import mean_interval, median_rank_interval
@@ -28,13 +24,12 @@ from claimbook.errors import TamperedArtifactError
 from claimbook.numbers import format_value, is_statistical
 
 # The fields a reader relies on, and their types.
-_ARTIFACT_SHAPE = {"status": str, "result": dict, "provenance": dict, "registry_digest": str}
-_ARTIFACT_SHAPE["key"] = dict
+_SHAPE = {"status": str, "result": dict, "provenance": dict, "registry_digest": str, "key": dict}
 
 
 def provenance() -> dict:
-    """Harness version, the running Python and numpy, the machine; and, only when the
-    environment differs from the lock, ``environment_mismatch`` (:mod:`claimbook.environment`)."""
+    """Harness version, Python, numpy, the machine, and ``environment_mismatch`` when the
+    environment differs from the lock."""
     record = {
         "version": instruments.version(),
         "python": platform.python_version(),
@@ -47,8 +42,8 @@ def provenance() -> dict:
 
 
 def statistical_result(claim: Claim, results: Sequence[Mapping]) -> dict:
-    """Per dotted field: ``per_seed`` values and, for finite numbers, the mean and the
-    interval of the claim's method (or the median's, for ``interval_method: median-rank``)."""
+    """Per dotted field: ``per_seed`` and, for finite numbers, ``mean``, ``ci``, ``level`` and
+    ``method`` (with ``median`` for ``interval_method: median-rank``)."""
     flats = [flatten(result) for result in results]
     level = (claim.statistics or {}).get("level")
     summary = {}
@@ -86,8 +81,7 @@ def per_seed_results(result: Mapping) -> list[dict]:
 def build_artifact(
     claim: Claim, results: Sequence[Mapping], *, error: str | None, key: Mapping, provenance
 ) -> dict:
-    """The artifact of ``claim`` from its per-call results (one, or one per seed; none if
-    it raised first), error, key and provenance."""
+    """The artifact of ``claim`` from its per-call results (none if it raised first)."""
     statistical = claim.kind == "statistical"
     result, records = {}, {}
     if error is None:
@@ -123,19 +117,9 @@ def artifact_text(artifact: Mapping) -> str:
     return json.dumps(artifact, sort_keys=True, indent=2, allow_nan=False) + "\n"
 
 
-def write_artifact(path: Path, artifact: Mapping) -> None:
-    """Write ``artifact`` to ``path`` atomically."""
-    write_text_atomically(path, artifact_text(artifact))
-
-
-def read_artifact(path: Path) -> dict:
-    """The artifact at ``path``; see :func:`parse_artifact` (``OSError`` if unreadable)."""
-    return parse_artifact(path.read_bytes(), path)
-
-
 def parse_artifact(data: bytes, path: Path) -> dict:
-    """The artifact whose bytes are ``data`` (read from ``path``); :class:`TamperedArtifactError`
-    if it is not JSON, not an object, or lacks a field a reader relies on."""
+    """The artifact of bytes ``data`` read from ``path``; :class:`TamperedArtifactError` if
+    not JSON, not an object, or lacking a field a reader relies on."""
     where = paths.shown(path)
     try:
         stored = json.loads(data.decode("utf-8"))
@@ -143,7 +127,7 @@ def parse_artifact(data: bytes, path: Path) -> dict:
         raise TamperedArtifactError(f"{where} is not readable JSON ({exc})") from exc
     if not isinstance(stored, dict):
         raise TamperedArtifactError(f"{where} holds {type(stored).__name__}, not an artifact")
-    for key, kind in _ARTIFACT_SHAPE.items():
+    for key, kind in _SHAPE.items():
         if not isinstance(stored.get(key), kind):
             raise TamperedArtifactError(
                 f"{where}: field {key} is missing or not a {kind.__name__}"
@@ -180,8 +164,8 @@ def _shown(value) -> str:
 
 
 def failure_summary(artifact: Mapping) -> list[str]:
-    """One line per failed field, ``"<id> <field>: expected e, got g, tolerance t (reason)"``,
-    or one line with the error of a computation that raised."""
+    """``"<id> <field>: expected e, got g, tolerance t (reason)"`` per failed field, or the
+    computation's error."""
     claim_id = artifact.get("id")
     if artifact.get("error"):
         return [f"{claim_id} error: {artifact['error']}"]
@@ -195,10 +179,8 @@ def failure_summary(artifact: Mapping) -> list[str]:
 
 
 def badge_summary(artifact: Mapping) -> str:
-    """Hover text: the statement, each statistical field as a page writes it (``"<field>: m
-    (95% CI lo to hi) over n seeds."``, 4 significant digits), then the account a claim
-    tests, as the claims ledger writes it (``"Account refuted: ..."`` when refuted, else
-    ``"Account it tests: ..."``)."""
+    """Hover text: the statement, each statistical field (``"<field>: m (95% CI lo to hi)
+    over n seeds."``), then ``"Account refuted: ..."`` or ``"Account it tests: ..."``."""
     parts = [str(artifact.get("statement", ""))]
     if artifact.get("kind") == "statistical":
         for field, entry in sorted((artifact.get("result") or {}).items()):
@@ -207,7 +189,6 @@ def badge_summary(artifact: Mapping) -> str:
                 parts.append(f"{field}: {format_value(entry, '.4g')} over {seeds} seeds.")
     refutes = artifact.get("refutes")
     if refutes:
-        # A summary of a judgement carries its state; a stored record, its status.
         state = artifact.get("state", artifact.get("status"))
         said = "Account refuted" if state == "refuted" else "Account it tests"
         source = f" ({refutes['source']})" if refutes.get("source") else ""

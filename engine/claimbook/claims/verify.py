@@ -1,11 +1,8 @@
 """``verify_claim``: a registered claim's artifact: the build's, or recomputed here.
 
-In a chapter kernel a build started, the build computed the claims
-(:mod:`claimbook.pipeline.claim_runs`) and ``verify_claim`` returns the artifact it recorded
-(:mod:`claimbook.claims.record`), computing and writing nothing. Elsewhere (a reader in
-Jupyter, ``claims verify``) it computes the claim here and writes the artifact. A chapter's
-``pin = "..."`` is the harness version it was written against; another version is refused
-before anything runs (whether an artifact is current is its key's business).
+In a kernel a build started it returns the artifact the build recorded
+(:mod:`claimbook.claims.record`); elsewhere (Jupyter, ``claims verify``) it computes the claim
+and writes the artifact. A chapter's ``pin`` other than the harness version is refused first.
 """
 
 from __future__ import annotations
@@ -14,21 +11,22 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from claimbook import instruments
+from claimbook.atomic import write_text_atomically
 from claimbook.claims.computations import run_computation
 from claimbook.claims.keys import claim_key
 from claimbook.claims.record import build_is_running, recorded_artifact
 from claimbook.claims.registry import load_claim
-from claimbook.claims.store import build_artifact, failure_summary, provenance, write_artifact
+from claimbook.claims.store import artifact_text, build_artifact, failure_summary, provenance
 from claimbook.errors import ClaimFailedError, RegistryError, StalePinError
 from claimbook.paths import artifact_path, shown
 
 
 class ComputedHere(dict):
-    """An artifact computed in the calling process (not by a build): a dict that says so."""
+    """An artifact computed in the calling process, not by a build."""
 
 
 def harness_pin() -> str:
-    """The pin a chapter holds when it is current: the harness version, ``__version__``."""
+    """The pin of a current chapter: the harness version."""
     return instruments.version()
 
 
@@ -50,8 +48,7 @@ def _coverage_message(artifact: Mapping, claim) -> str | None:
 
 
 def compute_artifact(claim) -> dict:
-    """Run ``claim``'s computation here and return its artifact (this machine's provenance);
-    write nothing."""
+    """``claim``'s artifact computed here, with this machine's provenance; writes nothing."""
     outcome = run_computation(claim)
     return build_artifact(
         claim, outcome.results, error=outcome.error, key=claim_key(claim), provenance=provenance()
@@ -66,18 +63,13 @@ def verify_claim(
     artifacts_dir: str | Path | None = None,
     strict: bool = False,
 ) -> dict:
-    """A registered claim's artifact: the running build's, or computed here and written
-    (then a :class:`ComputedHere`), with status verified, refuted or failed.
+    """A claim's artifact (status verified, refuted or failed): the running build's, or
+    computed here and written (a :class:`ComputedHere`).
 
-    ``expected_harness`` (a chapter's ``pin``) must equal :func:`harness_pin`;
-    ``registry_dir`` and ``artifacts_dir`` default to ``claims/`` and ``artifacts/claims/``.
-    ``strict`` raises :class:`ClaimFailedError` on a failed artifact (after writing it), or
-    :class:`RegistryError` when the computed fields and the expectations do not match one to
-    one; by default a failure is returned, so a chapter finishes and shows a failed badge.
-
-    Raises :class:`UnknownClaimError` or :class:`RegistryError` (an unknown id or a malformed
-    registry file) and :class:`StalePinError` before computing anything; in a build's kernel,
-    what :func:`claimbook.claims.record.recorded_artifact` raises.
+    ``expected_harness`` (a chapter's ``pin``) must equal :func:`harness_pin`, else
+    :class:`StalePinError`; an unknown id or malformed registry file raises first. A failure
+    is returned, unless ``strict``: then :class:`ClaimFailedError` (after writing), or
+    :class:`RegistryError` when the fields and expectations do not match one to one.
     """
     claim = load_claim(claim_id, registry_dir=registry_dir)
     current = harness_pin()
@@ -95,7 +87,7 @@ def verify_claim(
         return artifact
     artifact = compute_artifact(claim)
     path = artifact_path(claim.id, artifacts_dir)
-    write_artifact(path, artifact)
+    write_text_atomically(path, artifact_text(artifact))
     if strict and artifact["status"] == "failed":
         coverage = _coverage_message(artifact, claim) if artifact["error"] is None else None
         if coverage is not None:
@@ -108,9 +100,8 @@ def verify_claim(
 
 
 def claim_status_line(artifact: Mapping) -> str:
-    """What a chapter prints after verifying: ``"claim <id>: <status>"``, then for a failure
-    its first line (:func:`failure_summary`), and ``" (computed in this kernel)"`` for a
-    :class:`ComputedHere`."""
+    """``"claim <id>: <status>"``, a failure's first line, and ``" (computed in this
+    kernel)"`` for a :class:`ComputedHere`: what a chapter prints after verifying."""
     line = f"claim {artifact['id']}: {artifact['status']}"
     failures = failure_summary(artifact) if artifact["status"] == "failed" else []
     if failures:

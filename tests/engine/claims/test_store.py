@@ -26,7 +26,6 @@ from claimbook.claims.store import (
     differences,
     parse_artifact,
     per_seed_results,
-    read_artifact,
     statistical_result,
 )
 from claimbook.errors import TamperedArtifactError
@@ -177,7 +176,8 @@ def test_a_stored_artifact_is_refused_unless_it_has_the_fields_readers_use(data,
 
 def test_read_artifact_reads_what_verify_wrote(toy, registry, artifacts):
     written = verify_toy(registry, artifacts)
-    assert read_artifact(artifact_path(TOY_ID, artifacts)) == written
+    path = artifact_path(TOY_ID, artifacts)
+    assert parse_artifact(path.read_bytes(), path) == written
 
 
 def test_differences_compare_as_json_text():
