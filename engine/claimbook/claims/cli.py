@@ -1,11 +1,7 @@
-"""The claims part of the command line: ``python -m claimbook claims ...`` and ``... repin``.
-
-``claims list``, ``claims verify [ID ...] [--check-artifacts]``, ``claims compute ID ...``
-(what the build runs in a fresh process: a JSON line ``{"start": id}`` before each claim
-and ``{"id": id, "seconds": s}`` after), ``claims show ID``, ``repin [--chapters DIR]``.
-Exit status 1: a claim failed (or with ``--check-artifacts``, an artifact is missing, stale
-or disagrees with a recomputation); ``repin`` then rewrites no chapter. Exit status 2, with
-one line: an unknown id, a malformed registry file, a filesystem problem.
+"""``python -m claimbook claims list | verify [ID ...] [--check-artifacts] | compute ID ... |
+show ID`` and ``repin``. ``compute`` (the build's) prints ``{"start": id}`` before each claim
+and ``{"id": id, "seconds": s}`` after. Exit status 1: a claim failed (or an artifact is
+missing, stale or wrong); 2, with one line: an unknown id, a bad registry file, an OSError.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ from __future__ import annotations
 import concurrent.futures
 import difflib
 import importlib
+import itertools
 import math
 import multiprocessing
 import os
@@ -154,23 +155,19 @@ def run_computation(claim) -> Outcome:
     """Run ``claim``'s computation (per seed if statistical), never raising its error; after a
     first seed slower than ``PARALLEL_THRESHOLD_SECONDS`` the rest run in forked workers."""
     seeds = claim.seeds if claim.kind == "statistical" else [claim.seed]
-    calls = [{} if seed is None else {"seed": seed} for seed in seeds]
+    first, *rest = [{} if seed is None else {"seed": seed} for seed in seeds]
     started = time.perf_counter()
-    outcomes = [_run_call(claim, calls[0])]
-    rest = calls[1:]
+    outcomes = [_run_call(claim, first)]
     workers = _workers(len(rest), time.perf_counter() - started) if outcomes[0][1] is None else 0
     if workers:
         context = multiprocessing.get_context("fork")
         with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
             outcomes.extend(pool.map(_run_call, [claim] * len(rest), rest))
-    else:
-        for arguments in rest:
-            if outcomes[-1][1] is not None:
-                break
-            outcomes.append(_run_call(claim, arguments))
+    else:  # lazily: the calls stop at the first error
+        outcomes = itertools.chain(outcomes, (_run_call(claim, call) for call in rest))
     results: list[dict] = []
     for result, error in outcomes:
         if error is not None:
-            return Outcome(results=results, error=error)
+            return Outcome(results, error)
         results.append(result)
-    return Outcome(results=results, error=None)
+    return Outcome(results, None)

@@ -1,8 +1,6 @@
-"""The claim registry: ``claims/<id>.yaml``, read, validated and refused when unusable.
-
-:mod:`claimbook.claims.registry_schema` states the rules; a ``compute`` that is not a
-registered claim computation is refused here, on every load. Seeds derive from names
-(``claim_seed``, ``claim_seeds``: docs/claims.md).
+"""The claim registry: ``claims/<id>.yaml`` read, validated (by
+:mod:`claimbook.claims.registry_schema`, and ``compute`` here on every load) or refused;
+seeds derived from names (docs/claims.md).
 """
 
 from __future__ import annotations
@@ -27,8 +25,7 @@ from claimbook.errors import (
 )
 from claimbook.text import one_line
 
-# Validated entries by file name and bytes, in this process: a page build asks for the same
-# claim once per bound number, and parsing YAML in Python is slow.
+# Validated entries by file name and bytes: a page asks for a claim once per bound number.
 ENTRIES = cache.ContentCache("registry entries")
 _LINK_REFUSED = (
     "is a symbolic link; a registry entry must be a regular file of claims/ (what a link "
@@ -57,9 +54,8 @@ def claim_seeds(name: str, count: int) -> list[int]:
 
 @dataclass(frozen=True)
 class Claim:
-    """One validated registry entry; fields as in the file (docs/claims.md), plus ``path``
-    and ``registry_digest`` (SHA-256 of the file's bytes). ``seed_policy`` is the file's
-    ``seed``; ``statistics``, ``refutes`` and ``catches`` are None when absent."""
+    """One validated registry entry: the file's fields (``seed`` as ``seed_policy``; None
+    when absent), ``path`` and ``registry_digest`` (SHA-256 of the file's bytes)."""
 
     id: str
     chapter: int
@@ -94,8 +90,7 @@ class Claim:
 
     @property
     def shown_contract(self) -> dict:
-        """The contract as a page shows it: the seed (its derivation and value, or the set's
-        derivation and size, or ``none``), then ``dtype``, ``device``, ``estimator``."""
+        """The contract as a page shows it: the seed's derivation and value, then the rest."""
         policy = self.seed_policy
         if policy["policy"] == "derived":
             seed = f'claim_seed("{policy["name"]}") = {self.seed}'
@@ -112,8 +107,8 @@ def _registry_dir(registry_dir: str | Path | None) -> Path:
 
 def list_claims(registry_dir: str | Path | None = None) -> list[str]:
     """The registered ids (stems of ``<registry_dir>/*.yaml``, default ``claims/``), sorted;
-    :class:`RegistryError` if the directory does not exist or holds a ``*.yml`` file, a
-    symbolic link or a file not named ``<claim id>.yaml``."""
+    :class:`RegistryError` for a missing directory, a ``*.yml`` file, a symbolic link or a
+    file not named ``<claim id>.yaml``."""
     registry = _registry_dir(registry_dir)
     try:
         entries = list(os.scandir(registry))  # one read: names and file types
@@ -174,11 +169,9 @@ def _unknown_claim(claim_id: Any, registry: Path, known: list[str]) -> UnknownCl
 def load_claim(claim_id: str, *, registry_dir: str | Path | None = None) -> Claim:
     """The validated entry ``<registry_dir>/<claim_id>.yaml`` (default ``claims/``).
 
-    ``claim_id`` must be exactly one of :func:`list_claims` (case-sensitive, whatever the
-    filesystem), checked before any path is built from it: else :class:`UnknownClaimError`
-    naming the nearest ids. :class:`RegistryError` (one line naming file and field) for a
-    symbolic link, a file :mod:`~claimbook.claims.registry_schema` refuses, or a ``compute``
-    that is not a registered computation.
+    :class:`UnknownClaimError` (naming the nearest ids) unless ``claim_id`` is exactly one of
+    :func:`list_claims`, checked before a path is built; :class:`RegistryError` for a
+    symbolic link, a refused file or a ``compute`` that is not a registered computation.
     """
     registry = _registry_dir(registry_dir)
     if not (isinstance(claim_id, str) and _is_claim_id(claim_id)):
