@@ -14,6 +14,7 @@ from pathlib import Path
 
 from claimbook import cache, claims
 from claimbook.claims import repin
+from claimbook.claims.judgement import check_artifact
 from claimbook.errors import ClaimError, RegistryError, UnknownClaimError
 from claimbook.failures import failure_line
 from claimbook.text import one_line
@@ -78,7 +79,7 @@ def _verify(options) -> int:
     for claim_id in _known(options, options.ids):
         try:
             if options.check_artifacts:
-                claims.check_artifact(claim_id, **folders)
+                check_artifact(claim_id, **folders)
                 print(f"{claim_id}: artifact matches a fresh recomputation")
             else:
                 claims.verify_claim(claim_id, claims.harness_pin(), **folders, strict=True)

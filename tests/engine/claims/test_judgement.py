@@ -13,7 +13,6 @@ from claimbook.claims import (
     STATES,
     Judgement,
     artifact_path,
-    check_artifact,
     harness_pin,
     judge,
     keys,
@@ -21,6 +20,7 @@ from claimbook.claims import (
     verify_claim,
 )
 from claimbook.claims import judgement as judge_module
+from claimbook.claims.judgement import check_artifact
 from claimbook.errors import (
     ClaimError,
     MissingArtifactError,

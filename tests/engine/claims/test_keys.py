@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from claimbook import dependencies
-from claimbook.claims import claim_key, environment_digest, judge, load_claim
-from claimbook.claims.keys import CLAIM_RUNNER, claim_modules
+from claimbook.claims import judge, load_claim
+from claimbook.claims.keys import CLAIM_RUNNER, claim_key, claim_modules, environment_digest
 
 
 @pytest.fixture

@@ -10,8 +10,6 @@ from claimtools import TOY_ID, verify_toy
 from claimbook import atomic, paths
 from claimbook.claims import (
     artifact_path,
-    badge_summary,
-    check_artifact,
     claim_seed,
     claim_seeds,
     failure_summary,
@@ -20,8 +18,10 @@ from claimbook.claims import (
     load_claim,
     verify_claim,
 )
+from claimbook.claims.judgement import check_artifact
 from claimbook.claims.store import (
     artifact_text,
+    badge_summary,
     build_artifact,
     differences,
     parse_artifact,

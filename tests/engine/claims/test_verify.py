@@ -9,14 +9,14 @@ from claimtools import TOY_CLAIM, TOY_ID, verify_toy
 
 from claimbook.claims import (
     artifact_path,
-    check_artifact,
     claim_seed,
-    claim_status_line,
     failure_summary,
     harness_pin,
     judge,
     verify_claim,
 )
+from claimbook.claims.judgement import check_artifact
+from claimbook.claims.verify import claim_status_line
 from claimbook.errors import ClaimFailedError, RegistryError, StalePinError
 from trainable_harness import __version__
 
