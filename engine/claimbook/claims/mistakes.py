@@ -59,11 +59,11 @@ def load_mistakes(module: str, registry_dir: str | Path | None = None):
         ) from error
 
 
-def resolve_perturbation(name: str, claim=None, registry_dir: str | Path | None = None):
+def resolve_perturbation(name: str, claim=None):
     """The function ``<module>.<function>`` of the mistakes beside ``claim``'s registry file
-    (else ``registry_dir``); :class:`RegistryError` naming what is missing."""
+    (default ``claims/``); :class:`RegistryError` naming what is missing."""
     where = f"{paths.shown(claim.path)}: field catches: " if claim is not None else ""
-    registry_dir = Path(claim.path).parent if claim is not None else registry_dir
+    registry_dir = Path(claim.path).parent if claim is not None else None
     module_name, _, function_name = name.rpartition(".")
     try:
         module = load_mistakes(module_name, registry_dir)

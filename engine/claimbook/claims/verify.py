@@ -20,6 +20,11 @@ from claimbook.claims.store import artifact_text, build_artifact, failure_summar
 from claimbook.errors import ClaimFailedError, RegistryError, StalePinError
 from claimbook.paths import artifact_path, shown
 
+_MISMATCHES = {  # a comparison's missing side: what it says of the registry and computation
+    "expected": "result fields without an expectation",
+    "got": "expectations naming fields the witness does not return",
+}
+
 
 class ComputedHere(dict):
     """An artifact computed in the calling process, not by a build."""
@@ -32,16 +37,11 @@ def harness_pin() -> str:
 
 def _coverage_message(artifact: Mapping, claim) -> str | None:
     """The registry and computation mismatches of a failed artifact, or None."""
-    records = artifact["comparisons"]
-    unexpected = sorted(f for f, r in records.items() if r["expected"] is None)
-    absent = sorted(f for f, r in records.items() if r["got"] is None)
     parts = []
-    if unexpected:
-        parts.append(f"result fields without an expectation: {', '.join(unexpected)}")
-    if absent:
-        parts.append(
-            f"expectations naming fields the witness does not return: {', '.join(absent)}"
-        )
+    for missing, said in _MISMATCHES.items():
+        fields = sorted(f for f, r in artifact["comparisons"].items() if r[missing] is None)
+        if fields:
+            parts.append(f"{said}: {', '.join(fields)}")
     if not parts:
         return None
     return f"{claim.path}: field expect does not match {claim.compute}: " + "; ".join(parts)
