@@ -1,14 +1,8 @@
-"""Claims computed by the engine, in fresh processes, beside the chapters.
+"""Claims computed by the engine, in fresh processes beside the chapters, never by a chapter.
 
-A chapter never computes a claim (:mod:`claimbook.claims.record`). :class:`ClaimComputation`
-computes the *due* claims (missing or stale artifact, or bytes other than the build recorded
-last time) in ``python -m claimbook claims compute`` processes, one per core, spread by the
-time each took last, and holds every claim's artifact bytes for :mod:`.guard`.
-
-Examples
---------
->>> spread({"a": 4.0, "b": 1.0, "c": 3.0, "d": 2.0}, 2)
-[['a', 'b'], ['c', 'd']]
+The *due* claims (missing or stale artifact, or bytes other than the build recorded last time)
+are computed in ``python -m claimbook claims compute`` processes, one per core, spread by the
+time each took last (:class:`ClaimComputation`; docs/engine.md).
 """
 
 from __future__ import annotations
@@ -30,7 +24,7 @@ from claimbook import claims, dependencies, paths
 from claimbook.claims import record
 from claimbook.errors import BuildError, ClaimError
 from claimbook.pipeline.execute import BLAS_THREAD_VARIABLES
-from claimbook.pipeline.limits import CLAIM_WAIT_VARIABLE, read_limits, stop_build
+from claimbook.pipeline.limits import read_limits, stop_build
 from claimbook.pipeline.workers import die_with_parent, kill_group
 
 _WAIT_MARGIN = 30.0  # seconds a kernel waits for the claim record beyond the claim limit
@@ -40,8 +34,8 @@ BYTECODE_FOLDER = "claim-bytecode"
 
 
 def due_claims(claim_ids: list[str], recorded: Mapping[str, str]) -> dict[str, str]:
-    """The claims to compute, each with why: not run, stale, or not the build's own bytes. An
-    unreadable registry entry is left out (the render reports it)."""
+    """The claims to compute, each with why; an unreadable registry entry is left out (the
+    render reports it)."""
     due = {}
     for claim_id in claim_ids:
         try:
@@ -79,9 +73,8 @@ def spread(seconds: Mapping[str, float], processes: int) -> list[list[str]]:
 
 
 def isolated_command(*arguments: str) -> list[str]:
-    """``python -m claimbook ARGUMENTS``, isolated from what a chapter can leave behind:
-    ``-I`` (no ``PYTHONPATH``, user site or working folder), exactly the folders this process
-    imports the book's packages from on ``sys.path``, bytecode only under
+    """``python -m claimbook ARGUMENTS`` isolated (``-I``) from what a chapter can leave behind:
+    ``sys.path`` gets the folders this process imports the book from, bytecode goes under
     ``_build/claim-bytecode``."""
     packages = [dependencies.package_folder(top) for top in dependencies.FIRST_PARTY]
     folders = list(dict.fromkeys(str(p.parent) for p in packages if p is not None))
@@ -95,8 +88,8 @@ def isolated_command(*arguments: str) -> list[str]:
 
 
 def claim_environment(workers_per_process: int | None) -> dict[str, str]:
-    """This process's environment without the build's record variables, one BLAS thread (as
-    in the kernels: reductions in one order), and the claim workers per process if given."""
+    """This environment without the build's record variables, with one BLAS thread (as in
+    the kernels: reductions in one order) and the claim workers per process if given."""
     hidden = (
         record.RECORD_VARIABLE,
         record.CHAPTER_CLAIMS_VARIABLE,
@@ -114,10 +107,10 @@ def claim_environment(workers_per_process: int | None) -> dict[str, str]:
 class ClaimComputation:
     """The due claims among ``claim_ids``, computing in fresh processes from construction on.
 
-    The build's claim record (carrying :attr:`token`) is written at once, again as each claim
-    is computed, and last marked complete; a kernel asking for a claim waits for it
-    (:func:`claimbook.claims.record.recorded_artifact`). :attr:`artifacts` (id -> bytes) and
-    :attr:`others` (the other files in ``artifacts/claims/``) are final after :meth:`finish`.
+    The build's claim record is written at once, again as each claim is computed, and last
+    marked complete (a kernel's ``verify_claim`` waits for it). :attr:`artifacts` (id ->
+    bytes) and :attr:`others` (other files in ``artifacts/claims/``) are final after
+    :meth:`finish`.
     """
 
     def __init__(
@@ -173,11 +166,8 @@ class ClaimComputation:
         self._waiting = ThreadPoolExecutor(1, "claims").submit(self._wait)
 
     def finish(self) -> ClaimComputation:
-        """Wait until every due claim is computed and recorded; return the computation.
-
-        Raises :class:`BuildError` if a process ended without computing its claims (with its
-        last line of error output) or a claim ran out of time.
-        """
+        """Wait until every due claim is recorded; return self. :class:`BuildError` if a
+        process ended without computing its claims or a claim ran out of time."""
         self._waiting.result()
         return self
 
@@ -187,18 +177,18 @@ class ClaimComputation:
             kill_group(process)
 
     def kernel_environment(self) -> dict[str, str]:
-        """What every chapter kernel of this build starts with: the record, the build's token,
-        and how long ``verify_claim`` waits for the record to change."""
+        """What every chapter kernel starts with: the record, the build's token, and how long
+        ``verify_claim`` waits for the record to change."""
         return {
-            CLAIM_WAIT_VARIABLE: f"{self.limit + _WAIT_MARGIN:g}",
+            record.CLAIM_WAIT_VARIABLE: f"{self.limit + _WAIT_MARGIN:g}",
             record.RECORD_VARIABLE: str(record.record_path()),
             record.BUILD_VARIABLE: self.token,
             record.DRIVER_VARIABLE: str(os.getpid()),
         }
 
     def _write(self, complete: bool) -> None:
-        """Write the record of what this build has computed so far; one that cannot be
-        written ends the build (the kernels would wait for it)."""
+        """Write the record of what is computed so far; failing that, end the build (the
+        kernels would wait for it)."""
         try:
             record.write_claim_record(
                 record.record_path(),
@@ -226,10 +216,9 @@ class ClaimComputation:
             )
 
     def _follow(self) -> None:
-        """Record each claim as its process reports it (JSON lines: ``{"start": id}`` before,
+        """Record each claim as its process reports it (JSON lines ``{"start": id}`` before,
         ``{"id": id, "seconds": s}`` after); kill the process group of a claim past
-        :attr:`limit` and remove its artifact (no earlier one stands for a computation that
-        never ended)."""
+        :attr:`limit` and remove its artifact."""
         computing = [[batch[0], time.monotonic()] for batch in self.batches]
         done: set[str] = set()
         timed_out = []

@@ -1,16 +1,14 @@
-"""The build that ``make`` runs: ``python -m claimbook build``, and its sibling commands.
+"""``python -m claimbook build|execute|render|outputs|chapters``: the build ``make`` runs.
 
-``build``, ``execute CHAPTER``, ``render``, ``outputs CHAPTER`` and ``chapters``
-(docs/engine.md). ``build``, ``execute`` and ``render`` refuse an environment other than the
-book's (:func:`.checkout.check_environment`) unless ``--allow-environment-mismatch``. Exit
-status: 0 built and every claim holds; 1 a chapter, a claim or the site failed; 2 a bad claim
-id, registry file, path or environment, or a filesystem problem; 3 another build holds the
-lock. Every failure is one line (:mod:`claimbook.failures`)."""
+Exit status (docs/engine.md): 0 built and every claim holds; 1 a chapter, a claim or the site
+failed; 2 a bad claim id, registry file, path or environment, or a filesystem problem; 3
+another build holds the lock. Every failure is one line (:mod:`claimbook.failures`)."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import sys
 import time
@@ -28,6 +26,7 @@ from claimbook.pipeline.guard import ChapterGuard
 from claimbook.pipeline.lock import build_lock
 from claimbook.pipeline.noop import forget_clean_build, record_clean_build
 from claimbook.pipeline.render import SiteRender
+from claimbook.pipeline.workers import kill_workers
 from claimbook.sources import chapter_sources, read_chapter
 
 
@@ -53,10 +52,9 @@ def build(
 ) -> int:
     """Bring the site up to date; return the exit status (see the module doc).
 
-    ``only`` limits the build to those chapter stems; ``render_site=False`` stops after
-    execution; ``kernels=False`` renders only (a chapter that would execute fails the build
-    before anything is written); ``foreign_environment`` leaves no record of a clean build.
-    A failing build (not ``question``) marks the kept site (:mod:`.failed_build`).
+    ``only``: those chapter stems; ``render_site=False``: no render; ``kernels=False``: render
+    only (a chapter that would execute fails the build); ``foreign_environment``: no record of
+    a clean build. A failing build (not ``question``) marks the kept site (:mod:`.failed_build`).
     """
     started = time.perf_counter()
     printed: list[str] = []  # what a failing build's banner gives as the reason
@@ -222,8 +220,7 @@ def chapter_outputs(stem: str) -> list[str]:
     return [*sorted(record["outputs"]), paths.shown(keys.record_path(stem))]
 
 
-def _print(line: str) -> None:
-    print(line, flush=True)
+_print = functools.partial(print, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -285,9 +282,9 @@ def main(argv: list[str] | None = None) -> int:
             return build(options.jobs, options.question, out=_print, foreign_environment=foreign)
     except (KeyboardInterrupt, limits.BuildTimeout) as stop:  # Ctrl-C, trainable_build_timeout
         line, status = limits.stopped_line(stop)
-        limits.end_everything()
+        kill_workers()
         print(line, file=sys.stderr, flush=True)
         return status
     except Exception as error:  # one line and a status, never a traceback
-        limits.end_everything()  # a chapter still running has no build to report to
+        kill_workers()  # a chapter still running has no build to report to
         return report(error, DOING[options.command])

@@ -1,17 +1,9 @@
 """Time limits of the build, read from ``_config.yml``, and how a build stops in one line.
 
-Top-level keys of the book's ``_config.yml`` (Jupyter Book ignores them)::
+``trainable_cell_timeout`` (a code cell, default 300 s), ``trainable_claim_timeout`` (a
+claim's computation, 600 s) and ``trainable_build_timeout`` (the whole build, 1800 s) are
+top-level keys of the book's ``_config.yml`` (Jupyter Book ignores them).
 
-    trainable_cell_timeout: 300    # seconds one code cell of a chapter may run
-    trainable_claim_timeout: 600   # seconds one claim's computation may run
-    trainable_build_timeout: 1800  # seconds the whole build may run
-
-A cell out of time fails its chapter (:mod:`.execute`), a claim out of time fails the build
-(:mod:`.claim_runs`), and :func:`stops` ends the build on its limit or Ctrl-C by raising in
-the main thread, whose cleanup ends every process the build started (:func:`end_everything`).
-
-Examples
---------
 >>> import tempfile
 >>> from pathlib import Path
 >>> with tempfile.TemporaryDirectory() as root:
@@ -32,25 +24,18 @@ import yaml
 
 from claimbook import paths
 from claimbook.errors import BuildError
-from claimbook.pipeline.workers import kill_workers
 
-# Seconds a kernel's verify_claim waits for the claim record to change (claimbook.claims.record).
-CLAIM_WAIT_VARIABLE = "CLAIMBOOK_CLAIM_WAIT"
-# Why another thread of the build stopped it (stop_build), for the one line it ends with.
-_STOPPED_BECAUSE: list[str] = []
+_STOPPED_BECAUSE: list[str] = []  # why another thread stopped the build (stop_build)
 
 
 class Limits(NamedTuple):
-    """The build's time limits, in seconds (``trainable_<field>_timeout``), and defaults."""
-
     cell: float = 300.0
     claim: float = 600.0
     build: float = 1800.0
 
 
 class BuildTimeout(KeyboardInterrupt):
-    """The build ran out of time: a stop from outside, as Ctrl-C is (no ``except Exception``
-    keeps it, and every cleanup that runs for Ctrl-C runs for it)."""
+    """The build ran out of time: a stop from outside, as Ctrl-C is, so the same cleanup runs."""
 
 
 def read_limits(root: str | Path | None = None) -> Limits:
@@ -77,12 +62,6 @@ def read_limits(root: str | Path | None = None) -> Limits:
     return Limits(**values)
 
 
-def end_everything() -> None:
-    """End the build's chapter workers still running, each with its kernel and what that
-    started (the claims' processes are ended by their computation's ``stop``)."""
-    kill_workers()
-
-
 @contextlib.contextmanager
 def stops(build_seconds: float):
     """Within the block, raise :class:`BuildTimeout` after ``build_seconds`` and
@@ -106,8 +85,7 @@ def stops(build_seconds: float):
 
 
 def stop_build(reason: str) -> None:
-    """End the build from another of its threads as Ctrl-C would, its one line saying
-    ``reason`` instead of "interrupted"."""
+    """End the build from another of its threads as Ctrl-C would, saying ``reason``."""
     if not _STOPPED_BECAUSE:
         _STOPPED_BECAUSE.append(reason)
         # A signal, not _thread.interrupt_main: the main thread may be blocked waiting.
@@ -115,8 +93,7 @@ def stop_build(reason: str) -> None:
 
 
 def stopped_line(error: BaseException) -> tuple[str, int]:
-    """The one line and exit status of a build :func:`stops` ended with ``error`` (a timeout
-    states the limit, not the seconds it took to notice)."""
+    """The one line and exit status of a build :func:`stops` ended with ``error``."""
     if _STOPPED_BECAUSE:
         return f"build: {_STOPPED_BECAUSE[0]}", 1
     if isinstance(error, BuildTimeout):

@@ -1,4 +1,4 @@
-"""Chapter worker processes: each ends with the driver, and ends what it started as it ends.
+"""The build's processes: each ends with the driver, and ends what it started as it ends.
 
 Linux only (``prctl``); elsewhere the requests do nothing.
 """
@@ -32,23 +32,21 @@ def _prctl(option: int, value: int) -> bool:
 
 
 def die_with_parent(parent: int) -> None:
-    """Ask Linux to send this process SIGTERM when the driver (process ``parent``) dies, so
+    """Have Linux send this process SIGTERM when the driver (process ``parent``) dies, so
     that nothing outlives a killed build to write outputs nobody plans for."""
     if _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM) and os.getppid() != parent:
         os._exit(1)  # the driver died before the request took effect
 
 
 def socket_prefix() -> str:
-    """How the socket folders of the kernels this process starts begin (in the temporary
-    folder, :func:`.kernels.start_kernel`)."""
+    """The start of the names of the socket folders of this process's kernels."""
     return f"trainable-kernel-{os.getpid()}-"
 
 
 def start_worker(parent: int) -> None:
-    """Begin a chapter worker forked from the driver (process ``parent``): it ends with the
-    driver, SIGTERM ends it through :func:`end_worker`, SIGINT is ignored (the driver ends
-    its workers), and it is a child subreaper, so a detached process its kernel started is
-    its child (:func:`kill_children`)."""
+    """Begin a chapter worker forked from the driver: it ends with the driver, SIGTERM ends it
+    through :func:`end_worker`, SIGINT is ignored (the driver ends it), and as a child
+    subreaper it adopts what its kernel detached (:func:`kill_children`)."""
     signal.signal(signal.SIGTERM, end_worker)  # before the request: its signal may come at once
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent(parent)
@@ -56,8 +54,7 @@ def start_worker(parent: int) -> None:
 
 
 def end_worker(signum: int | None = None, frame=None) -> NoReturn:
-    """A worker's SIGTERM handler: kill what it started (:func:`kill_children`), remove its
-    kernels' socket folders, exit 0."""
+    """SIGTERM in a worker: kill what it started, remove its kernels' sockets, exit 0."""
     # The parent-death signal comes again for each thread of the dying driver: once is enough.
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     kill_children()
@@ -67,8 +64,7 @@ def end_worker(signum: int | None = None, frame=None) -> NoReturn:
 
 
 def kill_children() -> None:
-    """Kill and reap every descendant of this process (a kernel, even one not yet handed
-    back, what that started, and the orphans a subreaper adopts)."""
+    """Kill and reap every descendant of this process."""
     children = psutil.Process().children(recursive=True)
     for child in children:
         with contextlib.suppress(psutil.Error):
@@ -95,7 +91,7 @@ def kill_workers() -> None:
 
 
 def end_workers() -> None:
-    """Wait for and reap every chapter worker this process started (so that their CPU time
-    counts in this process's children's, which ``make bench`` records)."""
+    """Reap every chapter worker this process started (their CPU time then counts in this
+    process's children's, which ``make bench`` records)."""
     while WORKERS:
         WORKERS.pop().join()
