@@ -1,11 +1,8 @@
-"""Execute chapters with papermill's Python API, each in a worker process of its own.
+"""Execute chapters with papermill, each in a worker process and on a kernel of its own.
 
-A chapter runs in a worker forked from the driver (:mod:`.workers`; papermill changes the
-working directory) on a kernel of its own (:mod:`.kernels`), working directory ``chapters/``,
-with the build's claim record in its environment, so ``verify_claim`` returns what the build
-computed (:mod:`.claim_runs`). The build adds a last cell, removed again, that runs only if
-the chapter ran to its end (papermill takes ``SystemExit(0)`` for a normal stop). A message
-names a chapter's own cell by its number among the source's code cells.
+The kernel runs in ``chapters/`` with the build's claim record in its environment
+(:mod:`.claim_runs`). A last cell, removed again, runs only if the chapter ran to its end
+(papermill takes ``SystemExit(0)`` for a normal stop).
 """
 
 from __future__ import annotations
@@ -56,12 +53,12 @@ def execute_chapters(
     environment=None,
     inspect=None,
 ) -> list[ChapterRun]:
-    """Execute ``sources``, each in a worker process of its own, up to ``jobs`` at once
-    (default: the CPU count); return their runs in the order of ``sources``.
+    """Execute ``sources`` in worker processes, up to ``jobs`` (default: the CPU count) at
+    once; return their runs in the order of ``sources``.
 
-    ``environment(source)`` gives variables for that chapter's kernel; ``inspect(run,
-    running)`` is called as each chapter ends (with the stems still running or waiting) and
-    returns the run to keep; ``report`` gets one line per chapter.
+    ``environment(source)``: variables for its kernel; ``inspect(run, running)``: called as each
+    chapter ends (with the stems not yet ended), returns the run to keep; ``report``: one line
+    per chapter.
     """
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(sources)))
     context = multiprocessing.get_context("fork")
@@ -94,8 +91,7 @@ def execute_chapters(
 
 
 def _work(source: str, environment: dict[str, str], sender, parent: int) -> None:
-    """A chapter worker's life (:func:`.workers.start_worker`): one chapter, and its run sent
-    once every process the chapter started has ended."""
+    """A chapter worker's life: one chapter, its run sent once all it started has ended."""
     start_worker(parent)
     run = _run_one(source, environment)
     kill_children()
@@ -103,87 +99,77 @@ def _work(source: str, environment: dict[str, str], sender, parent: int) -> None
 
 
 def _run_one(source: str, environment: dict[str, str]) -> ChapterRun:
-    """Execute one chapter, ``environment`` added to its kernel's; on success write its
-    record."""
-    # Imported in the worker only: jupyter_client is needed only where a kernel starts.
+    """Execute one chapter, ``environment`` added to its kernel's; on success write its record."""
+    # Imported in the worker only: jupyter_client and papermill (a second, while the kernel
+    # boots) are needed only where a chapter executes.
     from claimbook.pipeline.kernels import start_kernel, stop_kernel
 
     started = time.perf_counter()
-    stem = Path(source).stem
+    source_path, claim_ids = Path(source), []
     for variable in BLAS_THREAD_VARIABLES:  # one thread per kernel: reductions in one order
         os.environ.setdefault(variable, "1")
     # A kernel launched here starts with them.
-    os.environ.update({CHAPTER_ENVIRONMENT_VARIABLE: stem, **environment})
+    os.environ.update({CHAPTER_ENVIRONMENT_VARIABLE: source_path.stem, **environment})
+
+    def failed(error: str) -> ChapterRun:
+        return ChapterRun(source_path.stem, False, time.perf_counter() - started, claim_ids, error)
+
     try:
         kernel = start_kernel()  # it boots while the chapter is read
     except Exception as error:
-        return ChapterRun(stem, False, time.perf_counter() - started, [], f"no kernel: {error}")
+        return failed(f"no kernel: {error}")
+    timing: list[str] = []  # the id of each cell nbclient started timing, in order
     try:
-        return _execute(Path(source), kernel, started)
+        import papermill
+        from nbclient.exceptions import CellTimeoutError
+        from papermill.exceptions import PapermillExecutionError
+
+        chapter = read_chapter(source_path)
+        claim_ids = chapter.verified_claims
+        notebook = nbformat.from_dict(chapter.notebook)
+        notebook.cells.append(nbformat.v4.new_code_cell("pass  # the chapter ran to its end"))
+        limit = read_limits().cell
+        try:
+            executed = papermill.execute_notebook(
+                notebook,
+                None,
+                cwd=str(paths.CHAPTERS_DIR),
+                kernel_name="python3",
+                progress_bar=False,
+                log_output=False,
+                request_save_on_cell_execute=False,
+                km=kernel,
+                # One output per stream of a cell, however the kernel's flush timer cut it: the
+                # notebook is the same on every machine.
+                coalesce_streams=True,
+                # Asked as each cell starts: the last id asked is the cell that ran out of time.
+                timeout_func=lambda cell: timing.append(cell.get("id", "")) or limit,
+            )
+        except PapermillExecutionError as error:
+            where = code_cell_name(notebook, error.cell_index)
+            return failed(f"{where} raised {error.ename}: {error.evalue}")
+        except CellTimeoutError:
+            ids = [cell.get("id") for cell in notebook.cells]
+            index = ids.index(timing[-1]) if timing and timing[-1] in ids else None
+            where = "the last cell" if index is None else code_cell_name(notebook, index)
+            return failed(f"{where} ran out of time ({limit:g} s, trainable_cell_timeout)")
+        except Exception as error:  # a kernel that died or never started
+            return failed(f"{type(error).__name__}: {error}")
+        # Papermill takes SystemExit() or SystemExit(0) for a stop: the last cell never ran.
+        if executed.cells[-1].get("execution_count") is None:
+            return failed(stop_reason(executed))
+        target = paths.CHAPTERS_DIR / f"{source_path.stem}.ipynb"
+        write_text_atomically(target, nbformat.writes(_as_published(executed)) + "\n")
+        outputs = [target, *map(paths.artifact_path, claim_ids), *_figure_outputs(chapter)]
+        modules = keys.chapter_modules(chapter)
+        key = keys.chapter_key(keys.code_digest(chapter), claim_ids, modules)
+        seconds = time.perf_counter() - started
+        keys.write_record(source_path, key, claim_ids, modules, outputs, seconds)
+        return ChapterRun(source_path.stem, True, seconds, claim_ids)
     except Exception as error:  # one line for the driver, never a worker's traceback
-        return ChapterRun(stem, False, time.perf_counter() - started, [], one_line(error))
+        return failed(one_line(error))
     finally:
         stop_kernel(kernel)
-
-
-def _execute(source_path: Path, kernel, started: float) -> ChapterRun:
-    # A second of import that only a build executing a chapter pays.
-    import papermill
-    from nbclient.exceptions import CellTimeoutError
-    from papermill.exceptions import PapermillExecutionError
-
-    stem = source_path.stem
-    chapter = read_chapter(source_path)
-    claim_ids = chapter.verified_claims
-    notebook = nbformat.from_dict(chapter.notebook)
-    notebook.cells.append(nbformat.v4.new_code_cell("pass  # the chapter ran to its end"))
-    limit = read_limits().cell
-    timing: list[str] = []  # the id of each cell nbclient started timing, in order
-
-    def failed(error: str) -> ChapterRun:
-        return ChapterRun(stem, False, time.perf_counter() - started, claim_ids, error)
-
-    def cell_timeout(cell) -> float:
-        timing.append(cell.get("id", ""))
-        return limit
-
-    try:
-        executed = papermill.execute_notebook(
-            notebook,
-            None,
-            cwd=str(paths.CHAPTERS_DIR),
-            kernel_name="python3",
-            progress_bar=False,
-            log_output=False,
-            request_save_on_cell_execute=False,
-            km=kernel,  # started and stopped by _run_one
-            # One output per stream of a cell, however the kernel's flush timer cut it: the
-            # notebook is the same on every machine.
-            coalesce_streams=True,
-            # Asked as each cell starts: the last id asked is the cell that ran out of time.
-            timeout_func=cell_timeout,
-        )
-    except PapermillExecutionError as error:
-        where = code_cell_name(notebook, error.cell_index)
-        return failed(f"{where} raised {error.ename}: {error.evalue}")
-    except CellTimeoutError:
-        ids = [cell.get("id") for cell in notebook.cells]
-        index = ids.index(timing[-1]) if timing and timing[-1] in ids else None
-        where = "the last cell" if index is None else code_cell_name(notebook, index)
-        return failed(f"{where} ran out of time ({limit:g} s, trainable_cell_timeout)")
-    except Exception as error:  # a kernel that died or never started
-        return failed(f"{type(error).__name__}: {error}")
-    # Papermill takes SystemExit() or SystemExit(0) for a stop: the last cell never ran.
-    if executed.cells[-1].get("execution_count") is None:
-        return failed(stop_reason(executed))
-    target = paths.CHAPTERS_DIR / f"{stem}.ipynb"
-    write_text_atomically(target, nbformat.writes(_as_published(executed)) + "\n")
-    outputs = [target, *map(paths.artifact_path, claim_ids), *_figure_outputs(chapter)]
-    modules = keys.chapter_modules(chapter)
-    key = keys.chapter_key(keys.code_digest(chapter), claim_ids, modules)
-    seconds = time.perf_counter() - started
-    keys.write_record(source_path, key, claim_ids, modules, outputs, seconds)
-    return ChapterRun(stem, True, seconds, claim_ids)
 
 
 def _as_published(notebook):
@@ -205,8 +191,7 @@ def _as_published(notebook):
 
 
 def code_cell_name(notebook, index: int | None) -> str:
-    """``code cell N`` for a chapter's own cell, N its 1-based position among the source's
-    code cells (as :meth:`claimbook.sources.Chapter.code_cell_number` counts), else the
+    """``code cell N``, N the cell's 1-based position among the source's code cells, or the
     build's last cell."""
     if index is None or not 0 <= index < len(notebook.cells):
         return "code cell ?"
@@ -239,8 +224,8 @@ def _figure_outputs(chapter) -> list[Path]:
 
 
 def reassemble_chapter(source: Path) -> bool:
-    """Rebuild an executed notebook after a prose-only edit, without a kernel: the new cells,
-    each code cell with its executed outputs. False when the code cells differ."""
+    """Rebuild an executed notebook after a prose-only edit, without a kernel: the new cells
+    with the executed outputs. False when the code cells differ."""
     chapter = read_chapter(source)
     target = paths.CHAPTERS_DIR / f"{source.stem}.ipynb"
     record = keys.read_record(source.stem)
