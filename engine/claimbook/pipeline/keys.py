@@ -1,11 +1,9 @@
-"""Chapter keys and the records of the last successful execution of each chapter.
+"""Chapter keys, and the record of each chapter's last successful execution.
 
-A chapter's **key** is a SHA-256 over its code cells (source, tags, kernel; not its prose),
-the bytes of each registry entry and artifact of the claims it verifies, the digest of each
-of the book's modules its code reaches (:mod:`claimbook.dependencies`) and the environment
-(docs/keys.md). ``_build/keys/<stem>.json`` holds the key, its parts, the modules and the
-SHA-256 of every output. A record whose fields are not all of their type and form is no
-record: the chapter executes again.
+A chapter's **key** is a SHA-256 over its code cells, its claims' registry entries and
+artifacts, the book's modules its code reaches and the environment (docs/keys.md).
+``_build/keys/<stem>.json`` holds the key, its parts, the modules and the SHA-256 of every
+output; a record with any malformed field is no record (the chapter executes again).
 """
 
 from __future__ import annotations
@@ -22,6 +20,7 @@ from claimbook import dependencies, paths
 from claimbook.atomic import write_text_atomically
 from claimbook.claims.keys import environment_digest
 from claimbook.errors import InvalidClaimIdError, KeyRecordError, OutsideBuildProductsError
+from claimbook.pipeline import file_digests
 from claimbook.sources import Chapter, read_chapter
 from claimbook.text import one_line
 
@@ -34,10 +33,8 @@ _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")  # a 
 
 def file_digest(path: str | Path) -> str:
     """SHA-256 of a regular file's bytes; ``"missing"`` if it is absent or not a regular file."""
-    path = Path(path)
-    if path.is_symlink() or not path.is_file():
-        return MISSING
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    found = file_digests.sha256(path)
+    return MISSING if found is None else found[1].hex()
 
 
 def _digest(parts: Mapping) -> str:
@@ -144,12 +141,8 @@ def _is_claim_id(value: object) -> bool:
 
 
 def _are_claim_digests(value: object) -> bool:
-    """``{"registry": digest, "artifact": digest}`` (either may be missing)."""
-    return (
-        isinstance(value, dict)
-        and set(value) == {"registry", "artifact"}
-        and all(map(_is_digest, value.values()))
-    )
+    keys = {"registry", "artifact"}
+    return isinstance(value, dict) and set(value) == keys and all(map(_is_digest, value.values()))
 
 
 def _record_problem(record: object, stem: str) -> str | None:
@@ -161,21 +154,16 @@ def _record_problem(record: object, stem: str) -> str | None:
     if record.get("stem") != stem:
         return f"field stem is {record.get('stem')!r}, not {stem!r}"
     parts = record.get("parts")
-    fields = [
-        ("source", _is_digest(record.get("source")), "a digest"),
-        ("key", _is_digest(record.get("key"), missing_ok=False), "a digest"),
-        (
-            "parts",
-            isinstance(parts, dict) and parts.get("format") == RECORD_FORMAT,
-            f"a mapping of format {RECORD_FORMAT}",
-        ),
-    ]
-    for name, ok, what in fields:
-        if not ok:
-            return f"field {name} is not {what}"
-    for name in ("code", "environment"):
-        if not _is_digest(parts.get(name), missing_ok=False):
-            return f"field parts.{name} is not a digest"
+    if not isinstance(parts, dict) or parts.get("format") != RECORD_FORMAT:
+        return f"field parts is not a mapping of format {RECORD_FORMAT}"
+    for name, value in (
+        ("source", record.get("source")),
+        ("key", record.get("key")),
+        ("parts.code", parts.get("code")),
+        ("parts.environment", parts.get("environment")),
+    ):
+        if not _is_digest(value, missing_ok=name == "source"):
+            return f"field {name} is not a digest"
     for name, key_ok, value_ok in (
         ("claims", _is_claim_id, _are_claim_digests),
         ("modules", _is_dotted, _is_digest),
@@ -214,8 +202,7 @@ def _record_problem(record: object, stem: str) -> str | None:
     if (
         isinstance(seconds, bool)
         or not isinstance(seconds, int | float)
-        or not math.isfinite(seconds)
-        or seconds < 0
+        or not 0 <= seconds < math.inf
     ):
         return "field seconds is not a duration"
     return None
