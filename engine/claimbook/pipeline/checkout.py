@@ -1,23 +1,8 @@
-"""The engine builds the checkout it belongs to, or refuses.
+"""The engine builds the checkout it belongs to, with the environment the book locks, or refuses.
 
-A ``cp -a`` copy of a checkout carries a ``.venv`` whose editable installs name the original,
-so the copy would build the original: :func:`check_checkout` refuses that (the Makefile's
-``.venv/.checkout`` is the first guard). The book asked for is the nearest folder upward from
-the working directory holding ``_config.yml`` and ``_toc.yml``, or ``TRAINABLE_ROOT``. A book
-holding an engine of its own (``<root>/engine/claimbook``) is built only by that engine
-(:func:`check_engine`) unless ``--allow-environment-mismatch``; then every page names the
-engine that built it. A book without one (a fixture) is built by the engine that runs.
-
-Examples
---------
->>> import tempfile
->>> with tempfile.TemporaryDirectory() as scratch:
-...     book = Path(scratch).resolve()
-...     for name in ("_config.yml", "_toc.yml"):
-...         _ = (book / name).write_text("")
-...     (book / "chapters").mkdir()
-...     book_holding(book / "chapters") == book
-True
+A ``cp -a`` copy of a checkout carries a ``.venv`` whose editable installs name the original
+(:func:`check_checkout`). A book holding an engine of its own is built only by that one
+(:func:`check_engine`) unless ``--allow-environment-mismatch``; every page then says so.
 """
 
 from __future__ import annotations
@@ -41,8 +26,8 @@ def book_holding(directory: str | Path) -> Path | None:
 
 
 def check_checkout(environ: Mapping[str, str] = os.environ, cwd: str | Path | None = None) -> None:
-    """Raise :class:`BuildError` (one line) if ``TRAINABLE_ROOT`` is unset and the book
-    holding ``cwd`` (default: the working directory) is not :data:`claimbook.paths.REPO_ROOT`."""
+    """Raise :class:`BuildError` if ``TRAINABLE_ROOT`` is unset and the book holding ``cwd``
+    (default: the working directory) is not :data:`claimbook.paths.REPO_ROOT`."""
     if environ.get(paths.ROOT_ENVIRONMENT_VARIABLE):
         return
     asked = book_holding(Path.cwd() if cwd is None else cwd)
@@ -58,16 +43,16 @@ def check_checkout(environ: Mapping[str, str] = os.environ, cwd: str | Path | No
 def foreign_engine(
     root: str | Path | None = None, engine: str | Path | None = None
 ) -> Path | None:
-    """``engine`` (default the running one) when the book at ``root`` (default the book)
-    holds an engine of its own, ``<root>/engine/claimbook``, that is another; else None."""
+    """``engine`` (default the running one) if the book at ``root`` holds another
+    (``<root>/engine/claimbook``); else None."""
     own = Path(root or paths.REPO_ROOT) / "engine" / "claimbook"
     engine = Path(engine).resolve() if engine else Path(paths.__file__).resolve().parent
     return engine if own.is_dir() and own.resolve() != engine else None
 
 
 def check_engine(allow: bool = False, root: str | Path | None = None) -> Path | None:
-    """The foreign engine's folder (:func:`foreign_engine`) if ``allow``; without ``allow``
-    a foreign engine raises :class:`EnvironmentMismatchError` (one line)."""
+    """The foreign engine's folder (:func:`foreign_engine`), or EnvironmentMismatchError
+    unless ``allow``."""
     root = Path(root or paths.REPO_ROOT)
     engine = foreign_engine(root)
     if engine is not None and not allow:
@@ -86,11 +71,8 @@ def check_engine(allow: bool = False, root: str | Path | None = None) -> Path | 
 
 
 def check_environment(allow: bool = False, out=print) -> list[str]:
-    """Compare the engine (:func:`check_engine`), the distributions and Python
-    (:func:`claimbook.environment.check_environment`) and the start-up code
-    (:func:`claimbook.startup_code.foreign_startup_files`) with the book's; return the
-    differences allowed (each said through ``out``). Without ``allow`` a difference raises
-    :class:`EnvironmentMismatchError` (one line)."""
+    """The differences of engine, distributions, Python and start-up code from the book's,
+    each said through ``out``; without ``allow`` one raises EnvironmentMismatchError."""
     found = []
     engine = check_engine(allow)
     if engine is not None:

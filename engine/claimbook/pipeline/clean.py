@@ -1,9 +1,7 @@
-"""``make clean``: remove the build products, holding the build lock while it does.
+"""``make clean``: remove the build products under the build lock.
 
-Removed: everything under ``_build/`` but the lock file, ``chapters/*.ipynb``, and everything
-under ``artifacts/`` but its ``README.md`` and ``.gitignore``; links are removed, never
-followed. A build holding the lock refuses it, naming the holder; a path that is not a build
-product (:func:`claimbook.paths.build_product`) refuses it before anything is removed.
+Everything under ``_build/`` but the lock, ``chapters/*.ipynb``, and everything under
+``artifacts/`` but its ``README.md`` and ``.gitignore``; links are removed, never followed.
 """
 
 from __future__ import annotations
@@ -27,8 +25,8 @@ def lock_path() -> Path:
 
 
 def clean() -> list[Path]:
-    """Remove the build products under the build lock; return what was removed. Raises
-    :class:`BuildLockError` or :class:`OutsideBuildProductsError` with nothing removed."""
+    """Remove the build products; return them. :class:`BuildLockError` or
+    :class:`OutsideBuildProductsError` with nothing removed."""
     lock = lock_path()
     with build_lock(lock):
         candidates = [p for p in sorted(paths.BUILD_DIR.iterdir()) if p != lock]
@@ -48,8 +46,8 @@ def clean() -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m claimbook clean``: exit 0; 3 (as a build does) if a build holds the lock; 2
-    if a path to remove is not a build product (nothing is removed then)."""
+    """``python -m claimbook clean``: exit 0; 3 if a build holds the lock; 2 if a path to remove
+    is not a build product."""
     if argv:
         print(f"clean: takes no arguments, got {' '.join(argv)}", file=sys.stderr)
         return 2

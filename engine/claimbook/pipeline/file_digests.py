@@ -21,9 +21,8 @@ def open_regular(path: str | os.PathLike[str]) -> int | None:
 
 
 def sha256(path: str | os.PathLike[str]) -> tuple[int, bytes, bool] | None:
-    """``(size, SHA-256, steady)`` of the regular file at ``path`` (no link followed, no FIFO
-    waited on), read now; None if it is none. ``steady`` is False if the file changed while it
-    was read (its device, inode, size or times differ before and after)."""
+    """``(size, SHA-256, steady)`` of the regular file at ``path``, None if it is none;
+    ``steady`` is False if it changed while it was read (device, inode, size or times)."""
     descriptor = open_regular(path)
     if descriptor is None:
         return None

@@ -1,10 +1,8 @@
 """The guard on what only the build writes, checked as each chapter ends and at the end.
 
-A chapter's cells could write a claim artifact, the build's claim record, or another
-chapter's notebook, record or figure. As each chapter ends, :class:`ChapterGuard` compares
-those files with the bytes the build holds; whatever differs is put back, and the chapter
-that ended and every chapter still running beside it fail, naming the files, with their
-records removed (so each executes again next build).
+Claim artifacts, the claim record, and the other chapters' records and outputs are compared
+with the bytes the build holds; what differs is put back, and the chapter that ended and every
+chapter running beside it fail, naming the files, their records removed.
 """
 
 from __future__ import annotations
@@ -24,9 +22,8 @@ from claimbook.sources import read_chapter
 
 
 class ChapterGuard:
-    """The kernels' environment, and the check of the files only the build writes: the claim
-    artifacts and record as ``computation`` leaves them, and the records and outputs of the
-    chapters in ``settled`` (not running). :attr:`seconds` sums the time the checks took."""
+    """The check of the claim artifacts and record ``computation`` leaves and of the records
+    and outputs of the chapters in ``settled`` (not running); :attr:`seconds` sums its time."""
 
     def __init__(self, computation, settled: list[ChapterPlan]):
         self.computation = computation
@@ -51,8 +48,7 @@ class ChapterGuard:
 
     def final_check(self) -> list[str]:
         """Put back every file that differs from the bytes the build holds, removing unexpected
-        ones in ``artifacts/claims/``; one line per difference. Made as each chapter ends and
-        once the site is published (a process a chapter left may have written meanwhile)."""
+        ones in ``artifacts/claims/``; return one line per difference."""
         if self.computation is None:
             return []
         if self.expected is None:
@@ -109,7 +105,7 @@ class ChapterGuard:
 
 def _remove(path: Path) -> None:
     """Remove a file, link or directory the build did not write (a build product only)."""
-    paths.build_product(path)  # raises for anything outside artifacts/, _build/, notebooks
+    paths.build_product(path)
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path)
     else:

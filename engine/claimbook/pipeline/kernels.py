@@ -1,9 +1,8 @@
-"""Start, ready and stop the kernel a chapter executes on.
+"""Start, ready and stop the kernel a chapter executes on, without jupyter_client's waits.
 
-Two of jupyter_client's waits are replaced, each on every chapter's path: ``wait_for_ready``
-ends with 0.2 s of IOPub silence (:class:`ReadyClient` ends at the kernel's ``idle``), and
-``shutdown_kernel(now=True)`` polls every 0.1 s for the killed process (:func:`stop_kernel`
-reaps it first).
+Its ``wait_for_ready`` ends with 0.2 s of IOPub silence (:class:`ReadyClient` ends at the
+kernel's ``idle``); ``shutdown_kernel(now=True)`` polls for the killed process
+(:func:`stop_kernel` reaps it first).
 """
 
 from __future__ import annotations
@@ -27,8 +26,7 @@ from claimbook.pipeline.workers import kill_group, socket_prefix
 
 
 class ReadyClient(AsyncKernelClient):
-    """A kernel client whose :meth:`wait_for_ready` ends as soon as the kernel is ready (nbclient
-    keeps only messages whose parent is its own request, so none is lost)."""
+    """A kernel client whose :meth:`wait_for_ready` ends as soon as the kernel is ready."""
 
     async def wait_for_ready(self, timeout: float | None = None) -> None:
         """Return once the kernel has answered ``kernel_info`` and reported itself idle;
@@ -64,8 +62,8 @@ class ReadyClient(AsyncKernelClient):
 
 
 def start_kernel() -> AsyncKernelManager:
-    """Launch a kernel in ``chapters/`` with this process's environment, sandboxed where it
-    can be (:mod:`.sandbox`); return its manager (whose clients are :class:`ReadyClient`)."""
+    """Launch a kernel in ``chapters/`` with this environment, sandboxed where it can be
+    (:mod:`.sandbox`); return its manager."""
     # Unix sockets in a private folder, not TCP ports: two kernels starting at once can pick
     # the same free port (papermill#511).
     sockets = tempfile.mkdtemp(prefix=socket_prefix())
@@ -96,9 +94,7 @@ def start_kernel() -> AsyncKernelManager:
 
 
 def stop_kernel(manager: AsyncKernelManager) -> None:
-    """Stop the kernel at once (every output has arrived, and cells wrote their files): kill
-    its process group, reap it, and remove its socket folder. What it started beyond its group
-    ends with its worker (:func:`.workers.kill_children`)."""
+    """Kill the kernel's process group at once, reap it, and remove its socket folder."""
     kill_group(manager.provisioner.process)  # reaped now: the shutdown finds it gone at once
     try:
         asyncio.run(manager.shutdown_kernel(now=True))

@@ -1,9 +1,7 @@
-"""One build at a time: an exclusive ``flock`` on ``_build/.build.lock``.
+"""One build at a time: an exclusive ``flock`` on ``_build/.build.lock``, naming its holder.
 
-The file names its holder (pid, command, start time) for the refusal. The kernel releases a
-``flock`` however its holder exits; a forked child closes its copy at once
-(``os.register_at_fork``), so only the holder holds it; a record left by a killed holder is
-taken over, saying whose it was (:data:`TAKEOVER`).
+Linux releases a ``flock`` however its holder exits; a forked child closes its copy at once,
+so only the holder holds it; a record left by a killed holder is taken over, saying so.
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ _HELD: set[int] = set()  # descriptors of the locks this process holds
 
 
 def _close_in_child() -> None:
-    """In a forked child: close every copy of a held lock (the child must not hold it)."""
+    """In a forked child: close every copy of a held lock."""
     for handle in list(_HELD):
         with contextlib.suppress(OSError):
             os.close(handle)
@@ -36,9 +34,8 @@ os.register_at_fork(after_in_child=_close_in_child)
 
 @contextlib.contextmanager
 def build_lock(path: str | Path, say=None) -> Iterator[None]:
-    """Hold the exclusive build lock at ``path`` for the block; ``say`` (default stderr)
-    gets one line on a takeover. Raises :class:`BuildLockError`, naming the holder, at once if
-    another process holds it."""
+    """Hold the build lock at ``path`` for the block (``say``, default stderr, gets a takeover's
+    line); :class:`BuildLockError` naming the holder if another holds it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)

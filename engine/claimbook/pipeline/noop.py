@@ -1,10 +1,8 @@
 """A build that has nothing to do says so in a fraction of a second.
 
-A clean, complete build records the tree (:func:`record_clean_build`): each file's path and
-how it enters (:func:`_entry`; ``.git``, ``.venv``, caches, the record and the locks skipped),
-and a stamp of what pages show that is no file of the tree (:func:`_stamp`). The next
-``build`` compares before importing anything heavy (:func:`unchanged_since_clean_build`),
-newest file first, up to the first difference, which takes the full path.
+A clean, complete build records every file of the tree and a stamp of what pages show that is
+no file of it; the next ``build`` compares, before importing anything heavy, newest file first
+up to the first difference, which takes the full path.
 """
 
 from __future__ import annotations
@@ -29,7 +27,7 @@ _SKIPPED_FILES = {("_build", RECORD_NAME), ("_build", ".build.lock"), (".setup.l
 
 
 def _files(root: Path, relative: tuple[str, ...] = ()) -> dict[str, os.DirEntry]:
-    """Every file and symbolic link under ``root`` the record covers, in a fixed order."""
+    """Every file and link under ``root`` the record covers, in a fixed order."""
     found = {}
     with os.scandir(root.joinpath(*relative)) as entries:
         for entry in sorted(entries, key=lambda entry: entry.name):
@@ -43,8 +41,7 @@ def _files(root: Path, relative: tuple[str, ...] = ()) -> dict[str, os.DirEntry]
 
 
 def _entry(entry: os.DirEntry) -> str:
-    """How one listed file enters the record: ``file:size:sha256``, a link's target, or a
-    special file's type (never opened)."""
+    """``file:size:sha256``, a link's target, or a special file's type (never opened)."""
     if entry.is_symlink():
         return f"link:{os.readlink(entry.path)}"
     if not entry.is_file(follow_symlinks=False):
@@ -57,15 +54,14 @@ def _entry(entry: os.DirEntry) -> str:
 
 
 def tree_entries(root: str | Path) -> dict[str, str]:
-    """Each file of the book at ``root`` the record covers (relative path, ``/``-separated),
-    in a fixed order, with how it enters (:func:`_entry`)."""
+    """Each file of the book at ``root`` the record covers (``/``-separated relative path),
+    with how it enters (:func:`_entry`)."""
     return {name: _entry(entry) for name, entry in _files(Path(root).resolve()).items()}
 
 
 def _stamp(root: Path) -> dict:
     """What pages show that is no file of the tree: HEAD's commit, the footer's variables,
-    Python, the installed distributions (their folders' names carry their versions), the
-    root, and the engine's files when it is outside the root."""
+    Python, the installed distributions, the root, and an engine outside the root."""
     try:
         found = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "HEAD"],
@@ -103,7 +99,7 @@ def _stamp(root: Path) -> dict:
 
 
 def _engine_outside(root: Path) -> str | None:
-    """The engine's folder and the SHA-256 of its files when it is outside ``root``; else None."""
+    """The engine's folder and the SHA-256 of its files if it is outside ``root``; else None."""
     engine = Path(__file__).resolve().parents[1]  # the claimbook package
     if engine.is_relative_to(root):
         return None  # its modules are files of the tree
@@ -121,20 +117,20 @@ def _root(root: str | Path | None) -> Path:
 
 
 def record_clean_build(root: str | Path | None = None) -> None:
-    """Record the tree after a clean, complete build: the stamp and every file's entry."""
+    """Record the tree after a clean, complete build."""
     root = _root(root)
     record = {"stamp": _stamp(root), "files": tree_entries(root)}
     write_text_atomically(root / "_build" / RECORD_NAME, json.dumps(record, sort_keys=True) + "\n")
 
 
 def forget_clean_build(root: str | Path | None = None) -> None:
-    """Remove the record: the build is taking its full path and may end otherwise."""
+    """Remove the record (the build takes its full path and may end otherwise)."""
     (_root(root) / "_build" / RECORD_NAME).unlink(missing_ok=True)
 
 
 def unchanged_since_clean_build(root: str | Path | None = None) -> bool:
-    """True when a clean build's record exists and the tree matches it byte for byte: the
-    paths first, then each file, newest first (times decide only the order)."""
+    """True when the tree matches a clean build's record byte for byte (paths first, then
+    each file, newest first: times decide only the order)."""
     root = _root(root)
     try:
         record = json.loads((root / "_build" / RECORD_NAME).read_text(encoding="utf-8"))

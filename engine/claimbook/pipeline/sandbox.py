@@ -1,10 +1,8 @@
 """A chapter's kernel with the book read-only: bubblewrap, where the machine has it.
 
-Where ``bwrap`` works, each kernel runs in a mount namespace with the whole file system
-read-only but its socket folder, a ``/tmp`` of its own (what of the book or interpreter lives
-under ``/tmp`` bound back read-only), ``artifacts/figures/`` and matplotlib's and IPython's
-caches. Files, network and processes are otherwise as they are.
-Elsewhere kernels run unsandboxed and the build says so in one line (:func:`notice`).
+The whole file system is read-only but the kernel's socket folder, a ``/tmp`` of its own,
+``artifacts/figures/`` and matplotlib's and IPython's caches (docs/threat-model.md).
+Elsewhere kernels run unsandboxed and the build says so (:func:`notice`).
 
 Examples
 --------
@@ -42,8 +40,8 @@ def _bwrap_works(bwrap: str) -> bool:
 
 
 def sandbox_prefix(sockets: str | Path | None = None) -> list[str] | None:
-    """The command prefix that runs a kernel with the book read-only (``sockets`` writable),
-    or None where the sandbox is unavailable or ``TRAINABLE_KERNEL_SANDBOX=off``."""
+    """The command prefix that runs a kernel with the book read-only (``sockets`` writable);
+    None where bwrap fails or ``TRAINABLE_KERNEL_SANDBOX=off``."""
     if os.environ.get(OFF_VARIABLE) == "off":
         return None
     bwrap = shutil.which("bwrap")
