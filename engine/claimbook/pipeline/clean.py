@@ -54,14 +54,11 @@ def main(argv: list[str]) -> int:
     try:
         check_checkout()  # never the build products of the checkout a copied .venv names
         removed = clean()
-    except BuildLockError as error:
-        print(f"make clean: {one_line(error)}; nothing was removed", file=sys.stderr)
-        return 3
     except OutsideBuildProductsError as error:
         print(f"make clean: {one_line(error)}", file=sys.stderr)
         return 2
-    except BuildError as error:
+    except BuildError as error:  # 3, as a build's, when another build holds the lock
         print(f"make clean: {one_line(error)}; nothing was removed", file=sys.stderr)
-        return 1
+        return 3 if isinstance(error, BuildLockError) else 1
     print(f"make clean: removed {len(removed)} build product(s)")
     return 0
