@@ -13,15 +13,10 @@ from pathlib import Path
 from claimbook import paths
 from claimbook.errors import BuildError, BuildLockError, OutsideBuildProductsError
 from claimbook.pipeline.checkout import check_checkout
-from claimbook.pipeline.lock import build_lock
+from claimbook.pipeline.lock import build_lock, lock_path
 from claimbook.text import one_line
 
 KEPT_IN_ARTIFACTS = ("README.md", ".gitignore")
-
-
-def lock_path() -> Path:
-    """The build lock's file: ``_build/.build.lock``."""
-    return paths.BUILD_DIR / ".build.lock"
 
 
 def clean() -> list[Path]:

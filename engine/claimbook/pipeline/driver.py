@@ -23,7 +23,7 @@ from claimbook.pipeline.claim_runs import ClaimComputation
 from claimbook.pipeline.execute import execute_chapters, reassemble_chapter
 from claimbook.pipeline.failed_build import failure_reason, mark_failed_build
 from claimbook.pipeline.guard import ChapterGuard
-from claimbook.pipeline.lock import build_lock
+from claimbook.pipeline.lock import build_lock, lock_path
 from claimbook.pipeline.noop import forget_clean_build, record_clean_build
 from claimbook.pipeline.render import SiteRender
 from claimbook.pipeline.workers import kill_workers
@@ -268,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         # Before the lock: a refused environment leaves everything as it was.
         foreign = bool(check_environment(options.allow_environment_mismatch, out=_print))
-        with build_lock(paths.BUILD_DIR / ".build.lock"), limits.stops(limits.read_limits().build):
+        with build_lock(lock_path()), limits.stops(limits.read_limits().build):
             if options.command == "execute":
                 return build(
                     options.jobs,
@@ -280,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
             if options.command == "render":
                 return build(out=_print, kernels=False, foreign_environment=foreign)
             return build(options.jobs, options.question, out=_print, foreign_environment=foreign)
-    except (KeyboardInterrupt, limits.BuildTimeout) as stop:  # Ctrl-C, trainable_build_timeout
+    except KeyboardInterrupt as stop:  # Ctrl-C, or limits.BuildTimeout
         line, status = limits.stopped_line(stop)
         kill_workers()
         print(line, file=sys.stderr, flush=True)

@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from claimbook import paths
 from claimbook.errors import BuildLockError
 
 TAKEOVER = "took over the build lock from a build that ended without releasing it"
@@ -30,6 +31,11 @@ def _close_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_close_in_child)
+
+
+def lock_path() -> Path:
+    """The build lock's file: ``_build/.build.lock``."""
+    return paths.BUILD_DIR / ".build.lock"
 
 
 @contextlib.contextmanager
