@@ -1,28 +1,26 @@
-"""What the site says about each claim, as plain data (no docutils): badges, bound numbers,
-claim pages and their entries in ``claims.json``.
+"""What the site says about each claim, as plain data: badges, bound numbers, claim pages
+(their numbers in the prose's format) and their entries in ``claims.json``.
 
-A *place* that states a claim is ``{page, anchor, chapter, section, as, cited}``: the site page,
-the statement's anchor, the chapter's and section's labels, how it is stated (``badge``,
-``value`` or ``line``) and, for a bound number, the ``[field, spec]`` it cites.
-
->>> relative_uri("chapters/page", page_path("c15-invariance-001"))
-'../claims/c15-invariance-001.html'
+A *place* that states a claim is ``{page, anchor, chapter, section, as, cited}``: the page, the
+statement's anchor, the chapter's and section's labels, how it is stated (``badge``, ``value``
+or ``line``) and, for a bound number, the ``[field, spec]`` it cites.
 """
 
 from __future__ import annotations
 
+import math
 import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from numbers import Real
 
 from claimbook.claims.compare import field_ratios, shown_expectation
 from claimbook.claims.judgement import STATES, Judgement
 from claimbook.claims.mistakes import mutation_states
 from claimbook.claims.registry import Claim
 from claimbook.claims.store import badge_summary
-from claimbook.extensions import claim_numbers as numbers
-from claimbook.numbers import is_statistical
+from claimbook.numbers import format_value, is_statistical
 
 CLAIM_PAGES = "claims"
 LEDGER_JSON = "claims.json"
@@ -86,8 +84,8 @@ def relative_uri(docname: str, target: str) -> str:
 
 
 def summary_of(claim: Claim, judgement: Judgement) -> dict:
-    """What a badge says: id, state, reason, and (from the artifact if any, else the registry)
-    statement, kind, refutes and result."""
+    """What a badge says: id, state, reason; statement, kind, refutes, result from the artifact
+    if any, else the registry."""
     artifact = judgement.artifact or {}
     statement = artifact.get("statement")
     return {
@@ -143,7 +141,7 @@ def plain_math(text: str) -> str:
 
 
 def badge(summary: Mapping) -> Badge:
-    """The badge of a :func:`summary_of` (or :func:`describe`): its hover is the statement with
+    """The badge of a :func:`summary_of` or :func:`describe`; its hover is the statement with
     its intervals and account, and the state and reason unless it holds."""
     hover = badge_summary({**summary, "statement": plain_math(summary["statement"])})
     if summary["state"] not in ("verified", "refuted"):
@@ -161,9 +159,8 @@ def parse_claim_value(text: str) -> tuple[str, str, str]:
 
 
 def field_value(result: Mapping, field: str):
-    """The value at dotted ``field`` of a result; raises KeyError naming the missing part.
-    Fields may nest or be keyed by dotted name: at each level the longest key present wins.
-    """
+    """The value at dotted ``field`` (at each level the longest key present wins); raises
+    KeyError naming the missing part."""
     parts = field.split(".")
     value, index = result, 0
     while index < len(parts):
@@ -184,7 +181,7 @@ _COMPARED = ("expected", "got", "tolerance", "reason", "passed")
 
 def _fields(claim: Claim, artifact: Mapping, kind: str, places: list[dict]) -> list[dict]:
     """A row per field: the artifact's comparison (else the registry's expectation), and the
-    value and expectation as the page writes them (:mod:`.claim_numbers`)."""
+    value and expectation in words."""
     comparisons, result = artifact.get("comparisons") or {}, artifact.get("result") or {}
     statistical = kind == "statistical"
     ratios = field_ratios(claim.expect, result) if statistical else {}
@@ -201,36 +198,26 @@ def _fields(claim: Claim, artifact: Mapping, kind: str, places: list[dict]) -> l
             value = field_value(result, name)
         except KeyError:
             value = None
-        spec = numbers.cited_spec(name, cited)
-        row = {key: comparison.get(key) for key in _COMPARED}
+        spec = cited_spec(name, cited)
         rows.append(
-            row
+            {key: comparison.get(key) for key in _COMPARED}
             | {
                 "field": name,
                 "expectation": claim.expect.get(name),
-                "tolerance_over_se": numbers.tolerance_over_se(ratios.get(name)),
+                "tolerance_over_se": tolerance_over_se(ratios.get(name)),
                 "wide_because": expectation.get("wide_because"),
                 "words": name.replace("_", " ").replace(".", ", "),
-                "measured": None if value is None else numbers.shown(value, expectation, spec),
-                "expected_words": numbers.expected_words(expectation, statistical=statistical),
+                "measured": None if value is None else measured(value, expectation, spec),
+                "expected_words": expected_words(expectation, statistical=statistical),
             }
         )
     return rows
 
 
-def describe(
-    claim: Claim,
-    judgement: Judgement,
-    stated_in: list[dict],
-    publishable: bool,
-    digests: dict | None = None,
-) -> dict:
-    """Everything the site says about one claim: its page and its ``claims.json`` entry.
-
-    ``stated_in``: its places in the book's order; ``publishable``: whether its record is
-    published; ``digests``: shared by claims described together
-    (:func:`claimbook.claims.mistakes.mutation_key`).
-    """
+def describe(claim: Claim, judgement: Judgement, stated_in: list, publishable: bool, digests=None):
+    """Everything the site says about one claim (its page, its ``claims.json`` entry), from its
+    places in book order, whether its record is published, and ``digests`` shared by claims
+    described together (:func:`claimbook.claims.mistakes.mutation_key`)."""
     artifact = judgement.artifact or {}
     summary = summary_of(claim, judgement)
     result = artifact.get("result")
@@ -257,10 +244,136 @@ def describe(
 
 def first_per_section(places: list[dict]) -> list[dict]:
     """The first place in each section (a section may state a claim several times)."""
-    seen, first = set(), []
+    first: dict[tuple, dict] = {}
     for place in places:
-        key = (place["page"], place["section"])
-        if key not in seen:
-            seen.add(key)
-            first.append(place)
-    return first
+        first.setdefault((place["page"], place["section"]), place)
+    return list(first.values())
+
+
+# --- a field's numbers as its claim page writes them, in the prose's format ---------------
+
+SHOWN_DIGITS = 7  # at most this many significant digits; the record keeps every one
+
+
+def _real(value) -> bool:
+    return isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def judged_width(value, expectation: Mapping | None) -> float | None:
+    """The width a value is judged against: its interval over seeds, else its tolerance's."""
+    if is_statistical(value):
+        low, high = value["ci"]
+        return high - low if high > low else None
+    bound = (expectation or {}).get("mean", expectation or {})
+    if "abs_tol" in bound:
+        return 2 * bound["abs_tol"]
+    if "rel_tol" in bound and _real(value):
+        return 2 * bound["rel_tol"] * abs(value)
+    low_high = bound.get("interval") or bound.get("ci_within")
+    if low_high:
+        return low_high[1] - low_high[0]
+    return None
+
+
+def rule_spec(center: float, width: float | None) -> str:
+    """The spec that rounds ``center`` to the place of ``width``'s leading digit: fixed point
+    for magnitudes 1e-4 to 1e7, else scientific; below that place two significant digits;
+    no width: ``.7g``."""
+    if not width or not _real(width) or not _real(center) or not center:
+        return f".{SHOWN_DIGITS}g"
+    place = math.floor(math.log10(abs(width)))
+    magnitude = math.floor(math.log10(abs(center)))
+    if magnitude < place:
+        return ".1e"
+    if -4 <= magnitude < SHOWN_DIGITS:
+        return f".{max(0, min(-place, SHOWN_DIGITS - 1 - magnitude))}f"
+    return f".{min(magnitude - place, SHOWN_DIGITS - 1)}e"
+
+
+def _interval_spec(value: Mapping, width: float | None) -> str:
+    """:func:`rule_spec` of an interval, made finer until its centre and ends read apart."""
+    center = value["median"] if value.get("method") == "median-rank" else value["mean"]
+    spec = rule_spec(center, width)
+    while spec.endswith("f") and int(spec[1:-1]) < SHOWN_DIGITS:
+        texts = {format(number, spec) for number in (center, *value["ci"])}
+        if len(texts) == 3:
+            break
+        spec = f".{int(spec[1:-1]) + 1}f"
+    return spec
+
+
+def cited_spec(field: str, cited: list[tuple[str, str]]) -> str | None:
+    """The spec the prose gives ``field``, or one of its dotted parts, where it cites it."""
+    for name, spec in cited:
+        if spec and (name == field or name.startswith(field + ".")):
+            return spec
+    return None
+
+
+def measured(value, expectation: Mapping | None, spec: str | None) -> str:
+    """A field's value: by the prose's ``spec`` if it applies, else by :func:`rule_spec`;
+    a fraction of seeds as the share that met it; other values as they are."""
+    if value is None:
+        return "\u2014"
+    if isinstance(value, str):
+        return value
+    if expectation and "fraction" in expectation and _real(value):
+        return f"{value:.0%} of the seeds"
+    if spec:
+        try:
+            return format_value(value, spec)
+        except ValueError:
+            pass  # the prose cites another part of the field; round this one by the rule
+    width = judged_width(value, expectation)
+    if is_statistical(value):
+        return format_value(value, _interval_spec(value, width))
+    if _real(value) and isinstance(value, float):
+        return format_value(value, rule_spec(value, width))
+    return format_value(value)
+
+
+def _as_written(bound) -> str:
+    if isinstance(bound, str):
+        return bound
+    return format_value(bound, ".7g") if _real(bound) else format_value(bound)
+
+
+def expected_words(expectation: Mapping | None, *, statistical: bool = False) -> str:
+    """A registered expectation (any shape ``claim_schema.json`` allows) as a sentence."""
+    if not expectation:
+        return "No expectation is registered."
+    if "ci_within" in expectation:
+        low, high = map(_as_written, expectation["ci_within"])
+        return f"The 95% CI lies within {low} to {high}."
+    if "fraction" in expectation:
+        rule = expectation["fraction"]
+        side = "above" if "above" in rule else "below"
+        return f"At least {rule['at_least']:.0%} of the seeds {side} {_as_written(rule[side])}."
+    bound = expectation.get("mean", expectation)
+    if "equals" in bound:
+        words = f"exactly {_as_written(bound['equals'])}"
+    elif "interval" in bound:
+        low, high = map(_as_written, bound["interval"])
+        words = f"within {low} to {high}"
+    elif "abs_tol" in bound:
+        words = f"within {_as_written(bound['abs_tol'])} of {_as_written(bound['value'])}"
+    else:
+        words = (
+            f"within a relative {_as_written(bound['rel_tol'])} of {_as_written(bound['value'])}"
+        )
+    if "mean" in expectation:
+        words = f"the mean {words}"
+    elif statistical:
+        words = f"every seed {words}"
+    return words[0].upper() + words[1:] + "."
+
+
+def tolerance_over_se(ratio: Mapping | None) -> str | None:
+    """A field's tolerance half-width over its seeds' standard error, as a sentence."""
+    if ratio is None:
+        return None
+    value = ratio["ratio"]
+    if math.isinf(value) or ratio["se"] == 0.0:
+        return "No standard error: every seed gives the same value."
+    shown = f"{value:.1f}" if value < 10 else f"{value:.0f}" if value < 1000 else f"{value:.2e}"
+    return f"{shown} standard errors of the seeds' mean."

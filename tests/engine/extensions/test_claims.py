@@ -87,7 +87,7 @@ def test_a_verified_claim_builds_with_bound_numbers_its_page_the_ledger_and_json
     rows = {row["field"]: row for row in machine["claims"][0]["fields"]}
     for field in artifact["comparisons"]:
         assert f'<code class="docutils literal notranslate"><span class="pre">{field}' in page
-        # Each field a card: measured in the prose's format (claim_numbers), not repr'd.
+        # Each field a card: measured in the prose's format (claim_pages_model), not repr'd.
         assert f"<dd><p>{rows[field]['measured']}</p>" in page
     # The page cites rms_shift_deviation with :.3f: the card writes it so too.
     assert rows["rms_shift_deviation"]["measured"] == shift

@@ -1,4 +1,4 @@
-"""claimbook.extensions.claim_numbers: a field's numbers as its claim page writes them."""
+"""claimbook.extensions.claim_pages_model: a field's numbers as its claim page writes them."""
 
 import json
 import re
@@ -6,7 +6,7 @@ from importlib import resources
 
 import pytest
 
-from claimbook.extensions import claim_numbers as numbers
+from claimbook.extensions import claim_pages_model as numbers
 from claimbook.numbers import format_value
 
 # Every expectation shape the registry allows (claim_schema.json, $defs): what a claim page
@@ -96,21 +96,21 @@ def test_the_sentence_table_covers_every_shape_of_the_schema():
     ],
 )
 def test_a_value_is_rounded_by_one_rule_when_the_prose_does_not_cite_it(value, expectation, shown):
-    assert numbers.shown(value, expectation, None) == shown
+    assert numbers.measured(value, expectation, None) == shown
 
 
 def test_a_field_the_prose_cites_is_written_in_the_prose_format():
     value = {"mean": 1.23456, "ci": [1.2, 1.27], "level": 0.95, "method": "t"}
     spec = numbers.cited_spec("gap", [("gap_b1", ".1f"), ("gap.mean", ".3f")])
     assert spec == ".3f"
-    assert numbers.shown(value, None, spec) == format_value(value, ".3f")
+    assert numbers.measured(value, None, spec) == format_value(value, ".3f")
     # A spec that does not apply to the whole field (an integer format of a part): the rule.
-    assert numbers.shown(2.5, {"value": 2.5, "abs_tol": 0.05}, "d") == "2.5"
+    assert numbers.measured(2.5, {"value": 2.5, "abs_tol": 0.05}, "d") == "2.5"
 
 
 def test_a_fraction_of_seeds_reads_as_a_share_of_them():
     expectation = {"fraction": {"below": 1e-14, "at_least": 1.0}}
-    assert numbers.shown(0.9, expectation, None) == "90% of the seeds"
+    assert numbers.measured(0.9, expectation, None) == "90% of the seeds"
 
 
 def test_no_page_number_is_json_or_a_long_float():
@@ -119,7 +119,7 @@ def test_no_page_number_is_json_or_a_long_float():
         (0.19615667770528047, {"value": 0.19615667770528047, "abs_tol": 1e-12}),
         (47548378174.90708, {"value": 47548378175.0, "rel_tol": 1e-9}),
     ]:
-        text = numbers.shown(value, expectation, None)
+        text = numbers.measured(value, expectation, None)
         assert "{" not in text and '"' not in text, text
         for number in re.findall(r"\d[\d.]*", text.split("e")[0]):
             assert len(number.replace(".", "").lstrip("0")) <= numbers.SHOWN_DIGITS, text
@@ -154,4 +154,4 @@ def test_the_rule_rounds_to_the_leading_digit_of_the_judged_width():
     specs = (numbers.rule_spec(0.0751, 0.0039), numbers.rule_spec(438.2, 30.0))
     assert specs == (".3f", ".0f")
     assert numbers.rule_spec(2.2e-16, 1e-12) == ".1e"
-    assert numbers.shown(2.0550947413870233, None, ".1f") == "2.1"
+    assert numbers.measured(2.0550947413870233, None, ".1f") == "2.1"
