@@ -1,10 +1,10 @@
-"""A page per claim, ``claims/<id>.html``, its record ``claims/<id>.json``, and ``claims.json``.
+"""The site's views of every claim: a page per claim (``claims/<id>.html``), its record
+(``claims/<id>.json``), ``claims.json``, and the ``claim-ledger`` directive.
 
-On every HTML build every registered claim is judged again (:func:`describe_all`), so a failing
-claim fails every strict build whichever pages Sphinx re-read. A claim page whose inputs changed
-is rendered (:mod:`.claim_page_body`), indexed for search and written; an unchanged one keeps its
-file and its search entry. The records and ``claims.json`` are written only when their bytes
-change. Sets up the ledger (:mod:`.claim_ledger`).
+Every HTML build judges every claim again (:func:`describe_all`), so a failing claim fails every
+strict build. A claim page whose inputs changed is rendered (:mod:`.claim_page_body`), indexed
+and written; an unchanged one keeps its file and search entry. Files are written only when their
+bytes change. The ledger's page is read again on every build.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 from docutils import nodes
 from docutils.utils import new_document
 from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
 
 from claimbook import claims as claim_registry
 from claimbook import paths
@@ -25,7 +26,13 @@ from claimbook.claims.judgement import STATES
 from claimbook.dependencies import package_digest
 from claimbook.errors import ClaimError
 from claimbook.extensions import claim_pages_model as model
-from claimbook.extensions.claim_nodes import note_math
+from claimbook.extensions.claim_nodes import (
+    badge_node,
+    note_math,
+    place_links,
+    statement_nodes,
+    table,
+)
 from claimbook.extensions.claim_page_body import claim_page
 from claimbook.extensions.claim_places import repeat_problems, stated_in
 from claimbook.pipeline.file_digests import open_regular
@@ -228,8 +235,126 @@ def _keep_claim_pages_in_search_index(app) -> None:
     builder.load_indexer = load_indexer
 
 
+LEDGER_GROUPS = (
+    ("failing", "Failing: the build fails until these are fixed", ("failed", "stale", "not run")),
+    ("verified", "Verified results", ("verified",)),
+    (
+        "refuted",
+        "Refuted accounts: verified measurements that contradict a common account",
+        ("refuted",),
+    ),
+)
+_SUMMARY_WORDS = {
+    "verified": ("verified result", "verified results"),
+    "refuted": ("refuted account", "refuted accounts"),
+}
+
+
+def _counted(count: int, singular: str, plural: str) -> str:
+    return f"{count} {singular if count == 1 else plural}"
+
+
+def _ledger_order(info: dict):
+    """Claims in the order the book first states them; unstated claims last, by id."""
+    if not info["stated_in"]:
+        return (1, "", 0, info["id"])
+    first = info["stated_in"][0]
+    return (0, first["page"], int(first["anchor"].rsplit("-", 1)[1]), info["id"])
+
+
+def ledger_groups(described: list[dict]) -> dict:
+    """The ledger: ``{"summary", "groups": [{"id", "title", "chapters": [{"title",
+    "claims"}]}]}``: claims by :data:`LEDGER_GROUPS` (an empty one left out), then by chapter
+    in number order (titled as the book labels it), then in the order the book states them.
+    """
+    titles = {}  # chapter -> its label where the book first states one of its claims
+    for info in described:
+        if info["stated_in"]:
+            titles.setdefault(info["chapter"], info["stated_in"][0]["chapter"])
+    groups = []
+    for key, title, states in LEDGER_GROUPS:
+        members = sorted(
+            (info for info in described if info["state"] in states), key=_ledger_order
+        )
+        chapters = [
+            {
+                "title": f"Chapter {titles.get(chapter, chapter)}",
+                "claims": [info for info in members if info["chapter"] == chapter],
+            }
+            for chapter in sorted({info["chapter"] for info in members})
+        ]
+        if chapters:
+            groups.append({"id": key, "title": title, "chapters": chapters})
+    counts = {state: sum(info["state"] == state for info in described) for state in STATES}
+    shown = ", ".join(
+        _counted(counts[state], *_SUMMARY_WORDS.get(state, (state, state)))
+        for state in STATES
+        if counts[state]
+    )
+    return {
+        "summary": f"{_counted(len(described), 'claim', 'claims')}: {shown}.",
+        "groups": groups,
+    }
+
+
+class claim_ledger(nodes.General, nodes.Element):
+    """Placeholder for the ledger, filled in once every page has been read."""
+
+
+class ClaimLedgerDirective(SphinxDirective):
+    """``claim-ledger`` -- every claim by chapter and section, with state and statement."""
+
+    def run(self):
+        self.env.note_reread()  # it shows what every other page and artifact says
+        for directory in (paths.CLAIMS_DIR, paths.CLAIM_ARTIFACTS_DIR):
+            for path in sorted(directory.iterdir()) if directory.is_dir() else ():
+                if path.is_file():
+                    self.env.note_dependency(str(path))
+        return [claim_ledger()]
+
+
+def _statement_cell(info) -> nodes.Node:
+    statement = nodes.paragraph("", "", *statement_nodes(info["statement"]))
+    account = model.account_line(info.get("refutes"))
+    if account is None:
+        return statement
+    said = "Account refuted: " if info["state"] == "refuted" else "Account it tests: "
+    line = nodes.paragraph(
+        "", "", nodes.strong("", said), nodes.Text(account), classes=["claim-ledger-account"]
+    )
+    return nodes.container("", statement, line, classes=["claim-ledger-statement"])
+
+
+def _fill_ledger(app, doctree, docname) -> None:
+    placeholders = list(doctree.findall(claim_ledger))
+    if not placeholders:
+        return
+    shown = ledger_groups(describe_all(app.env))
+    note_math(app.env, docname)  # the statements' math
+    ledger = nodes.container(classes=["claim-ledger"])
+    ledger += nodes.paragraph("", shown["summary"], classes=["claim-ledger-summary"])
+    for group in shown["groups"]:
+        classes = ["claim-ledger-group", f"claim-ledger-{group['id']}"]
+        ledger += nodes.rubric("", group["title"], classes=classes)
+        for chapter in group["chapters"]:
+            ledger += nodes.rubric("", chapter["title"], classes=["claim-ledger-chapter"])
+            rows = [
+                [
+                    badge_node(docname, model.badge(info)),
+                    place_links(docname, info, inline=True),
+                    _statement_cell(info),
+                ]
+                for info in chapter["claims"]
+            ]
+            ledger += table(["claim", "stated in", "statement"], rows, ["claim-ledger-table"])
+    for placeholder in placeholders:
+        placeholder.replace_self(ledger.deepcopy())
+
+
 def setup(app):
-    app.setup_extension("claimbook.extensions.claim_ledger")
+    app.add_node(claim_ledger)
+    app.add_directive("claim-ledger", ClaimLedgerDirective)
+    app.connect("doctree-resolved", _fill_ledger)
     # Which documents Sphinx wrote this build (all of them: no claim page is kept).
     app.connect("builder-inited", lambda app: setattr(app, "_trainable_written", set()))
     app.connect(

@@ -1,5 +1,5 @@
-"""claimbook.extensions.claim_ledger: the groups, the statement cell (its math), and a ledger
-read on every build.
+"""claimbook.extensions.claim_pages, the ledger: the groups, the statement cell (its math),
+and a ledger read on every build.
 
 The ledger itself, on a built book (its groups, badges and places), is tested with the claim
 extensions on the fixture books (tests/engine/extensions/test_claims.py)."""
@@ -8,18 +8,18 @@ from types import SimpleNamespace
 
 from docutils import nodes
 
-from claimbook.extensions import claim_ledger
+from claimbook.extensions import claim_pages
 
 ACCOUNT = {"account": "It reduces the shift.", "source": "A paper, 2015, section 2"}
 
 
 def test_a_claim_without_an_account_shows_its_statement_alone():
-    cell = claim_ledger._statement_cell({"statement": "Two maps agree.", "state": "verified"})
+    cell = claim_pages._statement_cell({"statement": "Two maps agree.", "state": "verified"})
     assert isinstance(cell, nodes.paragraph) and cell.astext() == "Two maps agree."
 
 
 def test_a_refuted_account_is_shown_beside_the_statement_as_refuted():
-    cell = claim_ledger._statement_cell(
+    cell = claim_pages._statement_cell(
         {"statement": "The shift does not predict speed.", "state": "refuted", "refutes": ACCOUNT}
     )
     statement, account = cell.children
@@ -30,30 +30,22 @@ def test_a_refuted_account_is_shown_beside_the_statement_as_refuted():
 
 def test_an_account_of_a_claim_not_refuted_is_the_account_it_tests():
     for state in ("verified", "failed", "stale", "not run"):
-        cell = claim_ledger._statement_cell({"statement": "s", "state": state, "refutes": ACCOUNT})
+        cell = claim_pages._statement_cell({"statement": "s", "state": state, "refutes": ACCOUNT})
         assert cell.children[1].astext().startswith("Account it tests: It reduces the shift.")
 
 
-def _environment(ledgers=()):
-    return SimpleNamespace(domaindata={"trainable_claims": {"ledgers": set(ledgers)}})
-
-
-def test_every_page_holding_a_ledger_is_read_again_on_every_build():
-    env = _environment(["claims", "more/claims"])
-    assert claim_ledger._ledger_outdated(None, env, set(), set(), set()) == [
-        "claims",
-        "more/claims",
-    ]
-    assert claim_ledger._ledger_outdated(None, SimpleNamespace(domaindata={}), (), (), ()) == []
-
-
-def test_a_purged_page_leaves_the_ledgers_and_a_merge_keeps_only_the_merged_pages():
-    env = _environment(["claims", "intro"])
-    claim_ledger._purge_ledger(None, env, "intro")
-    assert env.domaindata["trainable_claims"]["ledgers"] == {"claims"}
-    other = _environment(["appendix", "elsewhere"])
-    claim_ledger._merge_ledgers(None, env, ["appendix"], other)
-    assert env.domaindata["trainable_claims"]["ledgers"] == {"claims", "appendix"}
+def test_every_page_holding_a_ledger_is_read_again_on_every_build(tmp_path, monkeypatch):
+    monkeypatch.setattr(claim_pages.paths, "CLAIMS_DIR", tmp_path)
+    monkeypatch.setattr(claim_pages.paths, "CLAIM_ARTIFACTS_DIR", tmp_path / "absent")
+    (tmp_path / "c15-x-001.yaml").write_text("id: c15-x-001\n")
+    reread, dependencies = [], []
+    env = SimpleNamespace(
+        note_reread=lambda: reread.append(True), note_dependency=dependencies.append
+    )
+    placeholder = claim_pages.ClaimLedgerDirective.run(SimpleNamespace(env=env))
+    assert isinstance(placeholder[0], claim_pages.claim_ledger)
+    assert reread == [True]  # Sphinx reads it again on every build (env.reread_always)
+    assert dependencies == [str(tmp_path / "c15-x-001.yaml")]
 
 
 # --- the ledger's groups ----------------------------------------------------------------------
@@ -75,7 +67,7 @@ def test_the_ledger_groups_by_chapter_in_the_order_the_book_states_claims():
         _info("c15-a-001", 15, "not run"),  # stated nowhere: last
         _info("c15-x-001", 15, "verified", [_place("chapters/a.html", 4, "15. A")]),
     ]
-    shown = claim_ledger.ledger_groups(described_claims)
+    shown = claim_pages.ledger_groups(described_claims)
     assert shown["summary"] == (
         "5 claims: 2 verified results, 1 refuted account, 1 failed, 1 not run."
     )
@@ -96,14 +88,14 @@ def test_the_ledger_groups_by_chapter_in_the_order_the_book_states_claims():
 
 
 def test_a_chapter_whose_claims_are_stated_nowhere_is_titled_by_its_number():
-    shown = claim_ledger.ledger_groups([_info("c17-a-001", 17, "verified")])
+    shown = claim_pages.ledger_groups([_info("c17-a-001", 17, "verified")])
     assert [group["id"] for group in shown["groups"]] == ["verified"]  # empty groups left out
     assert shown["groups"][0]["chapters"][0]["title"] == "Chapter 17"
     assert shown["summary"] == "1 claim: 1 verified result."
 
 
 def test_a_statement_cell_renders_the_math_of_the_statement():
-    cell = claim_ledger._statement_cell(
+    cell = claim_pages._statement_cell(
         {"statement": "It falls like $B^{-1/2}$.", "state": "verified"}
     )
     assert [type(node).__name__ for node in cell.children] == ["Text", "math", "Text"]
