@@ -30,11 +30,12 @@ from claimbook.extensions.claim_nodes import (
     badge_node,
     note_math,
     place_links,
+    repeat_problems,
+    stated_in,
     statement_nodes,
     table,
 )
 from claimbook.extensions.claim_page_body import claim_page
-from claimbook.extensions.claim_places import repeat_problems, stated_in
 from claimbook.pipeline.file_digests import open_regular
 
 logger = logging.getLogger(__name__)

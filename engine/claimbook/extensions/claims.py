@@ -30,10 +30,12 @@ from claimbook.extensions.claim_nodes import (
     badge_node,
     drawn,
     mark_legend,
+    mark_statement,
     number_said,
     refuse_foreign_marks,
+    setup_places,
+    warn,
 )
-from claimbook.extensions.claim_places import mark_statement, setup_places, warn
 from claimbook.numbers import format_value, is_statistical
 from claimbook.settings import results_pasted_as_glue
 

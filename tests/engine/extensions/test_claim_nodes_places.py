@@ -1,11 +1,11 @@
-"""claimbook.extensions.claim_places: where each claim is stated, labelled as the book numbers
+"""claimbook.extensions.claim_nodes: where each claim is stated, labelled as the book numbers
 it, and the warnings a page keeps for the builds that do not read it again."""
 
 from types import SimpleNamespace
 
 from docutils import nodes
 
-from claimbook.extensions import claim_places
+from claimbook.extensions import claim_nodes
 
 
 def _environment():
@@ -34,16 +34,16 @@ def _page(env, docname, *statements):
         section = nodes.section(ids=[section_id] if section_id else [])
         section += nodes.title("", title)
         node = nodes.inline(ids=[])
-        claim_places.mark_statement(node, env, claim_id, kind)
+        claim_nodes.mark_statement(node, env, claim_id, kind)
         section += nodes.paragraph("", "", node)
         document += section
     env.docname = docname
-    claim_places._collect_places(SimpleNamespace(env=env), document)
+    claim_nodes._collect_places(SimpleNamespace(env=env), document)
 
 
 def test_a_marked_statement_gets_an_anchor_and_names_its_claim():
     node = nodes.inline(ids=[])
-    claim_places.mark_statement(node, _environment(), "c15-x-001", "line")
+    claim_nodes.mark_statement(node, _environment(), "c15-x-001", "line")
     assert node["ids"] == ["claim-c15-x-001-7"]
     assert node["trainable-claim"] == "c15-x-001" and node["trainable-claim-kind"] == "line"
 
@@ -57,7 +57,7 @@ def test_places_are_labelled_by_chapter_and_section_as_the_book_numbers_them():
         ("scale", "Scale", "c15-a-001", "number"),
     )
     _page(env, "chapters/inv-ex", ("exercises", "Exercises", "c15-b-001", "line"))
-    places = claim_places.stated_in(env)
+    places = claim_nodes.stated_in(env)
     assert [(p["page"], p["chapter"], p["section"], p["as"]) for p in places["c15-a-001"]] == [
         ("chapters/inv.html", "15. Invariance", "15. Invariance", "badge"),
         ("chapters/inv.html", "15. Invariance", "15.1 Scale", "number"),
@@ -72,30 +72,30 @@ def test_purge_and_merge_keep_the_places_of_the_pages_read():
     env, other = _environment(), _environment()
     _page(env, "chapters/inv", ("scale", "Scale", "c15-a-001", "badge"))
     _page(other, "chapters/inv-ex", ("exercises", "Exercises", "c15-b-001", "line"))
-    claim_places._merge(None, env, ["chapters/inv-ex"], other)
-    assert sorted(claim_places.stated_in(env)) == ["c15-a-001", "c15-b-001"]
-    claim_places._purge(None, env, "chapters/inv")
-    assert sorted(claim_places.stated_in(env)) == ["c15-b-001"]
+    claim_nodes._merge(None, env, ["chapters/inv-ex"], other)
+    assert sorted(claim_nodes.stated_in(env)) == ["c15-a-001", "c15-b-001"]
+    claim_nodes._purge(None, env, "chapters/inv")
+    assert sorted(claim_nodes.stated_in(env)) == ["c15-b-001"]
 
 
 def test_a_kept_warning_is_said_again_by_a_build_that_does_not_read_its_page(monkeypatch):
     said = []
     monkeypatch.setattr(
-        claim_places,
+        claim_nodes,
         "logger",
         SimpleNamespace(warning=lambda message, location: said.append((message, location))),
     )
     env = _environment()
-    claim_places.warn(env, ("chapters/inv", 12), "claim c15-a-001 failed")
+    claim_nodes.warn(env, ("chapters/inv", 12), "claim c15-a-001 failed")
     assert said == [("claim c15-a-001 failed", ("chapters/inv", 12))]
     assert env.domaindata["trainable_claims"]["problems"] == {
         "chapters/inv": [("claim c15-a-001 failed", 12)]
     }
     said.clear()
     app = SimpleNamespace(env=env, _trainable_docs_read={"intro"})
-    claim_places.repeat_problems(app)
+    claim_nodes.repeat_problems(app)
     assert said == [("claim c15-a-001 failed", ("chapters/inv", 12))]
     said.clear()
     app._trainable_docs_read = {"chapters/inv"}  # read again: its warnings are new ones
-    claim_places.repeat_problems(app)
+    claim_nodes.repeat_problems(app)
     assert said == []
