@@ -1,15 +1,10 @@
-"""Claims in the prose: badges, bound numbers, claim lines, and where each is stated.
+"""Claims in the prose: badges, bound numbers, claim cards and each section's Evidence block.
 
-MyST syntax (docs/claims.md): ``{claim}`id``` (the badge; a refuted claim's account mark),
-``{claim-value}`id.field:spec``` (a result field, formatted, marked with its state, linking to
-the claim's page; a page with such numbers gets a legend under its title), ``claim-line``
-(:mod:`.claim_evidence`), ``{claim-state}`stale``` and ``{claim-value-sample}`stale 2.1```
-(samples of one state) and ``{book-chapter}`2``` (a chapter this edition lacks).
-
-States come from :func:`claimbook.claims.judge`, wording from :mod:`.claim_pages_model`. An
-unknown id or field, a missing artifact and a failing state are warnings with a location
-(``-W`` fails the build); the mark is still drawn. A chapter's prose may paste with plain glue
-only what its code glues with :func:`claimbook.settings.glue_setting`.
+MyST syntax (docs/claims.md): ``{claim}`id```, ``{claim-value}`id.field:spec```, the
+``claim-line`` directive, ``{claim-state}`stale``` and ``{claim-value-sample}`stale 2.1```
+(samples of a state) and ``{book-chapter}`2``` (a chapter this edition lacks). An unknown id or
+field, a missing artifact and a failing state are warnings with a location; the mark is still
+drawn. A chapter may paste with plain glue only what it glues with ``glue_setting``.
 """
 
 from __future__ import annotations
@@ -18,7 +13,7 @@ from pathlib import Path
 
 from docutils import nodes
 from sphinx.util import logging
-from sphinx.util.docutils import SphinxRole
+from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 from claimbook import cache, paths
 from claimbook import claims as claim_registry
@@ -36,6 +31,7 @@ from claimbook.extensions.claim_nodes import (
     setup_places,
     warn,
 )
+from claimbook.extensions.claim_pages import publishable_record
 from claimbook.numbers import format_value, is_statistical
 from claimbook.settings import results_pasted_as_glue
 
@@ -63,8 +59,7 @@ def visit_claim_value_html(self, node) -> None:
 
 
 class claim_account(nodes.Inline, nodes.TextElement):
-    """A common account the book's verified measurement contradicts: the account mark and
-    :data:`ACCOUNT_WORDS`, linking to the claim's page."""
+    """A refuted account's mark and :data:`ACCOUNT_WORDS`, linking to the claim's page."""
 
 
 def visit_account_html(self, node) -> None:
@@ -90,8 +85,8 @@ _LEADING_LINES, _SHORT_LINE = 4, 240
 
 
 def _finish_marks(app, doctree, docname) -> None:
-    """In HTML, put the legend of its marks near the top of a page that binds numbers to
-    claims; other builders show a bound number as text with its state in brackets."""
+    """In HTML, a legend under the title of a page with bound numbers; other builders write a
+    bound number as text with its state in brackets."""
     if app.builder.format != "html":
         for node in list(doctree.findall(claim_value)):
             said = model.NUMBER_WORDS[node["state"]]
@@ -119,8 +114,7 @@ def _finish_marks(app, doctree, docname) -> None:
 
 
 def _judged(env, claim_id: str, location, prefix: str = ""):
-    """``(claim, judgement)``, the registry and artifact noted as dependencies; an unknown id or
-    an unusable registry entry is warned about and raised (:class:`ClaimError`)."""
+    """``(claim, judgement)``, its files noted as dependencies; warns and raises ClaimError."""
     try:
         found = claim_registry.load_claim(claim_id), claim_registry.judge(claim_id)
     except ClaimError as error:
@@ -219,39 +213,30 @@ class ClaimValueRole(SphinxRole):
         return [node], []
 
 
-def _known_state(role: SphinxRole, state: str, syntax: str) -> bool:
-    if state not in model.STATE_CLASSES:
-        logger.warning(
-            "%s expects %s with a state of %s, got %r",
-            role.name,
-            syntax,
-            ", ".join(model.STATE_CLASSES),
-            role.text,
-            location=role.get_location(),
-        )
-    return state in model.STATE_CLASSES
-
-
-class ClaimStateRole(SphinxRole):
-    """``{claim-state}`verified``` -- a sample badge for a state, as the legend shows it."""
+class SampleRole(SphinxRole):
+    """``{claim-state}`verified``` (a sample badge) and ``{claim-value-sample}`verified 2.055```
+    (how a bound number looks in a state)."""
 
     def run(self):
-        state = self.text.strip()
-        if not _known_state(self, state, "'<state>'"):
+        number = self.name == "claim-value-sample"
+        state, display = self.text.strip(), ""
+        if number:
+            state, _, display = state.rpartition(" ")
+        if state not in model.STATE_CLASSES:
+            logger.warning(
+                "%s expects %s with a state of %s, got %r",
+                self.name,
+                "'<state> <text>'" if number else "'<state>'",
+                ", ".join(model.STATE_CLASSES),
+                self.text,
+                location=self.get_location(),
+            )
             return [nodes.problematic(self.rawtext, self.rawtext)], []
+        if number:
+            return [_claim_value_node("sample", state, display, f"a {state} result")], []
         word = nodes.inline("", model.STATE_WORDS[state], classes=["claim-state"])
         badge = nodes.inline("", "", word, classes=["claim-badge", model.STATE_CLASSES[state]])
         return [drawn(badge)], []
-
-
-class ClaimValueSampleRole(SphinxRole):
-    """``{claim-value-sample}`verified 2.055``` -- how a bound number looks in a state."""
-
-    def run(self):
-        state, _, display = self.text.strip().rpartition(" ")
-        if not _known_state(self, state, "'<state> <text>'"):
-            return [nodes.problematic(self.rawtext, self.rawtext)], []
-        return [_claim_value_node("sample", state, display, f"a {state} result")], []
 
 
 class BookChapterRole(SphinxRole):
@@ -273,8 +258,7 @@ class BookChapterRole(SphinxRole):
 
 
 def _check_glue(app, docname, source) -> None:
-    """Warn when a chapter states a result through plain glue
-    (:func:`claimbook.settings.results_pasted_as_glue`)."""
+    """Warn when a chapter states a result through plain glue."""
     chapter_source = Path(app.srcdir) / f"{docname}.md"
     if not docname.startswith("chapters/") or not chapter_source.is_file():
         return
@@ -293,13 +277,110 @@ def _check_glue(app, docname, source) -> None:
         )
 
 
+def _card(env, claim_id: str, location) -> nodes.container | None:
+    """A claim's card: badge, statement, contract, record link; a refuted claim's account."""
+    badge = claim_badge(env, claim_id, location, kind="line")
+    if badge is None:
+        return None
+    claim = claim_registry.load_claim(claim_id)
+    statement = nodes.inline("", f" {claim.statement}", classes=["claim-statement"])
+    details = nodes.paragraph(classes=["claim-contract"])
+    for field in ("seed", "dtype", "device", "estimator"):
+        if field in claim.shown_contract:
+            value = claim.shown_contract[field]
+            details += nodes.inline("", f"{field}: {value}", classes=[f"claim-{field}"])
+            details += nodes.inline("", " · ", classes=["claim-sep"])
+    if publishable_record(claim_id) is not None:
+        uri = model.relative_uri(env.docname, model.record_path(claim_id))
+        details += nodes.reference("", "record (JSON)", refuri=uri, classes=["claim-record"])
+    else:
+        details += nodes.inline("", "no record", classes=["claim-record"])
+    line = nodes.paragraph("", "", badge, statement, classes=["claim-line"])
+    card = nodes.container("", line, details, classes=["claim-card"])
+    if badge["claim-state"] == "refuted":
+        account = nodes.Text(f"{model.account_line(claim.refutes)}; {ACCOUNT_WORDS}.")
+        lead = nodes.strong("", "A common account: ")
+        card += nodes.paragraph("", "", lead, account, classes=["claim-account-refuted"])
+    return card
+
+
+def evidence_block(cards: list[nodes.Node]) -> list[nodes.Node]:
+    """A section's claim cards, collapsed under "Evidence" (``<details>`` in HTML)."""
+    count = f"{len(cards)} claim{'s' if len(cards) != 1 else ''}"
+    opening = (
+        '<details class="claim-evidence">\n'
+        f'<summary>Evidence <span class="claim-evidence-count">({count})</span></summary>\n'
+    )
+    return [
+        nodes.raw("", opening, format="html"),
+        nodes.container("", *cards, classes=["claim-evidence-cards"]),
+        nodes.raw("", "</details>\n", format="html"),
+    ]
+
+
+class ClaimLineDirective(SphinxDirective):
+    """``claim-line`` -- a claim's card, shown in its section's Evidence block."""
+
+    required_arguments = 1
+
+    def run(self):
+        card = _card(self.env, self.arguments[0].strip(), self.get_location())
+        return [] if card is None else [card]
+
+
+def _evidence_place(node) -> tuple[nodes.section | None, bool]:
+    """The section whose Evidence block lists ``node``'s claim (of the page's top level, or one
+    down where the page is one section), and whether the block goes before its subsections."""
+    sections, parent = [], node.parent
+    while parent is not None:
+        if isinstance(parent, nodes.section):
+            sections.append(parent)
+        parent = parent.parent
+    if not sections:
+        return None, False
+    if len(sections) >= 2:
+        return sections[-2], False
+    return sections[0], any(isinstance(child, nodes.section) for child in sections[0])
+
+
+def gather_evidence(app, doctree) -> None:
+    """Move each section's claim cards, and one for each other claim it binds a number to,
+    into its collapsed Evidence block."""
+    env = app.env
+    places: dict[int, tuple] = {}  # id(section) -> (section, before_subsections, cards, ids)
+    for node in list(doctree.findall(lambda n: isinstance(n, (claim_value, nodes.container)))):
+        if isinstance(node, claim_value) and node["claim"] != "sample":
+            claim_id = node["claim"]
+        elif isinstance(node, nodes.container) and "claim-card" in node["classes"]:
+            claim_id = next(node.findall(nodes.reference))["trainable-claim"]  # its badge
+        else:
+            continue
+        section, before = _evidence_place(node)
+        if section is None:
+            continue
+        _, _, cards, seen = places.setdefault(id(section), (section, before, [], set()))
+        if isinstance(node, nodes.container):
+            node.parent.remove(node)
+        elif claim_id not in seen:
+            node = _card(env, claim_id, (env.docname, node.line))
+        if node is not None and claim_id not in seen:
+            seen.add(claim_id)
+            cards.append(node)
+    for section, before, cards, _ in places.values():
+        if before:
+            first = next(i for i, child in enumerate(section) if isinstance(child, nodes.section))
+            section[first:first] = evidence_block(cards)
+        else:
+            section.extend(evidence_block(cards))
+
+
 def setup(app):
     for name, role in (
         ("claim", ClaimRole()),
         ("claim-value", ClaimValueRole()),
-        ("claim-value-sample", ClaimValueSampleRole()),
+        ("claim-value-sample", SampleRole()),
         ("book-chapter", BookChapterRole()),
-        ("claim-state", ClaimStateRole()),
+        ("claim-state", SampleRole()),
     ):
         app.add_role(name, role)
     app.add_node(claim_value, html=(visit_claim_value_html, None))
@@ -308,7 +389,8 @@ def setup(app):
     setup_places(app)
     app.connect("source-read", _check_glue)
     app.connect("doctree-resolved", _finish_marks)
-    app.setup_extension("claimbook.extensions.claim_evidence")
+    app.add_directive("claim-line", ClaimLineDirective)
+    app.connect("doctree-read", gather_evidence, priority=400)  # before places are noted
     app.setup_extension("claimbook.extensions.claim_pages")
     # After every other handler: the ledger and the legend are drawn at doctree-resolved.
     app.connect("doctree-resolved", refuse_foreign_marks, priority=950)

@@ -1,8 +1,8 @@
-"""claimbook.extensions.claim_evidence: where a section's Evidence block goes, and what it is."""
+"""claimbook.extensions.claims: where a section's Evidence block goes, and what it is."""
 
 from docutils import nodes
 
-from claimbook.extensions.claim_evidence import _evidence_place, evidence_block
+from claimbook.extensions.claims import _evidence_place, evidence_block
 
 
 def test_evidence_goes_to_the_end_of_the_section_or_before_a_pages_first_subsection():
