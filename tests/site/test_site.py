@@ -903,9 +903,8 @@ PAGE_GROUPS = {1366: 5, 800: 4, PHONE: 8}
 
 def _later_claim_pages():
     """The claim pages after the first. One extension writes them all from one template
-    (:mod:`claimbook.extensions.claim_pages`) with one sidebar, drawn once for them all
-    (:mod:`claimbook.extensions.render_caches`): the first stands for their layout at the
-    wider widths and for their navigation at every width."""
+    (:mod:`claimbook.extensions.claim_pages`) with the same sidebar: the first stands for
+    their layout at the wider widths and for their navigation at every width."""
     return sorted(p for p in site_pages() if p.parent == SITE / "claims")[1:]
 
 
