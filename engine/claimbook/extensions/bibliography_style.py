@@ -1,9 +1,8 @@
 """Author-year labels in the bibliography, matching the author-year citations in the text.
 
-pybtex's default labels (``[STIM18]``) cannot be matched to a citation such as "Santurkar et
-al. [2018]". The label style ``author_year`` writes "Santurkar et al., 2018" ("Welford, 1962";
-"Ioffe and Szegedy, 2015"), with a, b, ... appended to labels that would be equal; the
-formatting style ``author_year`` (``bibtex_default_style``) is pybtex's alpha with these labels.
+The label style ``author_year`` writes "Santurkar et al., 2018" ("Ioffe and Szegedy, 2015"),
+with a, b, ... appended to labels that would be equal; the formatting style ``author_year``
+(``bibtex_default_style``) is pybtex's alpha with these labels.
 """
 
 from __future__ import annotations
@@ -52,22 +51,10 @@ class AuthorYearLabelStyle(BaseLabelStyle):
 
 
 class AuthorYearStyle(AlphaStyle):
-    """pybtex's alpha formatting with author-year labels; each entry formatted once a process
-    (sphinxcontrib-bibtex formats every cited entry twice on every render)."""
+    """pybtex's alpha formatting with author-year labels."""
 
     default_label_style = "author_year"
 
-    def format_entry(self, label, entry, bib_data=None):
-        if bib_data is not None:  # cross-references: formatted as pybtex does, every time
-            return super().format_entry(label, entry, bib_data)
-        # A formatted entry is never changed once made; the key is all the entry holds.
-        key = (type(self), label, entry.key, repr(entry))
-        if key not in _FORMATTED:
-            _FORMATTED[key] = super().format_entry(label, entry)
-        return _FORMATTED[key]
-
-
-_FORMATTED: dict[tuple, object] = {}
 
 register_plugin("pybtex.style.labels", "author_year", AuthorYearLabelStyle)
 register_plugin("pybtex.style.formatting", "author_year", AuthorYearStyle)
