@@ -1,22 +1,9 @@
 """The site's chrome and the theme stack's HTML, mended on every page.
 
-Each page's scripts de-duplicated (Sphinx 7.4 registers a script with a body twice) and thebe's
-configuration, script and style removed (no live code); asset links without their ``?v=``
-stamp, so a page is the same however it was rendered; colour mode ``auto``; the proof index by
-the numbers the pages show; the footer's build stamp (:func:`claimbook.build_stamp.build_stamp`);
-the theme's one-page ".pdf" button replaced by the whole book's PDF while it is the one printed
-from this site (:func:`claimbook.pdf_link.current`); and what axe-core asks (:func:`mend`):
-bibliography entries are list items, myst-nb's hidden code toggle is named by its visible text,
-each scrolling table is a focusable region.
-
-Examples
---------
->>> mend('<div class="citation" id="x" role="doc-biblioentry">')
-'<div class="citation" id="x" role="listitem">'
->>> mend('<summary aria-label="Toggle hidden content">')
-'<summary>'
->>> mend('<div class="pst-scrollable-table-container"><table class="claim-table">')[:95]
-'<div class="pst-scrollable-table-container" tabindex="0" role="region" aria-label="Table 1, scr'
+Scripts de-duplicated and thebe's removed; asset links without their ``?v=`` stamp; colour mode
+``auto``; the proof index by the numbers the pages show; the footer's build stamp; the whole
+book's PDF instead of the theme's one-page one while it is current
+(:func:`claimbook.pdf_link.current`); and the body mended for axe-core (:func:`mend`).
 """
 
 from __future__ import annotations
@@ -68,11 +55,9 @@ def _configure(app, config):
     config.html_context.setdefault("default_mode", "auto")
     options = config.html_theme_options
     footer = footer_html(build_stamp(app.srcdir))
-    # The options can outlive one application in a process (a build that renders twice):
-    # the stamp replaces an earlier one instead of adding a second footer line.
+    # The options outlive an application (a process that renders twice): replace the stamp.
     existing = _STAMP.sub("", options.get("extra_footer") or "")
     options["extra_footer"] = existing + footer
-    # The linked PDF's SHA-256 (see the module doc), else ""; no site key if never printed.
     printed = pdf_link.PDF.with_suffix(".json").is_file()
     config.trainable_book_pdf = (
         pdf_link.current(pdf_link.PDF, site_key(with_pdf=False)) if printed else ""
@@ -148,8 +133,7 @@ def _drop_thebe_config(app, doctree, docname):
 
 
 def _clean_assets(app, pagename, templatename, context, doctree):
-    """Scripts without thebe's and repeats, styles without thebe's, asset links without their
-    ``?v=`` stamp, and the body mended (:func:`mend`)."""
+    """Scripts and styles without thebe's and repeats, asset links unstamped, body mended."""
     scripts, seen, kept = context.get("script_files"), set(), []
     for script in scripts or ():
         attributes = getattr(script, "attributes", {})
@@ -180,7 +164,8 @@ _TABLE_CONTAINER = re.compile(r'<div class="pst-scrollable-table-container">')
 
 
 def mend(body: str) -> str:
-    """The page body with the axe-core rewrites of the module doc applied."""
+    """The body with bibliography entries as list items, myst-nb's hidden-code toggle named by
+    its visible text, and each scrolling table a focusable, labelled region."""
     body = body.replace('role="doc-biblioentry"', 'role="listitem"')
     body = body.replace('<summary aria-label="Toggle hidden content">', "<summary>")
     count = itertools.count(1)

@@ -1,8 +1,7 @@
 """Start the book's chapter numbering at ``trainable_first_chapter`` (this excerpt's 15).
 
-The leading component of every section number is shifted right after Sphinx assigns them
-(figure, equation and theorem numbers follow), and back before Sphinx compares them with the
-stored ones, so an unchanged book rewrites nothing.
+The leading component of every section number is shifted after Sphinx assigns them (figure and
+theorem numbers follow), and back before Sphinx compares them with the stored ones.
 """
 
 from __future__ import annotations

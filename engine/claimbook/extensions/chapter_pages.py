@@ -1,11 +1,9 @@
 """Serve a chapter's pages to Sphinx, each a view of the chapter's one executed notebook.
 
-A chapter whose front matter declares later pages (``pages:``,
-:func:`claimbook.sources.chapter_pages`) is several documents, ``chapters/<stem>`` and one
-``chapters/<file>`` per page, which ``_toc.yml`` lists in order as the chapter's ``sections``
-(else a warning). Discovery maps each page to the chapter's notebook, ``source-read`` replaces
-its text by the page's cells (:func:`claimbook.pages.split_notebook`), and every page's download
-and launch buttons offer the chapter's reader notebook (:mod:`claimbook.reader_notebooks`).
+A chapter whose front matter declares ``pages:`` is several documents, ``chapters/<stem>`` and
+one ``chapters/<file>`` per page (``_toc.yml`` lists them as its ``sections``, else a warning);
+each reads its cells of the chapter's notebook (:func:`claimbook.pages.split_notebook`), and
+every page's download and launch buttons offer the chapter's reader notebook.
 """
 
 from __future__ import annotations
@@ -31,8 +29,8 @@ _SERVED_DIGESTS = cache.ContentCache("served page digests")
 
 
 class PagedProject(Project):
-    """Sphinx's project, whose discovery adds each chapter page as a name of its notebook
-    (``trainable_pages``: page docname -> chapter docname, plain data that pickles)."""
+    """Sphinx's project, whose discovery adds each chapter page (``trainable_pages``: page
+    docname -> chapter docname) as a name of its notebook."""
 
     trainable_pages: ClassVar[dict[str, str]] = {}
 
@@ -46,9 +44,8 @@ class PagedProject(Project):
 
 
 def _setup_pages(app) -> None:
-    """Find the chapters' pages (``env.trainable_chapter_pages``: chapter docname -> [(page
-    docname, start label), ...]), have discovery add them, and check ``_toc.yml`` lists each
-    chapter's pages as its sections, in order."""
+    """Find the chapters' pages (``env.trainable_chapter_pages``: chapter -> [(page, start
+    label)]), have discovery add them, and check ``_toc.yml`` lists them in order."""
     try:
         declared = {
             f"chapters/{source.stem}": [(f"chapters/{page.file}", page.starts) for page in pages]
@@ -101,16 +98,15 @@ def chapter_docname(env, docname: str) -> str:
 
 def _pages(env, chapter: str, text: str) -> tuple[str, list[dict]]:
     """The cache key and pages of a chapter's notebook ``text``; raises ValueError or
-    ChapterSourceError if it is no notebook or lacks a page start."""
+    ChapterSourceError."""
     starts = [start for _page, start in env.trainable_chapter_pages[chapter]]
     key = cache.digest(text, *starts)
     return key, _PAGES.get(key, lambda: split_notebook(json.loads(text), starts))
 
 
 def served_digest(env, docname: str) -> str | None:
-    """The digest of what Sphinx reads for ``docname`` if it is a chapter's page: it changes
-    when the page would read differently, not whenever the notebook is written. None for
-    another document or a notebook that cannot be cut (then the file's bytes decide)."""
+    """The digest of what Sphinx reads for ``docname`` if it is a chapter's page (it changes
+    only when the page would read differently); else None."""
     found = _chapter_of(env, docname)
     if found is None:
         return None
@@ -169,7 +165,7 @@ def _chapter_launch(app, pagename, templatename, context, doctree) -> None:
 
 def _reader_downloads(app, exception) -> None:
     """The download button's notebooks (``_sources/chapters/<stem>.ipynb``) as a reader reads
-    them, from the notebooks the driver executed (none when myst-nb executed the chapters)."""
+    them, unless myst-nb executed the chapters."""
     if app.config.nb_execution_mode != "off":
         logger.info("reader notebooks: not written (myst-nb executed the chapters)")
     elif exception is None and app.builder.format == "html":

@@ -1,13 +1,9 @@
 """Figure artifacts on the page: caption download links, alt text, tap to open full size.
 
-``{figure-artifact}`label``` in a figure's caption links the files ``glue_figure(fig, label)``
-wrote (``artifacts/figures/<label>.svg`` and ``.png``, :mod:`claimbook.figures`), warning
-unless Sphinx numbered a figure of that name on the page and both files exist. The figure's
-image gets the caption's first sentence as alt text (unless it has its own), the width a
-desktop shows it at (:func:`claimbook.figures.display_width`), a link to its SVG (a tap on a
-phone opens it full size) and, in a ``<picture>``, the drawing for a phone's column for
-:data:`PHONE_MEDIA` (:mod:`claimbook.phone_figures`). After an HTML build the figure files
-(regular files only, no symlink followed, no hidden temporaries) are copied into the site.
+``{figure-artifact}`label``` in a figure's caption links ``artifacts/figures/<label>.svg`` and
+``.png`` (warning unless both exist and Sphinx numbered that figure). The figure's image gets
+alt text, its desktop width, a link to its SVG and, in a ``<picture>``, the phone drawing.
+After an HTML build the figure files (regular files only) are copied into the site.
 """
 
 from __future__ import annotations
@@ -47,8 +43,8 @@ class FigureArtifactRole(SphinxRole):
 
 
 class full_size_link(nodes.General, nodes.Element):
-    """An image (its child) linking to its full-size SVG, in a ``<picture>`` whose ``<source>``
-    is the phone drawing (``srcset``) if any (a docutils reference may hold only the image)."""
+    """An image (its child) linking to its full-size SVG, in a ``<picture>`` with the phone
+    drawing (``srcset``) if any."""
 
 
 def _visit_full_size_link(translator, node):
@@ -87,8 +83,8 @@ def _links(docname: str, svg: Path, png: Path) -> nodes.inline:
 
 
 def _dress_images(figure: nodes.figure, docname: str, svg: Path, png: Path, phone: Path) -> None:
-    """Give a figure's images the caption's first sentence as alt text (unless they have their
-    own), their desktop width, and a link to the full-size SVG with the phone drawing."""
+    """Give a figure's images the caption's first sentence as alt text (unless they have
+    their own), their desktop width, and a link to the full-size SVG."""
     caption = next(iter(figure.findall(nodes.caption)), None)
     text = " ".join(node.astext() for node in caption.findall(nodes.Text)) if caption else ""
     text = re.sub(r"\s+", " ", text).strip()

@@ -1,10 +1,8 @@
 """Highlighted code without a span for a token that is drawn as plain text.
 
-The theme's light and dark Pygments styles draw names, punctuation and whitespace exactly as the
-block's text, yet each token gets a ``<span>`` (most of a chapter page's elements). A token type
-both styles draw as ``Token.Text`` (:func:`plain_token_types`) is handed to Pygments as
-``Token.Text``, which has no span; a block with such tokens gets ``<pre style="color:
-inherit">`` so every character looks as before.
+A token type both of the theme's Pygments styles draw as ``Token.Text`` (names, punctuation,
+whitespace: most of a chapter page's elements) is formatted as ``Token.Text``, which has no
+span; a block with such tokens gets ``<pre style="color: inherit">`` so it looks as before.
 """
 
 from __future__ import annotations
@@ -35,8 +33,7 @@ def plain_token_types(styles: Iterable[type[Style]]) -> frozenset[_TokenType]:
 
 
 def plain_formatter(formatter: type, plain: frozenset) -> type:
-    """A subclass of the HTML formatter class ``formatter`` that formats the types in ``plain``
-    as ``Token.Text``."""
+    """A subclass of HTML formatter ``formatter`` formatting the types in ``plain`` as text."""
 
     class PlainTokensFormatter(formatter):
         def format_unencoded(self, tokensource, outfile):
@@ -52,8 +49,8 @@ def plain_formatter(formatter: type, plain: frozenset) -> type:
 
 
 def _builder_inited(app) -> None:
-    """Fold the HTML builder's tokens that the theme's two styles (its options, else its
-    defaults) draw plain; LaTeX, text, Sphinx's own dark style or another theme: nothing."""
+    """Fold the HTML builder's tokens that the theme's two styles draw plain; other builders,
+    Sphinx's own dark style or another theme: nothing."""
     builder, highlighter = app.builder, getattr(app.builder, "highlighter", None)
     if getattr(builder, "format", None) != "html" or highlighter is None:
         return
