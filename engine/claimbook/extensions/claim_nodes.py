@@ -34,9 +34,9 @@ _ATTRIBUTE = re.compile(r"\bdata-claim-state\b", re.I)
 # The mark of a common account that the book's measurement contradicts, and what it says.
 ACCOUNT_MARK = "\u21af"  # downwards zigzag arrow, the logician's sign of a contradiction
 ACCOUNT_WORDS = "contradicted by measurement in this setting"
-LEGEND_WORDS = {
-    "verified": "a number the book recomputes and checks on every build",
-    "refuted": "a number the book recomputes and checks on every build",
+LEGEND_WORDS = dict.fromkeys(
+    ("verified", "refuted"), "a number the book recomputes and checks on every build"
+) | {
     "failed": "a number whose latest check failed",
     "stale": "a number computed by code that has changed since",
     "not run": "a number not computed yet",
@@ -46,8 +46,7 @@ _MATH = re.compile(r"\$([^$]+)\$")
 
 
 def badge_node(docname: str, badge: Badge) -> nodes.reference:
-    """The badge as page ``docname`` shows it: id and :attr:`Badge.word`, linking to the claim
-    page; the judged state is kept in its ``claim-state`` attribute."""
+    """The badge as page ``docname`` shows it (its state kept in attribute ``claim-state``)."""
     node = nodes.reference(
         "",
         "",
@@ -90,7 +89,7 @@ def table(headers: list[str], rows: list[list], classes: list[str]) -> nodes.tab
 
 def place_links(docname: str, info: Mapping, *, inline: bool = False) -> nodes.Node:
     """Links to the first place in each section that states the claim: a bullet list of
-    "chapter, section", or with ``inline`` the section labels separated by semicolons."""
+    "chapter, section", or ``inline`` the sections separated by semicolons."""
     if not info["stated_in"]:
         return nodes.paragraph("", "not stated on any page")
     links = []
@@ -109,11 +108,7 @@ def place_links(docname: str, info: Mapping, *, inline: bool = False) -> nodes.N
 
 def legend_parts(states, accounts: bool) -> list:
     """The legend of a page's marks up to its link, as text (``str``) and ``(mark, class)``:
-    one entry per mark the numbers in ``states`` carry, then the account mark if ``accounts``.
-
-    >>> legend_parts(["failed"], False)
-    ['Marks on this page: ', ('✗', 'claim-failed'), ' a number whose latest check failed', '. ']
-    """
+    one entry per mark the numbers in ``states`` carry, then the account mark if ``accounts``."""
     entries = {}  # mark: (CSS class, words); a refuted claim's numbers carry the check mark
     for state in (state for state in STATES if state in states):
         entries.setdefault(
@@ -131,16 +126,14 @@ def legend_parts(states, accounts: bool) -> list:
 
 
 def number_said(state: str) -> str:
-    """What a bound number says after it to a screen reader: nothing when it is checked (the
-    legend said what its mark means), else its state."""
+    """What a bound number says to a screen reader: its state unless it is checked."""
     if model.NUMBER_CLASSES[state] == model.STATE_CLASSES["verified"]:
         return ""
     return f" ({model.NUMBER_WORDS[state]}, not checked)"
 
 
 def mark_legend(states: list[str], accounts: bool, uri: str) -> nodes.paragraph:
-    """The legend of a page's marks (:func:`legend_parts`), linking to ``uri``, the page that
-    explains every mark."""
+    """The legend of a page's marks (:func:`legend_parts`), linking to ``uri``."""
     legend = nodes.paragraph(classes=["claim-legend"])
     for part in legend_parts(states, accounts):
         if isinstance(part, str):
@@ -152,11 +145,7 @@ def mark_legend(states: list[str], accounts: bool, uri: str) -> nodes.paragraph:
 
 
 def statement_nodes(text: str) -> list[nodes.Node]:
-    """A statement's text and math (LaTeX between two ``$``).
-
-    >>> [node.astext() for node in statement_nodes("It falls like $B^{-1/2}$.")]
-    ['It falls like ', 'B^{-1/2}', '.']
-    """
+    """A statement's text and math (LaTeX between two ``$``)."""
     parts = _MATH.split(text)
     return [
         nodes.math("", part) if index % 2 else nodes.Text(part)
@@ -196,8 +185,7 @@ def foreign_mark(html: str) -> str | None:
 
 
 def refuse_foreign_marks(app, doctree, docname) -> None:
-    """Write every claim mark the engine did not draw as inert text (raw HTML as code, a
-    class dropped); warn once per page, naming the first."""
+    """Write every claim mark the engine did not draw as inert text; warn once per page."""
     first = None
     for node in list(doctree.findall(nodes.Element)):
         if isinstance(node, nodes.raw):
@@ -221,7 +209,6 @@ def refuse_foreign_marks(app, doctree, docname) -> None:
             node["classes"] = [name for name in node["classes"] if name not in MARK_CLASSES]
         first = first or (kind, what)
     if first is not None:
-        # The file the page comes from, as the book names it (a chapter's ``.md``).
         srcdir, source = Path(app.srcdir), docname
         chapter = srcdir / f"{chapter_docname(app.env, docname)}.md"
         for candidate in (chapter, Path(app.env.doc2path(docname))):
@@ -318,8 +305,7 @@ def _section_label(env, docname: str, place: dict) -> str:
 
 
 def stated_in(env) -> dict[str, list[dict]]:
-    """Claim id -> the places that state it (:mod:`.claim_pages_model`), labelled as the book
-    numbers them, in page order."""
+    """Claim id -> the places that state it, labelled as the book numbers them, in order."""
     by_claim: dict[str, list[dict]] = {}
     for docname, found in sorted(_claims_data(env)["references"].items()):
         for place in found:
@@ -337,7 +323,7 @@ def stated_in(env) -> dict[str, list[dict]]:
 
 
 def repeat_problems(app) -> None:
-    """Warn again for pages this build did not re-read, so strictness outlives one build."""
+    """Warn again for the pages this build did not re-read."""
     read = getattr(app, "_trainable_docs_read", set())
     for docname, problems in sorted(_claims_data(app.env)["problems"].items()):
         if docname not in read:

@@ -9,10 +9,8 @@ bytes change. The ledger's page is read again on every build.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 from pathlib import Path
 
 from docutils import nodes
@@ -20,8 +18,8 @@ from docutils.utils import new_document
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
+from claimbook import cache, paths
 from claimbook import claims as claim_registry
-from claimbook import paths
 from claimbook.claims.judgement import STATES
 from claimbook.dependencies import package_digest
 from claimbook.errors import ClaimError
@@ -42,8 +40,7 @@ logger = logging.getLogger(__name__)
 
 
 def describe_all(env) -> list[dict]:
-    """Every registered claim, judged again and described (:func:`.claim_pages_model.describe`);
-    an unusable registry entry is reported and left out."""
+    """Every registered claim, judged again and described; an unusable entry is warned of."""
     places = stated_in(env)
     described, digests = [], {}
     for claim_id in claim_registry.list_claims():
@@ -61,49 +58,45 @@ def describe_all(env) -> list[dict]:
 
 
 _DIGEST_META = "trainable-claim-page"
-_DIGEST_PATTERN = re.compile(rb'<meta name="trainable-claim-page" content="([0-9a-f]{64})"')
 
 
-def _navigation_digest(app) -> str:
-    """SHA-256 of what a claim page shows besides its body: every page's title and sections."""
-    env, digest = app.env, hashlib.sha256()
-    for docname in sorted(env.found_docs):
-        title, toc = env.titles.get(docname), env.tocs.get(docname)
-        numbers = env.toc_secnumbers.get(docname, {}).items()
-        entry = [
-            docname,
-            title.astext() if title is not None else "",
-            toc.astext() if toc is not None else "",
-            sorted((key, list(value)) for key, value in numbers),
+def _navigation(env) -> str:
+    """What a claim page shows besides its body: every page's title, sections and numbers."""
+    return repr(
+        [
+            (
+                name,
+                str(env.titles.get(name)),
+                str(env.tocs.get(name)),
+                env.toc_secnumbers.get(name),
+            )
+            for name in sorted(env.found_docs)
         ]
-        digest.update(json.dumps(entry).encode())
-    return digest.hexdigest()
+    )
 
 
 def _unchanged(outdir: Path, pagename: str, digest: str) -> bool:
     """True if the page on disk carries ``digest`` (it was written from the same inputs)."""
     try:
-        with open(outdir / f"{pagename}.html", "rb") as handle:
-            found = _DIGEST_PATTERN.search(handle.read(8192))
+        head = (outdir / f"{pagename}.html").read_bytes()[:8192]
     except OSError:
         return False
-    return found is not None and found.group(1).decode() == digest
+    return f'<meta name="{_DIGEST_META}" content="{digest}"'.encode() in head
 
 
 def _collect_pages(app):
     """Judge every claim; render, index and write the claim pages whose inputs changed.
 
-    A page is a function of its description, the navigation and the engine's code; it carries
-    their digest. Unless Sphinx wrote every document this build (configuration, theme or an
-    extension changed), a page whose digest on disk is current is not written again and keeps
-    its search entry. The ledger is read on every build, so every build gets here.
+    A page carries the digest of its description, the navigation and the engine's code; unless
+    Sphinx wrote every document this build, a page whose digest on disk is current is not
+    written again and keeps its search entry.
     """
     if app.builder.format != "html" or not paths.CLAIMS_DIR.is_dir():
         return []
     repeat_problems(app)
     described = describe_all(app.env)
     incremental = not app.env.found_docs <= app._trainable_written
-    navigation, engine = _navigation_digest(app), package_digest("claimbook")
+    navigation, engine = _navigation(app.env), package_digest("claimbook")
     changed = []
     for info in described:
         pagename = info["page"].removesuffix(".html")
@@ -116,7 +109,7 @@ def _collect_pages(app):
                 "claim %s is %s: %s", info["id"], info["state"], info["reason"], location=where
             )
         inputs = json.dumps(info, sort_keys=True, ensure_ascii=False, allow_nan=True)
-        digest = hashlib.sha256(f"{inputs}\0{navigation}\0{engine}".encode()).hexdigest()
+        digest = cache.digest(inputs, navigation, engine)
         if not (incremental and _unchanged(Path(app.outdir), pagename, digest)):
             changed.append((info, pagename, digest))
     indexer = getattr(app.builder, "indexer", None)
