@@ -1,9 +1,7 @@
 """The body of a claim page, ``claims/<id>.html``, from a claim's description.
 
-Top down: the state; the account a claim tests and who holds it; the statement; what the state
-means; a card per field (measured, expected, why, width in standard errors); the mistakes it
-catches and whether the last run caught each; where the book states it; how to re-verify it;
-seeds, contract, provenance and the record, collapsed.
+Top down: state, account, statement, what the state means; a card per field; the mistakes it
+catches; where the book states it; how to re-verify it; seeds, contract, provenance, collapsed.
 """
 
 from __future__ import annotations
@@ -44,15 +42,9 @@ _RESULTS = {True: ("Met", "claim-card-met"), False: ("Not met", "claim-card-miss
 def _card(field: Mapping) -> nodes.container:
     """A field's card: its name in words, measured, expected, why, and the verdict."""
     verdict, state = _RESULTS.get(field["passed"], ("Not run", "claim-card-not-run"))
-    name = nodes.strong("", _first_up(field["words"]))
-    title = nodes.paragraph(
-        "",
-        "",
-        name,
-        nodes.Text(" "),
-        nodes.literal("", field["field"]),
-        classes=["claim-card-title"],
-    )
+    name = [nodes.strong("", _first_up(field["words"])), nodes.Text(" ")]
+    title = nodes.paragraph("", "", *name, nodes.literal("", field["field"]))
+    title["classes"] = ["claim-card-title"]
     rows = [
         ("Measured", field["measured"] or "Not measured yet."),
         ("Expected", field["expected_words"]),
@@ -67,8 +59,7 @@ def _card(field: Mapping) -> nodes.container:
 
 
 def _catch_state(catch: Mapping, words: Mapping[str, str]) -> str:
-    """Whether the last run of a mistake turned the claim red, and by which fields (``red``,
-    a ``pinned`` one being a copied number, or ``failed_fields``)."""
+    """Whether the last run of a mistake turned the claim red, and by which fields."""
     state = catch.get("state")
     red = catch.get("red") or [{"field": name} for name in catch.get("failed_fields") or []]
     named = [
