@@ -357,4 +357,10 @@ def setup(app):
     app.connect("builder-inited", _keep_claim_pages_in_search_index)
     app.connect("doctree-resolved", lambda app, doctree, name: app._trainable_written.add(name))
     app.connect("html-collect-pages", _collect_pages)
-    return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "3"}
+    # env_version: an environment (and its doctrees) stored with another layout is read afresh.
+    return {
+        "parallel_read_safe": True,
+        "parallel_write_safe": True,
+        "version": "3",
+        "env_version": 2,
+    }
