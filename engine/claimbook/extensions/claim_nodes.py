@@ -252,9 +252,7 @@ def _collect_places(app, doctree) -> None:
     """Record the places of this page that state a claim, with their sections."""
     found = []
     for node in doctree.findall(lambda n: isinstance(n, nodes.Element) and "trainable-claim" in n):
-        section = node.parent
-        while section is not None and not isinstance(section, nodes.section):
-            section = section.parent
+        section = next(iter(sections_of(node)), None)
         found.append(
             {
                 "claim": node["trainable-claim"],
@@ -267,6 +265,16 @@ def _collect_places(app, doctree) -> None:
             }
         )
     _claims_data(app.env)["references"][app.env.docname] = found
+
+
+def sections_of(node: nodes.Node) -> list[nodes.section]:
+    """The sections that hold ``node``, innermost first."""
+    sections, parent = [], node.parent
+    while parent is not None:
+        if isinstance(parent, nodes.section):
+            sections.append(parent)
+        parent = parent.parent
+    return sections
 
 
 def _purge(app, env, docname) -> None:

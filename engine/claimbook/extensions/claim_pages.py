@@ -198,15 +198,12 @@ def _publish(outdir: Path, described: list[dict]) -> None:
 NOT_SEARCHED = {"details", "re-verify"}
 
 
-def searched_copy(node: nodes.Node) -> nodes.Node:
+def searched_copy(node: nodes.Element) -> nodes.Element:
     """A deep copy of ``node`` without its parts in :data:`NOT_SEARCHED`."""
-    if not isinstance(node, nodes.Element):
-        return node.deepcopy()
-    copied = node.copy()
-    for child in node.children:
-        if isinstance(child, nodes.Element) and set(child["ids"]) & NOT_SEARCHED:
-            continue
-        copied += searched_copy(child)
+    copied = node.deepcopy()
+    for part in list(copied.findall(nodes.Element, include_self=False)):
+        if set(part["ids"]) & NOT_SEARCHED:
+            part.parent.remove(part)
     return copied
 
 

@@ -28,6 +28,7 @@ from claimbook.extensions.claim_nodes import (
     mark_statement,
     number_said,
     refuse_foreign_marks,
+    sections_of,
     setup_places,
     warn,
 )
@@ -331,11 +332,7 @@ class ClaimLineDirective(SphinxDirective):
 def _evidence_place(node) -> tuple[nodes.section | None, bool]:
     """The section whose Evidence block lists ``node``'s claim (of the page's top level, or one
     down where the page is one section), and whether the block goes before its subsections."""
-    sections, parent = [], node.parent
-    while parent is not None:
-        if isinstance(parent, nodes.section):
-            sections.append(parent)
-        parent = parent.parent
+    sections = sections_of(node)
     if not sections:
         return None, False
     if len(sections) >= 2:
