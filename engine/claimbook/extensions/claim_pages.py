@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from pathlib import Path
 
 from docutils import nodes
@@ -276,11 +277,9 @@ def ledger_groups(described: list[dict]) -> dict:
         ]
         if chapters:
             groups.append({"id": key, "title": title, "chapters": chapters})
-    counts = {state: sum(info["state"] == state for info in described) for state in STATES}
+    counts = Counter(info["state"] for info in described)
     shown = ", ".join(
-        _counted(counts[state], *_SUMMARY_WORDS.get(state, (state, state)))
-        for state in STATES
-        if counts[state]
+        _counted(counts[s], *_SUMMARY_WORDS.get(s, (s, s))) for s in STATES if counts[s]
     )
     return {
         "summary": f"{_counted(len(described), 'claim', 'claims')}: {shown}.",
