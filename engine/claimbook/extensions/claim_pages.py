@@ -116,11 +116,9 @@ def _collect_pages(app):
     indexer = getattr(app.builder, "indexer", None)
     if indexer is not None:  # drop the entries of pages rewritten or no longer registered
         current = {info["page"].removesuffix(".html") for info in described}
-        kept = indexer._trainable_pages
-        kept.clear()
-        kept.update(current - {pagename for _, pagename, _ in changed})
-        indexer.prune({name for name in indexer._titles if not name.startswith("claims/")})
-        kept.update(current)
+        documents = {name for name in indexer._titles if not name.startswith("claims/")}
+        rewritten = {pagename for _, pagename, _ in changed}
+        type(indexer).prune(indexer, documents | (current - rewritten))
     pages = []
     for info, pagename, digest in changed:
         title = f"Claim {info['id']}"
@@ -221,7 +219,6 @@ def _keep_claim_pages_in_search_index(app) -> None:
         indexer, prune = builder.indexer, builder.indexer.prune
         kept = {model.page_path(claim_id)[:-5] for claim_id in claim_registry.list_claims()}
         indexer.prune = lambda names: prune(set(names) | kept)
-        indexer._trainable_pages = kept
         load(docnames)
 
     builder.load_indexer = load_indexer
