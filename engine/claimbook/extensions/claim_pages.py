@@ -129,8 +129,7 @@ def _collect_pages(app):
             document = new_document(pagename)
             document += searched_copy(body)
             indexer.feed(pagename, "", title, document)
-        # The body is made afresh for this page and the index has its own copy: Sphinx may
-        # render (and change) it in place, with no deep copy (a third of this loop's time).
+        # Rendered in place (Sphinx may change it): the body is this page's, the index's a copy.
         rendered = app.builder.render_partial(body)["fragment"]
         meta = f'<meta name="{_DIGEST_META}" content="{digest}" />\n'
         context = {"title": title, "body": rendered, "display_toc": False, "metatags": meta}
@@ -207,9 +206,8 @@ def searched_copy(node: nodes.Element) -> nodes.Element:
 
 
 def _keep_claim_pages_in_search_index(app) -> None:
-    """Keep the claim pages through every pruning of the search index (which drops what is no
-    document and is not rewritten: a claim page is neither); :func:`_collect_pages` drops the
-    ones it rewrites or that are no longer registered."""
+    """Keep the registered claim pages through Sphinx's pruning of the search index (it keeps
+    only documents); :func:`_collect_pages` prunes the ones it rewrites."""
     builder = app.builder
     if not hasattr(builder, "load_indexer"):  # not an HTML builder
         return
