@@ -49,11 +49,11 @@ def test_a_clean_checkout_has_no_uncommitted_changes(repository):
     assert build_stamp.build_stamp(str(repository), environ={})["dirty"] == ""
 
 
-def test_the_blob_ids_are_gits(repository):
-    blobs = worktree.tracked_blobs(repository)
-    data = (repository / "harness" / "f.py").read_bytes()
-    assert blobs["harness/f.py"] == ("100644", worktree.blob_id(data))
-    assert blobs["link"] == ("120000", worktree.blob_id(b"harness/f.py"))
+def test_a_file_replaced_by_a_link_to_the_same_content_is_a_change(repository):
+    (repository / "copy").write_bytes((repository / "requirements.txt").read_bytes())
+    (repository / "requirements.txt").unlink()
+    os.symlink("copy", repository / "requirements.txt")
+    assert worktree.uncommitted_files(repository) == ["requirements.txt"]
 
 
 @pytest.mark.parametrize("flag", ["--skip-worktree", "--assume-unchanged"])
