@@ -19,6 +19,7 @@ from claimbook.cache import file_bytes
 
 FIRST_PARTY = ("trainable_harness", "claimbook")
 MISSING = "missing"
+_READINGS: list[dict] = []  # the memo of the reading in force (:func:`one_reading`), if any
 
 
 @functools.cache
@@ -30,143 +31,105 @@ def package_folder(top: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations))).resolve()
 
 
-class _ModuleFiles:
-    """The book's module files, each found and read at most once."""
-
-    def __init__(self) -> None:
-        self.read = functools.cache(file_bytes)
-        self.find = functools.cache(self._find)
-        self.reached: dict[tuple[str, ...], list[str]] = {}
-
-    def _find(self, name: str) -> Path | None:
-        top, *rest = name.split(".")
-        base = package_folder(top) if top in FIRST_PARTY else None
-        if base is None:
-            return None
-        candidates = [base.joinpath(*rest, "__init__.py")]  # a package before a module
-        if rest:
-            candidates.append(base.joinpath(*rest[:-1], f"{rest[-1]}.py"))
-        return next((path for path in candidates if path.is_file()), None)
-
-
-def _first_party(name: str) -> bool:
-    return name.split(".", 1)[0] in FIRST_PARTY
-
-
-def _with_parents(name: str) -> list[str]:
-    parts = name.split(".")
-    return [".".join(parts[: index + 1]) for index in range(len(parts))]
-
-
-def _imported_names(tree: ast.AST, package: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The module names ``tree`` imports, and ``module.name`` of each ``from module import
-    name`` (a submodule if such a file exists: :func:`_imports`)."""
-    found: set[str] = set()
-    submodules: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                if not package:
-                    continue
-                parts = package.split(".")
-                if node.level - 1 >= len(parts):
-                    continue
-                base = ".".join(parts[: len(parts) - (node.level - 1)])
-                module = f"{base}.{node.module}" if node.module else base
-            else:
-                module = node.module or ""
-            found.add(module)
-            submodules.update(f"{module}.{a.name}" for a in node.names if a.name != "*")
-    return frozenset(found), frozenset(submodules)
-
-
-def _imports(names: tuple[frozenset[str], frozenset[str]], files: _ModuleFiles) -> set[str]:
-    """First-party modules, with their parents, of :func:`_imported_names`'s result (files
-    looked up now: a module added since the parse counts)."""
-    found, submodules = names
-    found = set(found) | {name for name in submodules if files.find(name) is not None}
-    return {parent for name in found if _first_party(name) for parent in _with_parents(name)}
-
-
-@functools.lru_cache(maxsize=1024)
-def _names_in_code(source: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The parse of ``source``, IPython's ``%`` and ``!`` lines dropped, once per text."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        kept = [
-            "" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()
-        ]
-        tree = ast.parse("\n".join(kept))
-    return _imported_names(tree, "")
-
-
-def imports_in_code(source: str) -> set[str]:
-    """First-party modules (with their parent packages) the code ``source`` imports;
-    SyntaxError if it is not Python."""
-    return _imports(_names_in_code(source), _reading())
-
-
-_READINGS: list[_ModuleFiles] = []  # the reading in force (see one_reading), if any
-
-
-def _reading() -> _ModuleFiles:
-    return _READINGS[-1] if _READINGS else _ModuleFiles()
-
-
 @contextmanager
 def one_reading() -> Iterator[None]:
     """Inside, the book's module files are read once (a build's planning and render run no
     book code); outside, every call reads them again."""
-    _READINGS.append(_ModuleFiles())
+    _READINGS.append({})
     try:
         yield
     finally:
         _READINGS.pop()
 
 
+def _module_file(name: str) -> tuple[Path | None, bytes | None]:
+    """The file of first-party module ``name`` (a package before a module) and its bytes."""
+    memo = _READINGS[-1] if _READINGS else {}
+    if name not in memo:
+        top, *rest = name.split(".")
+        base = package_folder(top) if top in FIRST_PARTY else None
+        candidates = [base.joinpath(*rest, "__init__.py")] if base is not None else []
+        if base is not None and rest:
+            candidates.append(base.joinpath(*rest[:-1], f"{rest[-1]}.py"))
+        path = next((path for path in candidates if path.is_file()), None)
+        memo[name] = (path, None if path is None else file_bytes(path))
+    return memo[name]
+
+
+@functools.lru_cache(maxsize=2048)
+def _imported_names(source: str | bytes, package: str) -> tuple[frozenset, frozenset]:
+    """The module names ``source`` imports, and ``module.name`` of each ``from module import
+    name``; IPython's ``%`` and ``!`` lines dropped from code that does not parse as it is."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):  # ValueError: a null byte
+        if isinstance(source, bytes):
+            return frozenset(), frozenset()
+        lines = source.splitlines()
+        tree = ast.parse("\n".join("" if s.lstrip()[:1] in ("%", "!") else s for s in lines))
+    found: set[str] = set()
+    submodules: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                parts = package.split(".") if package else []
+                if node.level > len(parts):
+                    continue
+                base = ".".join(parts[: len(parts) - node.level + 1])
+                module = f"{base}.{module}" if module else base
+            found.add(module)
+            submodules.update(f"{module}.{a.name}" for a in node.names if a.name != "*")
+    return frozenset(found), frozenset(submodules)
+
+
+def _imports(source: str | bytes, package: str = "") -> set[str]:
+    """First-party modules, with their parents, that ``source`` imports (files looked up now:
+    a module added since the parse counts)."""
+    found, submodules = _imported_names(source, package)
+    return _with_parents(found | {name for name in submodules if _module_file(name)[0]})
+
+
+def _with_parents(names: Iterable[str]) -> set[str]:
+    """The first-party ``names`` and their parent packages."""
+    parts = [name.split(".") for name in names if name.split(".", 1)[0] in FIRST_PARTY]
+    return {".".join(name[: index + 1]) for name in parts for index in range(len(name))}
+
+
+def imports_in_code(source: str) -> set[str]:
+    """First-party modules (with their parent packages) the code ``source`` imports;
+    SyntaxError if it is not Python."""
+    return _imports(source)
+
+
 def modules_reached(starts: Iterable[str]) -> list[str]:
     """Every first-party module reached from the modules ``starts`` by imports, sorted (a name
     without a file kept; a module that does not parse reaches nothing further)."""
-    files = _reading()
+    memo = _READINGS[-1] if _READINGS else {}
     starts = tuple(sorted(set(starts)))
-    if starts in files.reached:
-        return list(files.reached[starts])
-    seen: set[str] = set()
-    waiting = [name for start in starts if _first_party(start) for name in _with_parents(start)]
-    while waiting:
-        name = waiting.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        path = files.find(name)
-        data = None if path is None else files.read(path)
-        if data is not None:
-            package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-            waiting.extend(_imports(_module_names(package, data), files) - seen)
-    files.reached[starts] = sorted(seen)
-    return sorted(seen)
-
-
-@functools.lru_cache(maxsize=1024)
-def _module_names(package: str, data: bytes) -> tuple[frozenset[str], frozenset[str]]:
-    """The parse of a module's file (once per content in a process)."""
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError):
-        return frozenset(), frozenset()
-    return _imported_names(tree, package)
+    if starts not in memo:
+        seen: set[str] = set()
+        waiting = sorted(_with_parents(starts))
+        while waiting:
+            name = waiting.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            path, data = _module_file(name)
+            if data is not None:
+                package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+                waiting.extend(_imports(data, package) - seen)
+        memo[starts] = sorted(seen)
+    return list(memo[starts])
 
 
 def module_digests(names: Iterable[str]) -> dict[str, str]:
     """``{module: SHA-256 of its file's bytes}`` (:data:`MISSING` where there is no file)."""
-    files = _reading()
     digests = {}
     for name in sorted(set(names)):
-        path = files.find(name)
-        data = None if path is None else files.read(path)
+        data = _module_file(name)[1]
         digests[name] = MISSING if data is None else hashlib.sha256(data).hexdigest()
     return digests
 
