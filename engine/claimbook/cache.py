@@ -1,12 +1,7 @@
-"""The engine's in-memory caches: values keyed by the bytes they were computed from.
+"""The engine's in-memory caches: values keyed by :func:`digest` of every byte they came from
+(never a file's name, size or time), emptied when a build starts and when a Sphinx application
+is made outside one.
 
-A value is stored under :func:`digest` of every byte it came from (never a file's name, size
-or time), so an edited file is never served an old value. Every cache is emptied when a build
-starts and when a Sphinx application is made outside one.
-
->>> squares = ContentCache("squares (an example)")
->>> squares.get(digest("3"), lambda: 3 * 3), squares.get(digest("3"), lambda: "again")
-(9, 9)
 >>> digest("ab", "c") == digest("a", "bc")
 False
 """
@@ -33,8 +28,7 @@ def digest(*parts: bytes | str | None) -> str:
             hasher.update(b"-\0")
             continue
         data = part.encode("utf-8") if isinstance(part, str) else bytes(part)
-        hasher.update(f"{len(data)}\0".encode())
-        hasher.update(data)
+        hasher.update(b"%d\0%s" % (len(data), data))
     return hasher.hexdigest()
 
 
@@ -50,20 +44,14 @@ class ContentCache:
     """Values keyed by :func:`digest`, shared by every caller (copy one before changing it)."""
 
     def __init__(self, name: str) -> None:
-        self.name = name
-        self._values: dict[str, object] = {}
+        self.name, self._values = name, {}
         _CACHES.add(self)
 
     def get(self, key: str, compute: Callable[[], T]) -> T:
         """The value under ``key``, computed and stored on a miss."""
-        try:
-            return self._values[key]  # type: ignore[return-value]
-        except KeyError:
-            value = self._values[key] = compute()
-            return value
-
-    def clear(self) -> None:
-        self._values.clear()
+        if key not in self._values:
+            self._values[key] = compute()
+        return self._values[key]
 
     def __len__(self) -> int:
         return len(self._values)
@@ -72,7 +60,7 @@ class ContentCache:
 def reset() -> None:
     """Empty every cache."""
     for cache in list(_CACHES):
-        cache.clear()
+        cache._values.clear()
 
 
 @contextmanager
