@@ -1,39 +1,27 @@
-"""Chapter figures saved as artifacts named by their label, in the book's one style.
-
-Figure ``label`` (the ``:name:`` of the directive that shows it) is saved as
-``artifacts/figures/<label>.svg``, ``<label>.png`` and ``phone/<label>.png``, atomically and
-with no date or random id: the same figure writes the same bytes.
-"""
+"""Chapter figures saved as artifacts named by their label (the ``:name:`` of the directive
+that shows it), in the book's one style, atomically and with no date or random id."""
 
 from __future__ import annotations
 
 import os
 import re
+from collections import namedtuple
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
 
 from claimbook import instruments, paths, sources
 from claimbook.atomic import atomic_output
 from claimbook.errors import InvalidFigureLabelError, UnknownFigureError
 from claimbook.phone_figures import draw_for_phone, smallest_text_pt
+from claimbook.prose import Directive, parse_prose
 
 CHAPTER_VARIABLE = "TRAINABLE_CHAPTER"
 # At most DISPLAY_PX_PER_POINT CSS px a point (576 px for 5 in); 270 dpi gives at least two
 # device pixels per CSS pixel (HiDPI) at every width shown.
 PNG_DPI = 270
 FIGURE_DIRECTIVES = frozenset({"figure", "glue:figure"})
-
-
-class Palette(NamedTuple):
-    """The book's figure colours, one per role, the same in every chapter."""
-
-    ink: str  # first series in every figure
-    rust: str  # second series
-    gold: str  # third series
-    slate: str  # reference lines and annotations
-
-
+# The book's figure colours: first, second and third series, reference lines and annotations.
+Palette = namedtuple("Palette", "ink rust gold slate")
 PALETTE = Palette(ink="#1d3557", rust="#b5452b", gold="#c8963e", slate="#6c757d")
 # A reader's smallest text, a log axis's exponent (0.7 of its label) included, is at least
 # 11 CSS px: on a desktop 10 pt is 16 px and its exponent 11.2 px; phones get another drawing.
@@ -62,41 +50,36 @@ _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 
 def figure_labels(chapter) -> list[str]:
     """Labels (``:name:``) of the figure directives in ``chapter`` (a
-    :class:`~claimbook.sources.Chapter`, a path or MyST text), in order.
+    :class:`~claimbook.sources.Chapter`, a path or MyST prose), in order.
 
-    >>> text = "```{glue:figure} a\\n:name: fig-a\\n```\\n```{figure} b.png\\n```"
-    >>> figure_labels(text)
-    ['fig-a']
-    >>> figure_labels("````\\n```{figure} c.png\\n:name: fig-c\\n```\\n````")
+    >>> figure_labels("````\\n```{figure} c.png\\n:name: fig-c\\n```\\n````")  # an example
     []
     """
     if isinstance(chapter, Path):
         chapter = sources.read_chapter(chapter)
-    elif isinstance(chapter, str):
-        import jupytext  # late: planning a build imports none
-
-        notebook = jupytext.reads(chapter, fmt="md:myst")
-        chapter = sources.Chapter(path=Path("<text>.md"), notebook=notebook)
+    if isinstance(chapter, str):
+        found = [item for item in parse_prose(chapter, 0) if isinstance(item, Directive)]
+    else:
+        found = chapter.directives()
     return [
-        str(directive.options["name"])
-        for directive in chapter.directives()
-        if directive.name in FIGURE_DIRECTIVES and directive.options.get("name")
+        str(item.options["name"])
+        for item in found
+        if item.name in FIGURE_DIRECTIVES and item.options.get("name")
     ]
 
 
-def _check_label(label: str) -> str:
+def _check_label(label: str) -> None:
     if not isinstance(label, str) or not _LABEL.match(label):
         raise InvalidFigureLabelError(
             f"figure label must be letters, digits, '-', '_' or '.', starting with a letter "
             f"or digit (it names the artifact file); got {label!r}"
         )
-    return label
 
 
 def locate_figure(label: str, chapter: str | None = None) -> str:
-    """The stem of ``chapter`` (default ``$TRAINABLE_CHAPTER``, else every chapter) if its
-    prose has a figure directive named ``label``; InvalidFigureLabelError for a label that
-    cannot name a file, UnknownFigureError if no chapter read has the figure."""
+    """The stem of ``chapter`` (default ``$TRAINABLE_CHAPTER``, else every chapter) whose prose
+    has a figure directive named ``label``; InvalidFigureLabelError for a label that cannot
+    name a file, UnknownFigureError if none has it."""
     _check_label(label)
     chapter = chapter or os.environ.get(CHAPTER_VARIABLE) or None
     candidates = [chapter] if chapter else [s.stem for s in sources.chapter_sources()]
@@ -125,12 +108,8 @@ def phone_figure_file(label: str) -> Path:
 
 def save_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, Path]:
     """Save ``fig`` as figure ``label`` of ``chapter`` (:func:`locate_figure`, raising before
-    writing); return ``(svg, png)``.
-
-    The PNG first (cropped; its metadata records :data:`SMALLEST_TEXT_KEY`), then the SVG from
-    the figure as the PNG left it (a constrained layout can settle otherwise on a second
-    draw), then a copy drawn for a phone (:mod:`claimbook.phone_figures`).
-    """
+    writing): the PNG (cropped; :data:`SMALLEST_TEXT_KEY` in its metadata), then the SVG of the
+    figure as the PNG's drawing left it, then ``phone/<label>.png``; return ``(svg, png)``."""
     import matplotlib  # late: only a chapter that draws needs it
 
     stem = locate_figure(label, chapter)
@@ -145,13 +124,8 @@ def save_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, P
 
     with atomic_output(png, "wb") as stream:
         save_png(fig, stream)
-    svg_metadata = {
-        "Title": label,
-        "Source": source,
-        "Description": drawn_by,
-        "Date": None,
-        "Creator": None,
-    }
+    svg_metadata = {"Title": label, "Source": source, "Description": drawn_by}
+    svg_metadata |= {"Date": None, "Creator": None}
     with matplotlib.rc_context({"svg.hashsalt": label, "svg.fonttype": "path"}):
         with atomic_output(svg, "wb") as stream:
             fig.savefig(stream, format="svg", metadata=svg_metadata)

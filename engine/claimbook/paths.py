@@ -1,12 +1,8 @@
-"""Every path the book uses, in one place, and the names a path may be built from.
-
-Claim ids and chapter stems are checked before a path is built from them; the engine writes
-and removes only :func:`build_product` paths.
+"""Every path the book uses, and the names (claim ids, chapter stems) a path may be built from;
+the engine writes and removes only :func:`build_product` paths.
 
 >>> shown(artifact_path("c15-invariance-001"))
 'artifacts/claims/c15-invariance-001.json'
->>> shown(registry_path("c15-invariance-001", "/elsewhere"))
-'/elsewhere/c15-invariance-001.yaml'
 """
 
 from __future__ import annotations
@@ -38,11 +34,7 @@ def find_repo_root(
     environ: Mapping[str, str] = os.environ, package_file: str | Path = __file__
 ) -> Path:
     """The resolved root: ``$TRAINABLE_ROOT`` if set (RepositoryRootError if it is no folder),
-    else the folder above ``engine/`` that holds ``package_file``, whatever the working folder.
-
-    >>> find_repo_root({}, "/repo/engine/claimbook/paths.py").as_posix()
-    '/repo'
-    """
+    else the folder above ``engine/`` that holds ``package_file``."""
     override = environ.get(ROOT_ENVIRONMENT_VARIABLE)
     if override:
         root = Path(override).expanduser().resolve()
@@ -70,46 +62,51 @@ def _quoted(value: object) -> str:
     return one_line(repr(value), 80)
 
 
-def _is_name(value: object, pattern) -> bool:
-    return (
-        isinstance(value, str) and len(value) <= MAX_NAME_LENGTH and bool(pattern.fullmatch(value))
-    )
+def _checked(value: object, pattern: re.Pattern, error: type[Exception], rule: str) -> str:
+    """``value`` if it is a string of ``pattern`` of at most :data:`MAX_NAME_LENGTH`
+    characters, else ``error`` saying ``rule``."""
+    if isinstance(value, str) and len(value) <= MAX_NAME_LENGTH and pattern.fullmatch(value):
+        return value
+    raise error(f"{_quoted(value)} is not a {rule}")
 
 
 def check_claim_id(claim_id: object) -> str:
-    """``claim_id``, or InvalidClaimIdError unless it is a string of :data:`CLAIM_ID_PATTERN`
-    of at most :data:`MAX_NAME_LENGTH` characters."""
-    if not _is_name(claim_id, _CLAIM_ID):
-        raise InvalidClaimIdError(
-            f"{_quoted(claim_id)} is not a claim id: an id is lower-case words and digits "
-            f"joined by hyphens, at most {MAX_NAME_LENGTH} characters (e.g. "
-            "c15-invariance-001); no path is built from it"
-        )
-    return claim_id
+    """``claim_id``, or InvalidClaimIdError unless it is of :data:`CLAIM_ID_PATTERN`."""
+    return _checked(
+        claim_id,
+        _CLAIM_ID,
+        InvalidClaimIdError,
+        "claim id: an id is lower-case words and digits joined by hyphens, at most "
+        f"{MAX_NAME_LENGTH} characters (e.g. c15-invariance-001); no path is built from it",
+    )
 
 
 def check_chapter_stem(stem: object) -> str:
-    """``stem``, or InvalidChapterStemError unless it is a string of
-    :data:`CHAPTER_STEM_PATTERN` of at most :data:`MAX_NAME_LENGTH` characters."""
-    if not _is_name(stem, _CHAPTER_STEM):
-        raise InvalidChapterStemError(
-            f"{_quoted(stem)} is not a chapter name: chapters/<name>.md needs a name of "
-            f"letters, digits, '_', '.' and '-', starting with a letter or digit, at most "
-            f"{MAX_NAME_LENGTH} characters; rename the file and its _toc.yml entry"
-        )
-    return stem
+    """``stem``, or InvalidChapterStemError unless it is of :data:`CHAPTER_STEM_PATTERN`."""
+    return _checked(
+        stem,
+        _CHAPTER_STEM,
+        InvalidChapterStemError,
+        "chapter name: chapters/<name>.md needs a name of letters, digits, '_', '.' and '-', "
+        f"starting with a letter or digit, at most {MAX_NAME_LENGTH} characters; rename the "
+        "file and its _toc.yml entry",
+    )
 
 
 def registry_path(claim_id: str, registry_dir: str | Path | None = None) -> Path:
     """``<registry_dir>/<claim_id>.yaml`` (default ``claims/``); checks the id."""
-    directory = Path(registry_dir) if registry_dir is not None else CLAIMS_DIR
-    return directory / f"{check_claim_id(claim_id)}.yaml"
+    return (
+        Path(CLAIMS_DIR if registry_dir is None else registry_dir)
+        / f"{check_claim_id(claim_id)}.yaml"
+    )
 
 
 def artifact_path(claim_id: str, artifacts_dir: str | Path | None = None) -> Path:
     """``<artifacts_dir>/<claim_id>.json`` (default ``artifacts/claims/``); checks the id."""
-    directory = Path(artifacts_dir) if artifacts_dir is not None else CLAIM_ARTIFACTS_DIR
-    return directory / f"{check_claim_id(claim_id)}.json"
+    return (
+        Path(CLAIM_ARTIFACTS_DIR if artifacts_dir is None else artifacts_dir)
+        / f"{check_claim_id(claim_id)}.json"
+    )
 
 
 def _unlinked(folder: Path) -> Path:
@@ -118,14 +115,11 @@ def _unlinked(folder: Path) -> Path:
 
 
 def build_product(path: str | Path) -> Path:
-    """The absolute path of a build product the engine may write or remove, else
-    OutsideBuildProductsError naming it.
-
-    A product lies below ``artifacts/`` or ``_build/``, or is ``chapters/<stem>.ipynb``, written
-    plainly (``/``; no ``..``, ``.``, empty part, backslash or unsafe character; relative to
-    :data:`REPO_ROOT`). The folders above it are resolved (a link among them leading elsewhere
-    is refused); the last part may be a link (removed, never followed).
-    """
+    """The absolute path of a build product the engine may write or remove: below
+    ``artifacts/`` or ``_build/``, or ``chapters/<stem>.ipynb``, written plainly (``/``; no
+    ``..``, ``.``, empty part, backslash or unsafe character; relative to :data:`REPO_ROOT`),
+    the folders above it resolved (the last part may be a link); else
+    OutsideBuildProductsError."""
     text = str(path)
     candidate = Path(path)
     plain = (

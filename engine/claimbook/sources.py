@@ -1,11 +1,5 @@
-"""The one reader of chapter sources: MyST notebooks read with jupytext, as structure.
-
-Calls are read from the code cells' syntax trees, prose as MyST reads it (:mod:`.prose`).
-
->>> chapter = read_chapter(paths.CHAPTERS_DIR / "normalization-invariance.md")
->>> "c15-invariance-001" in chapter.verified_claims
-True
-"""
+"""The one reader of chapter sources: MyST notebooks read with jupytext; calls read from the
+code cells' syntax trees, prose as MyST reads it (:mod:`.prose`)."""
 
 from __future__ import annotations
 
@@ -91,14 +85,13 @@ class Chapter:
 
     def calls(self, function_name: str) -> list[tuple[int, ast.Call]]:
         """Calls of ``function_name`` (as a bare name or an attribute) in the code cells."""
-        found = []
-        for index, tree in self.code_trees():
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Call):
-                    name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
-                    if name == function_name:
-                        found.append((index, node))
-        return found
+        return [
+            (index, node)
+            for index, tree in self.code_trees()
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and function_name in (getattr(node.func, "id", None), getattr(node.func, "attr", None))
+        ]
 
     def literal_first_arguments(self, function_name: str) -> dict[str, int]:
         """Each string literal passed first to ``function_name`` -> its first cell's index, in
@@ -135,25 +128,21 @@ class Chapter:
     @property
     def pin(self) -> str | None:
         """The literal ``pin = "..."`` of the ``parameters`` cell, or None without one."""
-        found = self.pin_assignment()
-        return None if found is None else found[1]
+        return (self.pin_assignment() or (None, None))[1]
 
     def pin_assignment(self) -> tuple[int, str, str] | None:
         """(cell index, pin value, its source line) of the parameters cell's pin, or None."""
         for index, source, tags in self.code_cells():
-            if "parameters" not in tags:
-                continue
-            for node in ast.parse(source).body:
+            for node in ast.parse(source).body if "parameters" in tags else ():
+                target = node.targets if isinstance(node, ast.Assign) else None
+                value = getattr(node, "value", None)
                 if (
-                    isinstance(node, ast.Assign)
-                    and len(node.targets) == 1
-                    and isinstance(node.targets[0], ast.Name)
-                    and node.targets[0].id == "pin"
-                    and isinstance(node.value, ast.Constant)
-                    and isinstance(node.value.value, str)
+                    target is not None
+                    and [getattr(name, "id", None) for name in target] == ["pin"]
+                    and isinstance(value, ast.Constant)
+                    and isinstance(value.value, str)
                 ):
-                    line = source.splitlines()[node.lineno - 1]
-                    return index, node.value.value, line
+                    return index, value.value, source.splitlines()[node.lineno - 1]
         return None
 
     def roles(self) -> list[Role]:
@@ -183,47 +172,38 @@ class Page:
 
 def chapter_pages(path: str | Path) -> list[Page]:
     """The later pages a chapter's front matter declares (``pages:``), in order; [] for none.
-
     ChapterSourceError if ``pages`` is not a list of ``{file, starts}``, a file is not a
-    chapter name or repeats one, or a start is no label.
-
-    >>> [page.file for page in chapter_pages(paths.CHAPTERS_DIR / "normalization-invariance.md")]
-    ['normalization-invariance-scale', 'normalization-invariance-exercises']
-    """
+    chapter name or repeats one, or a start is no label."""
     path = Path(path)
     text = path.read_text(encoding="utf-8")
-    header = ""
-    if text.startswith("---\n"):
-        end = text.find("\n---\n", 3)
-        header = text[4:end] if end >= 0 else ""
+    end = text.find("\n---\n", 3) if text.startswith("---\n") else -1
+    where = paths.shown(path)
     try:
-        declared = (yaml.safe_load(header) or {}).get("pages", [])
+        declared = (yaml.safe_load(text[4:end] if end >= 0 else "") or {}).get("pages", [])
     except (yaml.YAMLError, AttributeError) as error:
-        raise ChapterSourceError(
-            f"{paths.shown(path)}: front matter unreadable: {error}"
-        ) from None
+        raise ChapterSourceError(f"{where}: front matter unreadable: {error}") from None
     if not isinstance(declared, list):
-        raise ChapterSourceError(f"{paths.shown(path)}: front matter `pages` must be a list")
+        raise ChapterSourceError(f"{where}: front matter `pages` must be a list")
     pages: list[Page] = []
     for entry in declared:
         if not (isinstance(entry, dict) and set(entry) == {"file", "starts"}):
             raise ChapterSourceError(
-                f"{paths.shown(path)}: each entry of `pages` is "
-                f"{{file: <name>, starts: <label>}}, got {one_line(repr(entry), 80)}"
+                f"{where}: each entry of `pages` is {{file: <name>, starts: <label>}}, got "
+                f"{one_line(repr(entry), 80)}"
             )
         try:
             file = paths.check_chapter_stem(entry["file"])
         except InvalidChapterStemError as error:
-            raise ChapterSourceError(f"{paths.shown(path)}: `pages`: {error}") from None
+            raise ChapterSourceError(f"{where}: `pages`: {error}") from None
         starts = entry["starts"]
         if not (isinstance(starts, str) and _SECTION_LABEL.fullmatch(starts)):
             raise ChapterSourceError(
-                f"{paths.shown(path)}: `pages`: starts {one_line(repr(starts), 80)} is not a "
-                "section label: a label is letters, digits, '-', '_', '.' and ':', starting "
-                "with a letter or digit, as in the line `(sec-bn-residual)=` above a heading"
+                f"{where}: `pages`: starts {one_line(repr(starts), 80)} is not a section "
+                "label: a label is letters, digits, '-', '_', '.' and ':', starting with a "
+                "letter or digit, as in the line `(sec-bn-residual)=` above a heading"
             )
         if file == path.stem or file in [page.file for page in pages]:
-            raise ChapterSourceError(f"{paths.shown(path)}: `pages` names {file!r} twice")
+            raise ChapterSourceError(f"{where}: `pages` names {file!r} twice")
         pages.append(Page(file, starts))
     return pages
 
