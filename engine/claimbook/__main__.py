@@ -16,12 +16,10 @@ _GLOBAL_OPTIONS = ("--registry", "--artifacts")
 
 def _command(argv: list[str]) -> str:
     """The command word of ``argv``: its first word that is neither an option nor its value."""
-    skip = False
-    for word in argv:
-        if skip:
-            skip = False
-        elif word in _GLOBAL_OPTIONS:
-            skip = True
+    words = iter(argv)
+    for word in words:
+        if word in _GLOBAL_OPTIONS:
+            next(words, None)
         elif not word.startswith("-"):
             return word
     return ""
@@ -41,7 +39,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _dispatch(command: str, argv: list[str]) -> int:
-    """Hand ``argv`` to the module that owns ``command``."""
     if command in ("claims", "repin"):
         from claimbook.claims import cli
 

@@ -1,8 +1,5 @@
-"""Atomic file writes: the one helper every writer of the book uses.
-
-Written to a temporary file beside the target, flushed to disk, made 0644 (the site serves
-it) and renamed over the target: a crash leaves the old file or the new, and no temporary.
-"""
+"""Atomic file writes: a temporary file beside the target, flushed to disk, made 0644 (the
+site serves it) and renamed over the target; a crash leaves the old file or the new."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The errors the book engine raises, each a ValueError through BookError.
-
-The command line reports them in one line (:mod:`claimbook.failures`).
-"""
+"""The errors the book engine raises, each a ValueError through BookError; the command line
+reports them in one line (:mod:`claimbook.failures`)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,6 @@
-"""How the command line ends on a failure: one line, no traceback, a non-zero exit status.
-
-A :class:`~claimbook.errors.BookError` is ``make: <message>`` (status 3 for the build lock, 1
-for a chapter or build failure, else 2); an :class:`OSError` ``make: <doing>: <file>:
-<strerror> (<hint>)`` (2); a :class:`RecursionError` or :class:`MemoryError` while a frame
-reads a file ``make: <doing>: <file>: too deeply nested or too large to read`` (2); anything
-else ``make: internal error: <Type>: <message> (set CLAIMBOOK_TRACEBACK=1 ...)`` (1).
-
->>> failure_line(KeyError("k"), "building")
-"make: internal error: KeyError: 'k' (set CLAIMBOOK_TRACEBACK=1 to see the traceback)"
-"""
+"""How the command line ends on a failure: one line, no traceback, a non-zero exit status
+(:func:`failure_status`: 3 for the build lock, 1 for a chapter or build failure or an internal
+error, else 2)."""
 
 from __future__ import annotations
 
@@ -95,7 +87,7 @@ def failure_line(error: BaseException, doing: str) -> str:
 
 
 def failure_status(error: BaseException) -> int:
-    """The exit status of a command that ended with ``error`` (see the module doc)."""
+    """The exit status of a command that ended with ``error``."""
     if isinstance(error, BuildLockError):
         return 3
     if isinstance(error, BuildError | ChapterSourceError):

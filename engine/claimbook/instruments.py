@@ -1,11 +1,5 @@
-"""The instrument package (``trainable_harness``), seen from the engine without importing it.
-
-The engine reaches the science only through a registry's ``compute:``
-(:mod:`claimbook.claims.computations`) and by reading its files (keys, the pinned version).
-
->>> version() == __import__("trainable_harness").__version__
-True
-"""
+"""The instrument package (``trainable_harness``) seen without importing it: the engine
+reaches the science only through a registry's ``compute:`` and by reading its files."""
 
 from __future__ import annotations
 
@@ -40,8 +34,10 @@ def version() -> str:
     try:
         found = _literal_version(path.read_bytes())
     except OSError as error:
-        message = f"{path}: cannot be read ({error}); the chapters' pin is read from it"
-        raise BookError(message) from None
-    if found is not None:
-        return found
-    raise BookError(f"{path}: no literal __version__ = '...'; the chapters' pin is read from it")
+        found = None
+        problem = f"cannot be read ({error})"
+    else:
+        problem = "no literal __version__ = '...'"
+    if found is None:
+        raise BookError(f"{path}: {problem}; the chapters' pin is read from it")
+    return found

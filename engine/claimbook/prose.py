@@ -1,7 +1,5 @@
-"""MyST prose read as MyST reads it: roles, directives, plain text, targets and headings.
-
-Tokens come from MyST's own markdown-it parser (a directive inside a code fence is text).
-"""
+"""MyST prose read with MyST's own markdown-it parser: roles, directives, plain text, targets
+and headings (a directive inside a code fence is text)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Reader notebooks: a chapter's executed notebook as its pages read on the site.
-
-For JupyterLab and Binder, which know no MyST: code cells and outputs kept, roles written as
-their text, directives as markdown (admonitions and theorems as quotes, dropdowns as
-``<details>``, figures as numbered captions), headings and equations numbered as Sphinx
-numbers them, ``hide-``/``remove-`` tags as JupyterLab's collapse flags.
-"""
+"""Reader notebooks: a chapter's executed notebook as its pages read, for JupyterLab and
+Binder (no MyST): roles as their text, directives as markdown (quotes, ``<details>``, numbered
+captions), numbers as Sphinx gives them, ``hide-``/``remove-`` tags as collapse flags."""
 
 from __future__ import annotations
 
@@ -37,8 +33,6 @@ _SOURCE, _OUTPUTS = "source_hidden", "outputs_hidden"  # JupyterLab's flags of a
 _HIDDEN = {"cell": {_SOURCE, _OUTPUTS}, "input": {_SOURCE}, "output": {_OUTPUTS}}
 _HIDE = {f"{verb}-{part}": _HIDDEN[part] for verb in ("hide", "remove") for part in _HIDDEN}
 _METADATA = ("kernelspec", "language_info")  # kept; jupytext's pairing and the pages are not
-
-
 _REFERENCE = re.compile(r"(?s)(?P<text>.*?)\s*<(?P<label>[^<>]+)>")
 
 
@@ -306,8 +300,8 @@ def _replace_roles(lines: list[str], start: int, end: int, children, chapter) ->
 
 
 def _outputs(outputs: list) -> list:
-    """The outputs as Jupyter shows them: each figure (glued or displayed) as ``image/png`` at
-    the site's size; glued values out."""
+    """The outputs with each figure (glued or shown) as ``image/png`` at the site's size and
+    glued values left out."""
     shown = []
     for output in outputs:
         data = output.get("data", {})

@@ -1,12 +1,5 @@
-"""Settings a chapter's prose quotes (glued from its code), never claimed as results.
-
-Results are claims (``{claim-value}``); settings, inputs the chapter chose, are glued with
-:func:`glue_setting` and pasted with ``{glue:text}``.
-
->>> from claimbook import paths
->>> results_pasted_as_glue(paths.CHAPTERS_DIR / "normalization-invariance.md")
-[]
-"""
+"""Settings, inputs a chapter chose, glued from its code (:func:`glue_setting`) and pasted
+in its prose with ``{glue:text}``; results are claims (``{claim-value}``), never glue."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""Code Python runs at start-up that no installed distribution put there.
-
-:mod:`site` runs the import lines of every ``*.pth`` file in site-packages and imports
-``sitecustomize`` and ``usercustomize``: a cell that wrote one would run in every later
-process. Such a file is *foreign* when no distribution's ``RECORD`` lists it; the build
-refuses to start while one is present.
-
->>> foreign_startup_files()
-[]
-"""
+"""Code Python runs at start-up (``*.pth``, ``sitecustomize``, ``usercustomize``) that no
+installed distribution's ``RECORD`` lists: a cell that wrote one would run in every later
+process, so the build refuses to start while one is present."""
 
 from __future__ import annotations
 
@@ -17,10 +10,6 @@ import site
 from pathlib import Path
 
 STARTUP_NAMES = ("sitecustomize.py", "usercustomize.py")
-
-
-def _runs_at_startup(name: str) -> bool:
-    return name.endswith(".pth") or name in STARTUP_NAMES
 
 
 def _recorded(folder: Path) -> set[Path]:
@@ -34,7 +23,7 @@ def _recorded(folder: Path) -> set[Path]:
         if ".pth" not in text and "customize.py" not in text:  # most list none: skip parsing
             continue
         for row in csv.reader(io.StringIO(text)):
-            if row and _runs_at_startup(Path(row[0]).name):
+            if row and (row[0].endswith(".pth") or Path(row[0]).name in STARTUP_NAMES):
                 listed.add((folder / row[0]).resolve())
     return listed
 

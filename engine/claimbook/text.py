@@ -2,9 +2,6 @@
 
 :data:`UNSAFE` (C0 and C1 controls, DEL, bidirectional marks, embeddings, overrides and
 isolates, U+2028 and U+2029) could rewrite a terminal or reorder what is read.
-
->>> one_line("first\\nsecond")
-'first\\\\u000asecond'
 """
 
 from __future__ import annotations
