@@ -140,9 +140,7 @@ def _lock_bytes(root: Path) -> bytes | None:
         return None
 
 
-def differences(
-    root: str | Path | None = None, installed: Mapping[str, str] | None = None
-) -> list[str]:
+def differences(root: str | Path | None = None) -> list[str]:
     """Every way the running environment differs from the book at ``root``: the Python's
     phrase first, then :func:`compare`'s (none without a lock); raises as
     :func:`locked_requirements`, OSError for an unreadable lock."""
@@ -151,8 +149,7 @@ def differences(
     found = [python] if python is not None else []
     lock = _lock_bytes(root)
     if lock is not None:
-        versions = installed_versions() if installed is None else installed
-        found.extend(compare(locked_requirements(lock), versions))
+        found.extend(compare(locked_requirements(lock), installed_versions()))
     return found
 
 
