@@ -88,13 +88,12 @@ def failure_line(error: BaseException, doing: str) -> str:
 
 def failure_status(error: BaseException) -> int:
     """The exit status of a command that ended with ``error``."""
-    if isinstance(error, BuildLockError):
-        return 3
-    if isinstance(error, BuildError | ChapterSourceError):
-        return 1
-    if isinstance(error, BookError | OSError | RecursionError | MemoryError):
-        return 2
-    return 1
+    statuses = (
+        (BuildLockError, 3),
+        (BuildError | ChapterSourceError, 1),
+        (BookError | OSError | RecursionError | MemoryError, 2),
+    )
+    return next((status for kind, status in statuses if isinstance(error, kind)), 1)
 
 
 def report(error: BaseException, doing: str, stream=None) -> int:

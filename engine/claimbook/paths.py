@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from claimbook.errors import (
     InvalidChapterStemError,
@@ -121,17 +121,9 @@ def build_product(path: str | Path) -> Path:
     the folders above it resolved (the last part may be a link); else
     OutsideBuildProductsError."""
     text = str(path)
-    candidate = Path(path)
-    plain = (
-        text != ""
-        and find_unsafe(text) is None
-        and "\\" not in text
-        and ".." not in PurePosixPath(text).parts
-        and (candidate.is_absolute() or PurePosixPath(text).as_posix() == text)
-        and not any(part in ("", ".") for part in text.removeprefix("/").split("/"))
-    )
-    if plain:
-        absolute = candidate if candidate.is_absolute() else REPO_ROOT / candidate
+    parts = text.removeprefix("/").split("/")
+    if find_unsafe(text) is None and "\\" not in text and not {"", ".", ".."} & set(parts):
+        absolute = REPO_ROOT / text  # an absolute path stays itself
         full = absolute.parent.resolve() / absolute.name
         for top in (ARTIFACTS_DIR, BUILD_DIR):
             top = _unlinked(top)

@@ -350,8 +350,7 @@ def write_reader_notebooks(executed_dir: Path, out_dir: Path, root: Path | None 
     written = []
     for source in sources.chapter_sources(root):
         executed = nbformat.read(Path(executed_dir) / f"{source.stem}.ipynb", as_version=4)
-        target = Path(out_dir) / f"{source.stem}.ipynb"
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target = Path(out_dir) / f"{source.stem}.ipynb"  # its folder made by the write
         text = nbformat.writes(reader_notebook(source, executed, numbers)) + "\n"
         write_text_atomically(target, text)
         written.append(target)
