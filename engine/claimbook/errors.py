@@ -85,8 +85,7 @@ class RepositoryRootError(BookError):
 
 
 class EnvironmentMismatchError(BookError):
-    """The environment is not the book's: distributions or Python differ from the lock
-    (:mod:`claimbook.environment`), or the engine running is another checkout's."""
+    """Distributions or Python differ from the lock, or the engine is another checkout's."""
 
 
 class OutsideBuildProductsError(BookError):
