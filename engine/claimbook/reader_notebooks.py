@@ -28,7 +28,6 @@ from claimbook.numbers import format_value
 
 RECORD_PREFIX = "application/papermill.record/"
 _CODE = {"code", "code-block", "sourcecode"}
-_FIGURES = {"figure", "glue:figure"}
 _SOURCE, _OUTPUTS = "source_hidden", "outputs_hidden"  # JupyterLab's flags of a cell
 _HIDDEN = {"cell": {_SOURCE, _OUTPUTS}, "input": {_SOURCE}, "output": {_OUTPUTS}}
 _HIDE = {f"{verb}-{part}": _HIDDEN[part] for verb in ("hide", "remove") for part in _HIDDEN}
@@ -96,8 +95,8 @@ def _number_items(tokens, chapter: str, counts: Counter, numbers: Numbers) -> No
             continue
         name, argument, options, body = parts
         label = options.get("name") or options.get("label")
-        if name in _FIGURES or (name.startswith("prf:") and name != "prf:proof"):
-            kind = "Figure" if name in _FIGURES else name[4:].capitalize()
+        if name in figures.FIGURE_DIRECTIVES or (name.startswith("prf:") and name != "prf:proof"):
+            kind = "Figure" if name in figures.FIGURE_DIRECTIVES else name[4:].capitalize()
             counts[kind] += 1
             if label:
                 numbers.number[label] = f"{chapter}.{counts[kind]}"
@@ -204,7 +203,7 @@ def _directive(name, argument, options, body, chapter: _Chapter) -> str:
     if name == "math":
         tag = chapter.numbers.number.get(options.get("label", ""))
         return f"$$\n{body.strip()}" + (f" \\tag{{{tag}}}" if tag else "") + "\n$$"
-    if name in _FIGURES:
+    if name in figures.FIGURE_DIRECTIVES:
         label = options.get("name", "")
         number = chapter.numbers.text.get(label, "Figure")
         return f"**{number}.** {' '.join(inner.split())}"
