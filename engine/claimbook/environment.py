@@ -1,9 +1,10 @@
-"""The running environment compared with the lock (``requirements.txt``).
+"""The running environment compared with the lock (``requirements.txt``), and start-up code.
 
 Each requirement of the lock whose marker holds here (the book's own :data:`NOT_LOCKED`
 aside) must be installed at a version it allows; the lock is read as pip reads it
 (continuations joined, comments and options dropped, ``-r`` not followed). The running Python
-must satisfy the ``requires-python`` of :data:`PROJECT_FILES`.
+must satisfy the ``requires-python`` of :data:`PROJECT_FILES`. Start-up code that no installed
+distribution lists (:func:`foreign_startup_files`) would run in every later process.
 
 >>> compare(locked_requirements(b"numpy==2.4.6\\nold==1.0; python_version < '3'\\n"), {})
 ['numpy not installed, 2.4.6 locked']
@@ -17,6 +18,7 @@ import itertools
 import json
 import platform
 import re
+import site
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -33,6 +35,7 @@ LOCK_NAME = "requirements.txt"
 ALLOW_OPTION = "--allow-environment-mismatch"
 NOT_LOCKED = frozenset({"trainable-harness", "claimbook"})
 PROJECT_FILES = ("engine/pyproject.toml", "harness/pyproject.toml")
+STARTUP_NAMES = ("sitecustomize.py", "usercustomize.py")
 _SHOWN = 5  # differences named in the one-line failure; the rest are counted
 _LOGICAL_LINE = re.compile(r"(?:.*\\\n)*.*")  # a line and the lines it continues into
 _END = re.compile(r"(^|\s)#.*|\s--[A-Za-z].*", re.DOTALL)  # a comment or an option
@@ -185,3 +188,20 @@ def installed_digest(root: str | Path | None = None) -> str:
         if _pin(requirement) is None or installed.get(key) != _pin(requirement):
             off[key] = installed.get(key)
     return json.dumps(off, sort_keys=True, separators=(",", ":")) if off else ""
+
+
+def foreign_startup_files(folders: list[Path] | None = None) -> list[Path]:
+    """``*.pth``, ``sitecustomize.py`` and ``usercustomize.py`` files in ``folders`` (default:
+    this interpreter's site-packages) that no distribution installed there lists, sorted."""
+    if folders is None:
+        folders = [Path(folder) for folder in site.getsitepackages()]
+    foreign = []
+    for folder in filter(Path.is_dir, folders):
+        listed = {
+            (folder / file).resolve()
+            for distribution in importlib.metadata.distributions(path=[str(folder)])
+            for file in distribution.files or ()
+        }
+        present = [*folder.glob("*.pth"), *(folder / name for name in STARTUP_NAMES)]
+        foreign.extend(path for path in present if path.is_file() and path.resolve() not in listed)
+    return sorted(foreign)

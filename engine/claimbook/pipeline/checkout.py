@@ -13,7 +13,6 @@ from pathlib import Path
 
 from claimbook import environment, paths
 from claimbook.errors import BuildError, EnvironmentMismatchError
-from claimbook.startup_code import foreign_startup_files
 
 
 def book_holding(directory: str | Path) -> Path | None:
@@ -82,7 +81,7 @@ def check_environment(allow: bool = False, out=print) -> list[str]:
         found.append(
             f"the environment differs from {environment.LOCK_NAME}: {'; '.join(differences)}"
         )
-    foreign = foreign_startup_files()
+    foreign = environment.foreign_startup_files()
     if foreign:
         names = ", ".join(str(path) for path in foreign)
         line = f"start-up code that no installed package put there: {names}"
