@@ -166,7 +166,7 @@ class FixtureBook:
             published = read_outcome() if carry_over else None
             site = None
             try:
-                site = SiteRender(fresh=False, reuse_pages=True, published=published)
+                site = SiteRender(fresh=False, published=published)
                 target, problems = site.run()
             except BuildError as error:
                 problems = [str(error)]

@@ -20,11 +20,12 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 
-from claimbook import claims, dependencies, paths
+from claimbook import claims, paths
 from claimbook.claims import record
 from claimbook.errors import BuildError, ClaimError
 from claimbook.pipeline.execute import BLAS_THREAD_VARIABLES
 from claimbook.pipeline.limits import read_limits, stop_build
+from claimbook.pipeline.sandbox import book_folders
 from claimbook.pipeline.workers import die_with_parent, kill_group
 
 _WAIT_MARGIN = 30.0  # seconds a kernel waits for the claim record beyond the claim limit
@@ -76,11 +77,9 @@ def isolated_command(*arguments: str) -> list[str]:
     """``python -m claimbook ARGUMENTS`` isolated (``-I``) from what a chapter can leave behind:
     ``sys.path`` gets the folders this process imports the book from, bytecode goes under
     ``_build/claim-bytecode``."""
-    packages = [dependencies.package_folder(top) for top in dependencies.FIRST_PARTY]
-    folders = list(dict.fromkeys(str(p.parent) for p in packages if p is not None))
     boot = (
         "import runpy, sys; "
-        f"sys.path[:0] = {folders!r}; "
+        f"sys.path[:0] = {list(map(str, book_folders()))!r}; "
         "runpy.run_module('claimbook', run_name='__main__', alter_sys=True)"
     )
     prefix = paths.BUILD_DIR / BYTECODE_FOLDER

@@ -180,7 +180,7 @@ def _render(guard: ChapterGuard, out, started: float) -> int:
         fresh = outcome is None or bool(outcome.get("warnings")) or not same_pages
         out("site: rendering" + (" (every page re-read)" if fresh else ""))
         rendering = time.perf_counter()
-        site = SiteRender(fresh, reuse_pages=same_pages, published=outcome)
+        site = SiteRender(fresh, published=outcome)
         with one_reading():  # the chapters and claims have ended: the modules are final
             rendered, warnings = site.run()
             published = (

@@ -89,13 +89,13 @@ def _shown_elsewhere(env, docnames: list[str]) -> tuple:
 class SiteRender:
     """The whole book rendered by one Sphinx application, once the chapters are done.
 
-    Unless ``fresh`` (every page re-read), with ``reuse_pages`` the new directory starts as a
-    copy of the published site if it is exactly the stored outcome ``published``. After
+    Unless ``fresh`` (every page re-read), the new directory starts as a copy of the published
+    site if it is exactly the stored outcome ``published``. After
     :meth:`run`, ``sources`` holds each page's digest as read and ``written`` the pages written.
     """
 
-    def __init__(self, fresh: bool, reuse_pages: bool = False, published: dict | None = None):
-        self.fresh, self.reuse_pages, self.published = fresh, reuse_pages, published
+    def __init__(self, fresh: bool, published: dict | None = None):
+        self.fresh, self.published = fresh, published
         self.target = paths.BUILD_DIR / "html.new"
         self.sources: dict[str, str] = {}
         self.written: list[str] = []
@@ -110,8 +110,7 @@ class SiteRender:
         shutil.rmtree(self.target, ignore_errors=True)
         published = self.published
         copied = (
-            self.reuse_pages
-            and not self.fresh
+            not self.fresh
             and published is not None
             and copy_verified(site_dir(), self.target, published["files"], skip={OUTDATED_NOTE})
         )

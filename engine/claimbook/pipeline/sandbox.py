@@ -39,6 +39,12 @@ def _bwrap_works(bwrap: str) -> bool:
     return done.returncode == 0
 
 
+def book_folders() -> list[Path]:
+    """The folders this process imports the book's packages from (``sys.path`` entries)."""
+    packages = [dependencies.package_folder(top) for top in dependencies.FIRST_PARTY]
+    return list(dict.fromkeys(package.parent for package in packages if package is not None))
+
+
 def sandbox_prefix(sockets: str | Path | None = None) -> list[str] | None:
     """The command prefix that runs a kernel with the book read-only (``sockets`` writable);
     None where bwrap fails or ``TRAINABLE_KERNEL_SANDBOX=off``."""
@@ -50,9 +56,7 @@ def sandbox_prefix(sockets: str | Path | None = None) -> list[str] | None:
     command = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     # What of the book, the interpreter's environment and sys.path lives under /tmp, which
     # the kernel's own /tmp would hide, bound back read-only.
-    packages = [dependencies.package_folder(top) for top in dependencies.FIRST_PARTY]
-    read = [paths.REPO_ROOT, Path(sys.prefix), *map(Path, sys.path)]
-    read += [package.parent for package in packages if package is not None]
+    read = [paths.REPO_ROOT, Path(sys.prefix), *map(Path, sys.path), *book_folders()]
     for folder in dict.fromkeys(str(folder.resolve()) for folder in read):
         if Path(folder).is_dir() and Path(folder).is_relative_to("/tmp"):
             command += ["--ro-bind", folder, folder]
