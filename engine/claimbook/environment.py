@@ -184,8 +184,8 @@ def installed_digest(root: str | Path | None = None) -> str:
     installed = installed_versions()
     off = {}
     for requirement in requirements:
-        key = canonicalize_name(requirement.name)
-        if _pin(requirement) is None or installed.get(key) != _pin(requirement):
+        key, pin = canonicalize_name(requirement.name), _pin(requirement)
+        if pin is None or installed.get(key) != pin:
             off[key] = installed.get(key)
     return json.dumps(off, sort_keys=True, separators=(",", ":")) if off else ""
 
@@ -201,6 +201,7 @@ def foreign_startup_files(folders: list[Path] | None = None) -> list[Path]:
             (folder / file).resolve()
             for distribution in importlib.metadata.distributions(path=[str(folder)])
             for file in distribution.files or ()
+            if file.suffix == ".pth" or file.name in STARTUP_NAMES
         }
         present = [*folder.glob("*.pth"), *(folder / name for name in STARTUP_NAMES)]
         foreign.extend(path for path in present if path.is_file() and path.resolve() not in listed)

@@ -90,7 +90,8 @@ def build(
                     noted(f"executed {executed} chapter(s) in {seconds:.1f} s")
                     status = 0
                 elif status is None:
-                    status = _render(guard, noted, started)
+                    with one_reading():  # the chapters and claims have ended: modules are final
+                        status = _render(guard, noted, started)
             if whole:  # a record a chapter's cell may have written meanwhile is never kept
                 clean = status == 0 and not foreign_environment
                 record_clean_build() if clean else forget_clean_build()
@@ -181,13 +182,8 @@ def _render(guard: ChapterGuard, out, started: float) -> int:
         out("site: rendering" + (" (every page re-read)" if fresh else ""))
         rendering = time.perf_counter()
         site = SiteRender(fresh, published=outcome)
-        with one_reading():  # the chapters and claims have ended: the modules are final
-            rendered, warnings = site.run()
-            published = (
-                site_outcome.publish(rendered),
-                site.sources,
-                site_outcome.judged_states(),
-            )
+        rendered, warnings = site.run()
+        published = (site_outcome.publish(rendered), site.sources, site_outcome.judged_states())
         out(
             f"site: rendered and published in {time.perf_counter() - rendering:.1f} s "
             f"({len(site.written)} of {len(site.sources)} pages written)"
@@ -200,8 +196,7 @@ def _render(guard: ChapterGuard, out, started: float) -> int:
         )
         return 1
     # Judged again by every build: the stored outcome is never read back as their state.
-    with one_reading():
-        problems = build_report.claim_problems()
+    problems = build_report.claim_problems()
     if published is not None:
         site_outcome.write_outcome(key, warnings, problems, *published)
     return build_report.final_report(warnings, problems, time.perf_counter() - started, out)
