@@ -20,18 +20,10 @@ def open_regular(path: str | os.PathLike[str]) -> int | None:
     return descriptor
 
 
-def sha256(path: str | os.PathLike[str]) -> tuple[int, bytes, bool] | None:
-    """``(size, SHA-256, steady)`` of the regular file at ``path``, None if it is none;
-    ``steady`` is False if it changed while it was read (device, inode, size or times)."""
+def sha256(path: str | os.PathLike[str]) -> str | None:
+    """The SHA-256 (hex) of the regular file at ``path``, None if it is none."""
     descriptor = open_regular(path)
     if descriptor is None:
         return None
-    before = os.fstat(descriptor)
     with open(descriptor, "rb") as stream:
-        digest = hashlib.file_digest(stream, "sha256").digest()
-        size, after = stream.tell(), os.fstat(descriptor)
-
-    def version(status: os.stat_result) -> tuple:
-        return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns
-
-    return size, digest, version(before) == version(after) and size == after.st_size
+        return hashlib.file_digest(stream, "sha256").hexdigest()

@@ -33,8 +33,7 @@ _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")  # a 
 
 def file_digest(path: str | Path) -> str:
     """SHA-256 of a regular file's bytes; ``"missing"`` if it is absent or not a regular file."""
-    found = file_digests.sha256(path)
-    return MISSING if found is None else found[1].hex()
+    return file_digests.sha256(path) or MISSING
 
 
 def _digest(parts: Mapping) -> str:

@@ -19,7 +19,7 @@ from claimbook.atomic import write_text_atomically
 from claimbook.pipeline import file_digests
 
 RECORD_NAME = "clean-build.json"
-_FORMAT = 3  # part of the stamp: bump when what the record holds changes
+_FORMAT = 4  # part of the stamp: bump when what the record holds changes
 _SKIPPED_DIRECTORIES = frozenset(
     ".git .venv node_modules __pycache__ .pytest_cache .ruff_cache .hypothesis .mypy_cache".split()
 )
@@ -41,16 +41,13 @@ def _files(root: Path, relative: tuple[str, ...] = ()) -> dict[str, os.DirEntry]
 
 
 def _entry(entry: os.DirEntry) -> str:
-    """``file:size:sha256``, a link's target, or a special file's type (never opened)."""
+    """``file:sha256``, a link's target, or a special file's type (never opened)."""
     if entry.is_symlink():
         return f"link:{os.readlink(entry.path)}"
     if not entry.is_file(follow_symlinks=False):
         return f"special:{entry.stat(follow_symlinks=False).st_mode}"
-    found = file_digests.sha256(entry.path)
-    if found is None:  # gone, or replaced by something else, since it was listed
-        return "gone"
-    size, digest, steady = found
-    return f"file:{size}:{digest.hex()}" + ("" if steady else ":changed while read")
+    found = file_digests.sha256(entry.path)  # None: gone or replaced since it was listed
+    return "gone" if found is None else f"file:{found}"
 
 
 def tree_entries(root: str | Path) -> dict[str, str]:

@@ -125,7 +125,7 @@ def scan(directory: str | Path, skip: Collection[str] = ()) -> Scan:
                 continue
             found = entry.is_file(follow_symlinks=False) and file_digests.sha256(entry.path)
             if found:
-                files[name] = found[1].hex()
+                files[name] = found
             else:
                 others.append(name)
     return Scan(dict(sorted(files.items())), sorted(others))
