@@ -25,7 +25,7 @@ from claimbook.pipeline import file_digests
 from claimbook.pipeline.keys import file_digest
 
 OUTDATED_NOTE = "OUTDATED.txt"
-OUTCOME_FORMAT = 3  # bump when the outcome's fields or their meaning change
+OUTCOME_FORMAT = 4  # bump when the outcome's fields or their meaning change
 _SHOWN = 3  # names shown per kind of difference
 
 
@@ -44,27 +44,13 @@ def _book_files() -> dict[str, str]:
     return files
 
 
-def _claim_module_digests() -> dict:
-    """Today's digests of the modules each claim artifact's key names (its staleness input)."""
-    named = set()
-    for artifact in sorted(paths.CLAIM_ARTIFACTS_DIR.glob("*.json")):
-        try:
-            key = json.loads(artifact.read_text(encoding="utf-8")).get("key") or {}
-        except (OSError, ValueError, AttributeError):
-            continue
-        modules = key.get("modules", {}) if isinstance(key, dict) else {}
-        named.update(str(name) for name in modules if isinstance(modules, dict))
-    return dependencies.module_digests(named)
-
-
 def site_key(with_pdf: bool = True) -> str:
-    """The SHA-256 over everything a page can show: the book's files, the modules the claim
-    artifacts' keys name, the mutation record, the engine, the environment, the footer's stamp,
-    each claim's judged state; and the PDF printed from the site of that key, if any."""
+    """The SHA-256 over everything a page can show: the book's files, the mutation record, the
+    engine, the environment, the footer's stamp, each claim's judged state and reason; and the
+    PDF printed from the site of that key, if any."""
     mutations = [path for path in (committed_record_path(),) if path.is_file()]
     parts = {
         "files": _book_files(),
-        "claim modules": _claim_module_digests(),
         "mutations": [*map(file_digest, mutations), mistakes_digest()],
         "environment": environment_digest(),
         "engine": dependencies.package_digest("claimbook"),
@@ -76,14 +62,17 @@ def site_key(with_pdf: bool = True) -> str:
     return hashlib.sha256(f"{key}\0{pdf}".encode()).hexdigest() if pdf else key
 
 
-def judged_states() -> dict[str, str]:
-    """Each registered claim's state as judged now (an unreadable entry: its error)."""
+def judged_states() -> dict[str, list[str]]:
+    """Each registered claim's state and reason as judged now (an unreadable entry: its error);
+    the reason of a stale claim names the modules changed since its artifact was computed."""
     states = {}
     for claim_id in claims.list_claims() if paths.CLAIMS_DIR.is_dir() else []:
         try:
-            states[claim_id] = claims.judge(claim_id).state
+            judgement = claims.judge(claim_id)
         except ClaimError as error:
-            states[claim_id] = f"unreadable: {type(error).__name__}"
+            states[claim_id] = ["unreadable", type(error).__name__]
+        else:
+            states[claim_id] = [judgement.state, judgement.reason]
     return states
 
 
@@ -228,7 +217,7 @@ def write_outcome(
     problems: list[str],
     files: dict[str, str],
     sources: dict[str, str],
-    states: dict[str, str] | None = None,
+    states: dict[str, list[str]] | None = None,
 ) -> None:
     """Store the render's outcome under the site ``key``, with a digest of all it holds (the
     claim ``problems`` are a record only)."""
