@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from claimbook import paths
+from claimbook import dependencies, paths
 from claimbook.atomic import write_text_atomically
 from claimbook.pipeline import file_digests
 
@@ -96,39 +96,30 @@ def _stamp(root: Path) -> dict:
 
 
 def _engine_outside(root: Path) -> str | None:
-    """The engine's folder and the SHA-256 of its files if it is outside ``root``; else None."""
-    engine = Path(__file__).resolve().parents[1]  # the claimbook package
+    """The engine's folder and digest if it is outside ``root``; else None (its modules are
+    files of the tree)."""
+    engine = dependencies.package_folder("claimbook")
     if engine.is_relative_to(root):
-        return None  # its modules are files of the tree
-    hasher = hashlib.sha256()
-    for file in sorted(engine.rglob("*")):
-        if file.is_file() and "__pycache__" not in file.parts:
-            data = file.read_bytes()
-            hasher.update(f"{file.relative_to(engine).as_posix()}\0{len(data)}\0".encode())
-            hasher.update(data)
-    return f"{engine}:{hasher.hexdigest()}"
+        return None
+    return f"{engine}:{dependencies.package_digest('claimbook')}"
 
 
-def _root(root: str | Path | None) -> Path:
-    return (Path(root) if root is not None else paths.REPO_ROOT).resolve()
-
-
-def record_clean_build(root: str | Path | None = None) -> None:
+def record_clean_build() -> None:
     """Record the tree after a clean, complete build."""
-    root = _root(root)
+    root = paths.REPO_ROOT.resolve()
     record = {"stamp": _stamp(root), "files": tree_entries(root)}
     write_text_atomically(root / "_build" / RECORD_NAME, json.dumps(record, sort_keys=True) + "\n")
 
 
-def forget_clean_build(root: str | Path | None = None) -> None:
+def forget_clean_build() -> None:
     """Remove the record (the build takes its full path and may end otherwise)."""
-    (_root(root) / "_build" / RECORD_NAME).unlink(missing_ok=True)
+    (paths.REPO_ROOT.resolve() / "_build" / RECORD_NAME).unlink(missing_ok=True)
 
 
-def unchanged_since_clean_build(root: str | Path | None = None) -> bool:
+def unchanged_since_clean_build() -> bool:
     """True when the tree matches a clean build's record byte for byte (paths first, then
     each file, newest first: times decide only the order)."""
-    root = _root(root)
+    root = paths.REPO_ROOT.resolve()
     try:
         record = json.loads((root / "_build" / RECORD_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
