@@ -6,7 +6,6 @@ All need at least two finite values, read as float64 and never modified; bad inp
 
 from __future__ import annotations
 
-import functools
 import math
 from fractions import Fraction
 
@@ -22,7 +21,6 @@ def _is_int(value, low: int, high: float = math.inf) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
-@functools.cache  # a build asks for the same few quantiles for every statistical claim
 def t_quantile(probability: float, dof: int) -> float:
     """The ``probability`` quantile (0.5 < p < 1) of Student's t with ``dof`` >= 1."""
     if not 0.5 < probability < 1.0:

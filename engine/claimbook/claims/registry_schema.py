@@ -34,10 +34,13 @@ MAX_DEPTH = 20  # nested mappings and sequences
 MAX_TEXT = 2000  # characters of one key or text value
 MAX_PROBLEMS = 6
 _CHAPTER_PREFIX = re.compile(r"c(\d+)-")
-_STATISTICAL_KINDS = ("ci_within", "mean", "fraction")
-_STATISTICAL_ONLY = {
-    "wide_because": "tolerance is measured in standard errors",
-    "interval_method": "fields have intervals over seeds",
+_ONLY_STATISTICAL = "is only for a statistical claim (seed policy derived-set), whose"
+_STATISTICAL_ONLY = {  # an expectation's key a deterministic claim may not hold: why
+    "wide_because": f"{_ONLY_STATISTICAL} tolerance is measured in standard errors",
+    "interval_method": f"{_ONLY_STATISTICAL} fields have intervals over seeds",
+    **dict.fromkeys(
+        ("ci_within", "mean", "fraction"), "needs a statistical claim (seed policy derived-set)"
+    ),
 }
 _SCHEMA = json.loads(resources.files("claimbook.claims").joinpath("claim_schema.json").read_text())
 
@@ -266,19 +269,9 @@ def _inconsistency(data: dict, path: Path) -> str | None:
                     f"field expect[{field}].{bounds_name} is {bounds}; write it as [lower, "
                     "upper] with lower <= upper"
                 )
-        if statistical:
-            continue
-        for key, why in _STATISTICAL_ONLY.items():
-            if key in expectation:
-                return (
-                    f"field expect[{field}].{key} is only for a statistical claim (seed "
-                    f"policy derived-set), whose {why}"
-                )
-        kind = next((k for k in _STATISTICAL_KINDS if k in expectation), None)
-        if kind is not None:
-            return (
-                f"field expect[{field}].{kind} needs a statistical claim (seed policy derived-set)"
-            )
+        key = next((k for k in _STATISTICAL_ONLY if k in expectation), None)
+        if key is not None and not statistical:
+            return f"field expect[{field}].{key} {_STATISTICAL_ONLY[key]}"
     for field, expectation in data["expect"].items():
         bound = expectation.get("mean", expectation)
         vacuous = _vacuity(bound) if isinstance(bound, dict) else None
