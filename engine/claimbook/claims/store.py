@@ -19,7 +19,7 @@ from claimbook.claims.compare import comparisons, is_number
 from claimbook.claims.computations import flatten
 from claimbook.claims.intervals import mean_interval, median_rank_interval
 from claimbook.claims.registry import Claim, claim_seed
-from claimbook.claims.registry_schema import field_name
+from claimbook.claims.registry_schema import excerpt, field_name
 from claimbook.errors import TamperedArtifactError
 from claimbook.numbers import format_value, is_statistical
 
@@ -158,11 +158,6 @@ def differences(stored: Mapping, expected: Mapping, limit: int = 8) -> list[str]
     return found
 
 
-def _shown(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 def failure_summary(artifact: Mapping) -> list[str]:
     """``"<id> <field>: expected e, got g, tolerance t (reason)"`` per failed field, or the
     computation's error."""
@@ -170,8 +165,8 @@ def failure_summary(artifact: Mapping) -> list[str]:
     if artifact.get("error"):
         return [f"{claim_id} error: {artifact['error']}"]
     return [
-        f"{claim_id} {field}: expected {_shown(record.get('expected'))}, got "
-        f"{_shown(record.get('got'))}, tolerance {record.get('tolerance')}"
+        f"{claim_id} {field}: expected {excerpt(record.get('expected'))}, got "
+        f"{excerpt(record.get('got'))}, tolerance {record.get('tolerance')}"
         + (f" ({record['reason']})" if record.get("reason") else "")
         for field, record in sorted((artifact.get("comparisons") or {}).items())
         if not record.get("passed")
