@@ -14,7 +14,6 @@ import importlib
 import json
 import multiprocessing
 import os
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -162,11 +161,9 @@ def run_mutations(
     mode: str = "write",
     jobs: int | None = None,
     imports: Sequence[str] = (),
-    stream=None,
 ) -> int:
     """Run the mistakes of ``claim_ids`` (default all) in ``mode`` (``"write"``, ``"check"``
     or ``"stale"``); the exit status. ``record`` defaults to the committed record."""
-    stream = sys.stdout if stream is None else stream
     for module in imports:
         importlib.import_module(module)
     ids = list(claim_ids) if claim_ids else list_claims(registry_dir)
@@ -194,9 +191,9 @@ def run_mutations(
     }
     if mode != "check":
         mistakes.write_record(committed if record is None else record, entries)
-    status = _report(claims, outcomes, elapsed, stream)
+    status = _report(claims, outcomes, elapsed)
     if mode == "check":
-        status = max(status, _disagreements(entries, committed, stream))
+        status = max(status, _disagreements(entries, committed))
     return status
 
 
@@ -208,7 +205,7 @@ def _summary(entry) -> list:
     ]
 
 
-def _disagreements(entries, committed, stream) -> int:
+def _disagreements(entries, committed) -> int:
     """1 naming each claim whose committed result is not this run's (key or outcome)."""
     recorded = mistakes.read_record(committed)
     wrong = []
@@ -219,7 +216,7 @@ def _disagreements(entries, committed, stream) -> int:
         elif _summary(old) != _summary(entry):
             wrong.append(f"{claim_id} (recorded outcome differs: run make mutate)")
     if wrong:
-        print(f"{paths.shown(committed)} disagrees: " + "; ".join(wrong), file=stream)
+        print(f"{paths.shown(committed)} disagrees: " + "; ".join(wrong))
     return 1 if wrong else 0
 
 
@@ -233,7 +230,7 @@ def _state(catch: dict) -> str:
     return f"NOT caught: the claim stays {catch['status']}"
 
 
-def _report(claims, outcomes, elapsed: float, stream) -> int:
+def _report(claims, outcomes, elapsed: float) -> int:
     catching_none, too_few, unnamed = [], [], []
     for claim in claims:
         own = outcomes.get(claim.id, [])
@@ -241,28 +238,25 @@ def _report(claims, outcomes, elapsed: float, stream) -> int:
             unnamed.append(claim.id)
             continue
         caught = [c for c in own if c["caught"]]
-        print(f"{claim.id}: catches {len(caught)} of {len(own)}", file=stream)
+        print(f"{claim.id}: catches {len(caught)} of {len(own)}")
         for catch in own:
-            said = f"  {catch['perturbation']} [{catch['seconds']:.1f} s]: {_state(catch)}"
-            print(said, file=stream)
+            print(f"  {catch['perturbation']} [{catch['seconds']:.1f} s]: {_state(catch)}")
             subject = sum(1 for r in catch["red"] if r["role"] == "subject")
             if catch["caught"] and subject < mistakes.SUBJECT_FIELDS_NEEDED:
                 too_few.append(f"{claim.id}: {catch['perturbation']} ({subject})")
         if not caught:
             catching_none.append(claim.id)
     if unnamed:
-        print(f"no mistake named yet: {', '.join(unnamed)}", file=stream)
-    print(f"{sum(map(len, outcomes.values()))} perturbations in {elapsed:.1f} s", file=stream)
+        print(f"no mistake named yet: {', '.join(unnamed)}")
+    print(f"{sum(map(len, outcomes.values()))} perturbations in {elapsed:.1f} s")
     if too_few:
         print(
             f"caught by fewer than {mistakes.SUBJECT_FIELDS_NEEDED} fields that measure the "
             "claim's subject: " + "; ".join(too_few),
-            file=stream,
         )
     if catching_none:
         print(
             "claims that catch none of their named perturbations: " + ", ".join(catching_none),
-            file=stream,
         )
     return 1 if catching_none or too_few else 0
 

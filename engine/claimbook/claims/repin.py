@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 from claimbook import paths, sources
@@ -58,22 +57,19 @@ def repin(
     *,
     registry_dir: str | Path | None = None,
     artifacts_dir: str | Path | None = None,
-    stream=None,
 ) -> int:
-    """Re-verify every claim, one line each to ``stream`` (default stdout); only if all held,
-    re-pin every chapter (``chapters/*.md``) that has a pin, one line each. Exit status 1
-    when a claim failed (no chapter touched), else 0."""
-    stream = sys.stdout if stream is None else stream
+    """Re-verify every claim, printing a line each; only if all held, re-pin every chapter
+    (``chapters/*.md``) that has a pin, a line each. Exit status 1 when a claim failed (no
+    chapter touched), else 0."""
     pin = harness_pin()
     held = True
     for claim_id in list_claims(registry_dir):
         ok, line = _verified(claim_id, pin, registry_dir, artifacts_dir)
         held = held and ok
-        print(line, file=stream)
+        print(line)
     if not held:
         print(
             "a claim failed: no chapter was re-pinned; fix it (or its registry entry) first",
-            file=stream,
         )
         return 1
     folder = Path(chapters_dir) if chapters_dir is not None else paths.CHAPTERS_DIR
@@ -84,9 +80,9 @@ def repin(
             rewrite_pin(chapter, pin)
             pinned = True
             said = "already pinned" if old == pin else f"pin {old} -> {pin}"
-            print(f"{chapter}: {said}", file=stream)
+            print(f"{chapter}: {said}")
     if not pinned:
-        print("no chapter holds a pin line", file=stream)
+        print("no chapter holds a pin line")
     return 0
 
 

@@ -1,5 +1,6 @@
 """``repin``: verify every claim first, report changed results, and only then re-pin."""
 
+import contextlib
 import io
 
 from claimtools import TOY_ID, edit_artifact, make_chapters, verify_toy
@@ -12,7 +13,8 @@ from trainable_harness import __version__
 
 def repinned(chapters, registry, artifacts) -> tuple[int, list[str]]:
     said = io.StringIO()
-    status = repin(chapters, registry_dir=registry, artifacts_dir=artifacts, stream=said)
+    with contextlib.redirect_stdout(said):
+        status = repin(chapters, registry_dir=registry, artifacts_dir=artifacts)
     return status, said.getvalue().splitlines()
 
 
