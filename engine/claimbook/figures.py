@@ -13,7 +13,6 @@ from claimbook import instruments, paths, sources
 from claimbook.atomic import atomic_output
 from claimbook.errors import InvalidFigureLabelError, UnknownFigureError
 from claimbook.phone_figures import draw_for_phone, smallest_text_pt
-from claimbook.prose import Directive, parse_prose
 
 CHAPTER_VARIABLE = "TRAINABLE_CHAPTER"
 # At most DISPLAY_PX_PER_POINT CSS px a point (576 px for 5 in); 270 dpi gives at least two
@@ -50,20 +49,12 @@ _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 
 def figure_labels(chapter) -> list[str]:
     """Labels (``:name:``) of the figure directives in ``chapter`` (a
-    :class:`~claimbook.sources.Chapter`, a path or MyST prose), in order.
-
-    >>> figure_labels("````\\n```{figure} c.png\\n:name: fig-c\\n```\\n````")  # an example
-    []
-    """
+    :class:`~claimbook.sources.Chapter` or its path), in order."""
     if isinstance(chapter, Path):
         chapter = sources.read_chapter(chapter)
-    if isinstance(chapter, str):
-        found = [item for item in parse_prose(chapter, 0) if isinstance(item, Directive)]
-    else:
-        found = chapter.directives()
     return [
         str(item.options["name"])
-        for item in found
+        for item in chapter.directives()
         if item.name in FIGURE_DIRECTIVES and item.options.get("name")
     ]
 

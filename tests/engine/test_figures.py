@@ -81,7 +81,7 @@ def test_chapters_are_numbered_by_position_from_the_declared_first(book):
 
 
 def test_only_named_figure_directives_in_prose_are_labels(book):
-    assert figures.figure_labels(FIRST) == ["fig-alpha", "fig-beta"]
+    assert figures.figure_labels(book / "chapters" / "first.md") == ["fig-alpha", "fig-beta"]
     assert figures.figure_labels(book / "chapters" / "second.md") == ["fig-gamma"]
 
 
