@@ -161,28 +161,19 @@ def write_record(path: str | Path, entries: Mapping[str, Mapping]) -> None:
     write_text_atomically(Path(path), json.dumps(document, indent=2, sort_keys=True) + "\n")
 
 
-def current_entry(claim, key: str | None = None, records: Sequence | None = None):
-    """``(entry, source)`` of the first of ``records`` (default: the committed record) whose
-    entry for ``claim`` has today's key; ``(None, None)`` if none."""
-    key = key if key is not None else mutation_key(claim)
-    if records is None:
-        records = (committed_record_path(Path(claim.path).parent),)
-    for path in records:
-        entry = read_record(path).get(claim.id)
-        if isinstance(entry, dict) and entry.get("key") == key:
-            return entry, Path(path)
-    return None, None
+def current_entry(claim, key: str, record: str | Path) -> dict | None:
+    """``claim``'s entry in ``record`` if it has the key ``key`` (today's), else None."""
+    entry = read_record(record).get(claim.id)
+    return entry if isinstance(entry, dict) and entry.get("key") == key else None
 
 
-def mutation_states(
-    claim, records: Sequence | None = None, digests: dict | None = None
-) -> list[dict]:
+def mutation_states(claim, record: str | Path | None = None, digests: dict | None = None):
     """Each of ``claim``'s ``catches`` with its ``state``: ``"caught"``, ``"not caught"`` or
-    ``"not yet run"`` (no result under today's key); with a result also ``red``,
-    ``subject_red``, ``enough``, ``error``, ``key``, ``when`` and ``record`` (its path)."""
-    entry, source = None, None
-    if claim.catches:
-        entry, source = current_entry(claim, mutation_key(claim, digests), records)
+    ``"not yet run"`` (no result under today's key in ``record``, default the committed one);
+    with a result also ``red``, ``subject_red``, ``enough``, ``error``, ``key``, ``when`` and
+    ``record`` (its path)."""
+    record = record if record is not None else committed_record_path(Path(claim.path).parent)
+    entry = current_entry(claim, mutation_key(claim, digests), record) if claim.catches else None
     recorded = {
         c.get("perturbation"): c for c in (entry or {}).get("catches", []) if isinstance(c, dict)
     }
@@ -205,7 +196,7 @@ def mutation_states(
                 "error": seen.get("error"),
                 "key": entry.get("key"),
                 "when": entry.get("when"),
-                "record": paths.shown(source),
+                "record": paths.shown(Path(record)),
             }
         )
     return states

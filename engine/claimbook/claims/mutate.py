@@ -176,7 +176,7 @@ def run_mutations(
         claims = [
             c
             for c in claims
-            if c.catches and mistakes.current_entry(c, keys[c.id], (current,))[0] is None
+            if c.catches and mistakes.current_entry(c, keys[c.id], current) is None
         ]
         if not claims:
             return 0

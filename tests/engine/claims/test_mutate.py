@@ -97,7 +97,7 @@ def test_a_run_of_the_claim_that_catches_its_perturbation_passes(fixture_registr
     )
     assert status == 0
     claim = load_claim(CATCHES, registry_dir=fixture_registry)
-    [state] = mutation_states(claim, [record])
+    [state] = mutation_states(claim, record)
     assert state["state"] == "caught" and state["enough"] and state["subject_red"] == 2
     assert state["key"] == mutation_key(claim) and state["when"].endswith("Z")
 
@@ -107,7 +107,7 @@ def test_pages_say_not_yet_run_without_a_record_or_after_the_claim_changed(
 ):
     record = tmp_path / "mutations.json"
     claim = load_claim(CATCHES, registry_dir=fixture_registry)
-    assert [s["state"] for s in mutation_states(claim, [record])] == ["not yet run"]
+    assert [s["state"] for s in mutation_states(claim, record)] == ["not yet run"]
     assert (
         run_mutations(
             [CATCHES], registry_dir=fixture_registry, record=record, imports=["mutation_fixtures"]
@@ -117,7 +117,7 @@ def test_pages_say_not_yet_run_without_a_record_or_after_the_claim_changed(
     path = fixture_registry / f"{CATCHES}.yaml"
     path.write_text(path.read_text().replace("abs_tol: 1.0e-12", "abs_tol: 2.0e-12", 1))
     changed = load_claim(CATCHES, registry_dir=fixture_registry)
-    assert [s["state"] for s in mutation_states(changed, [record])] == ["not yet run"]
+    assert [s["state"] for s in mutation_states(changed, record)] == ["not yet run"]
 
 
 def test_a_perturbation_that_ends_its_process_is_an_error_and_the_others_are_judged(
@@ -266,7 +266,7 @@ def test_a_mistake_caught_by_one_subject_field_fails_the_run_by_name(
         f"{CATCHES}: mutation_fixtures.mean_not_subtracted (1)" in out
     )
     claim = load_claim(CATCHES, registry_dir=fixture_registry)
-    [state] = mutation_states(claim, [tmp_path / "r.json"])
+    [state] = mutation_states(claim, tmp_path / "r.json")
     assert state["state"] == "caught" and not state["enough"]
 
 
@@ -303,7 +303,7 @@ def test_stale_runs_only_the_claims_without_a_current_result(fixture_registry, c
     assert run_mutations(mode="stale", **run) == 0  # nothing left to run
     assert committed.read_bytes() == before
     blind = load_claim(BLIND, registry_dir=fixture_registry)
-    assert [s["state"] for s in mutation_states(blind, [committed])] == ["not caught"]
+    assert [s["state"] for s in mutation_states(blind, committed)] == ["not caught"]
 
 
 def test_a_result_recorded_for_other_code_is_not_yet_run(tmp_path):
@@ -315,9 +315,9 @@ def test_a_result_recorded_for_other_code_is_not_yet_run(tmp_path):
         old.id: claim_entry("0" * 64, "2026-01-01T00:00:00Z", []),  # other code
     }
     write_record(record, entries)
-    assert current_entry(current, records=[record])[0] == entries[current.id]
-    assert current_entry(old, records=[record]) == (None, None)
-    assert {s["state"] for s in mutation_states(old, [record])} == {"not yet run"}
+    assert current_entry(current, mutation_key(current), record) == entries[current.id]
+    assert current_entry(old, mutation_key(old), record) is None
+    assert {s["state"] for s in mutation_states(old, record)} == {"not yet run"}
 
 
 def test_the_key_follows_the_mistake_files(fixture_registry):
