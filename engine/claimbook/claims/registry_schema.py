@@ -8,7 +8,6 @@ bytes and YAML (size, UTF-8, anchors, repeated keys, depth), each text and numbe
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import math
 import re
@@ -42,7 +41,9 @@ _STATISTICAL_ONLY = {  # an expectation's key a deterministic claim may not hold
         ("ci_within", "mean", "fraction"), "needs a statistical claim (seed policy derived-set)"
     ),
 }
-_SCHEMA = json.loads(resources.files("claimbook.claims").joinpath("claim_schema.json").read_text())
+_VALIDATOR = jsonschema.Draft202012Validator(
+    json.loads(resources.files("claimbook.claims").joinpath("claim_schema.json").read_text())
+)
 
 
 def excerpt(value: Any, limit: int = EXCERPT) -> str:
@@ -289,11 +290,6 @@ def _inconsistency(data: dict, path: Path) -> str | None:
     return None
 
 
-@functools.cache
-def _validator():
-    return jsonschema.Draft202012Validator(_SCHEMA)
-
-
 def validated(raw: bytes, path: Path) -> dict:
     """The data of registry file ``path`` (bytes ``raw``); else :class:`RegistryError`.
     ``compute`` is the registry's to check, on every load."""
@@ -302,7 +298,7 @@ def validated(raw: bytes, path: Path) -> dict:
         problem = _unusable_value(value)
         if problem is not None:
             raise refusal(path, f"field {field_name(field)}: {problem}")
-    errors = [inner for error in _validator().iter_errors(data) for inner in _innermost(error)]
+    errors = [inner for error in _VALIDATOR.iter_errors(data) for inner in _innermost(error)]
     if errors:
         errors.sort(key=lambda error: list(map(str, error.absolute_path)))
         problems = [_schema_problem(error) for error in errors]
