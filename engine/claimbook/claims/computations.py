@@ -4,14 +4,9 @@
 
 from __future__ import annotations
 
-import concurrent.futures
 import difflib
 import importlib
-import itertools
 import math
-import multiprocessing
-import os
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -24,10 +19,6 @@ from claimbook.claims.registry_schema import excerpt
 from claimbook.errors import ComputationNotFoundError, WitnessResultError
 
 _ERROR_LIMIT = 400  # characters of a computation's exception text kept in an artifact
-# A statistical claim whose first seed took longer than this runs its other seeds in worker
-# processes; below it, starting workers would cost more than it saves.
-PARALLEL_THRESHOLD_SECONDS = 0.05
-WORKERS_ENVIRONMENT_VARIABLE = "TRAINABLE_CLAIM_WORKERS"
 
 
 def resolve_computation(name: str) -> Callable[..., Mapping]:
@@ -140,33 +131,13 @@ def _run_call(claim, arguments: dict) -> tuple[dict | None, str | None]:
         return None, text if len(text) <= _ERROR_LIMIT else text[: _ERROR_LIMIT - 3] + "..."
 
 
-def _workers(remaining: int, first_seconds: float) -> int:
-    """Worker processes for the remaining seeds: none unless it pays."""
-    try:
-        cores = max(1, int(os.environ.get(WORKERS_ENVIRONMENT_VARIABLE, os.cpu_count() or 1)))
-    except ValueError:
-        cores = 1
-    if cores < 2 or remaining < 2 or first_seconds < PARALLEL_THRESHOLD_SECONDS:
-        return 0
-    return min(cores, remaining)
-
-
 def run_computation(claim) -> Outcome:
-    """Run ``claim``'s computation (per seed if statistical), never raising its error; after a
-    first seed slower than ``PARALLEL_THRESHOLD_SECONDS`` the rest run in forked workers."""
+    """Run ``claim``'s computation (once per seed if statistical, in order), never raising its
+    error; the calls stop at the first error."""
     seeds = claim.seeds if claim.kind == "statistical" else [claim.seed]
-    first, *rest = [{} if seed is None else {"seed": seed} for seed in seeds]
-    started = time.perf_counter()
-    outcomes = [_run_call(claim, first)]
-    workers = _workers(len(rest), time.perf_counter() - started) if outcomes[0][1] is None else 0
-    if workers:
-        context = multiprocessing.get_context("fork")
-        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-            outcomes.extend(pool.map(_run_call, [claim] * len(rest), rest))
-    else:  # lazily: the calls stop at the first error
-        outcomes = itertools.chain(outcomes, (_run_call(claim, call) for call in rest))
     results: list[dict] = []
-    for result, error in outcomes:
+    for seed in seeds:
+        result, error = _run_call(claim, {} if seed is None else {"seed": seed})
         if error is not None:
             return Outcome(results, error)
         results.append(result)

@@ -71,7 +71,7 @@ def _server():
     context.set_forkserver_preload(_SERVER_PRELOAD)
     saved = dict(os.environ)
     os.environ.clear()
-    os.environ.update(claim_environment(1))  # one BLAS thread, one process per mistake
+    os.environ.update(claim_environment())  # one BLAS thread, as a build's
     try:
         forkserver.ensure_running()  # started once per process; a no-op when running
     finally:

@@ -86,9 +86,9 @@ def isolated_command(*arguments: str) -> list[str]:
     return [sys.executable, "-I", "-X", f"pycache_prefix={prefix}", "-c", boot, *arguments]
 
 
-def claim_environment(workers_per_process: int | None) -> dict[str, str]:
+def claim_environment() -> dict[str, str]:
     """This environment without the build's record variables, with one BLAS thread (as in
-    the kernels: reductions in one order) and the claim workers per process if given."""
+    the kernels: reductions in one order)."""
     hidden = (
         record.RECORD_VARIABLE,
         record.CHAPTER_CLAIMS_VARIABLE,
@@ -98,8 +98,6 @@ def claim_environment(workers_per_process: int | None) -> dict[str, str]:
     environment = {name: value for name, value in os.environ.items() if name not in hidden}
     for variable in BLAS_THREAD_VARIABLES:
         environment.setdefault(variable, "1")
-    if workers_per_process is not None:
-        environment["TRAINABLE_CLAIM_WORKERS"] = str(workers_per_process)
     return environment
 
 
@@ -141,8 +139,7 @@ class ClaimComputation:
         self.batches = [
             sorted(batch, key=order) for batch in spread(due, max(1, min(jobs or cores, cores)))
         ]
-        # Several processes: one worker each; a single process may spread seeds over cores.
-        environment = claim_environment(1 if len(self.batches) > 1 else None)
+        environment = claim_environment()
         # Each process's error output: a file, as a pipe left unread would stop a chatty one.
         self._errors = [tempfile.TemporaryFile() for _ in self.batches]
         parent = os.getpid()
