@@ -46,7 +46,6 @@ sphinx:
     - claimbook.extensions.chapter_numbers
     - claimbook.extensions.claims
     - claimbook.extensions.figure_artifacts
-    - claimbook.extensions.render_caches
     - claimbook.extensions.plain_code_tokens
   config:
     trainable_first_chapter: {first}
