@@ -2,7 +2,7 @@
 (``claims/<id>.json``), ``claims.json``, and the ``claim-ledger`` directive.
 
 Every HTML build judges every claim again (:func:`describe_all`), so a failing claim fails every
-strict build. A claim page whose inputs changed is rendered (:mod:`.claim_page_body`), indexed
+strict build. A claim page whose inputs changed is rendered (:mod:`.claim_page`), indexed
 and written; an unchanged one keeps its file and search entry. Files are written only when their
 bytes change. The ledger's page is read again on every build.
 """
@@ -14,6 +14,7 @@ import os
 from collections import Counter
 from pathlib import Path
 
+from bs4 import BeautifulSoup
 from docutils import nodes
 from docutils.utils import new_document
 from sphinx.util import logging
@@ -34,7 +35,7 @@ from claimbook.extensions.claim_nodes import (
     statement_nodes,
     table,
 )
-from claimbook.extensions.claim_page_body import claim_page
+from claimbook.extensions.claim_page import TEMPLATES, claim_page
 from claimbook.pipeline.file_digests import open_regular
 
 logger = logging.getLogger(__name__)
@@ -88,7 +89,8 @@ def _unchanged(outdir: Path, pagename: str, digest: str) -> bool:
 def _collect_pages(app):
     """Judge every claim; render, index and write the claim pages whose inputs changed.
 
-    A page carries the digest of its description, the navigation and the engine's code; unless
+    A page carries the digest of its description, the navigation and the engine's code and
+    template; unless
     Sphinx wrote every document this build, a page whose digest on disk is current is not
     written again and keeps its search entry.
     """
@@ -97,8 +99,10 @@ def _collect_pages(app):
     repeat_problems(app)
     described = describe_all(app.env)
     incremental = not app.env.found_docs <= app._trainable_written
-    navigation, engine = _navigation(app.env), package_digest("claimbook")
+    engine = package_digest("claimbook"), cache.file_bytes(TEMPLATES / "claim_page.html")
+    navigation = _navigation(app.env)
     changed = []
+    render = lambda node: app.builder.render_partial(node)["fragment"]  # noqa: E731
     for info in described:
         pagename = info["page"].removesuffix(".html")
         if claim_registry.state_fails_build(info["state"]):
@@ -110,7 +114,7 @@ def _collect_pages(app):
                 "claim %s is %s: %s", info["id"], info["state"], info["reason"], location=where
             )
         inputs = json.dumps(info, sort_keys=True, ensure_ascii=False, allow_nan=True)
-        digest = cache.digest(inputs, navigation, engine)
+        digest = cache.digest(inputs, navigation, *engine)
         if not (incremental and _unchanged(Path(app.outdir), pagename, digest)):
             changed.append((info, pagename, digest))
     indexer = getattr(app.builder, "indexer", None)
@@ -122,20 +126,35 @@ def _collect_pages(app):
     pages = []
     for info, pagename, digest in changed:
         title = f"Claim {info['id']}"
-        body = claim_page(info)
         if "$" in info["statement"]:
             note_math(app.env, pagename)  # MathJax for the statement's math
-        if indexer is not None:  # only the searched parts are copied: most is not
+        if indexer is not None:  # the words a reader searches: no commands, no digests
             document = new_document(pagename)
-            document += searched_copy(body)
+            document += _searched(claim_page(info, render, searched=True))
             indexer.feed(pagename, "", title, document)
-        # Rendered in place (Sphinx may change it): the body is this page's, the index's a copy.
-        rendered = app.builder.render_partial(body)["fragment"]
         meta = f'<meta name="{_DIGEST_META}" content="{digest}" />\n'
-        context = {"title": title, "body": rendered, "display_toc": False, "metatags": meta}
+        body = claim_page(info, render)
+        context = {"title": title, "body": body, "display_toc": False, "metatags": meta}
         pages.append((pagename, context, "page.html"))
     _publish(Path(app.outdir), described)
     return pages
+
+
+def _searched(body: str) -> nodes.section:
+    """What the search index reads of a claim page's HTML: its sections, titles and text."""
+
+    def section(element) -> nodes.section:
+        node = nodes.section(ids=[element["id"]])
+        for child in element.children:
+            if child.name == "section":
+                node += section(child)
+            elif child.name in ("h1", "h2"):
+                node += nodes.title("", child.find(string=True, recursive=False))
+            elif child.get_text().strip():
+                node += nodes.paragraph("", child.get_text(" "))  # a word per text node
+        return node
+
+    return section(BeautifulSoup(body, "html.parser").section)
 
 
 def publishable_record(claim_id: str, artifacts_dir: str | Path | None = None) -> bytes | None:
@@ -189,20 +208,6 @@ def _publish(outdir: Path, described: list[dict]) -> None:
     target = outdir / model.LEDGER_JSON
     if not target.is_file() or target.read_text(encoding="utf-8") != text:
         target.write_text(text, encoding="utf-8")
-
-
-# The ids of a claim page's parts a reader does not search for (:mod:`.claim_page_body`):
-# seeds, contract, provenance, digests and the commands that re-verify it.
-NOT_SEARCHED = {"details", "re-verify"}
-
-
-def searched_copy(node: nodes.Element) -> nodes.Element:
-    """A deep copy of ``node`` without its parts in :data:`NOT_SEARCHED`."""
-    copied = node.deepcopy()
-    for part in list(copied.findall(nodes.Element, include_self=False)):
-        if set(part["ids"]) & NOT_SEARCHED:
-            part.parent.remove(part)
-    return copied
 
 
 def _keep_claim_pages_in_search_index(app) -> None:

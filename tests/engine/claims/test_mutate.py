@@ -213,15 +213,18 @@ def test_every_registered_claim_names_a_mistake_it_exists_to_catch():
 
 
 def test_the_claim_page_lists_what_the_claim_catches_with_the_last_run(fixture_registry, tmp_path):
+    from bs4 import BeautifulSoup
+
     from claimbook.claims import judge
     from claimbook.extensions import claim_pages_model as model
-    from claimbook.extensions.claim_page_body import claim_page
+    from claimbook.extensions.claim_page import claim_page
 
     def page_text(claim_id):
         claim = load_claim(claim_id, registry_dir=fixture_registry)
         judgement = judge(claim_id, registry_dir=fixture_registry, artifacts_dir=tmp_path / "a")
         info = model.describe(claim, judgement, [], publishable=False)
-        return info["catches"], claim_page(info).astext()
+        body = claim_page(info, lambda node: node.astext())
+        return info["catches"], BeautifulSoup(body, "html.parser").get_text()
 
     says = "The normalization does not subtract the mean."
     catches, text = page_text(CATCHES)

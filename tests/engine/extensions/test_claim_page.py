@@ -1,9 +1,21 @@
-"""claimbook.extensions.claim_page_body: a claim page's body, from a description made here
-(the page as built, in a browser, is the site tier's: tests/site/test_claim_pages.py)."""
+"""claimbook.extensions.claim_page: a claim page's body, from a description made here (the
+page as built, in a browser, is the site tier's: tests/site/test_claim_pages.py)."""
 
-from docutils import nodes
+import html
 
-from claimbook.extensions.claim_page_body import claim_page, section
+from bs4 import BeautifulSoup
+
+from claimbook.extensions.claim_page import claim_page, encode, statement_html
+
+
+def _render(node) -> str:
+    """The docutils parts (state line, places) as their text, in a paragraph."""
+    return f"<p>{html.escape(node.astext())}</p>\n"
+
+
+def page(described: dict, searched: bool = False) -> BeautifulSoup:
+    return BeautifulSoup(claim_page(described, _render, searched), "html.parser")
+
 
 FIELD = {
     "field": "gap_b64",
@@ -51,20 +63,26 @@ def info(catches=(), **changes) -> dict:
     return described | changes
 
 
+def test_text_is_encoded_as_docutils_writes_it_and_math_is_left_to_mathjax():
+    assert encode('a & b < "c" > d@e\'s') == "a &amp; b &lt; &quot;c&quot; &gt; d&#64;e's"
+    assert statement_html("x < $B^{-1/2}$ & y") == (
+        'x &lt; <span class="math notranslate nohighlight">\\(B^{-1/2}\\)</span> &amp; y'
+    )
+
+
 def test_the_statement_renders_its_math():
-    (quote,) = [n for n in claim_page(info()).findall(nodes.block_quote)]
-    assert "claim-statement" in quote["classes"]
-    assert [n.astext() for n in quote.findall(nodes.math)] == ["B^{-1/2}"]
+    (quote,) = page(info()).select("blockquote.claim-statement")
+    assert [n.get_text() for n in quote.select("span.math")] == ["\\(B^{-1/2}\\)"]
+
+
+def _terms(card) -> dict:
+    return {dt.get_text(): dt.find_next_sibling("dd").get_text().strip() for dt in card("dt")}
 
 
 def test_each_field_is_a_card_of_whole_sentences():
-    page = claim_page(info())
-    (card,) = [n for n in page.findall(nodes.container) if "claim-card" in n["classes"]]
-    assert "claim-card-met" in card["classes"]
-    terms = {
-        item[0].astext(): item[1].astext() for item in card.findall(nodes.definition_list_item)
-    }
-    assert terms == {
+    (card,) = page(info()).select("div.claim-card")
+    assert "claim-card-met" in card["class"]
+    assert _terms(card) == {
         "Measured": "0.075 (95% CI 0.073 to 0.077)",
         "Expected": "The 95% CI lies within 0.06 to 0.09.",
         "Why": "Eight times smaller than at B = 1.",
@@ -72,38 +90,50 @@ def test_each_field_is_a_card_of_whole_sentences():
         "Why so wide": "No value is derived at B = 64.",
         "Result": "Met.",
     }
-    assert card[0].astext() == "Gap b64 gap_b64"  # its name in words, then as in the code
+    title = card.select_one("p.claim-card-title").get_text()
+    assert title == "Gap b64 gap_b64"  # its name in words, then as in the code
 
 
 def test_a_field_not_run_says_so():
-    page = claim_page(info(fields=[FIELD | {"passed": None, "measured": None}]))
-    text = page.astext()
-    assert "Not measured yet." in text and "Result: " not in text and "Not run." in text
+    (card,) = page(info(fields=[FIELD | {"passed": None, "measured": None}])).select(
+        "div.claim-card"
+    )
+    assert "claim-card-not-run" in card["class"]
+    terms = _terms(card)
+    assert terms["Measured"] == "Not measured yet." and terms["Result"] == "Not run."
 
 
 def test_provenance_and_digests_are_collapsed_at_the_end():
-    page = claim_page(info())
-    last = page.children[-1]
-    assert last["ids"] == ["details"]
-    opening, closing = last.children[0], last.children[-1]
-    assert isinstance(opening, nodes.raw) and opening.astext().startswith("<details><summary>")
-    assert isinstance(closing, nodes.raw) and closing.astext() == "</details>"
-    text = last.astext()
+    body = claim_page(info(), _render)
+    last = page(info()).select("section > div")[-1]
+    assert last["id"] == "details" and body.rstrip().endswith("</details></div>\n</section>")
+    assert str(last).startswith(
+        '<div class="claim-details docutils container" id="details">\n<details><summary>'
+    )
+    text = last.get_text()
     assert "e" * 64 in text and "f" * 64 in text and "2.4.0" in text
     assert "2 seeds: 11, 12." in text and "c16-toy-001.json" in text
-    before = "".join(part.astext() for part in page.children[:-1])
-    assert "e" * 64 not in before  # no digest shows before the reader opens the details
+    assert "e" * 64 not in body[: body.index('id="details"')]  # none before the details
+
+
+def test_the_searched_page_has_no_commands_and_no_digests():
+    searched = page(info(), searched=True)
+    assert searched.find(id="details") is None and searched.find(id="re-verify") is None
+    assert "gap_b64" in searched.get_text() and "e" * 64 not in searched.get_text()
+
+
+def test_without_a_record_or_places_the_page_says_so():
+    text = page(info(record=None, error="ValueError: x")).get_text()
+    assert "No record is published: there is none, or it is not a regular file." in text
+    assert "The computation reported: ValueError: x" in text
 
 
 CATCH = {"perturbation": "chapter16.ghost_batches_not_split", "says": "ghost batch norm errs"}
 
 
 def _catch_line(catch) -> str:
-    (catches,) = [
-        n for n in claim_page(info([catch])).findall(nodes.section) if "catches" in n["ids"]
-    ]
-    (item,) = catches.findall(nodes.list_item)
-    return item.astext()
+    (item,) = page(info([catch])).select("#catches li")
+    return item.get_text()
 
 
 def test_a_mistake_caught_names_the_fields_that_went_red():
@@ -133,8 +163,3 @@ def test_a_mistake_not_caught_or_not_run_says_so_honestly():
     assert _catch_line(CATCH | {"state": "not yet run"}).endswith(
         "Not run yet for this version of the claim and the book's code."
     )
-
-
-def test_a_section_has_its_id_and_title():
-    node = section("what-it-catches", "What it catches")
-    assert node["ids"] == ["what-it-catches"] and node.children[0].astext() == "What it catches"

@@ -1,0 +1,138 @@
+"""The body of a claim page, ``claims/<id>.html``: ``templates/claim_page.html`` filled from a
+claim's description, written as Sphinx writes docutils nodes.
+
+Top down: state, account, statement, what the state means; a card per field; the mistakes it
+catches; where the book states it; how to re-verify it; seeds, contract, provenance, collapsed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import jinja2
+from docutils import nodes
+from markupsafe import Markup
+
+from claimbook.extensions import claim_pages_model as model
+from claimbook.extensions.claim_nodes import badge_node, place_links, shown
+
+TEMPLATES = Path(__file__).parent / "templates"
+_SPECIAL = {ord("&"): "&amp;", ord("<"): "&lt;", ord('"'): "&quot;", ord(">"): "&gt;"}
+_SPECIAL[ord("@")] = "&#64;"  # docutils' encoding of text, which Sphinx writes
+
+
+def encode(value) -> Markup:
+    """Text as docutils writes it into HTML; markup as it is."""
+    return value if isinstance(value, Markup) else Markup(str(value).translate(_SPECIAL))
+
+
+def statement_html(text: str) -> Markup:
+    """A statement's text, its math (LaTeX between two ``$``) for MathJax."""
+    parts = re.split(r"\$([^$]+)\$", text)
+    return Markup("").join(
+        Markup(r'<span class="math notranslate nohighlight">\({}\)</span>').format(encode(part))
+        if index % 2
+        else encode(part)
+        for index, part in enumerate(parts)
+    )
+
+
+TEMPLATE = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(TEMPLATES),
+    autoescape=True,
+    finalize=encode,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+    undefined=jinja2.StrictUndefined,
+)
+TEMPLATE.filters.update(shown=shown, statement=statement_html)
+
+_RESULTS = {True: ("Met", "claim-card-met"), False: ("Not met", "claim-card-missed")}
+
+
+def _first_up(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _card(field: Mapping) -> dict:
+    """A field's card: its name in words, measured, expected, why, and the verdict."""
+    verdict, state = _RESULTS.get(field["passed"], ("Not run", "claim-card-not-run"))
+    rows = [
+        ("Measured", field["measured"] or "Not measured yet."),
+        ("Expected", field["expected_words"]),
+        ("Why", field["reason"]),
+        ("Width", field["tolerance_over_se"]),
+        ("Why so wide", field["wide_because"]),
+    ]
+    rows = [(term, value) for term, value in rows if value] + [("Result", f"{verdict}.")]
+    return {
+        "class": state,
+        "name": _first_up(field["words"]),
+        "field": field["field"],
+        "rows": rows,
+    }
+
+
+def _catch_state(catch: Mapping, words: Mapping[str, str]) -> str:
+    """Whether the last run of a mistake turned the claim red, and by which fields."""
+    state = catch.get("state")
+    red = catch.get("red") or [{"field": name} for name in catch.get("failed_fields") or []]
+    named = [
+        words.get(r.get("field"), r.get("field"))
+        + " (a pinned value)" * (r.get("role") == "pinned")
+        for r in red
+        if isinstance(r, Mapping)
+    ]
+    if state == "caught":
+        return f"Caught by {', '.join(named)}." if named else "Caught."
+    if state == "not caught" and catch.get("error"):
+        return "Not caught: the computation raised an error under it."
+    if state == "not caught":
+        return "Not caught: every field still meets its expectation."
+    return "Not run yet for this version of the claim and the book's code."
+
+
+def _key_rows(key) -> list[tuple]:
+    """A row per part of the key a claim was computed under."""
+    if not isinstance(key, Mapping):
+        return [("key", key)]
+    rows = []
+    for name, value in sorted(key.items()):
+        if isinstance(value, Mapping):
+            rows += sorted(value.items())
+        else:
+            rows.append(("key" if name == "digest" else name.replace("_", " "), value))
+    return rows
+
+
+def claim_page(info: Mapping, render: Callable[[nodes.Node], str], searched: bool = False) -> str:
+    """The body of ``claims/<id>.html`` (see the module doc), its docutils parts written by
+    ``render``; ``searched``: only the parts a reader searches (no commands, no details)."""
+    docname = info["page"].removesuffix(".html")
+    words = {field["field"]: field["words"] for field in info["fields"]}
+    kind = nodes.Text(f" {info['kind']} claim of chapter {info['chapter']}")
+    badge = badge_node(docname, model.badge(info))
+    provenance = sorted((info["provenance"] or {}).items()) + _key_rows(info["key"])
+    return TEMPLATE.get_template("claim_page.html").render(
+        info=info,
+        searched=searched,
+        state=Markup(render(nodes.paragraph("", "", badge, kind, classes=["claim-page-state"]))),
+        measurement_lead=model.measurement_lead(info["state"]),
+        meaning=model.state_meaning(info["state"], info["reason"]),
+        cards=[_card(field) for field in info["fields"]],
+        catches=[
+            (
+                _first_up(catch["perturbation"].rpartition(".")[2].replace("_", " ")),
+                _first_up(catch["says"]),
+                _catch_state(catch, words),
+            )
+            for catch in info["catches"]
+        ],
+        places=Markup(render(place_links(docname, info))),
+        contract=[*sorted(info["contract"].items()), ("compute", info["compute"])],
+        provenance=[*provenance, ("registry digest", info["registry_digest"])],
+        record=info["record"] and model.relative_uri(docname, info["record"]),
+    )
