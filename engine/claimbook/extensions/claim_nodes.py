@@ -22,7 +22,7 @@ from sphinx.util import logging
 from claimbook.claims import STATES
 from claimbook.extensions import claim_pages_model as model
 from claimbook.extensions.chapter_pages import chapter_docname
-from claimbook.extensions.claim_pages_model import Badge, first_per_section, relative_uri
+from claimbook.extensions.claim_pages_model import first_per_section, relative_uri
 
 logger = logging.getLogger(__name__)
 
@@ -45,18 +45,21 @@ LEGEND_WORDS = dict.fromkeys(
 _MATH = re.compile(r"\$([^$]+)\$")
 
 
-def badge_node(docname: str, badge: Badge) -> nodes.reference:
-    """The badge as page ``docname`` shows it (its state kept in attribute ``claim-state``)."""
+def badge_node(docname: str, summary: Mapping) -> nodes.reference:
+    """The badge of a :func:`~.claim_pages_model.summary_of` or ``describe``, as page
+    ``docname`` shows it: id and state word, coloured by state, linking to the claim's page
+    (its state kept in attribute ``claim-state``)."""
+    claim_id, state = summary["id"], summary["state"]
     node = nodes.reference(
         "",
         "",
-        nodes.inline("", badge.claim, classes=["claim-id"]),
-        nodes.inline("", badge.word, classes=["claim-state"]),
-        refuri=badge.uri(docname),
-        reftitle=badge.hover,
-        classes=badge.classes,
+        nodes.inline("", claim_id, classes=["claim-id"]),
+        nodes.inline("", model.STATE_WORDS[state], classes=["claim-state"]),
+        refuri=relative_uri(docname, model.page_path(claim_id)),
+        reftitle=model.badge_hover(summary),
+        classes=["claim-badge", model.STATE_CLASSES[state]],
     )
-    node["claim-state"] = badge.state
+    node["claim-state"] = state
     return drawn(node)
 
 

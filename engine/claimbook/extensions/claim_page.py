@@ -114,7 +114,7 @@ def claim_page(info: Mapping, render: Callable[[nodes.Node], str], searched: boo
     docname = info["page"].removesuffix(".html")
     words = {field["field"]: field["words"] for field in info["fields"]}
     kind = nodes.Text(f" {info['kind']} claim of chapter {info['chapter']}")
-    badge = badge_node(docname, model.badge(info))
+    badge = badge_node(docname, info)
     provenance = sorted((info["provenance"] or {}).items()) + _key_rows(info["key"])
     return TEMPLATE.get_template("claim_page.html").render(
         info=info,

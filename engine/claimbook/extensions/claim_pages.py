@@ -330,7 +330,7 @@ def _fill_ledger(app, doctree, docname) -> None:
             ledger += nodes.rubric("", chapter["title"], classes=["claim-ledger-chapter"])
             rows = [
                 [
-                    badge_node(docname, model.badge(info)),
+                    badge_node(docname, info),
                     place_links(docname, info, inline=True),
                     _statement_cell(info),
                 ]

@@ -12,7 +12,6 @@ import math
 import posixpath
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from numbers import Real
 
 from claimbook.claims.compare import field_ratios, shown_expectation
@@ -98,26 +97,6 @@ def summary_of(claim: Claim, judgement: Judgement) -> dict:
     }
 
 
-@dataclass(frozen=True)
-class Badge:
-    """A claim's badge: its id and state word, coloured by state, linking to its page."""
-
-    claim: str
-    state: str
-    hover: str
-
-    @property
-    def classes(self) -> list[str]:
-        return ["claim-badge", STATE_CLASSES[self.state]]
-
-    @property
-    def word(self) -> str:
-        return STATE_WORDS[self.state]
-
-    def uri(self, docname: str) -> str:
-        return relative_uri(docname, page_path(self.claim))
-
-
 # What a hover shows for a statement's LaTeX (a title attribute renders no math).
 _SYMBOLS = {
     "\\epsilon": "ε", "\\lambda": "λ", "\\gamma": "γ", "\\sigma": "σ", "\\beta": "β",
@@ -139,13 +118,13 @@ def plain_math(text: str) -> str:
     return re.sub(r"\$([^$]+)\$", plain, text)
 
 
-def badge(summary: Mapping) -> Badge:
-    """The badge of a :func:`summary_of` or :func:`describe`; its hover is the statement with
-    its intervals and account, and the state and reason unless it holds."""
+def badge_hover(summary: Mapping) -> str:
+    """A badge's hover, from a :func:`summary_of` or :func:`describe`: the statement with its
+    intervals and account, and the state and reason unless it holds."""
     hover = badge_summary({**summary, "statement": plain_math(summary["statement"])})
     if summary["state"] not in ("verified", "refuted"):
         hover += f" ({summary['state']}: {summary['reason']})"
-    return Badge(summary["id"], summary["state"], hover)
+    return hover
 
 
 def parse_claim_value(text: str) -> tuple[str, str, str]:

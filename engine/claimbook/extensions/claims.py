@@ -86,15 +86,7 @@ _LEADING_LINES, _SHORT_LINE = 4, 240
 
 
 def _finish_marks(app, doctree, docname) -> None:
-    """In HTML, a legend under the title of a page with bound numbers; other builders write a
-    bound number as text with its state in brackets."""
-    if app.builder.format != "html":
-        for node in list(doctree.findall(claim_value)):
-            said = model.NUMBER_WORDS[node["state"]]
-            node.replace_self(nodes.Text(f"{node['display']} [{said}]"))
-        for node in list(doctree.findall(claim_account)):
-            node.replace_self(nodes.Text(f"[{ACCOUNT_WORDS}]"))
-        return
+    """A legend under the title of a page with bound numbers."""
     states = [node["state"] for node in doctree.findall(claim_value) if node["claim"] != "sample"]
     top = next(iter(doctree.findall(nodes.section)), None)
     if not states or top is None or not isinstance(top[0], nodes.title):
@@ -136,7 +128,7 @@ def claim_badge(env, claim_id: str, location, *, kind: str = "badge") -> nodes.r
         return None
     if judgement.fails_build:
         warn(env, location, f"claim {claim_id} is {judgement.state}: {judgement.reason}")
-    node = badge_node(env.docname, model.badge(model.summary_of(claim, judgement)))
+    node = badge_node(env.docname, model.summary_of(claim, judgement))
     mark_statement(node, env, claim_id, kind)
     return node
 

@@ -62,10 +62,6 @@ def _depart_full_size_link(translator, node):
     translator.body.append("</picture></a>" if node.get("srcset") else "</a>")
 
 
-def _skip(translator, node):
-    """Other formats than HTML show the image alone."""
-
-
 def _links(docname: str, svg: Path, png: Path) -> nodes.inline:
     links = [
         nodes.reference(
@@ -160,15 +156,7 @@ def _copy_figures(app, exception):
 def setup(app):
     app.add_role("figure-artifact", FigureArtifactRole())
     app.add_node(figure_artifact)
-    skip = (_skip, None)
-    app.add_node(
-        full_size_link,
-        html=(_visit_full_size_link, _depart_full_size_link),
-        latex=skip,
-        text=skip,
-        man=skip,
-        texinfo=skip,
-    )
+    app.add_node(full_size_link, html=(_visit_full_size_link, _depart_full_size_link))
     app.connect("doctree-resolved", _resolve_figure_artifacts)
     app.connect("build-finished", _copy_figures)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "3"}

@@ -16,24 +16,25 @@ from claimbook.extensions.claim_nodes import (
     statement_nodes,
     table,
 )
-from claimbook.extensions.claim_pages_model import STATES, Badge
+from claimbook.extensions.claim_pages_model import STATE_WORDS, STATES
 
 
 @pytest.mark.parametrize("state", STATES)
 def test_the_badge_says_its_id_and_word_links_to_the_claim_page_and_keeps_the_state(state):
-    badge = Badge("c16-x-001", state, "a statement")
-    node = badge_node("chapters/batch-normalization", badge)
+    summary = {"id": "c16-x-001", "state": state, "reason": "why", "statement": "A statement."}
+    node = badge_node("chapters/batch-normalization", summary)
     claim_id, word = node.children
     assert claim_id.astext() == "c16-x-001" and "claim-id" in claim_id["classes"]
-    assert word.astext() == badge.word and "claim-state" in word["classes"]
+    assert word.astext() == STATE_WORDS[state] and "claim-state" in word["classes"]
     assert node["refuri"] == "../claims/c16-x-001.html"
-    assert node["reftitle"] == "a statement"
+    assert node["reftitle"].startswith("A statement.")
     assert node["classes"] == ["claim-badge", "claim-" + state.replace(" ", "-")]
     assert node["claim-state"] == state
 
 
 def test_a_refuted_claims_badge_says_the_account_is_refuted():
-    node = badge_node("claims", Badge("c16-x-001", "refuted", ""))
+    summary = {"id": "c16-x-001", "state": "refuted", "statement": "", "reason": ""}
+    node = badge_node("claims", summary)
     assert node.children[1].astext() == "account refuted"
     assert node["refuri"] == "claims/c16-x-001.html" and node["claim-state"] == "refuted"
 
@@ -68,7 +69,7 @@ def test_a_table_with_headers_has_a_head_row_and_one_body_row_per_row():
 
 
 def test_an_inline_cell_is_wrapped_in_a_paragraph():
-    badge = badge_node("claims/c-1", Badge("c-1", "verified", ""))
+    badge = badge_node("claims/c-1", {"id": "c-1", "state": "verified", "statement": ""})
     node = table(["claim", "state"], [["c-1", badge]], [])
     (row,) = next(iter(node.findall(nodes.tbody))).children
     value = row.children[1]

@@ -10,6 +10,7 @@ from claimtools import PLACE, TOY_ID, edit_artifact, verify_toy
 
 from claimbook.claims import harness_pin, judge, load_claim, verify_claim
 from claimbook.extensions import claim_pages_model as model
+from claimbook.extensions.claim_nodes import badge_node
 from claimbook.extensions.claim_pages import publishable_record
 from claimbook.numbers import format_value
 
@@ -71,21 +72,21 @@ def test_a_field_the_prose_cites_is_measured_in_the_prose_format(toy, registry, 
 
 def test_the_badge_of_a_verified_claim_hovers_with_its_statement(toy, registry, artifacts):
     verify_toy(registry, artifacts)
-    badge = model.badge(described(registry, artifacts))
-    assert (badge.claim, badge.state) == (TOY_ID, "verified")
-    assert badge.classes == ["claim-badge", "claim-verified"]
-    assert badge.hover.startswith("A toy witness returns a half")
-    assert "(verified" not in badge.hover
-    assert badge.uri("chapters/page") == f"../claims/{TOY_ID}.html"
-    assert badge.uri("intro") == f"claims/{TOY_ID}.html"
+    badge = badge_node("chapters/page", described(registry, artifacts))
+    assert (badge.children[0].astext(), badge["claim-state"]) == (TOY_ID, "verified")
+    assert badge["classes"] == ["claim-badge", "claim-verified"]
+    assert badge["reftitle"].startswith("A toy witness returns a half")
+    assert "(verified" not in badge["reftitle"]
+    assert badge["refuri"] == f"../claims/{TOY_ID}.html"
+    assert badge_node("intro", described(registry, artifacts))["refuri"] == f"claims/{TOY_ID}.html"
 
 
 def test_a_badge_from_a_summary_and_from_a_page_description_agree(toy, registry, artifacts):
     verify_toy(registry, artifacts)
     claim = load_claim(TOY_ID, registry_dir=registry)
     judgement = judge(TOY_ID, registry_dir=registry, artifacts_dir=artifacts)
-    from_summary = model.badge(model.summary_of(claim, judgement))
-    assert from_summary == model.badge(described(registry, artifacts))
+    from_summary = badge_node("intro", model.summary_of(claim, judgement))
+    assert from_summary.pformat() == badge_node("intro", described(registry, artifacts)).pformat()
 
 
 # --- claims that fail the build ---------------------------------------------------------------
@@ -114,9 +115,9 @@ def test_a_claim_not_run_shows_what_the_registry_expects(registry, artifacts):
     assert rows["group.spread"]["words"] == "group, spread"
     assert rows["group.spread"]["expected"] == [1.0, 1.5]
     assert rows["group.spread"]["tolerance"] == "closed interval"
-    badge = model.badge(info)
-    assert badge.classes == ["claim-badge", "claim-not-run"]
-    assert badge.hover.endswith(f"(not run: {info['reason']})")
+    badge = badge_node("intro", info)
+    assert badge["classes"] == ["claim-badge", "claim-not-run"]
+    assert badge["reftitle"].endswith(f"(not run: {info['reason']})")
 
 
 def test_a_failed_claim_shows_its_failed_field_and_why(toy, registry, artifacts):
@@ -126,7 +127,7 @@ def test_a_failed_claim_shows_its_failed_field_and_why(toy, registry, artifacts)
     assert info["state"] == "failed" and "records status failed" in info["reason"]
     count = next(row for row in info["fields"] if row["field"] == "count")
     assert (count["expected"], count["got"], count["passed"]) == (3, 4, False)
-    assert "(failed: " in model.badge(info).hover
+    assert "(failed: " in model.badge_hover(info)
 
 
 def test_a_stale_claim_keeps_its_record_and_says_why(toy, registry, artifacts):
@@ -161,7 +162,7 @@ def test_a_statistical_claim_lists_its_intervals_and_seeds(fixture_registry, art
     assert info["statistics"]["estimate"] == artifact["result"]["estimate"]
     assert "claim_seeds(" in info["contract"]["seed"]
     low, high = artifact["result"]["estimate"]["ci"]
-    assert f"(95% CI {low:.4g} to {high:.4g}) over 20 seeds." in model.badge(info).hover
+    assert f"(95% CI {low:.4g} to {high:.4g}) over 20 seeds." in model.badge_hover(info)
 
 
 def test_a_statistical_claim_not_run_shows_its_statistical_expectations(fixture_registry):
@@ -179,13 +180,14 @@ def test_a_refuted_claim_names_the_account_it_contradicts(fixture_registry, arti
     info = described(registry, artifacts, claim_id="t01-shift-001")
     assert info["state"] == "refuted"
     assert info["refutes"]["source"] == "a toy account written for this test fixture"
-    badge = model.badge(info)
+    badge = badge_node("intro", info)
+    hover = badge["reftitle"]
     # Its badge says the account is refuted, in its own colour, never the failed one.
-    assert badge.classes == ["claim-badge", "claim-refuted"]
-    assert badge.word == "account refuted"
-    assert "Account refuted: A common account says" in badge.hover
-    assert "a toy account written for this test fixture" in badge.hover
-    assert info["reason"] not in badge.hover  # no build talk for a claim that holds
+    assert badge["classes"] == ["claim-badge", "claim-refuted"]
+    assert badge.children[1].astext() == "account refuted"
+    assert "Account refuted: A common account says" in hover
+    assert "a toy account written for this test fixture" in hover
+    assert info["reason"] not in hover  # no build talk for a claim that holds
     # Its numbers are verified measurements: the verified mark and colour.
     assert model.STATE_MARKS["refuted"] == model.STATE_MARKS["verified"] == "\u2713"
     assert model.NUMBER_CLASSES["refuted"] == "claim-verified"
@@ -205,9 +207,11 @@ def test_a_claim_registering_an_account_that_fails_shows_its_failure(state):
         "refutes": {"account": "An account.", "source": "a source"},
         "result": None,
     }
-    badge = model.badge(info)
-    assert badge.word == state and badge.classes[1] == model.STATE_CLASSES[state]
-    assert "Account refuted" not in badge.hover and badge.hover.endswith(f"({state}: why)")
+    badge = badge_node("intro", info)
+    assert badge.children[1].astext() == state
+    assert badge["classes"][1] == model.STATE_CLASSES[state]
+    hover = badge["reftitle"]
+    assert "Account refuted" not in hover and hover.endswith(f"({state}: why)")
     assert model.STATE_MARKS[state] not in ("\u2713", "\u2260")
     assert model.NUMBER_CLASSES[state] == model.STATE_CLASSES[state]
     assert model.NUMBER_WORDS[state] == state
