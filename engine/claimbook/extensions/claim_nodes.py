@@ -4,8 +4,8 @@ A claim mark (a badge, a bound number and its mark, a legend sample, :data:`MARK
 ``data-claim-state`` attribute) tells a claim's state. The engine flags each mark it draws
 (:func:`drawn`); any other (raw HTML, a notebook's HTML output, a ``:class:`` option) is written
 as inert text, with one warning per page. Each drawn mark gets an anchor
-(:func:`mark_statement`), kept with its section in ``env.domaindata["trainable_claims"]``, as is
-each page's claim warnings (:func:`warn`), said again by a build that does not re-read it.
+(:func:`mark_statement`), kept with its section in ``env.domaindata["trainable_claims"]``. A
+page with a claim warning (:func:`warn`) is read again by every build, which warns again.
 """
 
 from __future__ import annotations
@@ -227,21 +227,15 @@ def refuse_foreign_marks(app, doctree, docname) -> None:
         )
 
 
-_KEPT = ("references", "problems")  # docname -> what that page says
-
-
-def _claims_data(env) -> dict:
-    data = env.domaindata.setdefault("trainable_claims", {})
-    for key in _KEPT:
-        data.setdefault(key, {})
-    return data
+def _places(env) -> dict:
+    """docname -> the places on that page that state a claim."""
+    return env.domaindata.setdefault("trainable_claims", {}).setdefault("references", {})
 
 
 def warn(env, location, message: str) -> None:
-    """Warn, and keep the warning, so an unchanged page repeats it next build."""
+    """Warn, and have the page read again next build, so that it warns again."""
     logger.warning(message, location=location)
-    line = location[1] if isinstance(location, tuple) and len(location) == 2 else None
-    _claims_data(env)["problems"].setdefault(env.docname, []).append((message, line))
+    env.note_reread()
 
 
 def mark_statement(node, env, claim_id: str, kind: str) -> None:
@@ -267,7 +261,7 @@ def _collect_places(app, doctree) -> None:
                 "cited": node.get("trainable-claim-cited"),
             }
         )
-    _claims_data(app.env)["references"][app.env.docname] = found
+    _places(app.env)[app.env.docname] = found
 
 
 def sections_of(node: nodes.Node) -> list[nodes.section]:
@@ -281,14 +275,12 @@ def sections_of(node: nodes.Node) -> list[nodes.section]:
 
 
 def _purge(app, env, docname) -> None:
-    for key in _KEPT:
-        _claims_data(env)[key].pop(docname, None)
+    _places(env).pop(docname, None)
 
 
 def _merge(app, env, docnames, other) -> None:
-    for key in _KEPT:
-        theirs = _claims_data(other)[key]
-        _claims_data(env)[key].update({name: theirs[name] for name in docnames if name in theirs})
+    theirs = _places(other)
+    _places(env).update({name: theirs[name] for name in docnames if name in theirs})
 
 
 def _numbered(number, text: str, separator: str = " ") -> str:
@@ -318,7 +310,7 @@ def _section_label(env, docname: str, place: dict) -> str:
 def stated_in(env) -> dict[str, list[dict]]:
     """Claim id -> the places that state it, labelled as the book numbers them, in order."""
     by_claim: dict[str, list[dict]] = {}
-    for docname, found in sorted(_claims_data(env)["references"].items()):
+    for docname, found in sorted(_places(env).items()):
         for place in found:
             by_claim.setdefault(place["claim"], []).append(
                 {
@@ -333,21 +325,7 @@ def stated_in(env) -> dict[str, list[dict]]:
     return by_claim
 
 
-def repeat_problems(app) -> None:
-    """Warn again for the pages this build did not re-read."""
-    read = getattr(app, "_trainable_docs_read", set())
-    for docname, problems in sorted(_claims_data(app.env)["problems"].items()):
-        if docname not in read:
-            for message, line in problems:
-                logger.warning(message, location=(docname, line))
-
-
-def _remember_read(app, env, docnames) -> None:
-    app._trainable_docs_read = set(docnames)
-
-
 def setup_places(app) -> None:
-    app.connect("env-before-read-docs", _remember_read)
     app.connect("doctree-read", _collect_places)
     app.connect("env-purge-doc", _purge)
     app.connect("env-merge-info", _merge)

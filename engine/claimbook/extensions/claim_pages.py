@@ -30,7 +30,6 @@ from claimbook.extensions.claim_nodes import (
     badge_node,
     note_math,
     place_links,
-    repeat_problems,
     stated_in,
     statement_nodes,
     table,
@@ -96,7 +95,6 @@ def _collect_pages(app):
     """
     if app.builder.format != "html" or not paths.CLAIMS_DIR.is_dir():
         return []
-    repeat_problems(app)
     described = describe_all(app.env)
     incremental = not app.env.found_docs <= app._trainable_written
     engine = package_digest("claimbook"), cache.file_bytes(TEMPLATES / "claim_page.html")
