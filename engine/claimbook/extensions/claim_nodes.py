@@ -42,8 +42,6 @@ LEGEND_WORDS = dict.fromkeys(
     "not run": "a number not computed yet",
 }
 
-_MATH = re.compile(r"\$([^$]+)\$")
-
 
 def badge_node(docname: str, summary: Mapping) -> nodes.reference:
     """The badge of a :func:`~.claim_pages_model.summary_of` or ``describe``, as page
@@ -145,16 +143,6 @@ def mark_legend(states: list[str], accounts: bool, uri: str) -> nodes.paragraph:
             legend += drawn(nodes.inline("", part[0], classes=["claim-legend-mark", part[1]]))
     legend += nodes.reference("", "How this book checks its numbers", refuri=uri)
     return legend
-
-
-def statement_nodes(text: str) -> list[nodes.Node]:
-    """A statement's text and math (LaTeX between two ``$``)."""
-    parts = _MATH.split(text)
-    return [
-        nodes.math("", part) if index % 2 else nodes.Text(part)
-        for index, part in enumerate(parts)
-        if part
-    ]
 
 
 def note_math(env, pagename: str) -> None:

@@ -31,10 +31,9 @@ from claimbook.extensions.claim_nodes import (
     note_math,
     place_links,
     stated_in,
-    statement_nodes,
     table,
 )
-from claimbook.extensions.claim_page import TEMPLATES, claim_page
+from claimbook.extensions.claim_page import TEMPLATES, claim_page, statement_html
 from claimbook.pipeline.file_digests import open_regular
 
 logger = logging.getLogger(__name__)
@@ -302,7 +301,9 @@ class ClaimLedgerDirective(SphinxDirective):
 
 
 def _statement_cell(info) -> nodes.Node:
-    statement = nodes.paragraph("", "", *statement_nodes(info["statement"]))
+    statement = nodes.paragraph(
+        "", "", nodes.raw("", statement_html(info["statement"]), format="html")
+    )
     account = model.account_line(info.get("refutes"))
     if account is None:
         return statement

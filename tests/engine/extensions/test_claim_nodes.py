@@ -13,7 +13,6 @@ from claimbook.extensions.claim_nodes import (
     mark_legend,
     place_links,
     shown,
-    statement_nodes,
     table,
 )
 from claimbook.extensions.claim_pages_model import STATE_WORDS, STATES
@@ -76,16 +75,6 @@ def test_an_inline_cell_is_wrapped_in_a_paragraph():
     # An inline node (the badge) is wrapped in a paragraph, as a cell's content must be.
     assert isinstance(value.children[0], nodes.paragraph)
     assert value.children[0].children[0] is badge
-
-
-def test_a_statement_is_text_and_math():
-    parts = statement_nodes(r"It falls like $B^{-1/2}$ from $\sqrt{2}$.")
-    assert [type(part).__name__ for part in parts] == ["Text", "math", "Text", "math", "Text"]
-    assert [part.astext() for part in parts if isinstance(part, nodes.math)] == [
-        "B^{-1/2}",
-        "\\sqrt{2}",
-    ]
-    assert statement_nodes("No math.")[0].astext() == "No math."
 
 
 PLACES = [
