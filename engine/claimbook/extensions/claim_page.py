@@ -14,18 +14,19 @@ from pathlib import Path
 import jinja2
 from docutils import nodes
 from markupsafe import Markup
+from sphinx.writers.html5 import HTML5Translator
 
 from claimbook.extensions import claim_pages_model as model
 from claimbook.extensions.claim_nodes import badge_node, place_links, shown
 
 TEMPLATES = Path(__file__).parent / "templates"
-_SPECIAL = {ord("&"): "&amp;", ord("<"): "&lt;", ord('"'): "&quot;", ord(">"): "&gt;"}
-_SPECIAL[ord("@")] = "&#64;"  # docutils' encoding of text, which Sphinx writes
 
 
 def encode(value) -> Markup:
-    """Text as docutils writes it into HTML; markup as it is."""
-    return value if isinstance(value, Markup) else Markup(str(value).translate(_SPECIAL))
+    """Text as Sphinx writes it into HTML (docutils' encoding); markup as it is."""
+    if isinstance(value, Markup):
+        return value
+    return Markup(str(value).translate(HTML5Translator.special_characters))
 
 
 def statement_html(text: str) -> Markup:
@@ -39,6 +40,10 @@ def statement_html(text: str) -> Markup:
     )
 
 
+def _first_up(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 TEMPLATE = jinja2.Environment(
     loader=jinja2.FileSystemLoader(TEMPLATES),
     autoescape=True,
@@ -48,32 +53,7 @@ TEMPLATE = jinja2.Environment(
     keep_trailing_newline=True,
     undefined=jinja2.StrictUndefined,
 )
-TEMPLATE.filters.update(shown=shown, statement=statement_html)
-
-_RESULTS = {True: ("Met", "claim-card-met"), False: ("Not met", "claim-card-missed")}
-
-
-def _first_up(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
-def _card(field: Mapping) -> dict:
-    """A field's card: its name in words, measured, expected, why, and the verdict."""
-    verdict, state = _RESULTS.get(field["passed"], ("Not run", "claim-card-not-run"))
-    rows = [
-        ("Measured", field["measured"] or "Not measured yet."),
-        ("Expected", field["expected_words"]),
-        ("Why", field["reason"]),
-        ("Width", field["tolerance_over_se"]),
-        ("Why so wide", field["wide_because"]),
-    ]
-    rows = [(term, value) for term, value in rows if value] + [("Result", f"{verdict}.")]
-    return {
-        "class": state,
-        "name": _first_up(field["words"]),
-        "field": field["field"],
-        "rows": rows,
-    }
+TEMPLATE.filters.update(shown=shown, statement=statement_html, first_up=_first_up)
 
 
 def _catch_state(catch: Mapping, words: Mapping[str, str]) -> str:
@@ -122,7 +102,7 @@ def claim_page(info: Mapping, render: Callable[[nodes.Node], str], searched: boo
         state=Markup(render(nodes.paragraph("", "", badge, kind, classes=["claim-page-state"]))),
         measurement_lead=model.measurement_lead(info["state"]),
         meaning=model.state_meaning(info["state"], info["reason"]),
-        cards=[_card(field) for field in info["fields"]],
+        results={True: ("Met", "claim-card-met"), False: ("Not met", "claim-card-missed")},
         catches=[
             (
                 _first_up(catch["perturbation"].rpartition(".")[2].replace("_", " ")),
