@@ -10,7 +10,6 @@ page with a claim warning (:func:`warn`) is read again by every build, which war
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -59,33 +58,6 @@ def badge_node(docname: str, summary: Mapping) -> nodes.reference:
     )
     node["claim-state"] = state
     return drawn(node)
-
-
-def shown(value) -> str:
-    """Text as it is, anything else as JSON, None as a dash."""
-    if value is None:
-        return "\u2014"
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, sort_keys=True)
-
-
-def table(headers: list[str], rows: list[list], classes: list[str]) -> nodes.table:
-    """A table with a row of ``headers``; an inline cell is wrapped in a paragraph."""
-
-    def row(cells: list) -> nodes.row:
-        entries = []
-        for cell in cells:
-            if not isinstance(cell, nodes.Node):
-                cell = nodes.paragraph("", shown(cell))
-            elif isinstance(cell, nodes.Inline):
-                cell = nodes.paragraph("", "", cell)
-            entries.append(nodes.entry("", cell))
-        return nodes.row("", *entries)
-
-    group = nodes.tgroup("", *[nodes.colspec(colwidth=1) for _ in headers], cols=len(headers))
-    group += [nodes.thead("", row(headers)), nodes.tbody("", *map(row, rows))]
-    return nodes.table("", group, classes=["claim-table", *classes])
 
 
 def place_links(docname: str, info: Mapping, *, inline: bool = False) -> nodes.Node:

@@ -7,6 +7,7 @@ catches; where the book states it; how to re-verify it; seeds, contract, provena
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -17,7 +18,7 @@ from markupsafe import Markup
 from sphinx.writers.html5 import HTML5Translator
 
 from claimbook.extensions import claim_pages_model as model
-from claimbook.extensions.claim_nodes import badge_node, place_links, shown
+from claimbook.extensions.claim_nodes import badge_node, place_links
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -38,6 +39,15 @@ def statement_html(text: str) -> Markup:
         else encode(part)
         for index, part in enumerate(parts)
     )
+
+
+def shown(value) -> str:
+    """Text as it is, anything else as JSON, None as a dash."""
+    if value is None:
+        return "\u2014"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True)
 
 
 def _first_up(text: str) -> str:

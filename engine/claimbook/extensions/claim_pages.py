@@ -31,7 +31,6 @@ from claimbook.extensions.claim_nodes import (
     note_math,
     place_links,
     stated_in,
-    table,
 )
 from claimbook.extensions.claim_page import TEMPLATES, claim_page, statement_html
 from claimbook.pipeline.file_digests import open_regular
@@ -314,6 +313,18 @@ def _statement_cell(info) -> nodes.Node:
     return nodes.container("", statement, line, classes=["claim-ledger-statement"])
 
 
+def _ledger_table(rows: list[list[nodes.Element]]) -> nodes.table:
+    """A chapter's table of claims: a head row, then a row of three cells per claim."""
+
+    def row(cells: list[nodes.Element]) -> nodes.row:
+        return nodes.row("", *(nodes.entry("", cell) for cell in cells))
+
+    head = row([nodes.paragraph("", text) for text in ("claim", "stated in", "statement")])
+    group = nodes.tgroup("", *(nodes.colspec(colwidth=1) for _ in head), cols=len(head))
+    group += [nodes.thead("", head), nodes.tbody("", *map(row, rows))]
+    return nodes.table("", group, classes=["claim-table", "claim-ledger-table"])
+
+
 def _fill_ledger(app, doctree, docname) -> None:
     placeholders = list(doctree.findall(claim_ledger))
     if not placeholders:
@@ -329,13 +340,13 @@ def _fill_ledger(app, doctree, docname) -> None:
             ledger += nodes.rubric("", chapter["title"], classes=["claim-ledger-chapter"])
             rows = [
                 [
-                    badge_node(docname, info),
+                    nodes.paragraph("", "", badge_node(docname, info)),
                     place_links(docname, info, inline=True),
                     _statement_cell(info),
                 ]
                 for info in chapter["claims"]
             ]
-            ledger += table(["claim", "stated in", "statement"], rows, ["claim-ledger-table"])
+            ledger += _ledger_table(rows)
     for placeholder in placeholders:
         placeholder.replace_self(ledger.deepcopy())
 

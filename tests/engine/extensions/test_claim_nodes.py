@@ -12,8 +12,6 @@ from claimbook.extensions.claim_nodes import (
     badge_node,
     mark_legend,
     place_links,
-    shown,
-    table,
 )
 from claimbook.extensions.claim_pages_model import STATE_WORDS, STATES
 
@@ -36,45 +34,6 @@ def test_a_refuted_claims_badge_says_the_account_is_refuted():
     node = badge_node("claims", summary)
     assert node.children[1].astext() == "account refuted"
     assert node["refuri"] == "claims/c16-x-001.html" and node["claim-state"] == "refuted"
-
-
-@pytest.mark.parametrize(
-    ("value", "cell"),
-    [
-        (None, "\u2014"),
-        ("text as it is", "text as it is"),
-        (0.1, "0.1"),
-        ([1, 2], "[1, 2]"),
-        ({"b": 1, "a": 2}, '{"a": 2, "b": 1}'),
-        (True, "true"),
-    ],
-)
-def test_a_cell_shows_text_as_it_is_and_anything_else_as_json(value, cell):
-    assert shown(value) == cell
-
-
-def test_a_table_with_headers_has_a_head_row_and_one_body_row_per_row():
-    node = table(["field", "value"], [["a", 1.5], ["b", None]], ["claim-results"])
-    assert node["classes"] == ["claim-table", "claim-results"]
-    (group,) = node.children
-    assert group["cols"] == 2 and len(list(group.findall(nodes.colspec))) == 2
-    head = next(iter(group.findall(nodes.thead)))
-    assert [entry.astext() for entry in head.findall(nodes.entry)] == ["field", "value"]
-    body = next(iter(group.findall(nodes.tbody)))
-    assert [[e.astext() for e in row.findall(nodes.entry)] for row in body.children] == [
-        ["a", "1.5"],
-        ["b", "\u2014"],
-    ]
-
-
-def test_an_inline_cell_is_wrapped_in_a_paragraph():
-    badge = badge_node("claims/c-1", {"id": "c-1", "state": "verified", "statement": ""})
-    node = table(["claim", "state"], [["c-1", badge]], [])
-    (row,) = next(iter(node.findall(nodes.tbody))).children
-    value = row.children[1]
-    # An inline node (the badge) is wrapped in a paragraph, as a cell's content must be.
-    assert isinstance(value.children[0], nodes.paragraph)
-    assert value.children[0].children[0] is badge
 
 
 PLACES = [

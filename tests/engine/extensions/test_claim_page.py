@@ -3,9 +3,10 @@ page as built, in a browser, is the site tier's: tests/site/test_claim_pages.py)
 
 import html
 
+import pytest
 from bs4 import BeautifulSoup
 
-from claimbook.extensions.claim_page import claim_page, encode, statement_html
+from claimbook.extensions.claim_page import claim_page, encode, shown, statement_html
 
 
 def _render(node) -> str:
@@ -163,3 +164,18 @@ def test_a_mistake_not_caught_or_not_run_says_so_honestly():
     assert _catch_line(CATCH | {"state": "not yet run"}).endswith(
         "Not run yet for this version of the claim and the book's code."
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "cell"),
+    [
+        (None, "\u2014"),
+        ("text as it is", "text as it is"),
+        (0.1, "0.1"),
+        ([1, 2], "[1, 2]"),
+        ({"b": 1, "a": 2}, '{"a": 2, "b": 1}'),
+        (True, "true"),
+    ],
+)
+def test_a_cell_shows_text_as_it_is_and_anything_else_as_json(value, cell):
+    assert shown(value) == cell
