@@ -50,17 +50,9 @@ def fixture_registry(tmp_path, monkeypatch):
     _forget_fixture_modules()
 
 
-def _artifacts_snapshot():
-    folder = paths.CLAIM_ARTIFACTS_DIR
-    if not folder.is_dir():
-        return {}
-    return {p.name: p.stat().st_mtime_ns for p in folder.iterdir()}
-
-
 def test_a_claim_that_catches_none_of_its_perturbations_fails_the_run_by_name(
     fixture_registry, tmp_path, capsys
 ):
-    before = _artifacts_snapshot()
     record = tmp_path / "mutations.json"
     status = run_mutations(
         registry_dir=fixture_registry, record=record, jobs=2, imports=["mutation_fixtures"]
@@ -82,8 +74,9 @@ def test_a_claim_that_catches_none_of_its_perturbations_fails_the_run_by_name(
     assert caught["red"][0]["got"] > 0.9  # mean(x / rms(x)) of the shifted vector
     missed = claims[BLIND]["catches"][0]
     assert not missed["caught"] and missed["status"] == "verified"
-    # Nothing written into artifacts/, and the harness in this process is untouched.
-    assert _artifacts_snapshot() == before
+    # No artifact of the claims it ran written into artifacts/ (a rebuild may be writing the
+    # book's own beside this test: make test runs them together), and the harness in this
+    # process untouched.
     assert not any((paths.CLAIM_ARTIFACTS_DIR / f"{c}.json").exists() for c in (CATCHES, BLIND))
     import mutation_fixtures
 
