@@ -106,6 +106,8 @@ def claim_page(info: Mapping, render: Callable[[nodes.Node], str], searched: boo
     kind = nodes.Text(f" {info['kind']} claim of chapter {info['chapter']}")
     badge = badge_node(docname, info)
     provenance = sorted((info["provenance"] or {}).items()) + _key_rows(info["key"])
+    if "registry digest" not in dict(provenance):  # a key of the current format holds it
+        provenance.append(("registry digest", info["registry_digest"]))
     return TEMPLATE.get_template("claim_page.html").render(
         info=info,
         searched=searched,
@@ -123,6 +125,6 @@ def claim_page(info: Mapping, render: Callable[[nodes.Node], str], searched: boo
         ],
         places=Markup(render(place_links(docname, info))),
         contract=[*sorted(info["contract"].items()), ("compute", info["compute"])],
-        provenance=[*provenance, ("registry digest", info["registry_digest"])],
+        provenance=provenance,
         record=info["record"] and model.relative_uri(docname, info["record"]),
     )

@@ -179,3 +179,9 @@ def test_a_mistake_not_caught_or_not_run_says_so_honestly():
 )
 def test_a_cell_shows_text_as_it_is_and_anything_else_as_json(value, cell):
     assert shown(value) == cell
+
+
+def test_the_registry_digest_is_listed_once_whether_or_not_the_key_holds_it():
+    key = {"digest": "d" * 64, "registry_digest": "f" * 64, "modules": {}}
+    for described in (info(), info(key=key)):
+        assert page(described).select_one("#details").get_text().count("f" * 64) == 1
