@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from claimbook import instruments
+from claimbook import cache, instruments
 from claimbook.claims.computations import normalize_result
 from claimbook.claims.keys import current_claim_key
 from claimbook.claims.registry import Claim, load_claim
@@ -36,6 +36,8 @@ STATES = ("verified", "refuted", "failed", "stale", "not run")
 _SCALARS = (bool, int, float, str, type(None))
 # What may differ between a stored artifact and a recomputation on another machine.
 _MACHINE_FIELDS = ("python", "numpy", "platform", "machine", "environment_mismatch")
+# An artifact's consistency by its bytes: a page asks once per number it binds.
+_CONSISTENCY = cache.ContentCache("judgements")
 
 
 class Judgement(NamedTuple):
@@ -132,13 +134,16 @@ def judge(
     if not path.is_file():
         return Judgement("not run", None, f"no artifact at {shown(path)}")
     try:
-        stored = parse_artifact(path.read_bytes(), path)
+        data = path.read_bytes()
+        stored = parse_artifact(data, path)
     except (TamperedArtifactError, OSError) as exc:
         return Judgement("failed", None, str(exc))
     stale = staleness(claim, stored)
     if stale is not None:
         return Judgement("stale", stored, stale)
-    state, reason = _consistency(claim, stored, path)
+    key = cache.digest(claim.id, claim.registry_digest, str(path), data)
+    # A list, which JSON gives back as it was (a tuple would be kept in this process only).
+    state, reason = _CONSISTENCY.get(key, lambda: list(_consistency(claim, stored, path)))
     return Judgement(state, stored, reason)
 
 

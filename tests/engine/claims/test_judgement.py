@@ -8,7 +8,7 @@ from claimtools import TOY_CLAIM, TOY_ID, edit_artifact, verify_toy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from claimbook import dependencies
+from claimbook import cache, dependencies
 from claimbook.claims import (
     STATES,
     Judgement,
@@ -19,6 +19,7 @@ from claimbook.claims import (
     state_fails_build,
     verify_claim,
 )
+from claimbook.claims import judgement as judge_module
 from claimbook.claims.judgement import check_artifact
 from claimbook.errors import (
     ClaimError,
@@ -202,7 +203,30 @@ def test_refuted_and_statistical_claims_keep_their_status(fixture_registry, arti
     assert judged(registry, artifacts, "t01-shift-001").state == "refuted"
 
 
-# --- judged again: by the bytes, never by a file's size or time -----------------------------
+# --- the cache: keyed by the bytes, never by a file's size or time --------------------------
+
+
+def _count_consistency_checks(monkeypatch) -> list:
+    calls = []
+    real = judge_module._consistency
+
+    def counted(*arguments):
+        calls.append(arguments[0].id)
+        return real(*arguments)
+
+    monkeypatch.setattr(judge_module, "_consistency", counted)
+    return calls
+
+
+def test_an_unchanged_artifact_is_not_rebuilt_again(toy, registry, artifacts, monkeypatch):
+    verify_toy(registry, artifacts)
+    calls = _count_consistency_checks(monkeypatch)
+    for _ in range(3):
+        assert judged(registry, artifacts).state == "verified"
+    assert calls == [TOY_ID]
+    cache.reset()  # a new build keeps no verdict: it judges afresh
+    assert judged(registry, artifacts).state == "verified"
+    assert calls == [TOY_ID, TOY_ID]
 
 
 def test_a_same_size_edit_with_the_old_time_restored_is_seen(toy, registry, artifacts):
@@ -221,11 +245,11 @@ def test_a_same_size_edit_with_the_old_time_restored_is_seen(toy, registry, arti
     assert "comparisons.ratio.got: on disk 0.5, expected 0.6" in reason
 
 
-def test_a_harness_edit_is_seen_by_a_second_judgement(toy, registry, artifacts, monkeypatch):
+def test_a_harness_edit_is_seen_by_a_cached_judgement(toy, registry, artifacts, monkeypatch):
     verify_toy(registry, artifacts)
-    assert judged(registry, artifacts).state == "verified"
+    assert judged(registry, artifacts).state == "verified"  # now in the cache
     _edited_module_digests(monkeypatch)
-    assert judged(registry, artifacts).state == "stale"
+    assert judged(registry, artifacts).state == "stale"  # no reset needed
 
 
 def test_the_same_bytes_in_another_directory_are_judged_for_their_own_path(
