@@ -105,8 +105,29 @@ class _Strict:
         return super().construct_mapping(node, deep=deep)
 
 
-class _StrictLoader(_Strict, yaml.SafeLoader):
-    """PyYAML's safe loader with the checks of :class:`_Strict`."""
+class _StrictSafeLoader(_Strict, yaml.SafeLoader):
+    """The pure-Python reference: it words the message of a refusal."""
+
+
+_LOADER = _StrictSafeLoader
+if yaml.__with_libyaml__:
+
+    class _FastStrictLoader(
+        _Strict,
+        yaml.composer.Composer,
+        yaml.cyaml.CParser,
+        yaml.constructor.SafeConstructor,
+        yaml.resolver.Resolver,
+    ):
+        """The same checks on libyaml's parser (about 15 times faster)."""
+
+        def __init__(self, stream):
+            yaml.cyaml.CParser.__init__(self, stream)
+            yaml.composer.Composer.__init__(self)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+
+    _LOADER = _FastStrictLoader
 
 
 def _at(mark) -> str:
@@ -142,8 +163,11 @@ def parse_registry_yaml(raw: bytes, path: Path) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise refusal(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    # A text libyaml refuses is read again by the reference loader, for its message.
     try:
-        return yaml.load(text, Loader=_StrictLoader)
+        with contextlib.suppress(yaml.YAMLError):
+            return yaml.load(text, Loader=_LOADER)
+        return yaml.load(text, Loader=_StrictSafeLoader)
     except yaml.YAMLError as exc:
         raise refusal(path, _yaml_problem(exc, text)) from None
     except (RecursionError, MemoryError) as exc:  # kept out by MAX_DEPTH; never a traceback

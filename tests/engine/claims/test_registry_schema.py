@@ -318,10 +318,19 @@ def test_an_unknown_interval_method_is_refused(fixture_registry):
         load_claim("t01-noise-001", registry_dir=fixture_registry.directory)
 
 
-def test_anchors_repeated_keys_and_deep_nesting_are_refused():
-    from claimbook import paths
-    from claimbook.claims.registry_schema import parse_registry_yaml
+def test_libyaml_reads_every_registry_file_as_the_reference_loader_does():
+    """The fast loader (libyaml's parser) is an optimisation: same data, same refusals."""
+    import yaml
 
+    from claimbook import paths
+    from claimbook.claims.registry_schema import _StrictSafeLoader, parse_registry_yaml
+
+    assert yaml.__with_libyaml__, "the locked PyYAML wheel carries libyaml"
+    files = sorted(paths.CLAIMS_DIR.glob("*.yaml"))
+    assert files
+    for path in files:
+        raw = path.read_bytes()
+        assert parse_registry_yaml(raw, path) == yaml.load(raw.decode(), Loader=_StrictSafeLoader)
     for bad, problem in [
         (b"a: &x 1\nb: *x\n", "anchors and aliases"),
         (b"a: {b: 1, b: 2}\n", "duplicate key 'b'"),
