@@ -55,7 +55,7 @@ MATHJAX := _build/site-extra/_vendor/mathjax/tex-chtml.js
 MATHJAX_UNUSED := mml-chtml.js mml-svg.js tex-chtml-full.js tex-chtml-full-speech.js \
 	tex-mml-chtml.js tex-mml-svg.js tex-svg-full.js tex-svg.js node-main.js latest.js
 
-.PHONY: all venv site mathjax sandbox test slow-checks built-site-check pdf-check lint unit claims-check mutate mutate-check book-check site-check check-artifacts rebuild clean verify repin serve browser lock uptodate bench bench-growth matrix-check screenshots pytorch-check
+.PHONY: all venv site mathjax sandbox test slow-checks built-site-check pdf-check chapter-code-check lint unit claims-check mutate mutate-check book-check site-check check-artifacts rebuild clean verify repin serve browser lock uptodate bench bench-growth matrix-check screenshots pytorch-check
 
 venv: $(STAMP)
 
@@ -228,13 +228,19 @@ browser:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	        --no-install-recommends chromium fonts-dejavu-core >/dev/null; }
 
-# SITE_TESTS: `make test` leaves the printed book (one printing, a minute of CPU) to pdf-check.
+# SITE_TESTS: `make test` leaves the printed book (one printing, a minute of CPU) to pdf-check,
+# and the checks that run a chapter's code again in the test process (chapter 16's is most of a
+# minute of CPU) to chapter-code-check.
 SITE_TESTS = site
 site-check: browser
 	@$(call TIER,site) $(BIN)/pytest -m "$(SITE_TESTS)" -n auto --dist worksteal -q tests/site tests/chapters
 
 pdf-check: browser
 	@$(call TIER,pdf) $(BIN)/pytest -m site -q tests/site/test_book_pdf.py
+
+chapter-code-check: | $(STAMP)
+	@$(call TIER,chapter-code) $(BIN)/pytest -m "site and chapter_code" -n auto --dist worksteal \
+	    -q tests/chapters
 
 # Every page's screenshots at every width, whole chapters included, in _build/screenshots/
 # (for people; the site tier captures only a page with a failure, where it failed).
@@ -262,7 +268,7 @@ sandbox:
 # The rebuild computes every claim, so the claims tier leaves out the whole_claim tests.
 test: sandbox lint unit
 	@$(MAKE) --no-print-directory -j3 --output-sync=target book-check claims-check \
-	    built-site-check CLAIMS_TESTS="claims and not whole_claim" SITE_TESTS="site and not pdf"
+	    built-site-check CLAIMS_TESTS="claims and not whole_claim" SITE_TESTS="site and not pdf and not chapter_code"
 	@$(MAKE) --no-print-directory uptodate || { echo "make test: an unchanged tree would rebuild" >&2; exit 1; }
 
 built-site-check: rebuild
@@ -271,10 +277,11 @@ built-site-check: rebuild
 # The checks too slow for make test, on the tree it built (CI runs both, .ci/run): every
 # claim under each mistake it names, against the committed record; what Binder does, whose
 # notebooks compute every claim again in a fresh environment and must write the rebuild's
-# artifacts byte for byte; the science against PyTorch; the printed book.
+# artifacts byte for byte; the science against PyTorch; the printed book; the chapters' code run
+# again to measure their phone figures.
 slow-checks: sandbox
 	@$(MAKE) --no-print-directory -j2 --output-sync=target mutate-check binder-check \
-	    pytorch-check pdf-check BINDER_CHECK_FLAGS=--against=artifacts/claims
+	    pytorch-check pdf-check chapter-code-check BINDER_CHECK_FLAGS=--against=artifacts/claims
 
 check-artifacts: | $(STAMP)
 	@TIMEFORMAT="make: artifacts recomputed and compared in %1R s"; time \

@@ -25,7 +25,7 @@ from legend_overlaps import legend_overlaps, legends
 from claimbook import chapter, figures, paths, phone_figures
 from claimbook.sources import read_chapter
 
-pytestmark = pytest.mark.site
+pytestmark = [pytest.mark.site, pytest.mark.chapter_code]
 
 CHAPTERS = sorted(paths.CHAPTERS_DIR.glob("*.md"))
 
