@@ -1,8 +1,7 @@
 """The published site: its key, the record of its files, its publication, its outcome.
 
-``_build/site.json`` (:func:`write_outcome`) stores the site key, the warnings, the published
-files' SHA-256 and the page digests under a digest of them all: a build whose key is the stored
-one, its site still the record, repeats the warnings without rendering. No walk follows a link.
+A build whose key is the one ``_build/site.json`` stores, its site still that record, repeats
+the stored warnings without rendering. No walk follows a link.
 """
 
 from __future__ import annotations
@@ -93,8 +92,8 @@ class Scan(NamedTuple):
     others: list[str]  # every entry neither a regular file nor a directory, or unlistable
 
 
-def scan(directory: str | Path, skip: Collection[str] = ()) -> Scan:
-    """Walk ``directory`` without following links, leaving out top-level names in ``skip``."""
+def scan(directory: str | Path) -> Scan:
+    """Walk ``directory`` without following links."""
     files: dict[str, str] = {}
     others: list[str] = []
     folders = [(os.fspath(directory), "")]
@@ -107,8 +106,6 @@ def scan(directory: str | Path, skip: Collection[str] = ()) -> Scan:
             continue
         for entry in entries:
             name = prefix + entry.name
-            if not prefix and entry.name in skip:
-                continue
             if entry.is_dir(follow_symlinks=False):
                 folders.append((entry.path, name + "/"))
                 continue
@@ -120,13 +117,11 @@ def scan(directory: str | Path, skip: Collection[str] = ()) -> Scan:
     return Scan(dict(sorted(files.items())), sorted(others))
 
 
-def differences(
-    directory: str | Path, record: Mapping[str, str], skip: Collection[str] = ()
-) -> str | None:
+def differences(directory: str | Path, record: Mapping[str, str]) -> str | None:
     """One line naming how ``directory`` differs from ``record``, or None if it matches it."""
     if not os.path.isdir(directory) or os.path.islink(directory):
         return "missing"
-    found = scan(directory, skip)
+    found = scan(directory)
     kinds = {
         "edited": [
             name for name, digest in found.files.items() if record.get(name, digest) != digest
@@ -162,19 +157,6 @@ def copy_verified(
         pass
     shutil.rmtree(target, ignore_errors=True)
     return False
-
-
-def keep_regular(directory: str | Path) -> tuple[dict[str, str], list[str]]:
-    """Remove every entry of ``directory`` neither a regular file nor a directory; return the
-    record of what is left and the paths removed."""
-    found = scan(directory)
-    for name in found.others:
-        path = Path(directory, name)
-        if path.is_dir() and not path.is_symlink():  # a directory that could not be listed
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            path.unlink(missing_ok=True)
-    return found.files, found.others
 
 
 def site_dir() -> Path:
@@ -220,7 +202,7 @@ def write_outcome(
     states: dict[str, list[str]] | None = None,
 ) -> None:
     """Store the render's outcome under the site ``key``, with a digest of all it holds (the
-    claim ``problems`` are a record only)."""
+    claim ``problems`` are a record only: every build judges the claims again)."""
     record = {
         "format": OUTCOME_FORMAT,
         "key": key,
@@ -254,11 +236,17 @@ def mark_outdated(reason: str) -> None:
 def publish(rendered: Path) -> dict[str, str]:
     """Replace ``_build/html`` by ``rendered`` (renames), keeping only regular files and
     directories; return the record of its files."""
-    files, _removed = keep_regular(rendered)
+    found = scan(rendered)
+    for name in found.others:
+        path = Path(rendered, name)
+        if path.is_dir() and not path.is_symlink():  # a directory that could not be listed
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
     previous = paths.BUILD_DIR / "html.old"
     shutil.rmtree(previous, ignore_errors=True)
     if site_dir().exists():
         site_dir().rename(previous)
     rendered.rename(site_dir())
     shutil.rmtree(previous, ignore_errors=True)
-    return files
+    return found.files

@@ -82,11 +82,14 @@ def test_publish_keeps_only_regular_files_and_records_them(outcome_path, tmp_pat
     secret.write_text("not for the site")
     os.symlink(secret, rendered / "planted.html")
     os.symlink(tmp_path, rendered / "chapters" / "linked")
+    os.symlink(rendered / "index.html", rendered / "chapters" / "again.html")
     os.mkfifo(rendered / "pipe")
     files = site_outcome.publish(rendered)
     site = paths.BUILD_DIR / "html"
     assert sorted(files) == ["chapters/alpha.html", "index.html"]
     assert site_outcome.scan(site) == (files, [])
+    assert sorted(os.listdir(site)) == ["chapters", "index.html"]
+    assert secret.read_text() == "not for the site"  # a link's target is untouched
     assert not rendered.exists()
 
 

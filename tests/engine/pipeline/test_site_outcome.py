@@ -72,17 +72,6 @@ def test_a_missing_site_differs(tmp_path):
     assert site_outcome.differences(tmp_path / "nowhere", {}) == "missing"
 
 
-def test_keep_regular_removes_every_other_entry_and_records_the_rest(site, tmp_path):
-    os.symlink(tmp_path, site / "linked")
-    os.symlink(site / "index.html", site / "chapters" / "again.html")
-    os.mkfifo(site / "pipe")
-    files, removed = site_outcome.keep_regular(site)
-    assert removed == ["chapters/again.html", "linked", "pipe"]
-    assert files == site_outcome.scan(site).files
-    assert sorted(os.listdir(site)) == ["chapters", "index.html"]
-    assert (tmp_path / "html").is_dir()  # the link's target is untouched
-
-
 def test_copy_verified_copies_a_site_that_matches_its_record_times_kept(site, tmp_path):
     record = site_outcome.scan(site).files
     (site / "OUTDATED.txt").write_text("a build is under way")
