@@ -1,9 +1,5 @@
-"""Chapter keys, and the record of each chapter's last successful execution.
-
-A chapter's **key** is a SHA-256 over its code cells, its claims' registry entries and
-artifacts, the book's modules its code reaches and the environment (docs/keys.md).
-``_build/keys/<stem>.json`` holds the key, its parts, the modules and the SHA-256 of every
-output; a record with any malformed field is no record (the chapter executes again).
+"""Chapter keys (docs/keys.md), and ``_build/keys/<stem>.json``, the record of each chapter's
+last successful execution: its key, the key's parts and the SHA-256 of every output.
 """
 
 from __future__ import annotations
@@ -32,7 +28,7 @@ _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")  # a 
 
 
 def file_digest(path: str | Path) -> str:
-    """SHA-256 of a regular file's bytes; ``"missing"`` if it is absent or not a regular file."""
+    """SHA-256 of a regular file's bytes, else ``"missing"``."""
     return file_digests.sha256(path) or MISSING
 
 
@@ -49,8 +45,7 @@ def code_digest(chapter: Chapter) -> str:
 
 
 def chapter_modules(chapter: Chapter) -> list[str]:
-    """The first-party modules the chapter's code cells reach; a cell that is not Python
-    imports nothing here (the kernel reports it)."""
+    """The first-party modules the chapter's code cells reach (a cell that is not Python: none)."""
     starts: set[str] = set()
     for _index, source, _tags in chapter.code_cells():
         try:
@@ -79,18 +74,15 @@ def chapter_key(code: str, claim_ids: Iterable[str], modules: Iterable[str]) -> 
 
 
 def record_path(stem: str, build_dir: str | Path | None = None) -> Path:
-    """``<build_dir>/keys/<stem>.json`` (default under ``_build/``); raises
-    :class:`InvalidChapterStemError` for a stem that cannot name a chapter's files."""
+    """``<build_dir>/keys/<stem>.json`` (default ``_build/``); InvalidChapterStemError for a
+    stem that cannot name a chapter."""
     directory = Path(build_dir if build_dir is not None else paths.BUILD_DIR)
     return directory / "keys" / f"{paths.check_chapter_stem(stem)}.json"
 
 
 def load_record(stem: str) -> dict | None:
-    """The record of the chapter's last successful execution; None if there is none.
-
-    Raises :class:`KeyRecordError` (one line naming the record and its first problem) if it
-    cannot be used: unreadable, over :data:`MAX_RECORD_BYTES`, not JSON, or a bad field.
-    """
+    """The chapter's record, or None if there is none; :class:`KeyRecordError` (one line
+    naming the record and its first problem) if it is unreadable, too large or malformed."""
     path = record_path(stem)
     where = paths.shown(path)
     try:
@@ -211,7 +203,7 @@ def write_record(
     source: Path, key: Mapping, claim_ids, modules, outputs: Iterable[Path], seconds: float
 ) -> dict:
     """Write the record of a successful execution, hashing ``source`` and ``outputs`` now;
-    raises :class:`OutsideBuildProductsError` for an output that is not a build product."""
+    OutsideBuildProductsError for an output that is not a build product."""
     outputs = sorted(outputs)
     for output in outputs:
         paths.build_product(output)
@@ -248,8 +240,8 @@ class ChapterPlan(NamedTuple):
 
 
 def plan_chapter(source: Path) -> ChapterPlan:
-    """Decide what the chapter at ``source`` needs. An unchanged source is planned from its
-    record, unparsed; raises :class:`ChapterSourceError` if a changed one cannot be read."""
+    """What the chapter at ``source`` needs: an unchanged source is planned from its record,
+    unparsed; ChapterSourceError if a changed one cannot be read."""
     stem = source.stem
 
     def execute(reason: str) -> ChapterPlan:
@@ -284,13 +276,12 @@ def plan_chapter(source: Path) -> ChapterPlan:
             if now[group].get(name) != before[group].get(name)
         ]
         return execute(f"{', '.join(changed)} changed" + (f": {listed(names)}" if names else ""))
-    problems = []
-    for output, digest in sorted(record["outputs"].items()):
-        found = file_digest(paths.REPO_ROOT / output)
-        if found != digest:
-            problems.append(
-                f"{output} {'missing' if found == MISSING else 'differs from its record'}"
-            )
+    found = {output: file_digest(paths.REPO_ROOT / output) for output in record["outputs"]}
+    problems = [
+        f"{output} {'missing' if found[output] == MISSING else 'differs from its record'}"
+        for output, digest in sorted(record["outputs"].items())
+        if found[output] != digest
+    ]
     if problems:
         return execute(", ".join(problems))
     if prose_changed:
