@@ -1,8 +1,5 @@
-"""Claims computed by the engine, in fresh processes beside the chapters, never by a chapter.
-
-The *due* claims (missing or stale artifact, or bytes other than the build recorded last time)
-are computed in ``python -m claimbook claims compute`` processes, one per core, spread by the
-time each took last (:class:`ClaimComputation`; docs/engine.md).
+"""Claims computed by the engine, in fresh processes beside the chapters, never by a chapter:
+``python -m claimbook claims compute``, one per core, spread by the time each claim took last.
 """
 
 from __future__ import annotations
@@ -35,8 +32,8 @@ BYTECODE_FOLDER = "claim-bytecode"
 
 
 def due_claims(claim_ids: list[str], recorded: Mapping[str, str]) -> dict[str, str]:
-    """The claims to compute, each with why; an unreadable registry entry is left out (the
-    render reports it)."""
+    """The claims to compute (missing or stale artifact, or bytes other than ``recorded``), each
+    with why; an unreadable registry entry is left out (the render reports it)."""
     due = {}
     for claim_id in claim_ids:
         try:
@@ -62,8 +59,6 @@ def due_claims(claim_ids: list[str], recorded: Mapping[str, str]) -> dict[str, s
 def spread(seconds: Mapping[str, float], processes: int) -> list[list[str]]:
     """Share claims among ``processes`` so that their summed times are close (longest first,
     ties by id)."""
-    if processes < 1:
-        raise ValueError(f"parameter processes must be at least 1, got {processes}")
     batches: list[list[str]] = [[] for _ in range(min(processes, len(seconds)))]
     loads = [0.0] * len(batches)
     for claim_id in sorted(seconds, key=lambda c: (-seconds[c], c)):
@@ -74,9 +69,8 @@ def spread(seconds: Mapping[str, float], processes: int) -> list[list[str]]:
 
 
 def isolated_command(*arguments: str) -> list[str]:
-    """``python -m claimbook ARGUMENTS`` isolated (``-I``) from what a chapter can leave behind:
-    ``sys.path`` gets the folders this process imports the book from, bytecode goes under
-    ``_build/claim-bytecode``."""
+    """``python -m claimbook ARGUMENTS`` isolated (``-I``) from what a chapter can leave behind,
+    with this process's book folders on ``sys.path`` and bytecode under ``_build/``."""
     boot = (
         "import runpy, sys; "
         f"sys.path[:0] = {list(map(str, book_folders()))!r}; "
@@ -87,8 +81,7 @@ def isolated_command(*arguments: str) -> list[str]:
 
 
 def claim_environment() -> dict[str, str]:
-    """This environment without the build's record variables, with one BLAS thread (as in
-    the kernels: reductions in one order)."""
+    """This environment without the build's record variables, with one BLAS thread."""
     hidden = (
         record.RECORD_VARIABLE,
         record.CHAPTER_CLAIMS_VARIABLE,
@@ -102,13 +95,10 @@ def claim_environment() -> dict[str, str]:
 
 
 class ClaimComputation:
-    """The due claims among ``claim_ids``, computing in fresh processes from construction on.
-
-    The build's claim record is written at once, again as each claim is computed, and last
-    marked complete (a kernel's ``verify_claim`` waits for it). :attr:`artifacts` (id ->
-    bytes) and :attr:`others` (other files in ``artifacts/claims/``) are final after
-    :meth:`finish`.
-    """
+    """The due claims among ``claim_ids``, computing from construction on. The claim record is
+    written at once, as each claim is computed, and last marked complete (a kernel's
+    ``verify_claim`` waits for it). :attr:`artifacts` (id -> bytes) and :attr:`others` (other
+    files in ``artifacts/claims/``) are final after :meth:`finish`."""
 
     def __init__(
         self, claim_ids: list[str], jobs: int | None = None, report: Callable[[str], None] = print
@@ -162,8 +152,8 @@ class ClaimComputation:
         self._waiting = ThreadPoolExecutor(1, "claims").submit(self._wait)
 
     def finish(self) -> ClaimComputation:
-        """Wait until every due claim is recorded; return self. :class:`BuildError` if a
-        process ended without computing its claims or a claim ran out of time."""
+        """Wait until every due claim is recorded; return self. BuildError if a process ended
+        without computing its claims or a claim ran out of time."""
         self._waiting.result()
         return self
 
@@ -174,7 +164,7 @@ class ClaimComputation:
 
     def kernel_environment(self) -> dict[str, str]:
         """What every chapter kernel starts with: the record, the build's token, and how long
-        ``verify_claim`` waits for the record to change."""
+        ``verify_claim`` waits for the record."""
         return {
             record.CLAIM_WAIT_VARIABLE: f"{self.limit + _WAIT_MARGIN:g}",
             record.RECORD_VARIABLE: str(record.record_path()),
@@ -183,8 +173,7 @@ class ClaimComputation:
         }
 
     def _write(self, complete: bool) -> None:
-        """Write the record of what is computed so far; failing that, end the build (the
-        kernels would wait for it)."""
+        """Write the record of what is computed so far; failing that, end the build."""
         try:
             record.write_claim_record(
                 record.record_path(),

@@ -32,11 +32,6 @@ def test_spread_never_makes_more_batches_than_claims_and_breaks_ties_by_id():
     assert spread({"x": 1.0, "y": 1.0, "z": 1.0}, 1) == [["x", "y", "z"]]
 
 
-def test_spread_refuses_fewer_than_one_process():
-    with pytest.raises(ValueError, match="parameter processes"):
-        spread({"a": 1.0}, 0)
-
-
 # --- which claims are due ----------------------------------------------------------------------
 
 
