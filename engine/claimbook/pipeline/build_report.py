@@ -1,7 +1,4 @@
-"""What a build says: claim problems and site warnings, one line each, and ``--question``.
-
-Every build judges every claim again (:func:`claim_problems`): never the stored outcome.
-"""
+"""What a build says: claim problems and site warnings, one line each, and ``--question``."""
 
 from __future__ import annotations
 
@@ -22,8 +19,8 @@ _CLAIM_WARNING = re.compile(r"claim (\S+) is ")
 
 
 def claim_problems() -> list[str]:
-    """One line per claim whose state fails the build (its failed fields) or whose registry
-    file is refused, and per statistical field too wide without a reason."""
+    """One line per claim, judged now, whose state fails the build (its failed fields) or whose
+    registry file is refused, and per statistical field too wide without a reason."""
     problems = []
     for claim_id in claims.list_claims():
         try:
@@ -42,8 +39,7 @@ def claim_problems() -> list[str]:
 
 
 def wide_tolerances(claim_id: str, artifact) -> list[str]:
-    """Fields of a statistical claim wider than 10 standard errors without a stated reason
-    (:func:`claimbook.claims.compare.wide_tolerance_problems`)."""
+    """:func:`~claimbook.claims.compare.wide_tolerance_problems` of a statistical claim."""
     if artifact is None or artifact.get("kind") != "statistical":
         return []
     expect = claims.load_claim(claim_id).expect
@@ -52,7 +48,7 @@ def wide_tolerances(claim_id: str, artifact) -> list[str]:
 
 def unregistered_claims(plans: list[ChapterPlan]) -> list[str]:
     """One line per chapter verifying a claim id ``claims/`` lacks (an unchanged chapter's ids
-    from its record: no chapter parsed)."""
+    from its record, unparsed)."""
     registered = set(claims.list_claims())
     lines = []
     for plan in plans:
@@ -83,9 +79,9 @@ def refuse_to_execute(plans: list[ChapterPlan], out) -> int:
 
 
 def answer_question(selected: list[Path], claim_ids: list[str], partial: bool, out) -> int:
-    """``build --question``: 0 if the chapters at ``selected``, their claims and (unless
-    ``partial``) the published site are current and the last build was clean; else 1, after
-    saying (through ``out``) what a build would do. Changes nothing."""
+    """``build --question``, changing nothing: 0 if the chapters at ``selected``, their claims
+    and (unless ``partial``) the site are current and the last build was clean; else say what
+    a build would do and return 1."""
     due = due_claims(claim_ids, read_claim_record().artifacts)
     for claim_id, reason in due.items():
         out(f"claim {claim_id}: would be computed ({reason})")
@@ -117,9 +113,8 @@ def answer_question(selected: list[Path], claim_ids: list[str], partial: bool, o
 
 
 def final_report(warnings: list[str], problems: list[str], seconds: float, out) -> int:
-    """Print the site's ``warnings``, the claim ``problems`` and the build's last line; return
-    1 if there is any, else 0. A warning that a claim fails is left out when a problem names
-    the claim; a warning repeated at other places is printed once, with how many more."""
+    """Print the site's ``warnings`` (a repeated one once, with how many more; none that a
+    claim named in ``problems`` fails), the ``problems`` and a last line; 1 if any, else 0."""
     if not warnings and not problems:
         out(f"The book is built ({seconds:.1f} s): {site_dir() / 'index.html'}")
         return 0

@@ -1,9 +1,5 @@
-"""The engine builds the checkout it belongs to, with the environment the book locks, or refuses.
-
-A ``cp -a`` copy of a checkout carries a ``.venv`` whose editable installs name the original
-(:func:`check_checkout`). A book holding an engine of its own is built only by that one
-(:func:`check_engine`) unless ``--allow-environment-mismatch``; every page then says so.
-"""
+"""The engine builds the checkout it belongs to, with its own engine and the environment the
+book locks, or refuses (unless ``--allow-environment-mismatch``: every page then says so)."""
 
 from __future__ import annotations
 
@@ -25,8 +21,8 @@ def book_holding(directory: str | Path) -> Path | None:
 
 
 def check_checkout(environ: Mapping[str, str] = os.environ, cwd: str | Path | None = None) -> None:
-    """Raise :class:`BuildError` if ``TRAINABLE_ROOT`` is unset and the book holding ``cwd``
-    (default: the working directory) is not :data:`claimbook.paths.REPO_ROOT`."""
+    """BuildError if ``TRAINABLE_ROOT`` is unset and the book holding ``cwd`` is not
+    :data:`claimbook.paths.REPO_ROOT` (a ``cp -a`` copy's ``.venv`` names the original)."""
     if environ.get(paths.ROOT_ENVIRONMENT_VARIABLE):
         return
     asked = book_holding(Path.cwd() if cwd is None else cwd)
@@ -42,16 +38,14 @@ def check_checkout(environ: Mapping[str, str] = os.environ, cwd: str | Path | No
 def foreign_engine(
     root: str | Path | None = None, engine: str | Path | None = None
 ) -> Path | None:
-    """``engine`` (default the running one) if the book at ``root`` holds another
-    (``<root>/engine/claimbook``); else None."""
+    """``engine`` (default the running one) if the book at ``root`` holds another; else None."""
     own = Path(root or paths.REPO_ROOT) / "engine" / "claimbook"
     engine = Path(engine).resolve() if engine else Path(paths.__file__).resolve().parent
     return engine if own.is_dir() and own.resolve() != engine else None
 
 
 def check_engine(allow: bool = False, root: str | Path | None = None) -> Path | None:
-    """The foreign engine's folder (:func:`foreign_engine`), or EnvironmentMismatchError
-    unless ``allow``."""
+    """The foreign engine's folder, or None; EnvironmentMismatchError unless ``allow``."""
     root = Path(root or paths.REPO_ROOT)
     engine = foreign_engine(root)
     if engine is not None and not allow:

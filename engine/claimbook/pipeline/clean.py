@@ -1,8 +1,5 @@
-"""``make clean``: remove the build products under the build lock.
-
-Everything under ``_build/`` but the lock, ``chapters/*.ipynb``, and everything under
-``artifacts/`` but its ``README.md`` and ``.gitignore``; links are removed, never followed.
-"""
+"""``make clean``: remove the build products under the build lock: ``_build/`` but the lock,
+``chapters/*.ipynb``, and ``artifacts/`` but its ``README.md`` and ``.gitignore``."""
 
 from __future__ import annotations
 
@@ -20,8 +17,8 @@ KEPT_IN_ARTIFACTS = ("README.md", ".gitignore")
 
 
 def clean() -> list[Path]:
-    """Remove the build products; return them. :class:`BuildLockError` or
-    :class:`OutsideBuildProductsError` with nothing removed."""
+    """Remove the build products; return them. BuildLockError or OutsideBuildProductsError
+    with nothing removed."""
     lock = lock_path()
     with build_lock(lock):
         candidates = [p for p in sorted(paths.BUILD_DIR.iterdir()) if p != lock]

@@ -50,12 +50,9 @@ def build(
     kernels: bool = True,
     foreign_environment: bool = False,
 ) -> int:
-    """Bring the site up to date; return the exit status (see the module doc).
-
-    ``only``: those chapter stems; ``render_site=False``: no render; ``kernels=False``: render
-    only (a chapter that would execute fails the build); ``foreign_environment``: no record of
-    a clean build. A failing build (not ``question``) marks the kept site (:mod:`.failed_build`).
-    """
+    """Bring the site up to date; return the exit status. ``only``: those chapter stems;
+    ``kernels=False``: a chapter that would execute fails the build; ``foreign_environment``:
+    no record of a clean build. A failing build (not ``question``) marks the kept site."""
     started = time.perf_counter()
     printed: list[str] = []  # what a failing build's banner gives as the reason
 
@@ -105,8 +102,8 @@ def build(
 
 
 def _execute(plans, computation, jobs, out, kernels):
-    """Reassemble and execute the chapters that need it, beside the claims computing; return
-    ``(status, guard, chapters executed)``, the status None when the build goes on."""
+    """Reassemble and execute the chapters that need it; return ``(status, guard, chapters
+    executed)``, the status None when the build goes on."""
     if computation is not None and computation.due:  # a chapter showing one executes too
         for index, plan in enumerate(plans):
             record = None if plan.execute else keys.read_record(plan.stem)
@@ -203,8 +200,8 @@ def _render(guard: ChapterGuard, out, started: float) -> int:
 
 
 def chapter_outputs(stem: str) -> list[str]:
-    """The files chapter ``stem``'s record lists, then the record, relative to the root;
-    :class:`BuildError` if the chapter is not current here."""
+    """The files chapter ``stem``'s record lists, then the record; BuildError if the chapter
+    is not current here."""
     (source,) = _selected_sources([stem])
     plan = keys.plan_chapter(source)
     if plan.action != "none":

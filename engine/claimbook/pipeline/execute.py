@@ -1,9 +1,7 @@
 """Execute chapters with papermill, each in a worker process and on a kernel of its own.
 
-The kernel runs in ``chapters/`` with the build's claim record in its environment
-(:mod:`.claim_runs`). A last cell, removed again, runs only if the chapter ran to its end
-(papermill takes ``SystemExit(0)`` for a normal stop).
-"""
+A last cell, removed again, runs only if the chapter ran to its end (papermill takes
+``SystemExit(0)`` for a normal stop)."""
 
 from __future__ import annotations
 
@@ -37,8 +35,6 @@ logging.getLogger("papermill").addFilter(
 
 @dataclass
 class ChapterRun:
-    """The outcome of executing one chapter."""
-
     stem: str
     ok: bool
     seconds: float
@@ -53,13 +49,9 @@ def execute_chapters(
     environment=None,
     inspect=None,
 ) -> list[ChapterRun]:
-    """Execute ``sources`` in worker processes, up to ``jobs`` (default: the CPU count) at
-    once; return their runs in the order of ``sources``.
-
-    ``environment(source)``: variables for its kernel; ``inspect(run, running)``: called as each
-    chapter ends (with the stems not yet ended), returns the run to keep; ``report``: one line
-    per chapter.
-    """
+    """Execute ``sources``, up to ``jobs`` (default: the CPU count) at once; return their runs
+    in order. ``environment(source)``: variables for its kernel; ``inspect(run, running)``, as
+    each chapter ends (with the stems not yet ended): the run to keep."""
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(sources)))
     context = multiprocessing.get_context("fork")
     waiting, running, runs = list(sources), {}, {}
@@ -91,7 +83,7 @@ def execute_chapters(
 
 
 def _work(source: str, environment: dict[str, str], sender, parent: int) -> None:
-    """A chapter worker's life: one chapter, its run sent once all it started has ended."""
+    """A chapter worker: one chapter, its run sent once all it started has ended."""
     start_worker(parent)
     run = _run_one(source, environment)
     kill_children()
@@ -100,8 +92,7 @@ def _work(source: str, environment: dict[str, str], sender, parent: int) -> None
 
 def _run_one(source: str, environment: dict[str, str]) -> ChapterRun:
     """Execute one chapter, ``environment`` added to its kernel's; on success write its record."""
-    # Imported in the worker only: jupyter_client and papermill (a second, while the kernel
-    # boots) are needed only where a chapter executes.
+    # Imported in the worker only: jupyter_client and papermill take a second to import.
     from claimbook.pipeline.kernels import start_kernel, stop_kernel
 
     started = time.perf_counter()
@@ -191,8 +182,7 @@ def _as_published(notebook):
 
 
 def code_cell_name(notebook, index: int | None) -> str:
-    """``code cell N``, N the cell's 1-based position among the source's code cells, or the
-    build's last cell."""
+    """``code cell N`` (N counts the code cells from 1), or the build's last cell."""
     if index is None or not 0 <= index < len(notebook.cells):
         return "code cell ?"
     if index == len(notebook.cells) - 1:
@@ -213,7 +203,7 @@ def stop_reason(notebook) -> str:
 
 
 def _figure_outputs(chapter) -> list[Path]:
-    """The figure artifacts the chapter's named figures link to (those saved)."""
+    """The saved figure artifacts the chapter's named figures link to."""
     found = []
     for label in figure_labels(chapter):
         try:
@@ -224,8 +214,8 @@ def _figure_outputs(chapter) -> list[Path]:
 
 
 def reassemble_chapter(source: Path) -> bool:
-    """Rebuild an executed notebook after a prose-only edit, without a kernel: the new cells
-    with the executed outputs. False when the code cells differ."""
+    """Rebuild an executed notebook after a prose-only edit from its executed outputs, without
+    a kernel; False when the code cells differ."""
     chapter = read_chapter(source)
     target = paths.CHAPTERS_DIR / f"{source.stem}.ipynb"
     record = keys.read_record(source.stem)

@@ -1,9 +1,7 @@
 """After a failed build, the site kept in ``_build/html`` says so on every page.
 
-:func:`mark_failed_build` puts a banner (``role="alert"``) on every page, replacing an earlier
-one: "This site is from the build of <UTC>. The latest build, at <UTC>, failed: <reason>";
-rewrites each claim mark and ``claims.json`` entry to the state judged now; and says the same
-in ``OUTDATED.txt``. The pages then differ from the site's record: the next build republishes.
+Each page gets a banner and each claim mark the state judged now; the pages then differ from
+the site's record, so the next build publishes again.
 """
 
 from __future__ import annotations
@@ -72,7 +70,8 @@ def _utc(stamp: float) -> str:
 
 
 def _site_built(site: Path, pages: list[Path]) -> str:
-    """As an earlier banner says, else when the outcome was written, else the newest page's."""
+    """When the kept site was built: as an earlier banner says, else the outcome's time, else
+    the newest page's."""
     for page in (site / "intro.html", site / "index.html"):
         text = page.read_text(encoding="utf-8", errors="replace") if page.is_file() else ""
         if found := _BUILT.search(text):
@@ -93,8 +92,10 @@ def _judged(claim_id: str) -> tuple[str, str]:
 
 
 def mark_failed_build(reason: str, note=None, now: datetime | None = None) -> int:
-    """Put the banner on every page of the kept site and show each claim as judged now;
-    return the number of pages marked. Never raises: what fails is said through ``note``."""
+    """Put the banner ("This site is from the build of <UTC>. The latest build, at <UTC>,
+    failed: <reason>") on every page of the kept site, replacing an earlier one, and in
+    ``OUTDATED.txt``; show each claim mark and ``claims.json`` entry as judged now. Return the
+    number of pages marked; never raises (what fails is said through ``note``)."""
     site = paths.BUILD_DIR / "html"
     if not site.is_dir():
         return 0

@@ -1,9 +1,6 @@
-"""The guard on what only the build writes, checked as each chapter ends and at the end.
-
-Claim artifacts, the claim record, and the other chapters' records and outputs are compared
-with the bytes the build holds; what differs is put back, and the chapter that ended and every
-chapter running beside it fail, naming the files, their records removed.
-"""
+"""The guard on what only the build writes, checked as each chapter ends and at the end:
+what differs from the bytes the build holds is put back, and the chapters that may have
+written it fail, naming the files."""
 
 from __future__ import annotations
 
@@ -22,8 +19,8 @@ from claimbook.sources import read_chapter
 
 
 class ChapterGuard:
-    """The check of the claim artifacts and record ``computation`` leaves and of the records
-    and outputs of the chapters in ``settled`` (not running); :attr:`seconds` sums its time."""
+    """Holds the claim artifacts and record ``computation`` leaves and the records and outputs
+    of the chapters in ``settled`` (not running); :attr:`seconds` sums the checks' time."""
 
     def __init__(self, computation, settled: list[ChapterPlan]):
         self.computation = computation
@@ -41,7 +38,7 @@ class ChapterGuard:
                     self.kept[path] = path.read_bytes()
 
     def environment(self, source: Path) -> dict[str, str]:
-        """What a chapter's kernel starts with: the build's claim record, the chapter's ids."""
+        """A chapter kernel's variables: the build's claim record, the chapter's claim ids."""
         found = self.computation.kernel_environment() if self.computation else {}
         ids = " ".join(read_chapter(source).verified_claims)
         return {**found, CHAPTER_CLAIMS_VARIABLE: ids}
@@ -83,7 +80,8 @@ class ChapterGuard:
         return changed
 
     def inspect(self, run: ChapterRun, running: list[str]) -> ChapterRun:
-        """``run``, failed if the check finds a change (so are the chapters in ``running``)."""
+        """``run``, failed (its record removed) if the check finds a change, as are the
+        chapters in ``running`` when they end."""
         changed = self.final_check()
         if changed:
             what = "; ".join(changed[:5])
@@ -104,7 +102,7 @@ class ChapterGuard:
 
 
 def _remove(path: Path) -> None:
-    """Remove a file, link or directory the build did not write (a build product only)."""
+    """Remove a build product: a file, link or directory."""
     paths.build_product(path)
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path)

@@ -1,9 +1,5 @@
-"""Start, ready and stop the kernel a chapter executes on, without jupyter_client's waits.
-
-Its ``wait_for_ready`` ends with 0.2 s of IOPub silence (:class:`ReadyClient` ends at the
-kernel's ``idle``); ``shutdown_kernel(now=True)`` polls for the killed process
-(:func:`stop_kernel` reaps it first).
-"""
+"""Start, ready and stop the kernel a chapter executes on, without jupyter_client's waits
+(0.2 s of IOPub silence after ``kernel_info``; polling for a killed kernel)."""
 
 from __future__ import annotations
 
@@ -26,8 +22,6 @@ from claimbook.pipeline.workers import kill_group, socket_prefix
 
 
 class ReadyClient(AsyncKernelClient):
-    """A kernel client whose :meth:`wait_for_ready` ends as soon as the kernel is ready."""
-
     async def wait_for_ready(self, timeout: float | None = None) -> None:
         """Return once the kernel has answered ``kernel_info`` and reported itself idle;
         ``RuntimeError`` if it dies first or ``timeout`` seconds pass."""
@@ -46,8 +40,8 @@ class ReadyClient(AsyncKernelClient):
                 raise RuntimeError(f"Kernel didn't respond in {timeout} seconds")
 
     async def _idle_after(self, request: str | None) -> bool:
-        """Read IOPub up to the kernel's ``idle`` status for ``request``; False after 0.2 s of
-        silence (jupyter_client's value: IOPub was not connected, the request is sent again)."""
+        """Read IOPub up to the ``idle`` status for ``request``; False after 0.2 s of silence
+        (IOPub was not connected yet: the request is sent again)."""
         while True:
             try:
                 message = await self.iopub_channel.get_msg(timeout=0.2)
@@ -62,8 +56,7 @@ class ReadyClient(AsyncKernelClient):
 
 
 def start_kernel() -> AsyncKernelManager:
-    """Launch a kernel in ``chapters/`` with this environment, sandboxed where it can be
-    (:mod:`.sandbox`); return its manager."""
+    """Launch a kernel in ``chapters/``, sandboxed where it can be; return its manager."""
     # Unix sockets in a private folder, not TCP ports: two kernels starting at once can pick
     # the same free port (papermill#511).
     sockets = tempfile.mkdtemp(prefix=socket_prefix())
@@ -96,9 +89,6 @@ def start_kernel() -> AsyncKernelManager:
 def stop_kernel(manager: AsyncKernelManager) -> None:
     """Kill the kernel's process group at once, reap it, and remove its socket folder."""
     kill_group(manager.provisioner.process)  # reaped now: the shutdown finds it gone at once
-    try:
+    with contextlib.suppress(Exception):  # a kernel that already died has nothing left to stop
         asyncio.run(manager.shutdown_kernel(now=True))
-    except Exception:  # a kernel that already died has nothing left to stop
-        pass
-    finally:
-        shutil.rmtree(os.path.dirname(manager.ip), ignore_errors=True)
+    shutil.rmtree(os.path.dirname(manager.ip), ignore_errors=True)

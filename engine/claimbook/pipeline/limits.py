@@ -1,8 +1,5 @@
-"""Time limits of the build, read from ``_config.yml``, and how a build stops in one line.
-
-``trainable_cell_timeout`` (a code cell, default 300 s), ``trainable_claim_timeout`` (a
-claim's computation, 600 s) and ``trainable_build_timeout`` (the whole build, 1800 s) are
-top-level keys of the book's ``_config.yml`` (Jupyter Book ignores them).
+"""Time limits of the build (``trainable_{cell,claim,build}_timeout`` in ``_config.yml``, in
+seconds), and how a build stops in one line.
 
 >>> import tempfile
 >>> from pathlib import Path
@@ -39,9 +36,8 @@ class BuildTimeout(KeyboardInterrupt):
 
 
 def read_limits(root: str | Path | None = None) -> Limits:
-    """The limits ``<root>/_config.yml`` (default the book's) sets, or their defaults; raises
-    :class:`BuildError` if it cannot be parsed or a limit is not a positive number of seconds.
-    """
+    """The limits ``<root>/_config.yml`` (default the book's) sets, or their defaults;
+    BuildError if it cannot be parsed or a limit is not a positive number of seconds."""
     path = Path(root if root is not None else paths.REPO_ROOT) / "_config.yml"
     try:
         config = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -64,9 +60,8 @@ def read_limits(root: str | Path | None = None) -> Limits:
 
 @contextlib.contextmanager
 def stops(build_seconds: float):
-    """Within the block, raise :class:`BuildTimeout` after ``build_seconds`` and
-    :class:`KeyboardInterrupt` on SIGINT, in the main thread; a second signal is ignored, so
-    that the cleanup runs to its end."""
+    """Within the block, raise BuildTimeout after ``build_seconds`` and KeyboardInterrupt on
+    SIGINT, in the main thread; a second signal is ignored, so that the cleanup runs."""
 
     def stop(signum, frame):
         signal.signal(signal.SIGINT, signal.SIG_IGN)

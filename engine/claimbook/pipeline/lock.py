@@ -1,8 +1,5 @@
 """One build at a time: an exclusive ``flock`` on ``_build/.build.lock``, naming its holder.
-
-Linux releases a ``flock`` however its holder exits; a forked child closes its copy at once,
-so only the holder holds it; a record left by a killed holder is taken over, saying so.
-"""
+A forked child closes its copy at once; a record left by a killed holder is taken over."""
 
 from __future__ import annotations
 
@@ -23,7 +20,6 @@ _HELD: set[int] = set()  # descriptors of the locks this process holds
 
 
 def _close_in_child() -> None:
-    """In a forked child: close every copy of a held lock."""
     for handle in list(_HELD):
         with contextlib.suppress(OSError):
             os.close(handle)
@@ -34,14 +30,13 @@ os.register_at_fork(after_in_child=_close_in_child)
 
 
 def lock_path() -> Path:
-    """The build lock's file: ``_build/.build.lock``."""
     return paths.BUILD_DIR / ".build.lock"
 
 
 @contextlib.contextmanager
 def build_lock(path: str | Path, say=None) -> Iterator[None]:
     """Hold the build lock at ``path`` for the block (``say``, default stderr, gets a takeover's
-    line); :class:`BuildLockError` naming the holder if another holds it."""
+    line); BuildLockError naming the holder if another holds it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)

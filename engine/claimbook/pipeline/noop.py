@@ -1,9 +1,6 @@
-"""A build that has nothing to do says so in a fraction of a second.
-
-A clean, complete build records every file of the tree and a stamp of what pages show that is
-no file of it; the next ``build`` compares, before importing anything heavy, newest file first
-up to the first difference, which takes the full path.
-"""
+"""A build that has nothing to do says so in a fraction of a second: a clean build records
+every file of the tree and what pages show besides; the next compares, newest file first, before
+importing anything heavy."""
 
 from __future__ import annotations
 
@@ -51,8 +48,7 @@ def _entry(entry: os.DirEntry) -> str:
 
 
 def tree_entries(root: str | Path) -> dict[str, str]:
-    """Each file of the book at ``root`` the record covers (``/``-separated relative path),
-    with how it enters (:func:`_entry`)."""
+    """``{relative path: how it enters (:func:`_entry`)}`` of each file the record covers."""
     return {name: _entry(entry) for name, entry in _files(Path(root).resolve()).items()}
 
 
@@ -96,8 +92,7 @@ def _stamp(root: Path) -> dict:
 
 
 def _engine_outside(root: Path) -> str | None:
-    """The engine's folder and digest if it is outside ``root``; else None (its modules are
-    files of the tree)."""
+    """The engine's folder and digest if it is outside ``root`` (else it is in the tree)."""
     engine = dependencies.package_folder("claimbook")
     if engine.is_relative_to(root):
         return None
@@ -117,8 +112,8 @@ def forget_clean_build() -> None:
 
 
 def unchanged_since_clean_build() -> bool:
-    """True when the tree matches a clean build's record byte for byte (paths first, then
-    each file, newest first: times decide only the order)."""
+    """True when the tree matches a clean build's record byte for byte (paths first, then the
+    files newest first: times decide only the order)."""
     root = paths.REPO_ROOT.resolve()
     try:
         record = json.loads((root / "_build" / RECORD_NAME).read_text(encoding="utf-8"))

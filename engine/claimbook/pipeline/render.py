@@ -1,9 +1,6 @@
-"""Render the site with Jupyter Book's Sphinx into a new directory, reusing parsed pages.
-
-Sphinx's incremental build, deciding by content: a page is read again when its digest (its
-source and every file Sphinx noted it depends on) differs from the one last read or published.
-The render starts from a copy of the published site, whose unchanged pages are not rewritten.
-"""
+"""Render the site with Jupyter Book's Sphinx into a new directory, reusing parsed pages:
+a page is read again when its content digest (source and dependencies) changed, and the render
+starts from a copy of the published site, whose unchanged pages are not rewritten."""
 
 from __future__ import annotations
 
@@ -29,8 +26,7 @@ _WARNING_LINE = re.compile(r"(WARNING|ERROR|CRITICAL):")
 
 
 class _Tee(io.StringIO):
-    """Sphinx's warning stream and stderr: all kept, all but the warnings passed on (the build
-    prints those once, at the end)."""
+    """Sphinx's warning stream and stderr: all kept, all but the warnings passed on."""
 
     def __init__(self, stream):
         super().__init__()
@@ -63,7 +59,7 @@ def _source_digest(env, docname: str) -> str:
 
 def _page_digest(env, docname: str, source: str | None = None) -> str:
     """The digest of a page's source (``source``, if known) and of each file Sphinx noted it
-    depends on, by its path relative to the source directory."""
+    depends on, by relative path."""
     parts = [source or _source_digest(env, docname)]
     found = {os.path.join(env.srcdir, str(name)) for name in env.dependencies.get(docname, ())}
     for dependency in sorted(found):
@@ -87,12 +83,10 @@ def _shown_elsewhere(env, docnames: list[str]) -> tuple:
 
 
 class SiteRender:
-    """The whole book rendered by one Sphinx application, once the chapters are done.
-
-    Unless ``fresh`` (every page re-read), the new directory starts as a copy of the published
-    site if it is exactly the stored outcome ``published``. After
-    :meth:`run`, ``sources`` holds each page's digest as read and ``written`` the pages written.
-    """
+    """The whole book rendered by one Sphinx application. Unless ``fresh`` (every page read
+    again), the new directory starts as a copy of the published site if it is exactly the
+    stored outcome ``published``. After :meth:`run`, ``sources`` holds each page's digest as
+    read and ``written`` the pages written."""
 
     def __init__(self, fresh: bool, published: dict | None = None):
         self.fresh, self.published = fresh, published
@@ -103,8 +97,8 @@ class SiteRender:
         self._shown_before: tuple | None = None
 
     def run(self) -> tuple[Path, list[str]]:
-        """Read and write the site; return its directory and the warnings. Raises
-        :class:`BuildError` if Sphinx stopped with an exception (nothing is published)."""
+        """Read and write the site; return its directory and the warnings. BuildError if
+        Sphinx stopped with an exception."""
         from sphinx.util.docutils import docutils_namespace, patch_docutils
 
         shutil.rmtree(self.target, ignore_errors=True)
@@ -176,7 +170,7 @@ class SiteRender:
 
     def _outdated_by_content(self, app, env, added, changed, removed) -> list[str]:
         """The pages whose digest differs from the one read or published; a page in ``changed``
-        (by time) matching both is taken out of it. ``added`` is left alone."""
+        (by time) matching both is taken out of it."""
         read = env.__dict__.setdefault(_READ_DIGESTS, {})
         for gone in set(read) - env.found_docs:
             del read[gone]

@@ -1,11 +1,6 @@
-"""A chapter's kernel with the book read-only: bubblewrap, where the machine has it.
+"""A chapter's kernel with the book read-only: bubblewrap, where the machine has it
+(docs/threat-model.md); elsewhere kernels run unsandboxed and the build says so.
 
-The whole file system is read-only but the kernel's socket folder, a ``/tmp`` of its own,
-``artifacts/figures/`` and matplotlib's and IPython's caches (docs/threat-model.md).
-Elsewhere kernels run unsandboxed and the build says so (:func:`notice`).
-
-Examples
---------
 >>> prefix = sandbox_prefix()
 >>> prefix is None or prefix[0].endswith("bwrap")
 True
@@ -46,8 +41,9 @@ def book_folders() -> list[Path]:
 
 
 def sandbox_prefix(sockets: str | Path | None = None) -> list[str] | None:
-    """The command prefix that runs a kernel with the book read-only (``sockets`` writable);
-    None where bwrap fails or ``TRAINABLE_KERNEL_SANDBOX=off``."""
+    """The command prefix that runs a kernel with all read-only but ``sockets``, a ``/tmp`` of
+    its own, the figures and matplotlib's and IPython's caches; None where bwrap fails or
+    ``TRAINABLE_KERNEL_SANDBOX=off``."""
     if os.environ.get(OFF_VARIABLE) == "off":
         return None
     bwrap = shutil.which("bwrap")

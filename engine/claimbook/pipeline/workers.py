@@ -1,7 +1,5 @@
-"""The build's processes: each ends with the driver, and ends what it started as it ends.
-
-Linux only (``prctl``); elsewhere the requests do nothing.
-"""
+"""The build's processes: each ends with the driver, and ends what it started as it ends
+(Linux's ``prctl``; elsewhere the requests do nothing)."""
 
 from __future__ import annotations
 
@@ -32,21 +30,20 @@ def _prctl(option: int, value: int) -> bool:
 
 
 def die_with_parent(parent: int) -> None:
-    """Have Linux send this process SIGTERM when the driver (process ``parent``) dies, so
-    that nothing outlives a killed build to write outputs nobody plans for."""
+    """SIGTERM this process when the driver (process ``parent``) dies: nothing outlives a
+    killed build to write outputs nobody plans for."""
     if _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM) and os.getppid() != parent:
         os._exit(1)  # the driver died before the request took effect
 
 
 def socket_prefix() -> str:
-    """The start of the names of the socket folders of this process's kernels."""
+    """The start of the names of this process's kernels' socket folders."""
     return f"trainable-kernel-{os.getpid()}-"
 
 
 def start_worker(parent: int) -> None:
-    """Begin a chapter worker forked from the driver: it ends with the driver, SIGTERM ends it
-    through :func:`end_worker`, SIGINT is ignored (the driver ends it), and as a child
-    subreaper it adopts what its kernel detached (:func:`kill_children`)."""
+    """Begin a chapter worker forked from the driver: it ends with the driver or on SIGTERM
+    (:func:`end_worker`), ignores SIGINT, and adopts what its kernel detaches (a subreaper)."""
     signal.signal(signal.SIGTERM, end_worker)  # before the request: its signal may come at once
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent(parent)
@@ -82,16 +79,14 @@ def kill_group(process: subprocess.Popen) -> None:
 
 
 def kill_workers() -> None:
-    """End (SIGTERM, :func:`end_worker`) and reap every chapter worker this process started."""
+    """End (SIGTERM) and reap every chapter worker this process started."""
     for worker in WORKERS:
         with contextlib.suppress(Exception):
-            if worker.is_alive():
-                worker.terminate()
+            worker.terminate()
     end_workers()
 
 
 def end_workers() -> None:
-    """Reap every chapter worker this process started (their CPU time then counts in this
-    process's children's, which ``make bench`` records)."""
+    """Reap every chapter worker (their CPU time then counts in ``make bench``'s children's)."""
     while WORKERS:
         WORKERS.pop().join()
