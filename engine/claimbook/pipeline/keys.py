@@ -266,7 +266,7 @@ def plan_chapter(source: Path) -> ChapterPlan:
         now, before = key["parts"], record["parts"]
         changed = [
             name
-            for name in ("claims", "modules", "environment", "format")
+            for name in ("claims", "modules", "environment")
             if now.get(name) != before.get(name)
         ]
         names = [
