@@ -98,18 +98,16 @@ def answer_question(selected: list[Path], claim_ids: list[str], partial: bool, o
     if partial:
         return 0
     if outcome is None or outcome.get("key") != site_key() or not site_dir().is_dir():
-        out("the site would be rendered again")
-        return 1
-    differences = site_differences(outcome)
-    if differences:
-        out(f"the site would be published again ({differences})")
-        return 1
+        said = "the site would be rendered again"
+    elif differences := site_differences(outcome):
+        said = f"the site would be published again ({differences})"
     # The stored warnings are covered by the outcome's digest; the claims are judged anew.
-    if outcome["warnings"] or claim_problems():
-        out("the tree is current, but its last build failed (run `make` to see why)")
-        return 1
-    out("up to date")
-    return 0
+    elif outcome["warnings"] or claim_problems():
+        said = "the tree is current, but its last build failed (run `make` to see why)"
+    else:
+        said = "up to date"
+    out(said)
+    return 0 if said == "up to date" else 1
 
 
 def final_report(warnings: list[str], problems: list[str], seconds: float, out) -> int:
