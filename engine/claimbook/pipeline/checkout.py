@@ -1,14 +1,21 @@
 """The engine builds the checkout it belongs to, with its own engine and the environment the
-book locks, or refuses (unless ``--allow-environment-mismatch``: every page then says so)."""
+book locks, or refuses (unless ``--allow-environment-mismatch``: every page then says so); and
+one build at a time, under an exclusive ``flock`` on ``_build/.build.lock`` naming its holder.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import functools
 import os
-from collections.abc import Mapping
+import sys
+import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from claimbook import environment, paths
-from claimbook.errors import BuildError, EnvironmentMismatchError
+from claimbook.errors import BuildError, BuildLockError, EnvironmentMismatchError
 
 
 def book_holding(directory: str | Path) -> Path | None:
@@ -88,3 +95,59 @@ def check_environment(allow: bool = False, out=print) -> list[str]:
     for line in found:
         out(f"build: {line} ({environment.ALLOW_OPTION}: every page says so)")
     return found
+
+
+TAKEOVER = "took over the build lock from a build that ended without releasing it"
+_HELD: set[int] = set()  # descriptors of the locks this process holds
+
+
+def _close_in_child() -> None:
+    """A forked child (a chapter worker) never keeps the lock once the driver is gone."""
+    for handle in list(_HELD):
+        with contextlib.suppress(OSError):
+            os.close(handle)
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_close_in_child)
+
+
+def lock_path() -> Path:
+    return paths.BUILD_DIR / ".build.lock"
+
+
+@contextlib.contextmanager
+def build_lock(path: str | Path, say=None) -> Iterator[None]:
+    """Hold the build lock at ``path`` for the block (``say``, default stderr, gets the line
+    taking over a killed holder's record); BuildLockError naming the holder if another holds it.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(handle, 4096, 0).decode("utf-8", "replace").strip()
+            raise BuildLockError(
+                f"another build holds {path} ({holder or 'holder unknown'}); wait for it to "
+                "finish, or stop it"
+            ) from None
+        _HELD.add(handle)
+        previous = os.pread(handle, 4096, 0).decode("utf-8", "replace").strip()
+        if previous:
+            (say or functools.partial(print, file=sys.stderr, flush=True))(
+                f"make: {TAKEOVER} ({previous})"
+            )
+        started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime())
+        command = " ".join(sys.argv) or sys.executable
+        os.ftruncate(handle, 0)
+        os.pwrite(handle, f"pid {os.getpid()}, `{command}`, since {started}\n".encode(), 0)
+        try:
+            yield
+        finally:
+            os.ftruncate(handle, 0)
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    finally:
+        _HELD.discard(handle)
+        os.close(handle)

@@ -9,8 +9,7 @@ from pathlib import Path
 
 from claimbook import paths
 from claimbook.errors import BuildError, BuildLockError, OutsideBuildProductsError
-from claimbook.pipeline.checkout import check_checkout
-from claimbook.pipeline.lock import build_lock, lock_path
+from claimbook.pipeline.checkout import build_lock, check_checkout, lock_path
 from claimbook.text import one_line
 
 KEPT_IN_ARTIFACTS = ("README.md", ".gitignore")

@@ -18,12 +18,11 @@ from claimbook.dependencies import one_reading
 from claimbook.errors import BuildError, ChapterSourceError
 from claimbook.failures import DOING, report
 from claimbook.pipeline import build_report, keys, limits, sandbox, site_outcome
-from claimbook.pipeline.checkout import check_checkout, check_environment
+from claimbook.pipeline.checkout import build_lock, check_checkout, check_environment, lock_path
 from claimbook.pipeline.claim_runs import ClaimComputation
 from claimbook.pipeline.execute import execute_chapters, reassemble_chapter
 from claimbook.pipeline.failed_build import failure_reason, mark_failed_build
 from claimbook.pipeline.guard import ChapterGuard
-from claimbook.pipeline.lock import build_lock, lock_path
 from claimbook.pipeline.noop import forget_clean_build, record_clean_build
 from claimbook.pipeline.render import SiteRender
 from claimbook.pipeline.workers import kill_workers

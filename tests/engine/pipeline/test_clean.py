@@ -16,7 +16,7 @@ from claimbook.pipeline import clean
 HOLD = textwrap.dedent(
     """
     import sys
-    from claimbook.pipeline.lock import build_lock
+    from claimbook.pipeline.checkout import build_lock
 
     with build_lock(sys.argv[1]):
         print("held", flush=True)

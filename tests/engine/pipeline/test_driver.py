@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from claimbook.pipeline.lock import build_lock
+from claimbook.pipeline.checkout import build_lock
 
 # Each test builds a fixture book (kernels and Sphinx): the book tier.
 pytestmark = pytest.mark.book

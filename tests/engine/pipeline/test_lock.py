@@ -1,4 +1,4 @@
-"""Tests of claimbook.pipeline.lock: one build at a time, the holder named, never a stale lock.
+"""Tests of claimbook.pipeline.checkout: one build at a time, the holder named, never a stale lock.
 
 A second holder is tried both from this process (``flock`` locks belong to an open file
 description, so a second ``open`` conflicts even here) and from another process; the
@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 
 from claimbook.errors import BookError, BuildLockError
-from claimbook.pipeline.lock import TAKEOVER, build_lock
+from claimbook.pipeline.checkout import TAKEOVER, build_lock
 
 HOLD = textwrap.dedent(
     """
     import sys
-    from claimbook.pipeline.lock import build_lock
+    from claimbook.pipeline.checkout import build_lock
 
     with build_lock(sys.argv[1]):
         print("held", flush=True)
@@ -130,7 +130,7 @@ def test_the_lock_is_released_when_the_holder_is_killed(lock, other_holder):
 HOLD_AND_FORK = textwrap.dedent(
     """
     import os, sys, time
-    from claimbook.pipeline.lock import build_lock
+    from claimbook.pipeline.checkout import build_lock
 
     with build_lock(sys.argv[1]):
         if os.fork() == 0:  # a chapter worker that outlives the driver
