@@ -181,10 +181,8 @@ def _as_published(notebook):
     return notebook
 
 
-def code_cell_name(notebook, index: int | None) -> str:
+def code_cell_name(notebook, index: int) -> str:
     """``code cell N`` (N counts the code cells from 1), or the build's last cell."""
-    if index is None or not 0 <= index < len(notebook.cells):
-        return "code cell ?"
     if index == len(notebook.cells) - 1:
         return "the build's last cell"
     return f"code cell {sum(cell.cell_type == 'code' for cell in notebook.cells[: index + 1])}"
