@@ -42,12 +42,10 @@ def check_checkout(environ: Mapping[str, str] = os.environ, cwd: str | Path | No
         )
 
 
-def foreign_engine(
-    root: str | Path | None = None, engine: str | Path | None = None
-) -> Path | None:
-    """``engine`` (default the running one) if the book at ``root`` holds another; else None."""
+def foreign_engine(root: str | Path | None = None) -> Path | None:
+    """The running engine's folder if the book at ``root`` holds another engine; else None."""
     own = Path(root or paths.REPO_ROOT) / "engine" / "claimbook"
-    engine = Path(engine).resolve() if engine else Path(paths.__file__).resolve().parent
+    engine = Path(paths.__file__).resolve().parent
     return engine if own.is_dir() and own.resolve() != engine else None
 
 
