@@ -120,9 +120,7 @@ def _execute(plans, computation, jobs, out, kernels):
         return 1, None, 0
     pending = [plan for plan in plans if plan.execute]
     if kernels or not pending:
-        for plan in plans:
-            if plan.action != "reassemble":
-                continue
+        for plan in [plan for plan in plans if plan.action == "reassemble"]:
             if reassemble_chapter(plan.source):
                 out(f"{paths.shown(plan.source)}: reassembled ({plan.reason})")
             else:
