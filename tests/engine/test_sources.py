@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from claimbook import paths
-from claimbook.claims.repin import rewrite_pin
+from claimbook.claims.cli import rewrite_pin
 from claimbook.errors import ChapterSourceError
 from claimbook.sources import (
     CHAPTER_HEADER,

@@ -1,23 +1,33 @@
 """``python -m claimbook claims list | verify [ID ...] [--check-artifacts] | compute ID ... |
-show ID`` and ``repin``. ``compute`` (the build's) prints ``{"start": id}`` before each claim
-and ``{"id": id, "seconds": s}`` after. Exit status 1: a claim failed (or an artifact is
-missing, stale or wrong); 2, with one line: an unknown id, a bad registry file, an OSError.
+show ID`` and ``repin``. Exit status 1: a claim failed (or an artifact is missing, stale or
+wrong); 2, with one line: an unknown id, a bad registry file, an OSError.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
 
-from claimbook import cache, claims
-from claimbook.claims import repin
+from claimbook import cache, claims, paths, sources
+from claimbook.atomic import write_bytes_atomically
 from claimbook.claims.judgement import check_artifact
-from claimbook.errors import ClaimError, RegistryError, UnknownClaimError
+from claimbook.claims.store import parse_artifact
+from claimbook.errors import (
+    ChapterSourceError,
+    ClaimError,
+    RegistryError,
+    TamperedArtifactError,
+    UnknownClaimError,
+)
 from claimbook.failures import failure_line
 from claimbook.text import one_line
+
+# A pin is a version: release numbers, then optionally a pre/post/local part (PEP 440 style).
+_VERSION = re.compile(r"[0-9]+(?:\.[0-9]+)*(?:[.+-]?[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*)?")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -53,10 +63,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _judge(options, claim_id: str) -> claims.Judgement:
-    return claims.judge(claim_id, registry_dir=options.registry, artifacts_dir=options.artifacts)
-
-
 def _known(options, ids) -> list[str]:
     """``ids`` (default: every claim), each refused when unknown before anything is computed."""
     ids = ids or claims.list_claims(options.registry)
@@ -65,17 +71,16 @@ def _known(options, ids) -> list[str]:
     return ids
 
 
-def _list(options) -> int:
+def _list(options, folders) -> int:
     for claim_id in claims.list_claims(options.registry):
         claim = claims.load_claim(claim_id, registry_dir=options.registry)
-        state = _judge(options, claim_id).state
+        state = claims.judge(claim_id, **folders).state
         print(f"{claim_id}  [{state}]  chapter {claim.chapter}: {claim.statement}")
     return 0
 
 
-def _verify(options) -> int:
+def _verify(options, folders) -> int:
     failures = 0
-    folders = {"registry_dir": options.registry, "artifacts_dir": options.artifacts}
     for claim_id in _known(options, options.ids):
         try:
             if options.check_artifacts:
@@ -83,7 +88,7 @@ def _verify(options) -> int:
                 print(f"{claim_id}: artifact matches a fresh recomputation")
             else:
                 claims.verify_claim(claim_id, claims.harness_pin(), **folders, strict=True)
-                print(f"{claim_id}: {_judge(options, claim_id).state}")
+                print(f"{claim_id}: {claims.judge(claim_id, **folders).state}")
         except ClaimError as exc:
             failures += 1
             label = type(exc).__name__ if options.check_artifacts else "failed"
@@ -91,26 +96,21 @@ def _verify(options) -> int:
     return 1 if failures else 0
 
 
-def _compute(options) -> int:
-    """Compute each claim here and write its artifact (a failed claim is not an error)."""
+def _compute(options, folders) -> int:
+    """Compute each claim and write its artifact (a failed claim is not an error); print
+    ``{"start": id}`` before each, so that the build times it, and ``{"id", "seconds"}`` after."""
     for claim_id in _known(options, options.ids):
-        # Said first, so that the build times each claim (trainable_claim_timeout).
         print(json.dumps({"start": claim_id}), flush=True)
         started = time.perf_counter()
-        claims.verify_claim(
-            claim_id,
-            claims.harness_pin(),
-            registry_dir=options.registry,
-            artifacts_dir=options.artifacts,
-        )
+        claims.verify_claim(claim_id, claims.harness_pin(), **folders)
         seconds = round(time.perf_counter() - started, 3)
         print(json.dumps({"id": claim_id, "seconds": seconds}), flush=True)
     return 0
 
 
-def _show(options) -> int:
+def _show(options, folders) -> int:
     claim = claims.load_claim(options.id, registry_dir=options.registry)
-    judgement = _judge(options, claim.id)
+    judgement = claims.judge(claim.id, **folders)
     print(f"# {claim.path}")
     print(claim.path.read_text(encoding="utf-8").rstrip("\n"))
     print(f"# seed: {claim.shown_contract['seed']}")
@@ -119,20 +119,16 @@ def _show(options) -> int:
     return 0
 
 
-def _repin(options) -> int:
-    return repin.repin(
-        options.chapters, registry_dir=options.registry, artifacts_dir=options.artifacts
-    )
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); the exit status."""
     options = _parser().parse_args(argv)
     cache.reset()  # each command is a build of its own: it reads the files as they are now
-    handlers = {"list": _list, "verify": _verify, "compute": _compute, "show": _show}
-    handler = handlers[options.action] if options.command == "claims" else _repin
+    folders = {"registry_dir": options.registry, "artifacts_dir": options.artifacts}
     try:
-        return handler(options)
+        if options.command == "repin":
+            return repin(options.chapters, **folders)
+        handlers = {"list": _list, "verify": _verify, "compute": _compute, "show": _show}
+        return handlers[options.action](options, folders)
     except (UnknownClaimError, RegistryError) as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
@@ -140,3 +136,91 @@ def main(argv: list[str] | None = None) -> int:
         doing = "computing claims" if options.command == "claims" else "re-pinning"
         print("error: " + failure_line(exc, doing).removeprefix("make: "), file=sys.stderr)
         return 2
+
+
+def _reverified(claim_id: str, pin: str, folders) -> tuple[bool, str]:
+    """Re-verify one claim: (whether it held, the line saying how its result moved)."""
+    path = claims.artifact_path(claim_id, folders["artifacts_dir"])
+    try:
+        before = claims.flatten(parse_artifact(path.read_bytes(), path)["result"])
+    except (TamperedArtifactError, OSError):  # none, or unreadable
+        before = None
+    try:
+        artifact = claims.verify_claim(claim_id, pin, **folders)
+    except ClaimError as exc:  # a malformed registry file: report it, re-pin nothing
+        return False, f"{claim_id}: failed: {exc}"
+    status = artifact["status"]
+    if status not in ("verified", "refuted"):
+        return False, f"{claim_id}: failed: " + "; ".join(claims.failure_summary(artifact))
+    if before is None:
+        return True, f"{claim_id}: {status} (no previous artifact to compare)"
+    after = claims.flatten(artifact["result"])
+    changes = [
+        f"{field}: {repr(before.get(field, '(absent)'))[:80]} -> "
+        f"{repr(after.get(field, '(absent)'))[:80]}"
+        for field in sorted(before.keys() | after.keys())
+        if json.dumps(before.get(field)) != json.dumps(after.get(field))
+    ]
+    if changes:
+        return True, f"{claim_id}: {status}; result changed: " + "; ".join(changes)
+    return True, f"{claim_id}: {status}; result unchanged"
+
+
+def repin(
+    chapters_dir: str | Path | None = None,
+    *,
+    registry_dir: str | Path | None = None,
+    artifacts_dir: str | Path | None = None,
+) -> int:
+    """``repin``: re-verify every claim, printing a line each; only if all held (verified, or
+    refuted as registered), set the pin of every chapter (``chapters/*.md``) that has one to
+    the running harness version, a line each. Exit status 1 when a claim failed, else 0."""
+    pin = claims.harness_pin()
+    folders = {"registry_dir": registry_dir, "artifacts_dir": artifacts_dir}
+    held = True
+    for claim_id in claims.list_claims(registry_dir):
+        ok, line = _reverified(claim_id, pin, folders)
+        held = held and ok
+        print(line)
+    if not held:
+        print("a claim failed: no chapter was re-pinned; fix it (or its registry entry) first")
+        return 1
+    folder = Path(chapters_dir) if chapters_dir is not None else paths.CHAPTERS_DIR
+    pinned = False
+    for chapter in sorted(folder.glob("*.md")):
+        old = sources.read_chapter(chapter).pin
+        if old is not None:
+            rewrite_pin(chapter, pin)
+            pinned = True
+            print(f"{chapter}: " + ("already pinned" if old == pin else f"pin {old} -> {pin}"))
+    if not pinned:
+        print("no chapter holds a pin line")
+    return 0
+
+
+def rewrite_pin(path: str | Path, new_pin: str) -> bool:
+    """Set the chapter's ``pin = "..."`` literal to ``new_pin``, in the file's own bytes,
+    atomically; True if the file changed. :class:`ChapterSourceError` if ``new_pin`` is not a
+    version, or the parameters cell has no pin, or its line is not found exactly once."""
+    if not isinstance(new_pin, str) or not _VERSION.fullmatch(new_pin):
+        raise ChapterSourceError(
+            "rewrite_pin: parameter new_pin must be a version string such as '0.2.0', "
+            f"got {str(new_pin)[:80]!r}"
+        )
+    path = Path(path)
+    found = sources.read_chapter(path).pin_assignment()
+    if found is None:
+        raise ChapterSourceError(f'{path}: no `pin = "..."` in a cell tagged parameters')
+    _index, old_pin, line = found
+    if old_pin == new_pin:
+        return False
+    lines = path.read_bytes().decode("utf-8").splitlines(keepends=True)
+    matches = [i for i, text in enumerate(lines) if text.rstrip("\r\n") == line]
+    if len(matches) != 1:
+        raise ChapterSourceError(
+            f"{path}: the pin line {line.strip()!r} occurs {len(matches)} times as a whole "
+            "line; expected exactly once"
+        )
+    lines[matches[0]] = lines[matches[0]].replace(f'"{old_pin}"', f'"{new_pin}"', 1)
+    write_bytes_atomically(path, "".join(lines).encode("utf-8"))
+    return True

@@ -6,7 +6,7 @@ import io
 from claimtools import TOY_ID, edit_artifact, make_chapters, verify_toy
 
 from claimbook.claims import verify_claim
-from claimbook.claims.repin import repin
+from claimbook.claims.cli import repin
 from claimbook.sources import CHAPTER_HEADER, read_chapter
 from trainable_harness import __version__
 

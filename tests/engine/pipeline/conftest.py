@@ -25,7 +25,7 @@ import pytest
 from scratch_book import point_paths_at
 
 from claimbook import paths
-from claimbook.claims.repin import rewrite_pin
+from claimbook.claims.cli import rewrite_pin
 from claimbook.pipeline.claim_runs import BYTECODE_FOLDER
 from trainable_harness import __version__
 
