@@ -1,8 +1,7 @@
 """The mistakes each claim must catch: their files, and the record of what they did.
 
-A claim's ``catches`` names ``<module>.<function>`` of ``<registry>/mistakes/<module>.py``,
-loaded from that folder, never installed. The committed record is ``{"version": 2, "claims":
-{id: entry}}``, each entry under :func:`mutation_key`; its fields and roles: docs/claims.md.
+A claim's ``catches`` names ``<module>.<function>`` of ``<registry>/mistakes/<module>.py``.
+The record is ``{"version": 2, "claims": {id: entry}}``, each entry under :func:`mutation_key`.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ import json
 import math
 import sys
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 from claimbook import dependencies, paths
@@ -136,11 +135,6 @@ def red_field(field: str, comparison: Mapping, expectation: Mapping | None) -> d
     }
 
 
-def claim_entry(key: str, when: str, catches: Sequence[Mapping]) -> dict:
-    """A claim's record entry: its key, when, and per mistake what it did."""
-    return {"key": key, "when": when, "catches": [dict(c) for c in catches]}
-
-
 def read_record(path: str | Path) -> dict:
     """The claims of the record at ``path``, or {} (absent, unreadable, another version)."""
     try:
@@ -169,9 +163,8 @@ def current_entry(claim, key: str, record: str | Path) -> dict | None:
 
 def mutation_states(claim, record: str | Path | None = None, digests: dict | None = None):
     """Each of ``claim``'s ``catches`` with its ``state``: ``"caught"``, ``"not caught"`` or
-    ``"not yet run"`` (no result under today's key in ``record``, default the committed one);
-    with a result also ``red``, ``subject_red``, ``enough``, ``error``, ``key``, ``when`` and
-    ``record`` (its path)."""
+    ``"not yet run"`` (no result under today's key in ``record``, default the committed one)
+    and, with a result, what the record says of it."""
     record = record if record is not None else committed_record_path(Path(claim.path).parent)
     entry = current_entry(claim, mutation_key(claim, digests), record) if claim.catches else None
     recorded = {

@@ -1,8 +1,6 @@
-"""``python -m claimbook mutate``: every claim shown to be able to fail, by the right fields.
-
-Each mistake a claim's ``catches`` names is applied alone in a child forked from a server
-that imported the engine and the harness, which recomputes the claim, writes no artifact and
-reports its status and red fields. Modes, the record and the exit status: docs/claims.md.
+"""``python -m claimbook mutate``: each mistake a claim's ``catches`` names, applied alone in
+a child of a forkserver that imported the engine and the harness, recomputes the claim there
+and records its status and red fields (modes, record, exit status: docs/claims.md).
 """
 
 from __future__ import annotations
@@ -108,22 +106,19 @@ def _run_one(context, claim: Claim, catch: dict, registry_dir, imports, scratch:
     }
 
 
-def _named(claim: Claim) -> list[dict]:
-    """The claim's mistakes, each resolved (refused before anything runs)."""
-    named = [catch["perturbation"] for catch in claim.catches or []]
-    twice = sorted({name for name in named if named.count(name) > 1})
-    if twice:
-        raise RegistryError(
-            f"{paths.shown(claim.path)}: field catches: perturbation {twice[0]!r} is named twice"
-        )
-    for name in named:
-        mistakes.resolve_perturbation(name, claim)
-    return list(claim.catches or [])
-
-
 def _judge_all(claims, registry_dir, imports, jobs, committed) -> dict[str, list[dict]]:
     """Per claim, its mistakes' outcomes, run in children longest first (by the committed
-    record's times, so no long one starts last)."""
+    record's times, so no long one starts last); every mistake is resolved before any runs."""
+    for claim in claims:
+        named = [catch["perturbation"] for catch in claim.catches or []]
+        twice = sorted({name for name in named if named.count(name) > 1})
+        if twice:
+            raise RegistryError(
+                f"{paths.shown(claim.path)}: field catches: perturbation {twice[0]!r} is named "
+                "twice"
+            )
+        for name in named:
+            mistakes.resolve_perturbation(name, claim)
     seconds = {
         (claim_id, catch.get("perturbation")): float(catch.get("seconds") or 0.0)
         for claim_id, entry in mistakes.read_record(committed).items()
@@ -131,7 +126,7 @@ def _judge_all(claims, registry_dir, imports, jobs, committed) -> dict[str, list
         for catch in entry.get("catches", [])
         if isinstance(catch, dict)
     }
-    tasks = [(claim, catch) for claim in claims for catch in _named(claim)]
+    tasks = [(claim, catch) for claim in claims for catch in claim.catches or []]
     tasks.sort(key=lambda t: -seconds.get((t[0].id, t[1]["perturbation"]), 0.0))
     cores = os.cpu_count() or 1
     jobs = max(1, min(jobs or cores, cores, len(tasks) or 1))
@@ -148,7 +143,9 @@ def _judge_all(claims, registry_dir, imports, jobs, committed) -> dict[str, list
             for claim, catch in tasks
         }
         return {
-            claim.id: [futures[(claim.id, c["perturbation"])].result() for c in _named(claim)]
+            claim.id: [
+                futures[(claim.id, c["perturbation"])].result() for c in claim.catches or []
+            ]
             for claim in claims
         }
 
@@ -185,7 +182,7 @@ def run_mutations(
     elapsed = time.perf_counter() - start
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     entries = {
-        claim.id: mistakes.claim_entry(keys[claim.id], when, outcomes[claim.id])
+        claim.id: {"key": keys[claim.id], "when": when, "catches": outcomes[claim.id]}
         for claim in claims
         if claim.catches
     }

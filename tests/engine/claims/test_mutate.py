@@ -13,7 +13,6 @@ import pytest
 from claimbook import paths
 from claimbook.__main__ import main as claimbook_main
 from claimbook.claims.mistakes import (
-    claim_entry,
     committed_record_path,
     current_entry,
     field_role,
@@ -307,8 +306,8 @@ def test_a_result_recorded_for_other_code_is_not_yet_run(tmp_path):
     current, old = load_claim("c15-invariance-001"), load_claim("c15-epsilon-001")
     record = tmp_path / "record.json"
     entries = {
-        current.id: claim_entry(mutation_key(current), "2026-01-01T00:00:00Z", []),
-        old.id: claim_entry("0" * 64, "2026-01-01T00:00:00Z", []),  # other code
+        current.id: {"key": mutation_key(current), "when": "2026-01-01T00:00:00Z", "catches": []},
+        old.id: {"key": "0" * 64, "when": "2026-01-01T00:00:00Z", "catches": []},  # other code
     }
     write_record(record, entries)
     assert current_entry(current, mutation_key(current), record) == entries[current.id]
