@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from claimbook.claims.intervals import BOOTSTRAP_RESAMPLES, mean_interval, t_quantile
+from claimbook.claims.compare import BOOTSTRAP_RESAMPLES, mean_interval, t_quantile
 from claimbook.errors import IntervalError
 
 # Two-sided 95% and 99% critical values of Student's t from published tables.

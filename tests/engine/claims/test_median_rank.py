@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from claimbook.claims.intervals import median_rank_coverage, median_rank_interval
+from claimbook.claims.compare import median_rank_coverage, median_rank_interval
 from claimbook.errors import IntervalError
 
 
