@@ -1,6 +1,5 @@
 """Registered claim computations (marked ``@claim_computation`` in
-:mod:`trainable_harness.witnesses`), and running one for a claim, once or once per seed.
-"""
+:mod:`trainable_harness.witnesses`), and running one for a claim, once or once per seed."""
 
 from __future__ import annotations
 
@@ -121,24 +120,18 @@ def flatten(result: Mapping, prefix: str = "") -> dict:
     return flat
 
 
-def _run_call(claim, arguments: dict) -> tuple[dict | None, str | None]:
-    """One call of the claim's computation: (normalized result, error)."""
-    function = resolve_computation(claim.compute)  # load_claim checked the name
-    try:
-        return normalize_result(function(**arguments), claim), None
-    except Exception as exc:  # recorded in the artifact: the chapter goes on
-        text = f"{type(exc).__name__}: {exc}"
-        return None, text if len(text) <= _ERROR_LIMIT else text[: _ERROR_LIMIT - 3] + "..."
-
-
 def run_computation(claim) -> Outcome:
-    """Run ``claim``'s computation (once per seed if statistical, in order), never raising its
-    error; the calls stop at the first error."""
-    seeds = claim.seeds if claim.kind == "statistical" else [claim.seed]
+    """Run ``claim``'s computation (once per seed if statistical, in order, stopping at the
+    first error), never raising its error."""
+    function = resolve_computation(claim.compute)  # load_claim checked the name
     results: list[dict] = []
-    for seed in seeds:
-        result, error = _run_call(claim, {} if seed is None else {"seed": seed})
-        if error is not None:
+    for seed in claim.seeds if claim.kind == "statistical" else [claim.seed]:
+        arguments = {} if seed is None else {"seed": seed}
+        try:
+            results.append(normalize_result(function(**arguments), claim))
+        except Exception as exc:  # recorded in the artifact: the chapter goes on
+            error = f"{type(exc).__name__}: {exc}"
+            if len(error) > _ERROR_LIMIT:
+                error = error[: _ERROR_LIMIT - 3] + "..."
             return Outcome(results, error)
-        results.append(result)
     return Outcome(results, None)

@@ -1,8 +1,7 @@
 """Reading and refusing a registry file: the rules a ``claims/<id>.yaml`` must meet.
 
-:func:`validated` refuses, with one line naming the file and the field, in this order: the
-bytes and YAML (size, UTF-8, anchors, repeated keys, depth), each text and number, then
-``claim_schema.json``, then what a schema cannot state across fields (docs/claims.md).
+:func:`validated` refuses in one line naming the file and the field: the bytes and YAML, each
+text and number, ``claim_schema.json``, then the rules across fields (docs/claims.md).
 """
 
 from __future__ import annotations
@@ -58,7 +57,7 @@ def refusal(path: Path, problem: str) -> RegistryError:
 
 
 def field_name(path) -> str:
-    """Render a field path; keys holding dots (nested result fields) go in brackets."""
+    """A field path as text; keys holding dots (nested result fields) go in brackets."""
     rendered = ""
     for part in path:
         if isinstance(part, int):
@@ -106,7 +105,7 @@ class _Strict:
 
 
 class _StrictSafeLoader(_Strict, yaml.SafeLoader):
-    """The pure-Python reference: it words the message of a refusal."""
+    """The pure-Python loader: it words the message of a refusal."""
 
 
 _LOADER = _StrictSafeLoader
@@ -211,7 +210,7 @@ def _unusable_value(value) -> str | None:
 
 def _innermost(error: jsonschema.ValidationError) -> list[jsonschema.ValidationError]:
     """A failed ``oneOf``'s errors along its branch with the fewest failed constants, then
-    errors: a missing ``reason`` is named, not "matches no schema"."""
+    errors, so that a missing ``reason`` is named rather than "matches no schema"."""
     if error.validator not in ("oneOf", "anyOf") or not error.context:
         return [error]
     branches: dict[int, list] = {}
@@ -315,8 +314,8 @@ def _inconsistency(data: dict, path: Path) -> str | None:
 
 
 def validated(raw: bytes, path: Path) -> dict:
-    """The data of registry file ``path`` (bytes ``raw``); else :class:`RegistryError`.
-    ``compute`` is the registry's to check, on every load."""
+    """The data of registry file ``path`` (bytes ``raw``), ``compute`` unchecked; else
+    :class:`RegistryError`."""
     data = parse_registry_yaml(raw, path)
     for field, value in _walk(data):
         problem = _unusable_value(value)
