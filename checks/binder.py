@@ -29,7 +29,7 @@ This script does exactly that in a temporary directory:
    ``claims verify --check-artifacts`` checks, without computing every claim a third time.
 
 Outside a build, a chapter's ``verify_claim`` computes its claim in the reader's kernel and
-writes the artifact (:mod:`claimbook.claims.verify`), so after step 3 every claim a chapter
+writes the artifact (:mod:`claimbook.claims.record`), so after step 3 every claim a chapter
 states has been computed once under Binder's environment. Step 4 does not compute them a
 second time (which ``claims verify`` would): the judge finds an artifact that no notebook
 wrote ``not run``, one written under another harness, registry entry or lock ``stale``, and

@@ -8,8 +8,8 @@ import inspect
 import textwrap
 from collections.abc import Callable
 
+from claimbook.claims.record import claim_status_line, verify_claim
 from claimbook.claims.registry import claim_seed, claim_seeds
-from claimbook.claims.verify import claim_status_line, verify_claim
 from claimbook.figures import FIGURE_STYLE, FIGURE_WIDTH, PALETTE, glue_figure, save_figure
 from claimbook.numbers import format_value
 from claimbook.settings import glue_setting

@@ -14,6 +14,7 @@ from typing import NamedTuple
 from claimbook import cache, instruments
 from claimbook.claims.computations import normalize_result
 from claimbook.claims.keys import current_claim_key
+from claimbook.claims.record import compute_artifact
 from claimbook.claims.registry import Claim, load_claim
 from claimbook.claims.store import (
     build_artifact,
@@ -22,7 +23,6 @@ from claimbook.claims.store import (
     parse_artifact,
     per_seed_results,
 )
-from claimbook.claims.verify import compute_artifact
 from claimbook.errors import (
     ClaimError,
     MissingArtifactError,

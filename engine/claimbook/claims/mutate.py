@@ -20,8 +20,8 @@ from pathlib import Path
 
 from claimbook import instruments, paths
 from claimbook.claims import mistakes
+from claimbook.claims.record import compute_artifact
 from claimbook.claims.registry import Claim, list_claims, load_claim
-from claimbook.claims.verify import compute_artifact
 from claimbook.errors import RegistryError
 from claimbook.pipeline.claim_runs import claim_environment
 

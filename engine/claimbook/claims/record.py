@@ -1,9 +1,10 @@
-"""The build's record of the claim artifacts it computed: what a chapter may show.
+"""``verify_claim``: a claim's artifact, the one the build recorded or one computed here.
 
 The build computes claims in processes of its own and writes ``_build/claims.json``:
 ``{"format": 1, "build": token, "complete": bool, "artifacts": {id: sha256 of the bytes},
 "seconds": {id: seconds}}``. In a chapter's kernel, started with the variables below,
-:func:`recorded_artifact` waits for the record and returns the artifact whose bytes it names.
+:func:`recorded_artifact` waits for the record and returns the artifact whose bytes it names;
+elsewhere (Jupyter, ``claims verify``) the claim is computed and its artifact written.
 """
 
 from __future__ import annotations
@@ -18,9 +19,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from claimbook import paths
+from claimbook import instruments, paths
 from claimbook.atomic import write_text_atomically
-from claimbook.errors import ClaimError, TamperedArtifactError
+from claimbook.claims.computations import run_computation
+from claimbook.claims.keys import claim_key
+from claimbook.claims.registry import load_claim
+from claimbook.claims.store import artifact_text, build_artifact, failure_summary, provenance
+from claimbook.errors import (
+    ClaimError,
+    ClaimFailedError,
+    RegistryError,
+    StalePinError,
+    TamperedArtifactError,
+)
 from claimbook.paths import artifact_path, shown
 
 RECORD_FORMAT = 1
@@ -32,6 +43,11 @@ DRIVER_VARIABLE = "CLAIMBOOK_DRIVER_PID"
 CLAIM_WAIT_VARIABLE = "CLAIMBOOK_CLAIM_WAIT"
 DEFAULT_CLAIM_WAIT = 630.0
 WAIT_SECONDS = 0.05  # how often a kernel looks at the record
+
+_MISMATCHES = {  # a comparison's missing side: what it says of the registry and computation
+    "expected": "result fields without an expectation",
+    "got": "expectations naming fields the witness does not return",
+}
 
 
 class ClaimRecord(NamedTuple):
@@ -101,11 +117,6 @@ def write_claim_record(
     write_text_atomically(path, json.dumps(record, indent=2) + "\n")
 
 
-def build_is_running() -> bool:
-    """True in a chapter kernel the build started (it names its claim record)."""
-    return bool(os.environ.get(RECORD_VARIABLE))
-
-
 def _wait_for_record(claim_id: str) -> ClaimRecord:
     """The record of this kernel's build once it names ``claim_id`` or is complete;
     :class:`ClaimError` if the build's process ended first, or the record (rewritten after
@@ -168,3 +179,88 @@ def recorded_artifact(claim_id: str, artifacts_dir: str | Path | None = None) ->
             f"{shown(path)} is not the artifact the build computed for {claim_id}"
         )
     return json.loads(data)
+
+
+class ComputedHere(dict):
+    """An artifact computed in the calling process, not by a build."""
+
+
+def harness_pin() -> str:
+    """The pin of a current chapter: the harness version."""
+    return instruments.version()
+
+
+def _coverage_message(artifact: Mapping, claim) -> str | None:
+    """The registry and computation mismatches of a failed artifact, or None."""
+    parts = []
+    for missing, said in _MISMATCHES.items():
+        fields = sorted(f for f, r in artifact["comparisons"].items() if r[missing] is None)
+        if fields:
+            parts.append(f"{said}: {', '.join(fields)}")
+    if not parts:
+        return None
+    return f"{claim.path}: field expect does not match {claim.compute}: " + "; ".join(parts)
+
+
+def compute_artifact(claim) -> dict:
+    """``claim``'s artifact computed here, with this machine's provenance; writes nothing."""
+    outcome = run_computation(claim)
+    return build_artifact(
+        claim, outcome.results, error=outcome.error, key=claim_key(claim), provenance=provenance()
+    )
+
+
+def verify_claim(
+    claim_id: str,
+    expected_harness: str,
+    *,
+    registry_dir: str | Path | None = None,
+    artifacts_dir: str | Path | None = None,
+    strict: bool = False,
+) -> dict:
+    """A claim's artifact (status verified, refuted or failed): the running build's, or
+    computed here and written (a :class:`ComputedHere`).
+
+    ``expected_harness`` (a chapter's ``pin``) must equal :func:`harness_pin`, else
+    :class:`StalePinError`; an unknown id or malformed registry file raises first. A failure
+    is returned, unless ``strict``: then :class:`ClaimFailedError` (after writing), or
+    :class:`RegistryError` when the fields and expectations do not match one to one.
+    """
+    claim = load_claim(claim_id, registry_dir=registry_dir)
+    current = harness_pin()
+    if expected_harness != current:
+        raise StalePinError(
+            f"claim {claim.id} was asked for harness {str(expected_harness)[:80]!r}, but the "
+            f"running harness is {current!r}; run `make repin` to re-pin every chapter (it "
+            "re-verifies the claims first and reports which results changed)"
+        )
+    failed = f"claim {claim.id} failed ({claim.compute})"
+    if os.environ.get(RECORD_VARIABLE):  # a chapter kernel the build started
+        artifact = recorded_artifact(claim.id, artifacts_dir)
+        if strict and artifact["status"] == "failed":
+            raise ClaimFailedError(f"{failed}:\n  " + "\n  ".join(failure_summary(artifact)))
+        return artifact
+    artifact = compute_artifact(claim)
+    path = artifact_path(claim.id, artifacts_dir)
+    write_text_atomically(path, artifact_text(artifact))
+    if strict and artifact["status"] == "failed":
+        coverage = _coverage_message(artifact, claim) if artifact["error"] is None else None
+        if coverage is not None:
+            raise RegistryError(coverage)
+        raise ClaimFailedError(
+            f"{failed}; artifact written with status failed to {shown(path)}:\n  "
+            + "\n  ".join(failure_summary(artifact))
+        )
+    return ComputedHere(artifact)
+
+
+def claim_status_line(artifact: Mapping) -> str:
+    """``"claim <id>: <status>"``, a failure's first line, and ``" (computed in this
+    kernel)"`` for a :class:`ComputedHere`: what a chapter prints after verifying."""
+    line = f"claim {artifact['id']}: {artifact['status']}"
+    failures = failure_summary(artifact) if artifact["status"] == "failed" else []
+    if failures:
+        line += f": {failures[0]}"
+    if isinstance(artifact, ComputedHere):
+        line += " (computed in this kernel)"
+    return line

@@ -16,7 +16,7 @@ from claimbook.claims import (
     verify_claim,
 )
 from claimbook.claims.judgement import check_artifact
-from claimbook.claims.verify import claim_status_line
+from claimbook.claims.record import claim_status_line
 from claimbook.errors import ClaimFailedError, RegistryError, StalePinError
 from trainable_harness import __version__
 
