@@ -31,8 +31,7 @@ def test_a_module_level_witness_function_is_marked_and_returned_unchanged():
 
 def test_every_computation_a_registry_file_names_carries_the_mark():
     """The registry's computations are found by their mark alone (no list of modules)."""
-    from claimbook.claims.computations import resolve_computation
-    from claimbook.claims.registry import list_claims, load_claim
+    from claimbook.claims.registry import list_claims, load_claim, resolve_computation
 
     for claim_id in list_claims():
         assert is_claim_computation(resolve_computation(load_claim(claim_id).compute))

@@ -3,10 +3,9 @@
 The package re-exports what chapters, pages and the build use.
 """
 
-from claimbook.claims.computations import flatten
 from claimbook.claims.judgement import STATES, Judgement, judge, state_fails_build
 from claimbook.claims.record import harness_pin, verify_claim
-from claimbook.claims.registry import claim_seed, claim_seeds, list_claims, load_claim
+from claimbook.claims.registry import claim_seed, claim_seeds, flatten, list_claims, load_claim
 from claimbook.claims.store import failure_summary
 from claimbook.paths import artifact_path
 

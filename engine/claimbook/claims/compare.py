@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from claimbook.claims.computations import flatten
+from claimbook.claims.registry import flatten
 from claimbook.errors import ClaimError, IntervalError
 
 WIDE_RATIO = 10.0

@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from claimbook import cache, instruments
-from claimbook.claims.computations import normalize_result
 from claimbook.claims.keys import current_claim_key
 from claimbook.claims.record import compute_artifact
-from claimbook.claims.registry import Claim, load_claim
+from claimbook.claims.registry import Claim, load_claim, normalize_result
 from claimbook.claims.store import (
     build_artifact,
     differences,

@@ -15,7 +15,7 @@ import numpy as np
 
 from claimbook import dependencies, environment, paths
 
-CLAIM_RUNNER = "claimbook.claims.computations"  # runs a claim's computation
+CLAIM_RUNNER = "claimbook.claims.registry"  # runs a claim's computation
 
 
 def environment_digest(root: str | Path | None = None) -> str:

@@ -21,9 +21,8 @@ from typing import NamedTuple
 
 from claimbook import instruments, paths
 from claimbook.atomic import write_text_atomically
-from claimbook.claims.computations import run_computation
 from claimbook.claims.keys import claim_key
-from claimbook.claims.registry import load_claim
+from claimbook.claims.registry import load_claim, run_computation
 from claimbook.claims.store import artifact_text, build_artifact, failure_summary, provenance
 from claimbook.errors import (
     ClaimError,

@@ -16,8 +16,7 @@ import numpy as np
 
 from claimbook import environment, instruments, paths
 from claimbook.claims.compare import comparisons, is_number, mean_interval, median_rank_interval
-from claimbook.claims.computations import flatten
-from claimbook.claims.registry import Claim, claim_seed
+from claimbook.claims.registry import Claim, claim_seed, flatten
 from claimbook.claims.registry_schema import excerpt, field_name
 from claimbook.errors import TamperedArtifactError
 from claimbook.numbers import format_value, is_statistical

@@ -131,7 +131,7 @@ def test_the_static_reach_covers_every_module_a_computation_imports():
 
     script = (
         "import sys\n"
-        "from claimbook.claims.computations import run_computation\n"
+        "from claimbook.claims.registry import run_computation\n"
         "from claimbook.claims.registry import load_claim\n"
         "run_computation(load_claim('c15-running-state-001'))\n"
         "print('\\n'.join(m for m in sys.modules if m.split('.')[0] in "
