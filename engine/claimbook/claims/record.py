@@ -122,10 +122,7 @@ def _wait_for_record(claim_id: str) -> ClaimRecord:
     each claim) did not change for :data:`CLAIM_WAIT_VARIABLE` seconds."""
     token = os.environ.get(BUILD_VARIABLE, "")
     driver = int(os.environ.get(DRIVER_VARIABLE, "0") or 0)
-    try:
-        limit = float(os.environ.get(CLAIM_WAIT_VARIABLE) or DEFAULT_CLAIM_WAIT)
-    except ValueError:
-        limit = DEFAULT_CLAIM_WAIT
+    limit = float(os.environ.get(CLAIM_WAIT_VARIABLE) or DEFAULT_CLAIM_WAIT)  # set by the build
     last, changed = None, time.monotonic()
     while True:
         record = read_claim_record(os.environ[RECORD_VARIABLE])
