@@ -252,8 +252,7 @@ def _coverage(n: int, k: int) -> Fraction:
 def median_rank_coverage(n: int, k: int) -> float:
     r"""The probability that ``[x_(k), x_(n-k+1)]`` of ``n`` independent draws covers the
     median of a continuous distribution: :math:`1 - 2 P(\mathrm{Bin}(n, 1/2) \le k - 1)`
-    (with atoms, at least that). Needs ints ``n >= 1`` and ``1 <= k <= (n + 1) // 2``.
-    """
+    (with atoms, at least that). Needs ints ``n >= 1`` and ``1 <= k <= (n + 1) // 2``."""
     if not _is_int(n, 1):
         raise IntervalError(f"n must be an int >= 1, got {n!r}")
     if not _is_int(k, 1, (n + 1) // 2):

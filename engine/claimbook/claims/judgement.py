@@ -1,8 +1,8 @@
 """The one judge: a claim's state, from its artifact alone or against a recomputation.
 
 :data:`STATES`: ``"not run"`` (no artifact); ``"stale"`` (another harness version or key);
-``"failed"`` (unreadable, failed, or not what its own stored result gives under the current
-registry); ``"refuted"``; ``"verified"``. :func:`check_artifact` recomputes the claim.
+``"failed"`` (unreadable, failed, or not what its own stored result gives); ``"refuted"``;
+``"verified"``. :func:`check_artifact` recomputes the claim.
 """
 
 from __future__ import annotations
@@ -154,8 +154,7 @@ def check_artifact(
 ) -> dict:
     """The stored artifact, when a recomputation (writing nothing) agrees with it in every
     field but the machine's in ``provenance``; else :class:`MissingArtifactError`,
-    :class:`StaleArtifactError` or :class:`TamperedArtifactError` (listing the fields).
-    """
+    :class:`StaleArtifactError` or :class:`TamperedArtifactError` (listing the fields)."""
     claim = load_claim(claim_id, registry_dir=registry_dir)
     path = artifact_path(claim.id, artifacts_dir)
     if not path.is_file():

@@ -148,11 +148,9 @@ def _wait_for_record(claim_id: str) -> ClaimRecord:
 
 
 def recorded_artifact(claim_id: str, artifacts_dir: str | Path | None = None) -> dict:
-    """In a build's kernel: the artifact the build computed for ``claim_id``.
-
-    Raises :class:`ClaimError` unless the chapter's source names the claim literally and the
-    build computed it; :class:`TamperedArtifactError` if its bytes are not those recorded.
-    """
+    """In a build's kernel: the artifact the build computed for ``claim_id``; :class:`ClaimError`
+    unless the chapter's source names the claim literally and the build computed it,
+    :class:`TamperedArtifactError` if its bytes are not those recorded."""
     if claim_id not in os.environ.get(CHAPTER_CLAIMS_VARIABLE, "").split():
         raise ClaimError(
             f"claim {claim_id} is verified under a name the book cannot read from the "
@@ -215,13 +213,10 @@ def verify_claim(
     strict: bool = False,
 ) -> dict:
     """A claim's artifact (status verified, refuted or failed): the running build's, or
-    computed here and written (a :class:`ComputedHere`).
-
-    ``expected_harness`` (a chapter's ``pin``) must equal :func:`harness_pin`, else
-    :class:`StalePinError`; an unknown id or malformed registry file raises first. A failure
-    is returned, unless ``strict``: then :class:`ClaimFailedError` (after writing), or
-    :class:`RegistryError` when the fields and expectations do not match one to one.
-    """
+    computed here and written (a :class:`ComputedHere`). ``expected_harness`` (a chapter's
+    ``pin``) must equal :func:`harness_pin`, else :class:`StalePinError`. A failure is
+    returned, unless ``strict``: then :class:`ClaimFailedError` (after writing), or
+    :class:`RegistryError` when the fields and expectations do not match one to one."""
     claim = load_claim(claim_id, registry_dir=registry_dir)
     current = harness_pin()
     if expected_harness != current:

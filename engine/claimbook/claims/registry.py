@@ -175,12 +175,10 @@ def _unknown_claim(claim_id: Any, registry: Path, known: list[str]) -> UnknownCl
 
 
 def load_claim(claim_id: str, *, registry_dir: str | Path | None = None) -> Claim:
-    """The validated entry ``<registry_dir>/<claim_id>.yaml`` (default ``claims/``).
-
-    :class:`UnknownClaimError` (naming the nearest ids) unless ``claim_id`` is exactly one of
+    """The validated entry ``<registry_dir>/<claim_id>.yaml`` (default ``claims/``);
+    :class:`UnknownClaimError` (naming the nearest ids) unless ``claim_id`` is one of
     :func:`list_claims`, checked before a path is built; :class:`RegistryError` for a
-    symbolic link, a refused file or a ``compute`` that is not a registered computation.
-    """
+    symbolic link, a refused file or a ``compute`` that is not a registered computation."""
     registry = _registry_dir(registry_dir)
     if not (isinstance(claim_id, str) and _is_claim_id(claim_id)):
         raise _unknown_claim(claim_id, registry, list_claims(registry))
