@@ -130,9 +130,7 @@ def list_claims(registry_dir: str | Path | None = None) -> list[str]:
         raise refusal(registry / linked[0], _LINK_REFUSED)
     misnamed = sorted(entry.name for entry in entries if entry.name.endswith(".yml"))
     if misnamed:
-        raise RegistryError(
-            one_line(f"{registry}: registry files must end in .yaml; rename {', '.join(misnamed)}")
-        )
+        raise refusal(registry, f"registry files must end in .yaml; rename {', '.join(misnamed)}")
     stems = sorted(
         Path(entry.name).stem
         for entry in entries
@@ -140,12 +138,11 @@ def list_claims(registry_dir: str | Path | None = None) -> list[str]:
     )
     unnamed = [stem for stem in stems if not _is_claim_id(stem)]
     if unnamed:
-        raise RegistryError(
-            one_line(
-                f"{paths.shown(registry)}: {excerpt(unnamed[0] + '.yaml')} is not named "
-                "<id>.yaml with a claim id (lower-case words and digits joined by hyphens, at "
-                f"most {paths.MAX_NAME_LENGTH} characters); rename it"
-            )
+        raise refusal(
+            registry,
+            f"{excerpt(unnamed[0] + '.yaml')} is not named <id>.yaml with a claim id (lower-case "
+            f"words and digits joined by hyphens, at most {paths.MAX_NAME_LENGTH} characters); "
+            "rename it",
         )
     return stems
 
