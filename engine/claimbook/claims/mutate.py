@@ -249,12 +249,10 @@ def _report(claims, outcomes, elapsed: float) -> int:
     if too_few:
         print(
             f"caught by fewer than {mistakes.SUBJECT_FIELDS_NEEDED} fields that measure the "
-            "claim's subject: " + "; ".join(too_few),
+            "claim's subject: " + "; ".join(too_few)
         )
     if catching_none:
-        print(
-            "claims that catch none of their named perturbations: " + ", ".join(catching_none),
-        )
+        print("claims that catch none of their named perturbations: " + ", ".join(catching_none))
     return 1 if catching_none or too_few else 0
 
 
