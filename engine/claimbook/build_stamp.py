@@ -1,12 +1,19 @@
 """The build's stamp every page's footer names: commit, date, "uncommitted changes", and how
-the environment building the book is not its own (read by the footer, the site key, the CI
-matrix and the printed book)."""
+the environment building the book is not its own.
+
+Uncommitted means the content on disk differs from ``HEAD``, compared through a fresh index of
+``HEAD``: ``git status`` trusts the index for a file marked ``--skip-worktree`` or
+``--assume-unchanged``.
+"""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import tempfile
+from pathlib import Path
 
-from claimbook import environment, worktree
+from claimbook import environment
 from claimbook.errors import EnvironmentMismatchError
 from claimbook.pipeline.checkout import foreign_engine
 
@@ -14,13 +21,52 @@ COMMIT_VARIABLE = "TRAINABLE_BUILD_COMMIT"
 DATE_VARIABLE = "TRAINABLE_BUILD_DATE"
 
 
+def git(root: str | Path, *arguments: str, index: str | None = None) -> bytes | None:
+    """``git -C root ARGUMENTS``'s output (with ``index`` as the index file), or None when git
+    is missing or fails."""
+    environ = {**os.environ, "GIT_INDEX_FILE": index} if index else None
+    try:
+        found = subprocess.run(
+            ["git", "-C", str(root), *arguments],
+            capture_output=True,
+            timeout=20,
+            check=True,
+            env=environ,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return found.stdout
+
+
+def uncommitted_files(root: str | Path) -> list[str] | None:
+    """The files ``HEAD`` tracks under ``root`` whose content on disk is not ``HEAD``'s,
+    relative and sorted (submodules not looked into); None outside a work tree with a commit."""
+    with tempfile.TemporaryDirectory() as folder:
+        index = str(Path(folder) / "index")
+        if git(root, "read-tree", "HEAD", index=index) is None:
+            return None
+        arguments = ("diff", "--name-only", "--relative", "--ignore-submodules", "-z")
+        listing = git(root, *arguments, index=index)
+    if listing is None:
+        return None
+    return sorted(os.fsdecode(name) for name in listing.split(b"\0") if name)
+
+
+def uncommitted(root: str | Path) -> bool:
+    """Whether :func:`uncommitted_files` or ``git status --porcelain`` lists anything."""
+    changed = uncommitted_files(root)
+    if changed is None:
+        return False
+    return bool(changed or (git(root, "status", "--porcelain") or b"").strip())
+
+
 def build_stamp(srcdir: str, environ=os.environ) -> dict[str, str]:
     """``{"commit", "date", "dirty"}`` of the tree at ``srcdir`` (the variables override git),
     with ``environment`` (how distributions or Python differ from the lock) and ``engine``
     (another checkout's engine running) when the book is not built in its own environment."""
-    found = (worktree.git(srcdir, "log", "-1", "--format=%h %cs") or b"").decode().split()
+    found = (git(srcdir, "log", "-1", "--format=%h %cs") or b"").decode().split()
     commit, date = found if len(found) == 2 else ("unknown", "unknown")
-    dirty = COMMIT_VARIABLE not in environ and worktree.uncommitted(srcdir)
+    dirty = COMMIT_VARIABLE not in environ and uncommitted(srcdir)
     stamp = {
         "commit": environ.get(COMMIT_VARIABLE) or commit,
         "date": environ.get(DATE_VARIABLE) or date,

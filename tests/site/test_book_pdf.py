@@ -92,7 +92,7 @@ def test_the_title_page_names_the_version_and_the_commit(printed):
     stamp = build_stamp(str(printer.paths.REPO_ROOT))
     assert f"Version {instruments.version()}" in title
     assert f"Built from commit {stamp['commit']} ({stamp['date']})" in title
-    # "with uncommitted changes" exactly when the tree has them (claimbook.worktree).
+    # "with uncommitted changes" exactly when the tree has them (claimbook.build_stamp).
     assert ("uncommitted changes" in title) == bool(stamp["dirty"]), title
 
 

@@ -1,4 +1,4 @@
-"""claimbook.worktree: "uncommitted changes" is the content compared with HEAD, whatever
+"""claimbook.build_stamp: "uncommitted changes" is the content compared with HEAD, whatever
 git's index says."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from claimbook import build_stamp, worktree
+from claimbook import build_stamp
 
 
 @pytest.fixture
@@ -44,8 +44,8 @@ def repository(tmp_path, git):
 
 
 def test_a_clean_checkout_has_no_uncommitted_changes(repository):
-    assert worktree.uncommitted_files(repository) == []
-    assert not worktree.uncommitted(repository)
+    assert build_stamp.uncommitted_files(repository) == []
+    assert not build_stamp.uncommitted(repository)
     assert build_stamp.build_stamp(str(repository), environ={})["dirty"] == ""
 
 
@@ -53,7 +53,7 @@ def test_a_file_replaced_by_a_link_to_the_same_content_is_a_change(repository):
     (repository / "copy").write_bytes((repository / "requirements.txt").read_bytes())
     (repository / "requirements.txt").unlink()
     os.symlink("copy", repository / "requirements.txt")
-    assert worktree.uncommitted_files(repository) == ["requirements.txt"]
+    assert build_stamp.uncommitted_files(repository) == ["requirements.txt"]
 
 
 @pytest.mark.parametrize("flag", ["--skip-worktree", "--assume-unchanged"])
@@ -61,7 +61,7 @@ def test_an_edit_hidden_from_git_status_is_an_uncommitted_change(repository, git
     git("update-index", flag, "harness/f.py")
     (repository / "harness" / "f.py").write_text("def f():\n    return 2\n")
     assert git("status", "--porcelain") == ""  # git itself sees nothing
-    assert worktree.uncommitted_files(repository) == ["harness/f.py"]
+    assert build_stamp.uncommitted_files(repository) == ["harness/f.py"]
     stamp = build_stamp.build_stamp(str(repository), environ={})
     assert stamp["dirty"] == "uncommitted changes"
 
@@ -70,12 +70,12 @@ def test_a_removed_file_or_a_retargeted_link_is_a_change(repository):
     (repository / "requirements.txt").unlink()
     os.remove(repository / "link")
     os.symlink("elsewhere", repository / "link")
-    assert worktree.uncommitted_files(repository) == ["link", "requirements.txt"]
+    assert build_stamp.uncommitted_files(repository) == ["link", "requirements.txt"]
 
 
 def test_an_untracked_file_is_still_a_change(repository):
     (repository / "harness" / "new.py").write_text("x = 1\n")
-    assert worktree.uncommitted_files(repository) == [] and worktree.uncommitted(repository)
+    assert build_stamp.uncommitted_files(repository) == [] and build_stamp.uncommitted(repository)
 
 
 def test_a_file_git_converts_is_compared_as_git_stores_it(repository, git):
@@ -84,8 +84,9 @@ def test_a_file_git_converts_is_compared_as_git_stores_it(repository, git):
     (repository / "a.md").write_bytes(b"one\r\ntwo\r\n")
     git("add", ".")
     git("commit", "-qm", "crlf")
-    assert worktree.uncommitted_files(repository) == []
+    assert build_stamp.uncommitted_files(repository) == []
 
 
 def test_outside_a_repository_nothing_is_uncommitted(tmp_path):
-    assert worktree.uncommitted_files(tmp_path) is None and not worktree.uncommitted(tmp_path)
+    assert build_stamp.uncommitted_files(tmp_path) is None
+    assert not build_stamp.uncommitted(tmp_path)
