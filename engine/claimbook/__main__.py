@@ -1,8 +1,4 @@
-"""``python -m claimbook COMMAND``: the book engine's one command line.
-
-Commands and exit statuses: ``docs/engine.md``; a failure ends in one line
-(:mod:`claimbook.failures`).
-"""
+"""``python -m claimbook COMMAND``: the book engine's one command line (``docs/engine.md``)."""
 
 from __future__ import annotations
 
@@ -15,7 +11,7 @@ _GLOBAL_OPTIONS = ("--registry", "--artifacts")
 
 
 def _command(argv: list[str]) -> str:
-    """The command word of ``argv``: its first word that is neither an option nor its value."""
+    """The first word of ``argv`` that is neither an option nor its value."""
     words = iter(argv)
     for word in words:
         if word in _GLOBAL_OPTIONS:
@@ -26,8 +22,7 @@ def _command(argv: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run ``argv`` (default ``sys.argv[1:]``); return the exit status, never raise
-    (:func:`claimbook.failures.report`)."""
+    """Run ``argv`` (default ``sys.argv[1:]``); return the exit status, never raise."""
     argv = sys.argv[1:] if argv is None else list(argv)
     command = _command(argv)
     try:
@@ -59,8 +54,8 @@ def _dispatch(command: str, argv: list[str]) -> int:
 
 
 def _nothing_to_do(argv: list[str]) -> bool:
-    """For ``build`` (``--question``): True, having said so, when the tree has not changed
-    since a clean build (:mod:`claimbook.pipeline.noop`), before the engine is imported."""
+    """For ``build`` (``--question``): True, having said so, if the tree has not changed since
+    a clean build (:mod:`claimbook.pipeline.noop`); the engine is not imported."""
     options = list(argv)
     if len(options) >= 3 and options[1] == "--jobs":
         del options[1:3]  # the number of parallel chapters does not matter to a no-op

@@ -1,5 +1,5 @@
-"""Atomic file writes: a temporary file beside the target, flushed to disk, made 0644 (the
-site serves it) and renamed over the target; a crash leaves the old file or the new."""
+"""Atomic file writes: a temporary file beside the target, flushed, made 0644 (the site serves
+it) and renamed over the target; a crash leaves the old file or the new."""
 
 from __future__ import annotations
 
@@ -9,6 +9,11 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
+
+
+def _naming(error: OSError, path: Path) -> OSError:
+    """``error`` naming ``path`` rather than the temporary file."""
+    return error if error.errno is None else OSError(error.errno, error.strerror, str(path))
 
 
 @contextlib.contextmanager
@@ -23,23 +28,19 @@ def atomic_output(path: str | Path, mode: str = "w") -> Iterator[IO]:
         handle, temporary = tempfile.mkstemp(
             dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
         )
-    except OSError as error:  # name the file being written, not the temporary one
-        if error.errno is None:
-            raise
-        raise OSError(error.errno, error.strerror, str(path)) from None
+    except OSError as error:
+        raise _naming(error, path) from None
     try:
         text = {"encoding": "utf-8", "newline": "\n"} if mode == "w" else {}
         with os.fdopen(handle, mode, **text) as stream:
             yield stream
             stream.flush()
             os.fsync(stream.fileno())
-        os.chmod(temporary, 0o644)  # mkstemp creates 0600; the site serves these files
+        os.chmod(temporary, 0o644)  # mkstemp creates 0600
         try:
             os.replace(temporary, path)
         except OSError as error:
-            if error.errno is None:
-                raise
-            raise OSError(error.errno, error.strerror, str(path)) from None
+            raise _naming(error, path) from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
@@ -47,12 +48,10 @@ def atomic_output(path: str | Path, mode: str = "w") -> Iterator[IO]:
 
 
 def write_text_atomically(path: str | Path, text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8) atomically."""
     with atomic_output(path, "w") as stream:
         stream.write(text)
 
 
 def write_bytes_atomically(path: str | Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically."""
     with atomic_output(path, "wb") as stream:
         stream.write(data)

@@ -1,9 +1,5 @@
-"""The book's own modules a piece of code reaches, found statically, and their digests.
-
-Every ``import`` statement counts wherever it stands, with the module's parent packages, and
-``from package import name`` reaches ``package.name`` when that file exists. A module's
-digest is its file's SHA-256 (:data:`MISSING` when it has none).
-"""
+"""The book's own modules a piece of code reaches, found statically (every ``import``
+wherever it stands, with parent packages), and their digests."""
 
 from __future__ import annotations
 
@@ -24,7 +20,7 @@ _READINGS: list[dict] = []  # the memo of the reading in force (:func:`one_readi
 
 @functools.cache
 def package_folder(top: str) -> Path | None:
-    """The folder of a top-level first-party package, found without importing it."""
+    """The folder of top-level package ``top``, found without importing it."""
     spec = importlib.util.find_spec(top)
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -33,8 +29,7 @@ def package_folder(top: str) -> Path | None:
 
 @contextmanager
 def one_reading() -> Iterator[None]:
-    """Inside, the book's module files are read once (a build's planning and render run no
-    book code); outside, every call reads them again."""
+    """Inside, the book's module files are read once; outside, every call reads them again."""
     _READINGS.append({})
     try:
         yield
@@ -43,7 +38,6 @@ def one_reading() -> Iterator[None]:
 
 
 def _module_file(name: str) -> tuple[Path | None, bytes | None]:
-    """The file of first-party module ``name`` (a package before a module) and its bytes."""
     memo = _READINGS[-1] if _READINGS else {}
     if name not in memo:
         top, *rest = name.split(".")
@@ -58,8 +52,8 @@ def _module_file(name: str) -> tuple[Path | None, bytes | None]:
 
 @functools.lru_cache(maxsize=2048)
 def _imported_names(source: str | bytes, package: str) -> tuple[frozenset, frozenset]:
-    """The module names ``source`` imports, and ``module.name`` of each ``from module import
-    name``; IPython's ``%`` and ``!`` lines dropped from code that does not parse as it is."""
+    """The modules ``source`` imports, and ``module.name`` of each ``from module import
+    name``; IPython's ``%`` and ``!`` lines dropped from code that does not parse."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):  # ValueError: a null byte
@@ -85,28 +79,21 @@ def _imported_names(source: str | bytes, package: str) -> tuple[frozenset, froze
     return frozenset(found), frozenset(submodules)
 
 
-def _imports(source: str | bytes, package: str = "") -> set[str]:
-    """First-party modules, with their parents, that ``source`` imports (files looked up now:
-    a module added since the parse counts)."""
+def imports_in_code(source: str | bytes, package: str = "") -> set[str]:
+    """First-party modules, with their parents, that ``source`` imports (``from m import n``
+    counts ``m.n`` if that file exists now); SyntaxError if it is not Python."""
     found, submodules = _imported_names(source, package)
     return _with_parents(found | {name for name in submodules if _module_file(name)[0]})
 
 
 def _with_parents(names: Iterable[str]) -> set[str]:
-    """The first-party ``names`` and their parent packages."""
     parts = [name.split(".") for name in names if name.split(".", 1)[0] in FIRST_PARTY]
     return {".".join(name[: index + 1]) for name in parts for index in range(len(name))}
 
 
-def imports_in_code(source: str) -> set[str]:
-    """First-party modules (with their parent packages) the code ``source`` imports;
-    SyntaxError if it is not Python."""
-    return _imports(source)
-
-
 def modules_reached(starts: Iterable[str]) -> list[str]:
-    """Every first-party module reached from the modules ``starts`` by imports, sorted (a name
-    without a file kept; a module that does not parse reaches nothing further)."""
+    """Every first-party module reached from ``starts`` by imports, sorted (a name without a
+    file kept; a module that does not parse reaches nothing further)."""
     memo = _READINGS[-1] if _READINGS else {}
     starts = tuple(sorted(set(starts)))
     if starts not in memo:
@@ -120,13 +107,13 @@ def modules_reached(starts: Iterable[str]) -> list[str]:
             path, data = _module_file(name)
             if data is not None:
                 package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-                waiting.extend(_imports(data, package) - seen)
+                waiting.extend(imports_in_code(data, package) - seen)
         memo[starts] = sorted(seen)
     return list(memo[starts])
 
 
 def module_digests(names: Iterable[str]) -> dict[str, str]:
-    """``{module: SHA-256 of its file's bytes}`` (:data:`MISSING` where there is no file)."""
+    """``{module: SHA-256 of its file}`` (:data:`MISSING` where there is no file)."""
     digests = {}
     for name in sorted(set(names)):
         data = _module_file(name)[1]
@@ -136,7 +123,7 @@ def module_digests(names: Iterable[str]) -> dict[str, str]:
 
 @functools.cache
 def package_digest(top: str) -> str:
-    """SHA-256 of every ``*.py`` and ``*.json`` file of package ``top``, once per process."""
+    """SHA-256 of every ``*.py`` and ``*.json`` file of package ``top``."""
     base = package_folder(top)
     digest = hashlib.sha256()
     for path in sorted(base.rglob("*")) if base is not None else ():

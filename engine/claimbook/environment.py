@@ -1,10 +1,6 @@
-"""The running environment compared with the lock (``requirements.txt``), and start-up code.
-
-Each requirement of the lock whose marker holds here (the book's own :data:`NOT_LOCKED`
-aside) must be installed at a version it allows; the lock is read as pip reads it
-(continuations joined, comments and options dropped, ``-r`` not followed). The running Python
-must satisfy the ``requires-python`` of :data:`PROJECT_FILES`. Start-up code that no installed
-distribution lists (:func:`foreign_startup_files`) would run in every later process.
+"""The running environment compared with the lock (``requirements.txt``, read as pip reads
+it, ``-r`` not followed) and the ``requires-python`` of :data:`PROJECT_FILES`, and start-up
+code no installed distribution lists.
 
 >>> compare(locked_requirements(b"numpy==2.4.6\\nold==1.0; python_version < '3'\\n"), {})
 ['numpy not installed, 2.4.6 locked']
@@ -44,7 +40,6 @@ _END = re.compile(r"(^|\s)#.*|\s--[A-Za-z].*", re.DOTALL)  # a comment or an opt
 
 
 def _allows(specifier: str, version: str) -> bool:
-    """Whether ``version`` satisfies ``specifier`` (pre-releases included)."""
     try:
         return SpecifierSet(specifier).contains(Version(version), prereleases=True)
     except (InvalidSpecifier, InvalidVersion):
@@ -52,7 +47,6 @@ def _allows(specifier: str, version: str) -> bool:
 
 
 def _pin(requirement: Requirement) -> str | None:
-    """The version of an exact pin (``==2.4.6``), else None."""
     specifiers = list(requirement.specifier)
     exact = len(specifiers) == 1 and specifiers[0].operator in ("==", "===")
     return specifiers[0].version if exact and "*" not in specifiers[0].version else None
@@ -93,7 +87,7 @@ def _parsed(lock: bytes, markers: tuple[tuple[str, str], ...]) -> tuple[Requirem
 @functools.cache
 def installed_versions() -> Mapping[str, str]:
     """Canonical name to version of every distribution on ``sys.path`` (the first of a name
-    wins, as an import finds it), once per process."""
+    wins, as an import finds it)."""
     found: dict[str, str] = {}
     for distribution in importlib.metadata.distributions():
         try:  # the header read as text: parsing the metadata as email takes 8 times as long
@@ -124,8 +118,8 @@ def compare(requirements: Sequence[Requirement], installed: Mapping[str, str]) -
 
 
 def _python_difference(root: Path) -> str | None:
-    """The phrase saying the running Python is outside the ``requires-python`` of one of the
-    book's :data:`PROJECT_FILES` at ``root``, or None."""
+    """How the running Python is outside a ``requires-python`` of :data:`PROJECT_FILES`, or
+    None."""
     version = platform.python_version()
     for name in PROJECT_FILES:
         try:
@@ -146,9 +140,8 @@ def _lock_bytes(root: Path) -> bytes | None:
 
 
 def differences(root: str | Path | None = None) -> list[str]:
-    """Every way the running environment differs from the book at ``root``: the Python's
-    phrase first, then :func:`compare`'s (none without a lock); raises as
-    :func:`locked_requirements`, OSError for an unreadable lock."""
+    """Every way the running environment differs from the book at ``root`` (Python first);
+    raises as :func:`locked_requirements`, OSError for an unreadable lock."""
     root = Path(root) if root is not None else paths.REPO_ROOT
     python = _python_difference(root)
     found = [python] if python is not None else []
@@ -159,8 +152,7 @@ def differences(root: str | Path | None = None) -> list[str]:
 
 
 def check_environment(root: str | Path | None = None, allow: bool = False) -> list[str]:
-    """The :func:`differences`, allowed; EnvironmentMismatchError in one line if there are any
-    and not ``allow``."""
+    """The :func:`differences`; EnvironmentMismatchError if there are any and not ``allow``."""
     found = differences(root)
     if found and not allow:
         listed = "; ".join(found[:_SHOWN])
@@ -176,8 +168,7 @@ def check_environment(root: str | Path | None = None, allow: bool = False) -> li
 
 def installed_digest(root: str | Path | None = None) -> str:
     """What the installed distributions add to a key beyond the lock's bytes: "" when each is
-    at its pin (or there is no lock), else JSON of the version (or null) of each one off its
-    pin or locked by a range."""
+    at its pin, else JSON of the version (or null) of each off its pin or locked by a range."""
     lock = _lock_bytes(Path(root) if root is not None else paths.REPO_ROOT)
     try:
         requirements = locked_requirements(lock) if lock is not None else ()
@@ -194,8 +185,7 @@ def installed_digest(root: str | Path | None = None) -> str:
 
 def _recorded_startup_files(folder: Path) -> set[Path]:
     """The start-up files the ``RECORD`` of each distribution in ``folder`` lists. Read as
-    text first: most list none, and importlib.metadata's ``files`` builds an object per
-    installed file (a quarter of a second per build for this book's environment)."""
+    text first: most list none, and importlib.metadata's ``files`` is slow."""
     listed = set()
     for record in folder.glob("*.dist-info/RECORD"):
         try:
@@ -211,8 +201,8 @@ def _recorded_startup_files(folder: Path) -> set[Path]:
 
 
 def foreign_startup_files(folders: list[Path] | None = None) -> list[Path]:
-    """``*.pth``, ``sitecustomize.py`` and ``usercustomize.py`` files in ``folders`` (default:
-    this interpreter's site-packages) that no distribution installed there lists, sorted."""
+    """Start-up files in ``folders`` (default: site-packages) that no distribution installed
+    there lists, sorted."""
     if folders is None:
         folders = [Path(folder) for folder in site.getsitepackages()]
     foreign = []

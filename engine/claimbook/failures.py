@@ -1,6 +1,4 @@
-"""How the command line ends on a failure: one line, no traceback, a non-zero exit status
-(:func:`failure_status`: 3 for the build lock, 1 for a chapter or build failure or an internal
-error, else 2)."""
+"""How the command line ends on a failure: one line, no traceback, a non-zero exit status."""
 
 from __future__ import annotations
 
@@ -52,7 +50,7 @@ def _shown(filename: object) -> str:
 
 
 def _file_being_read(error: BaseException) -> str | None:
-    """The file a frame of ``error``'s traceback was reading, innermost first, or None."""
+    """The file the innermost frame of ``error``'s traceback that names one was reading."""
     frames = [frame for frame, _line in traceback.walk_tb(error.__traceback__)]
     for frame in reversed(frames):
         for name in _FILE_LOCALS:
@@ -87,7 +85,7 @@ def failure_line(error: BaseException, doing: str) -> str:
 
 
 def failure_status(error: BaseException) -> int:
-    """The exit status of a command that ended with ``error``."""
+    """3 for the build lock, 1 for a chapter or build failure or an internal error, else 2."""
     statuses = (
         (BuildLockError, 3),
         (BuildError | ChapterSourceError, 1),
@@ -97,8 +95,8 @@ def failure_status(error: BaseException) -> int:
 
 
 def report(error: BaseException, doing: str, stream=None) -> int:
-    """Print :func:`failure_line` to ``stream`` (standard error), and the traceback when
-    ``CLAIMBOOK_TRACEBACK`` is set (not ``0``); return :func:`failure_status`."""
+    """Print :func:`failure_line` (and the traceback if ``CLAIMBOOK_TRACEBACK`` is set, not
+    ``0``) to ``stream`` (standard error); return :func:`failure_status`."""
     stream = sys.stderr if stream is None else stream
     print(failure_line(error, doing), file=stream, flush=True)
     if os.environ.get(TRACEBACK_VARIABLE, "") not in ("", "0"):

@@ -1,5 +1,5 @@
-"""Every path the book uses, and the names (claim ids, chapter stems) a path may be built from;
-the engine writes and removes only :func:`build_product` paths.
+"""Every path the book uses and the names a path may be built from; the engine writes and
+removes only :func:`build_product` paths.
 
 >>> shown(artifact_path("c15-invariance-001"))
 'artifacts/claims/c15-invariance-001.json'
@@ -21,9 +21,9 @@ from claimbook.errors import (
 from claimbook.text import find_unsafe, one_line
 
 ROOT_ENVIRONMENT_VARIABLE = "TRAINABLE_ROOT"
-# The registry's id grammar (claim_schema.json's "id" pattern, which a test keeps equal).
+# The registry's id grammar (claim_schema.json's "id" pattern; a test keeps them equal).
 CLAIM_ID_PATTERN = "[a-z0-9]+(-[a-z0-9]+)*"
-# A chapter stem: one file name that starts with a letter or digit (never "." or "..").
+# A chapter stem: one file name (never "." or "..").
 CHAPTER_STEM_PATTERN = "[A-Za-z0-9][A-Za-z0-9_.-]*"
 MAX_NAME_LENGTH = 100  # characters of a claim id or a chapter stem
 _CLAIM_ID = re.compile(CLAIM_ID_PATTERN)
@@ -33,8 +33,8 @@ _CHAPTER_STEM = re.compile(CHAPTER_STEM_PATTERN)
 def find_repo_root(
     environ: Mapping[str, str] = os.environ, package_file: str | Path = __file__
 ) -> Path:
-    """The resolved root: ``$TRAINABLE_ROOT`` if set (RepositoryRootError if it is no folder),
-    else the folder above ``engine/`` that holds ``package_file``."""
+    """``$TRAINABLE_ROOT`` if set (RepositoryRootError if it is no folder), else the checkout
+    that holds ``package_file``, resolved."""
     override = environ.get(ROOT_ENVIRONMENT_VARIABLE)
     if override:
         root = Path(override).expanduser().resolve()
@@ -63,15 +63,12 @@ def _quoted(value: object) -> str:
 
 
 def _checked(value: object, pattern: re.Pattern, error: type[Exception], rule: str) -> str:
-    """``value`` if it is a string of ``pattern`` of at most :data:`MAX_NAME_LENGTH`
-    characters, else ``error`` saying ``rule``."""
     if isinstance(value, str) and len(value) <= MAX_NAME_LENGTH and pattern.fullmatch(value):
         return value
     raise error(f"{_quoted(value)} is not a {rule}")
 
 
 def check_claim_id(claim_id: object) -> str:
-    """``claim_id``, or InvalidClaimIdError unless it is of :data:`CLAIM_ID_PATTERN`."""
     return _checked(
         claim_id,
         _CLAIM_ID,
@@ -82,7 +79,6 @@ def check_claim_id(claim_id: object) -> str:
 
 
 def check_chapter_stem(stem: object) -> str:
-    """``stem``, or InvalidChapterStemError unless it is of :data:`CHAPTER_STEM_PATTERN`."""
     return _checked(
         stem,
         _CHAPTER_STEM,
@@ -95,31 +91,22 @@ def check_chapter_stem(stem: object) -> str:
 
 def registry_path(claim_id: str, registry_dir: str | Path | None = None) -> Path:
     """``<registry_dir>/<claim_id>.yaml`` (default ``claims/``); checks the id."""
-    return (
-        Path(CLAIMS_DIR if registry_dir is None else registry_dir)
-        / f"{check_claim_id(claim_id)}.yaml"
-    )
+    return Path(registry_dir or CLAIMS_DIR) / f"{check_claim_id(claim_id)}.yaml"
 
 
 def artifact_path(claim_id: str, artifacts_dir: str | Path | None = None) -> Path:
     """``<artifacts_dir>/<claim_id>.json`` (default ``artifacts/claims/``); checks the id."""
-    return (
-        Path(CLAIM_ARTIFACTS_DIR if artifacts_dir is None else artifacts_dir)
-        / f"{check_claim_id(claim_id)}.json"
-    )
+    return Path(artifacts_dir or CLAIM_ARTIFACTS_DIR) / f"{check_claim_id(claim_id)}.json"
 
 
 def _unlinked(folder: Path) -> Path:
-    """``folder`` with the folders above it resolved, not itself (a link leads elsewhere)."""
     return folder.parent.resolve() / folder.name
 
 
 def build_product(path: str | Path) -> Path:
-    """The absolute path of a build product the engine may write or remove: below
-    ``artifacts/`` or ``_build/``, or ``chapters/<stem>.ipynb``, written plainly (``/``; no
-    ``..``, ``.``, empty part, backslash or unsafe character; relative to :data:`REPO_ROOT`),
-    the folders above it resolved (the last part may be a link); else
-    OutsideBuildProductsError."""
+    """The absolute ``path`` if it is written plainly (no ``..``, ``.``, empty part, backslash
+    or unsafe character) and, its folders resolved, is below ``artifacts/`` or ``_build/`` or
+    is ``chapters/<stem>.ipynb``; else OutsideBuildProductsError."""
     text = str(path)
     parts = text.removeprefix("/").split("/")
     if find_unsafe(text) is None and "\\" not in text and not {"", ".", ".."} & set(parts):
@@ -140,7 +127,7 @@ def build_product(path: str | Path) -> Path:
 
 
 def shown(path: str | Path) -> str:
-    """A path as a message names it: relative to :data:`REPO_ROOT` when inside it."""
+    """``path`` as a message names it: relative to :data:`REPO_ROOT` when inside it."""
     path = Path(path)
     if path.is_absolute() and path.is_relative_to(REPO_ROOT):
         return path.relative_to(REPO_ROOT).as_posix()

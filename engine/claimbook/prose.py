@@ -1,9 +1,9 @@
-"""MyST prose read with MyST's own markdown-it parser: roles, directives, plain text, targets
-and headings (a directive inside a code fence is text)."""
+"""MyST prose read with MyST's own markdown-it parser (a directive in a code fence is text)."""
 
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 
 import yaml
@@ -12,11 +12,12 @@ import yaml
 _LITERAL_DIRECTIVES = frozenset(
     {"code-block", "code", "code-cell", "sourcecode", "math", "raw", "literalinclude"}
 )
+_OPTION = re.compile(r":([^:]*):(.*)")  # a directive's ``:key: value`` line, stripped
 
 
 @dataclass(frozen=True)
 class Role:
-    """A MyST role in a chapter's prose: ``{name}`content```, with its markdown cell index."""
+    """A role ``{name}`content``` in markdown cell ``cell``."""
 
     name: str
     content: str
@@ -25,7 +26,7 @@ class Role:
 
 @dataclass(frozen=True)
 class Directive:
-    """A MyST directive in prose: its name, argument, ``:key: value`` options and cell."""
+    """A directive in markdown cell ``cell``."""
 
     name: str
     argument: str
@@ -34,13 +35,13 @@ class Directive:
 
 
 def markdown_tokens(source: str) -> list:
-    """The markdown-it tokens of ``source``, parsed as the book renders MyST prose."""
+    """The markdown-it tokens of ``source``, parsed as the book renders it."""
     return _markdown_parser().parse(source)
 
 
 @functools.cache
 def _markdown_parser():
-    # Imported on first use: planning an unchanged book parses no prose.
+    # Late: planning an unchanged book parses no prose.
     from markdown_it.renderer import RendererHTML
     from myst_parser.config.main import MdParserConfig
     from myst_parser.parsers.mdit import create_md_parser
@@ -66,21 +67,16 @@ def split_directive(token) -> tuple[str, str, dict, str] | None:
             options = yaml.safe_load("\n".join(lines[1:end])) or {}
             body_start = end + 1
     else:
-        for body_start, line in enumerate(lines):  # noqa: B007 - the index is the result
-            stripped = line.strip()
-            if not (stripped.startswith(":") and stripped.count(":") >= 2):
-                break
-            key, _, value = stripped[1:].partition(":")
-            options[key.strip()] = value.strip()
-        else:
-            body_start = len(lines)
+        while body_start < len(lines) and (found := _OPTION.fullmatch(lines[body_start].strip())):
+            options[found[1].strip()] = found[2].strip()
+            body_start += 1
     return name.strip(), argument.strip(), options, "\n".join(lines[body_start:])
 
 
 def parse_prose(source: str, cell: int) -> list[Role | Directive]:
     """The roles and directives of ``source`` (markdown cell ``cell``), prose bodies included."""
     items: list[Role | Directive] = []
-    for token in _markdown_parser().parse(source):
+    for token in markdown_tokens(source):
         if token.type in ("fence", "colon_fence"):
             directive = split_directive(token)
             if directive is None:
@@ -102,7 +98,7 @@ def prose_text(source: str) -> str:
     'The   and   aside,  words  stay.'
     """
     parts = []
-    for token in _markdown_parser().parse(source):
+    for token in markdown_tokens(source):
         if token.type in ("fence", "colon_fence"):
             directive = split_directive(token)
             if directive is not None and directive[0] not in _LITERAL_DIRECTIVES:
@@ -113,14 +109,13 @@ def prose_text(source: str) -> str:
 
 
 def prose_blocks(source: str) -> list[tuple[str, int, str]]:
-    """``(kind, line from 0, label)`` of each top-level target ``(label)=`` (``"target"``) and
-    heading (``"heading"``, label empty) of markdown ``source``.
+    """``(kind, line from 0, label)`` of each top-level target and heading of ``source``.
 
     >>> prose_blocks("(sec-a)=\\n## A\\n\\n```\\n## code\\n```\\n")
     [('target', 0, 'sec-a'), ('heading', 1, '')]
     """
     found = []
-    for token in _markdown_parser().parse(source):
+    for token in markdown_tokens(source):
         if token.level != 0 or token.map is None:
             continue
         if token.type == "myst_target":

@@ -1,6 +1,5 @@
-"""Reader notebooks: a chapter's executed notebook as its pages read, for JupyterLab and
-Binder (no MyST): roles as their text, directives as markdown (quotes, ``<details>``, numbered
-captions), numbers as Sphinx gives them, ``hide-``/``remove-`` tags as collapse flags."""
+"""Reader notebooks: a chapter's executed notebook as its pages read, without MyST, for
+JupyterLab and Binder; ``hide-``/``remove-`` tags become collapse flags."""
 
 from __future__ import annotations
 
@@ -84,7 +83,6 @@ def book_numbers(root: Path | None = None) -> Numbers:
 
 
 def _number_items(tokens, chapter: str, counts: Counter, numbers: Numbers) -> None:
-    """Figures, theorems and labelled equations, counted per chapter (bodies included)."""
     for token in tokens:
         if token.type == "math_block_label":
             counts["eq"] += 1
@@ -108,8 +106,6 @@ def _number_items(tokens, chapter: str, counts: Counter, numbers: Numbers) -> No
 
 @dataclass
 class _Chapter:
-    """What the prose of one chapter is written with: numbers, glued values, citations."""
-
     numbers: Numbers
     glued: dict[str, str]
     bibliography: object
@@ -126,7 +122,6 @@ class _Chapter:
 
 
 def _glued(notebook) -> dict[str, str]:
-    """name -> the ``text/plain`` of every value the executed notebook glued."""
     found = {}
     for cell in notebook.cells:
         for output in cell.get("outputs", ()):
@@ -165,7 +160,6 @@ def _citation(name: str, content: str, chapter: _Chapter) -> str:
 
 
 def _role(name: str, content: str, chapter: _Chapter) -> str:
-    """The text a reader sees for the role ``{name}`content```."""
     numbers = chapter.numbers
     match = _REFERENCE.fullmatch(content.strip())
     text, label = (match["text"], match["label"]) if match else ("", content.strip())
@@ -196,7 +190,6 @@ def _role(name: str, content: str, chapter: _Chapter) -> str:
 
 
 def _directive(name, argument, options, body, chapter: _Chapter) -> str:
-    """Markdown for a directive, its body converted too."""
     inner = _markdown(body, chapter).strip("\n")
     if name in _CODE:
         return f"```{argument}\n{body}\n```"
@@ -282,7 +275,6 @@ def _markdown(source: str, chapter: _Chapter, headings: list[str] | None = None)
 
 
 def _replace_roles(lines: list[str], start: int, end: int, children, chapter) -> None:
-    """Each role the parser found in ``lines[start:end]`` replaced by its text, in order."""
     text, cursor = "\n".join(lines[start:end]), 0
     for child in children:
         if child.type != "myst_role":
@@ -299,8 +291,7 @@ def _replace_roles(lines: list[str], start: int, end: int, children, chapter) ->
 
 
 def _outputs(outputs: list) -> list:
-    """The outputs with each figure (glued or shown) as ``image/png`` at the site's size and
-    glued values left out."""
+    """``outputs`` with each figure as ``image/png`` at the site's size, glued values dropped."""
     shown = []
     for output in outputs:
         data = output.get("data", {})
@@ -314,8 +305,7 @@ def _outputs(outputs: list) -> list:
 
 
 def reader_notebook(source: Path, executed, numbers: Numbers | None = None):
-    """The reader notebook of chapter ``source`` (``<root>/chapters/<stem>.md``) from its
-    executed notebook (unchanged)."""
+    """The reader notebook of ``<root>/chapters/<stem>.md`` from its executed notebook."""
     root = Path(source).parent.parent
     numbers = numbers or book_numbers(root)
     bibliography = root / "references.bib"  # a book without citations has none
@@ -344,12 +334,11 @@ def reader_notebook(source: Path, executed, numbers: Numbers | None = None):
 
 
 def write_reader_notebooks(executed_dir: Path, out_dir: Path, root: Path | None = None):
-    """Write ``out_dir/<stem>.ipynb`` for every chapter from ``executed_dir/<stem>.ipynb``."""
     numbers = book_numbers(root)
     written = []
     for source in sources.chapter_sources(root):
         executed = nbformat.read(Path(executed_dir) / f"{source.stem}.ipynb", as_version=4)
-        target = Path(out_dir) / f"{source.stem}.ipynb"  # its folder made by the write
+        target = Path(out_dir) / f"{source.stem}.ipynb"
         text = nbformat.writes(reader_notebook(source, executed, numbers)) + "\n"
         write_text_atomically(target, text)
         written.append(target)

@@ -1,5 +1,4 @@
-"""The one reader of chapter sources: MyST notebooks read with jupytext; calls read from the
-code cells' syntax trees, prose as MyST reads it (:mod:`.prose`)."""
+"""The one reader of chapter sources (MyST notebooks, read with jupytext)."""
 
 from __future__ import annotations
 
@@ -19,8 +18,7 @@ from claimbook.prose import Directive, Role, parse_prose, prose_text
 from claimbook.text import one_line
 
 _CHAPTERS = cache.ContentCache("chapter sources")
-# Every chapter's front matter; the kernel named as ipykernel installs it (JupyterLab would
-# rewrite another name).
+# Every chapter's front matter; the kernel named as ipykernel does (JupyterLab rewrites others).
 CHAPTER_HEADER = """---
 jupytext:
   text_representation:
@@ -32,13 +30,13 @@ kernelspec:
   name: python3
 ---
 """
-# A MyST target label, ``(label)=`` above a heading, as a later page's ``starts`` names it.
+# A MyST target label, ``(label)=``, as a later page's ``starts`` names it.
 _SECTION_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}")
 
 
 @dataclass(frozen=True)
 class Chapter:
-    """A chapter source at ``path`` and the ``notebook`` jupytext reads from it (no outputs)."""
+    """A chapter source at ``path`` and the ``notebook`` jupytext reads from it."""
 
     path: Path
     notebook: object = field(repr=False)
@@ -56,7 +54,6 @@ class Chapter:
         ]
 
     def code_cell_number(self, index: int) -> int:
-        """The 1-based position of notebook cell ``index`` among the code cells."""
         return sum(1 for cell in self.notebook.cells[: index + 1] if cell.cell_type == "code")
 
     def markdown_cells(self) -> list[tuple[int, str]]:
@@ -68,8 +65,8 @@ class Chapter:
         ]
 
     def code_trees(self) -> Iterator[tuple[int, ast.Module]]:
-        """The syntax tree of each code cell, IPython magics and shell lines skipped;
-        ChapterSourceError, naming the cell, for a cell that is not Python."""
+        """The syntax tree of each code cell (magics skipped); ChapterSourceError if one is
+        not Python."""
         for index, source, _tags in self.code_cells():
             python = "\n".join(
                 "" if line.lstrip().startswith(("%", "!")) else line
@@ -94,8 +91,8 @@ class Chapter:
         ]
 
     def literal_first_arguments(self, function_name: str) -> dict[str, int]:
-        """Each string literal passed first to ``function_name`` -> its first cell's index, in
-        order; ChapterSourceError for a first argument that is not a string literal."""
+        """Each string literal passed first to ``function_name`` -> its first cell's index;
+        ChapterSourceError for a first argument that is not a string literal."""
         values: dict[str, int] = {}
         for index, call in self.calls(function_name):
             argument = call.args[0] if call.args else None
@@ -112,8 +109,7 @@ class Chapter:
 
     @property
     def verified_claims(self) -> list[str]:
-        """Ids of the claims the chapter verifies (``verify_claim("<id>", ...)`` in code);
-        ChapterSourceError, naming the cell, for an id not of the registry's grammar."""
+        """Ids the code passes to ``verify_claim``; ChapterSourceError for a malformed one."""
         ids = self.literal_first_arguments("verify_claim")
         for claim_id, cell in ids.items():
             try:
@@ -127,7 +123,7 @@ class Chapter:
 
     @property
     def pin(self) -> str | None:
-        """The literal ``pin = "..."`` of the ``parameters`` cell, or None without one."""
+        """The literal ``pin = "..."`` of the ``parameters`` cell, or None."""
         return (self.pin_assignment() or (None, None))[1]
 
     def pin_assignment(self) -> tuple[int, str, str] | None:
@@ -146,15 +142,13 @@ class Chapter:
         return None
 
     def roles(self) -> list[Role]:
-        """Every role in the prose, directive bodies (captions) included."""
         return [item for item in self._prose_items if isinstance(item, Role)]
 
     def directives(self) -> list[Directive]:
-        """Every directive in the prose."""
         return [item for item in self._prose_items if isinstance(item, Directive)]
 
     def prose_text(self) -> list[tuple[int, str]]:
-        """``(cell index, text)`` of each markdown cell: the words a reader sees."""
+        """``(cell index, words a reader sees)`` of each markdown cell."""
         return [(index, prose_text(source)) for index, source in self.markdown_cells()]
 
     @functools.cached_property
@@ -171,9 +165,8 @@ class Page:
 
 
 def chapter_pages(path: str | Path) -> list[Page]:
-    """The later pages a chapter's front matter declares (``pages:``), in order; [] for none.
-    ChapterSourceError if ``pages`` is not a list of ``{file, starts}``, a file is not a
-    chapter name or repeats one, or a start is no label."""
+    """The later pages a chapter's front matter declares (``pages:``), in order;
+    ChapterSourceError for a malformed declaration."""
     path = Path(path)
     text = path.read_text(encoding="utf-8")
     end = text.find("\n---\n", 3) if text.startswith("---\n") else -1
@@ -209,8 +202,8 @@ def chapter_pages(path: str | Path) -> list[Page]:
 
 
 def read_chapter(path: str | Path) -> Chapter:
-    """The chapter at ``path``, read with jupytext, cached by path and bytes and shared (a
-    caller that changes it copies it); ChapterSourceError if it is absent or unreadable."""
+    """The chapter at ``path``, cached by path and bytes and shared (copy it to change it);
+    ChapterSourceError if it is absent or unreadable."""
     path = Path(path)
     data = cache.file_bytes(path) if path.is_file() else None
     if data is None:
@@ -234,7 +227,7 @@ def _parse_chapter(path: Path, data: bytes) -> Chapter:
 
 def chapter_sources(root: str | Path | None = None) -> list[Path]:
     """Chapter sources (``chapters/<name>.md``) in the order of ``_toc.yml``;
-    InvalidChapterStemError for a bad name, ChapterSourceError for a symbolic link."""
+    InvalidChapterStemError for a bad name, ChapterSourceError for a link."""
     root = Path(root) if root is not None else paths.REPO_ROOT
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8")) or {}
     entries = list(toc.get("chapters") or [])
@@ -261,8 +254,8 @@ def chapter_sources(root: str | Path | None = None) -> list[Path]:
 
 
 def chapter_number(stem: str, root: str | Path | None = None) -> int:
-    """Chapter ``stem``'s number, counted from ``trainable_first_chapter``;
-    ChapterSourceError if it is not in ``_toc.yml``."""
+    """Chapter ``stem``'s number from ``trainable_first_chapter``; ChapterSourceError if it
+    is not in ``_toc.yml``."""
     root = Path(root) if root is not None else paths.REPO_ROOT
     stems = [source.stem for source in chapter_sources(root)]
     if stem not in stems:
