@@ -4,7 +4,7 @@ Each chapter's code runs here, in this process, as its kernel runs it (working d
 ``chapters/``), with two of its helpers replaced: ``verify_claim`` reads the artifact the
 build wrote (so this is a site-tier check: it needs ``make`` to have run), and
 ``glue_figure`` draws the figure as the build does (once, then
-:func:`claimbook.phone_figures.draw_for_phone`) and measures the last phone drawing with
+:func:`claimbook.figures.draw_for_phone`) and measures the last phone drawing with
 :func:`legend_overlaps.legend_overlaps`, writing nothing.
 """
 
@@ -22,7 +22,7 @@ import matplotlib.pyplot as plt
 import pytest
 from legend_overlaps import legend_overlaps, legends
 
-from claimbook import chapter, figures, paths, phone_figures
+from claimbook import chapter, figures, paths
 from claimbook.sources import read_chapter
 
 pytestmark = [pytest.mark.site, pytest.mark.chapter_code]
@@ -49,7 +49,7 @@ def phone_overlaps(stem: str) -> dict[str, tuple[int, list[str]]]:
             found[label] = (len(legends(copy)), legend_overlaps(copy))  # the last drawing
 
         save(fig, io.BytesIO())  # drawn once, as the build draws it first
-        phone_figures.draw_for_phone(fig, save, figures.PNG_DPI)
+        figures.draw_for_phone(fig, save, figures.PNG_DPI)
         plt.close(fig)
 
     with pytest.MonkeyPatch.context() as patch:

@@ -13,7 +13,7 @@ from PIL import Image
 
 from claimbook import figures, paths, sources
 from claimbook.errors import InvalidFigureLabelError, UnknownFigureError
-from claimbook.phone_figures import PHONE_COLUMN_PX, SMALLEST_TEXT_CSS_PX
+from claimbook.figures import PHONE_COLUMN_PX, SMALLEST_TEXT_CSS_PX
 from trainable_harness import __version__
 
 CONFIG = "sphinx:\n  config:\n    trainable_first_chapter: 15\n"

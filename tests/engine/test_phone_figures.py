@@ -1,4 +1,4 @@
-"""A figure drawn again for a phone (engine/claimbook/phone_figures.py)."""
+"""A figure drawn again for a phone (engine/claimbook/figures.py)."""
 
 import io
 
@@ -12,9 +12,9 @@ import pytest
 from legend_overlaps import legend_overlaps, legends
 from PIL import Image
 
-from claimbook import figures, phone_figures
+from claimbook import figures
 
-TARGET = phone_figures.SMALLEST_TEXT_CSS_PX
+TARGET = figures.SMALLEST_TEXT_CSS_PX
 
 
 class Saver:
@@ -36,7 +36,7 @@ def _width_in(data):
 
 def _shown_px(data, smallest_pt):
     """CSS px of ``smallest_pt`` when the PNG ``data`` fills a phone's column."""
-    return smallest_pt * phone_figures.PHONE_COLUMN_PX / (_width_in(data) * 72)
+    return smallest_pt * figures.PHONE_COLUMN_PX / (_width_in(data) * 72)
 
 
 def _log_figure():
@@ -64,18 +64,18 @@ def phone_drawing():
     drawing (half a CPU-second) for the tests of what it is and that it repeats."""
     fig = _log_figure()
     save = Saver()
-    data = phone_figures.draw_for_phone(fig, save, figures.PNG_DPI)
+    data = figures.draw_for_phone(fig, save, figures.PNG_DPI)
     yield fig, save, data
     plt.close(fig)
 
 
 def test_the_smallest_text_is_the_smallest_letter_an_exponent_included(log_figure):
-    assert phone_figures.smallest_text_pt(log_figure) == pytest.approx(0.7 * 10)
+    assert figures.smallest_text_pt(log_figure) == pytest.approx(0.7 * 10)
     fig, ax = plt.subplots()
     ax.set_xlabel(r"rate $\eta_t$", fontsize=12)  # a subscript at 0.7 of 12 pt
     ax.tick_params(labelsize=9)
     fig.canvas.draw()
-    assert phone_figures.smallest_text_pt(fig) == pytest.approx(min(9, 0.7 * 12))
+    assert figures.smallest_text_pt(fig) == pytest.approx(min(9, 0.7 * 12))
     plt.close(fig)
 
 
@@ -84,7 +84,7 @@ def test_a_radical_sign_is_not_text_its_letters_are():
     ax.set_xlabel(r"branch $\times 1/\sqrt{L}$", fontsize=12)  # the sign drawn at 6.8 pt
     ax.tick_params(labelsize=12)
     fig.canvas.draw()
-    assert phone_figures.smallest_text_pt(fig) == 12
+    assert figures.smallest_text_pt(fig) == 12
     plt.close(fig)
 
 
@@ -92,7 +92,7 @@ def test_a_figure_with_no_text_is_refused():
     fig, ax = plt.subplots()
     ax.axis("off")
     with pytest.raises(ValueError, match="no text"):
-        phone_figures.smallest_text_pt(fig)
+        figures.smallest_text_pt(fig)
     plt.close(fig)
 
 
@@ -102,12 +102,12 @@ def test_the_phone_drawing_is_narrow_and_its_smallest_text_readable(phone_drawin
     Saver()(log_figure, wide)
     assert _shown_px(wide.getvalue(), 7.0) < TARGET  # the wide drawing on a phone: 6.7 px
     # The phone's width (less the crop's margins), from a copy: the figure is as it was.
-    assert 0.9 * phone_figures.PHONE_WIDTH < _width_in(data) <= 1.01 * phone_figures.PHONE_WIDTH
+    assert 0.9 * figures.PHONE_WIDTH < _width_in(data) <= 1.01 * figures.PHONE_WIDTH
     assert log_figure.get_size_inches()[0] == figures.FIGURE_WIDTH
     assert save.drawn and all(fig is not log_figure for fig in save.drawn)
     assert not plt.fignum_exists(save.drawn[-1].number)  # the copy is closed
     phone = save.drawn[-1]
-    smallest_pt = phone_figures.smallest_text_pt(phone)
+    smallest_pt = figures.smallest_text_pt(phone)
     # Every text scaled by one factor: the tick labels stay 1/0.7 of their exponents.
     tick = phone.axes[0].yaxis.get_ticklabels()[0].get_fontsize()
     assert tick == pytest.approx(smallest_pt / 0.7)
@@ -120,13 +120,13 @@ def test_a_figure_whose_text_reaches_past_its_edge_is_drawn_again_narrower():
     fig.text(0.8, 0.5, "a note, longer")  # no layout engine moves a figure's own text
     Saver()(fig, io.BytesIO())
     save = Saver()
-    data = phone_figures.draw_for_phone(fig, save, figures.PNG_DPI)
+    data = figures.draw_for_phone(fig, save, figures.PNG_DPI)
     # Drawn whole, found to reach past the edge, then cropped and narrowed until the crop is
     # about the phone's width.
     assert len(save.drawn) >= 3
-    assert save.drawn[-1].get_size_inches()[0] < phone_figures.PHONE_WIDTH
-    assert _width_in(data) <= phone_figures.PHONE_WIDTH * phone_figures._MARGIN
-    assert _shown_px(data, phone_figures.smallest_text_pt(save.drawn[-1])) >= TARGET
+    assert save.drawn[-1].get_size_inches()[0] < figures.PHONE_WIDTH
+    assert _width_in(data) <= figures.PHONE_WIDTH * figures._MARGIN
+    assert _shown_px(data, figures.smallest_text_pt(save.drawn[-1])) >= TARGET
     plt.close(fig)
 
 
@@ -137,15 +137,15 @@ def test_text_that_reaches_past_the_edge_and_grows_with_the_text_is_an_error():
     fig.text(0.5, 0.5, "a note as wide as the wide figure, which a phone cannot hold")
     Saver()(fig, io.BytesIO())
     with pytest.raises(ValueError, match="reaches past its edge"):
-        phone_figures.draw_for_phone(fig, Saver(), figures.PNG_DPI)
+        figures.draw_for_phone(fig, Saver(), figures.PNG_DPI)
     plt.close(fig)
 
 
 def test_the_phone_drawing_is_the_same_bytes_twice(phone_drawing):
     log_figure, _, first = phone_drawing
-    assert phone_figures.draw_for_phone(log_figure, Saver(), figures.PNG_DPI) == first
+    assert figures.draw_for_phone(log_figure, Saver(), figures.PNG_DPI) == first
     other = _log_figure()  # the same figure drawn anew
-    assert phone_figures.draw_for_phone(other, Saver(), figures.PNG_DPI) == first
+    assert figures.draw_for_phone(other, Saver(), figures.PNG_DPI) == first
     plt.close(other)
 
 
@@ -174,7 +174,7 @@ def test_a_phone_drawing_s_legends_cover_no_curve_text_or_other_legend():
         Saver()(copy, stream, crop)
         measured.append((len(legends(copy)), legend_overlaps(copy)))
 
-    phone_figures.draw_for_phone(fig, save, figures.PNG_DPI)
+    figures.draw_for_phone(fig, save, figures.PNG_DPI)
     plt.close(fig)
     assert measured[-1] == (2, [])
     # The wide drawing keeps its legends where the chapter put them, inside the axes.

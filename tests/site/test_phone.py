@@ -4,7 +4,7 @@ At 390, 800 and 1366 px, on every chapter page with its dropdowns open (a proof'
 answer's equations count too):
 
 - figure text: every numbered figure's smallest glyph, a log axis's exponent included, is at
-  least :data:`~claimbook.phone_figures.SMALLEST_TEXT_CSS_PX` as shown. The size is computed
+  least :data:`~claimbook.figures.SMALLEST_TEXT_CSS_PX` as shown. The size is computed
   from the record of the image the browser chose (its ``currentSrc``): the smallest glyph in
   points the drawing wrote into its PNG (:data:`claimbook.figures.SMALLEST_TEXT_KEY`) times
   the CSS px a point is shown at (the displayed width over the PNG's width in points, from its
@@ -19,7 +19,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from claimbook import figures, paths, phone_figures
+from claimbook import figures, paths
 from tests.site.test_site import (
     SITE,
     _open,
@@ -82,7 +82,7 @@ def _check_figures(page, width):
         if figure["natural"] != pixels:
             failures.append(f"{label}: shows {figure['natural']} px, its file is {pixels} px")
         smallest_px = smallest_pt * figure["shown"] / width_pt
-        if smallest_px < phone_figures.SMALLEST_TEXT_CSS_PX:
+        if smallest_px < figures.SMALLEST_TEXT_CSS_PX:
             failures.append(
                 f"{label}: smallest text {smallest_px:.2f} CSS px ({smallest_pt:g} pt in "
                 f"{width_pt:.0f} pt shown {figure['shown']:.0f} px)"
