@@ -11,7 +11,7 @@ import itertools
 import re
 
 from claimbook.errors import ChapterSourceError
-from claimbook.prose import prose_blocks
+from claimbook.sources import prose_blocks
 
 HIDDEN_TAG = "remove-cell"
 _HEADING = re.compile(r"^(\s{0,3})(#{2,6})(\s)")

@@ -17,7 +17,7 @@ from pybtex.database import BibliographyData, parse_file
 from pybtex.plugin import find_plugin
 
 from claimbook import claims as registry
-from claimbook import figures, prose, sources
+from claimbook import figures, sources
 from claimbook.atomic import write_text_atomically
 from claimbook.claims import Judgement
 from claimbook.errors import ClaimError
@@ -59,7 +59,7 @@ def book_numbers(root: Path | None = None) -> Numbers:
         headings = numbers.headings.setdefault(source.stem, [])
         for _index, text in sources.read_chapter(source).markdown_cells():
             label = None
-            tokens = prose.markdown_tokens(text)
+            tokens = sources.markdown_tokens(text)
             for position, token in enumerate(tokens):
                 if token.type == "myst_target" and token.level == 0:
                     label = token.content
@@ -88,7 +88,7 @@ def _number_items(tokens, chapter: str, counts: Counter, numbers: Numbers) -> No
             counts["eq"] += 1
             numbers.number[token.info] = f"{chapter}.{counts['eq']}"
             numbers.text[token.info] = f"({chapter}.{counts['eq']})"
-        parts = prose.split_directive(token) if token.type in ("fence", "colon_fence") else None
+        parts = sources.split_directive(token) if token.type in ("fence", "colon_fence") else None
         if parts is None:
             continue
         name, argument, options, body = parts
@@ -101,7 +101,7 @@ def _number_items(tokens, chapter: str, counts: Counter, numbers: Numbers) -> No
                 numbers.text[label] = f"{kind} {chapter}.{counts[kind]}"
                 numbers.title[label] = argument
         if name not in _CODE | {"math"}:
-            _number_items(prose.markdown_tokens(body), chapter, counts, numbers)
+            _number_items(sources.markdown_tokens(body), chapter, counts, numbers)
 
 
 @dataclass
@@ -242,7 +242,7 @@ def _markdown(source: str, chapter: _Chapter, headings: list[str] | None = None)
     lines = source.split("\n")
     replaced: list[tuple[int, int, str]] = []
     covered = 0
-    for token in prose.markdown_tokens(source):
+    for token in sources.markdown_tokens(source):
         if token.map is None or token.map[0] < covered:
             continue
         start, end = token.map
@@ -254,7 +254,7 @@ def _markdown(source: str, chapter: _Chapter, headings: list[str] | None = None)
             lines[start] = re.sub(r"^(#+\s+)", rf"\g<1>{number}. ", lines[start])
             continue
         if token.type in ("fence", "colon_fence"):
-            parts = prose.split_directive(token)
+            parts = sources.split_directive(token)
             if parts is None:
                 continue  # a code block stays as it is
             text = _directive(*parts, chapter)

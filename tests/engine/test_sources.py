@@ -184,10 +184,10 @@ def test_rewrite_pin_accepts_only_a_version_and_writes_nothing_else(tmp_path, ne
 
 
 def test_prose_blocks_are_the_top_level_targets_and_headings():
-    from claimbook import prose
+    from claimbook import sources
 
     text = "(sec-a)=\n## A\n\nText.\n\n```\n## code\n```\n\nB\n-\n"
-    assert prose.prose_blocks(text) == [
+    assert sources.prose_blocks(text) == [
         ("target", 0, "sec-a"),
         ("heading", 1, ""),
         ("heading", 9, ""),
