@@ -48,7 +48,6 @@ class ContentCache:
         _CACHES.add(self)
 
     def get(self, key: str, compute: Callable[[], T]) -> T:
-        """The value under ``key``, computed and stored on a miss."""
         if key not in self._values:
             self._values[key] = compute()
         return self._values[key]
@@ -58,7 +57,6 @@ class ContentCache:
 
 
 def reset() -> None:
-    """Empty every cache."""
     for cache in list(_CACHES):
         cache._values.clear()
 

@@ -31,8 +31,8 @@ __all__ = [
 
 
 def function_source(function: Callable) -> str:
-    """The source of ``function`` (decorators included) without its docstring, dedented: a
-    page shows the code itself, never a copy; raises as :func:`inspect.getsource`."""
+    """The source of ``function`` (decorators included) without its docstring, dedented;
+    raises as :func:`inspect.getsource`."""
     source = textwrap.dedent(inspect.getsource(function))
     definition = ast.parse(source).body[0]
     lines = source.splitlines(keepends=True)

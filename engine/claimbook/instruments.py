@@ -14,7 +14,6 @@ PACKAGE = "trainable_harness"
 
 @functools.cache
 def _literal_version(data: bytes) -> str | None:
-    """The literal string assigned to ``__version__`` in ``data`` (Python source), or None."""
     for node in ast.parse(data).body:
         if (
             isinstance(node, ast.Assign)
@@ -27,8 +26,8 @@ def _literal_version(data: bytes) -> str | None:
 
 
 def version() -> str:
-    """The instruments' version (the chapters' pin), read statically from ``_version.py`` on
-    disk; BookError if it cannot be read or has no literal ``__version__ = "..."``."""
+    """The instruments' version (the chapters' pin), read statically from ``_version.py``;
+    BookError if it cannot be read or has no literal ``__version__ = "..."``."""
     folder = dependencies.package_folder(PACKAGE) or paths.HARNESS_DIR / PACKAGE
     path = folder / "_version.py"
     try:

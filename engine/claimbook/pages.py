@@ -63,8 +63,7 @@ def split_notebook(notebook: dict, starts: list[str]) -> list[dict]:
 
 
 def _page(notebook: dict, pages: list, index: int) -> dict:
-    """Page ``index``: its own cells, and each other page's code cells that glue reduced to
-    their glue, hidden."""
+    """Page ``index``: its cells, and each other page's glue as hidden code cells."""
     cells = []
     for number, page in enumerate(pages):
         for cell in page:

@@ -1,8 +1,5 @@
-"""Which printed PDF of the book the site links: only one printed from the site as it is.
-
-``make pdf`` records in ``book.json`` the site key the PDF was printed from and its SHA-256;
-while both hold, the site key includes the PDF's digest and every page links it.
-"""
+"""Which printed PDF the site links: only one printed from the site as it is (``book.json``
+beside it records the site key it was printed from and its SHA-256)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,11 @@
-"""Text the engine prints or quotes: unsafe characters escaped, one line, a sane length.
-
-:data:`UNSAFE` (C0 and C1 controls, DEL, bidirectional marks, embeddings, overrides and
-isolates, U+2028 and U+2029) could rewrite a terminal or reorder what is read.
-"""
+"""Text the engine prints or quotes: unsafe characters escaped, one line, a sane length."""
 
 from __future__ import annotations
 
 import re
 
+# Controls, bidirectional marks and line separators: they could rewrite a terminal or reorder
+# what is read.
 UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 MESSAGE_LIMIT = 1000  # characters of one printed message
 
