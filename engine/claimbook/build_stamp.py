@@ -22,8 +22,7 @@ DATE_VARIABLE = "TRAINABLE_BUILD_DATE"
 
 
 def git(root: str | Path, *arguments: str, index: str | None = None) -> bytes | None:
-    """``git -C root ARGUMENTS``'s output (with ``index`` as the index file), or None when git
-    is missing or fails."""
+    """``git -C root ARGUMENTS``'s output (``index``: the index file), or None if it fails."""
     environ = {**os.environ, "GIT_INDEX_FILE": index} if index else None
     try:
         found = subprocess.run(

@@ -31,8 +31,7 @@ __all__ = [
 
 
 def function_source(function: Callable) -> str:
-    """The source of ``function`` (decorators included) without its docstring, dedented;
-    raises as :func:`inspect.getsource`."""
+    """``function``'s source (decorators included), dedented, without its docstring."""
     source = textwrap.dedent(inspect.getsource(function))
     definition = ast.parse(source).body[0]
     lines = source.splitlines(keepends=True)

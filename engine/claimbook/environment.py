@@ -86,8 +86,7 @@ def _parsed(lock: bytes, markers: tuple[tuple[str, str], ...]) -> tuple[Requirem
 
 @functools.cache
 def installed_versions() -> Mapping[str, str]:
-    """Canonical name to version of every distribution on ``sys.path`` (the first of a name
-    wins, as an import finds it)."""
+    """Canonical name -> version of each distribution on ``sys.path`` (the first of a name)."""
     found: dict[str, str] = {}
     for distribution in importlib.metadata.distributions():
         try:  # the header read as text: parsing the metadata as email takes 8 times as long
@@ -118,8 +117,7 @@ def compare(requirements: Sequence[Requirement], installed: Mapping[str, str]) -
 
 
 def _python_difference(root: Path) -> str | None:
-    """How the running Python is outside a ``requires-python`` of :data:`PROJECT_FILES`, or
-    None."""
+    """How the Python running is outside a ``requires-python`` of :data:`PROJECT_FILES`."""
     version = platform.python_version()
     for name in PROJECT_FILES:
         try:
@@ -201,8 +199,7 @@ def _recorded_startup_files(folder: Path) -> set[Path]:
 
 
 def foreign_startup_files(folders: list[Path] | None = None) -> list[Path]:
-    """Start-up files in ``folders`` (default: site-packages) that no distribution installed
-    there lists, sorted."""
+    """Start-up files in ``folders`` (site-packages) that no distribution there lists, sorted."""
     if folders is None:
         folders = [Path(folder) for folder in site.getsitepackages()]
     foreign = []

@@ -20,8 +20,7 @@ def record(pdf: Path, site_key: str) -> None:
 
 
 def current(pdf: Path, site_key: str) -> str:
-    """``pdf``'s SHA-256 if it was printed from the site whose key is ``site_key`` and is
-    unchanged since, else ""."""
+    """``pdf``'s SHA-256 if printed from the site of key ``site_key`` and unchanged, else ""."""
     try:
         recorded = json.loads(pdf.with_suffix(".json").read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -33,8 +33,6 @@ kernelspec:
 """
 # A MyST target label, ``(label)=``, as a later page's ``starts`` names it.
 _SECTION_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}")
-
-
 # Directives whose body is code or math, not prose: roles inside them are text.
 _LITERAL_DIRECTIVES = frozenset(
     {"code-block", "code", "code-cell", "sourcecode", "math", "raw", "literalinclude"}
@@ -183,8 +181,7 @@ class Chapter:
         ]
 
     def code_trees(self) -> Iterator[tuple[int, ast.Module]]:
-        """The syntax tree of each code cell (magics skipped); ChapterSourceError if one is
-        not Python."""
+        """Each code cell's syntax tree (magics skipped); ChapterSourceError for bad Python."""
         for index, source, _tags in self.code_cells():
             python = "\n".join(
                 "" if line.lstrip().startswith(("%", "!")) else line
