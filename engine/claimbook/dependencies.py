@@ -67,13 +67,11 @@ def _imported_names(source: str | bytes, package: str) -> tuple[frozenset, froze
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            module = node.module or ""
-            if node.level:
-                parts = package.split(".") if package else []
-                if node.level > len(parts):
-                    continue
-                base = ".".join(parts[: len(parts) - node.level + 1])
-                module = f"{base}.{module}" if module else base
+            name = "." * node.level + (node.module or "")
+            try:
+                module = importlib.util.resolve_name(name, package)
+            except ImportError:  # a relative import above the top-level package
+                continue
             found.add(module)
             submodules.update(f"{module}.{a.name}" for a in node.names if a.name != "*")
     return frozenset(found), frozenset(submodules)

@@ -9,8 +9,7 @@ import io
 import os
 import pickle
 import re
-from collections import namedtuple
-from collections.abc import Mapping
+from collections import UserDict, namedtuple
 from pathlib import Path
 
 from claimbook import instruments, paths, sources
@@ -135,23 +134,18 @@ def save_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, P
     return svg, png
 
 
-class _AfterDrawing(Mapping):
+class _AfterDrawing(UserDict):
     """PNG metadata whose :data:`SMALLEST_TEXT_KEY` is read at encoding, after Matplotlib has
     drawn the figure (tick labels exist only then)."""
 
     def __init__(self, fig, fixed: dict):
-        self._fig, self._fixed = fig, fixed
+        super().__init__(fixed | {SMALLEST_TEXT_KEY: None})
+        self.fig = fig
 
     def __getitem__(self, key):
         if key == SMALLEST_TEXT_KEY:
-            return f"{smallest_text_pt(self._fig):g}"
-        return self._fixed[key]
-
-    def __iter__(self):
-        return iter([*self._fixed, SMALLEST_TEXT_KEY])
-
-    def __len__(self) -> int:
-        return len(self._fixed) + 1
+            return f"{smallest_text_pt(self.fig):g}"
+        return super().__getitem__(key)
 
 
 def glue_figure(fig, label: str, *, chapter: str | None = None) -> None:
