@@ -161,24 +161,19 @@ class Chapter:
     def stem(self) -> str:
         return self.path.stem
 
+    def _cells(self, kind: str) -> list[tuple[int, dict]]:
+        return [(index, c) for index, c in enumerate(self.notebook.cells) if c.cell_type == kind]
+
     def code_cells(self) -> list[tuple[int, str, tuple[str, ...]]]:
         """``(cell index, source, tags)`` of every code cell, in order."""
-        return [
-            (index, cell.source, tuple(cell.metadata.get("tags", ())))
-            for index, cell in enumerate(self.notebook.cells)
-            if cell.cell_type == "code"
-        ]
+        return [(i, c.source, tuple(c.metadata.get("tags", ()))) for i, c in self._cells("code")]
 
     def code_cell_number(self, index: int) -> int:
         return sum(1 for cell in self.notebook.cells[: index + 1] if cell.cell_type == "code")
 
     def markdown_cells(self) -> list[tuple[int, str]]:
         """``(cell index, source)`` of every markdown cell, in order."""
-        return [
-            (index, cell.source)
-            for index, cell in enumerate(self.notebook.cells)
-            if cell.cell_type == "markdown"
-        ]
+        return [(index, cell.source) for index, cell in self._cells("markdown")]
 
     def code_trees(self) -> Iterator[tuple[int, ast.Module]]:
         """Each code cell's syntax tree (magics skipped); ChapterSourceError for bad Python."""
