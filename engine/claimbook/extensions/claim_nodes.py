@@ -1,12 +1,6 @@
-"""The claim marks as docutils nodes, where each is stated, and the refusal of a foreign mark.
-
-A claim mark (a badge, a bound number and its mark, a legend sample, :data:`MARK_CLASSES`, or a
-``data-claim-state`` attribute) tells a claim's state. The engine flags each mark it draws
-(:func:`drawn`); any other (raw HTML, a notebook's HTML output, a ``:class:`` option) is written
-as inert text, with one warning per page. Each drawn mark gets an anchor
-(:func:`mark_statement`), kept with its section in ``env.domaindata["trainable_claims"]``. A
-page with a claim warning (:func:`warn`) is read again by every build, which warns again.
-"""
+"""The claim marks as docutils nodes, where each is stated, and the refusal of a foreign mark:
+a mark the engine did not draw (:func:`drawn`), from raw HTML, a notebook's output or a
+``:class:`` option, is written as inert text, with one warning per page."""
 
 from __future__ import annotations
 
@@ -21,7 +15,7 @@ from sphinx.util import logging
 from claimbook.claims import STATES
 from claimbook.extensions import claim_pages_model as model
 from claimbook.extensions.chapter_pages import chapter_docname
-from claimbook.extensions.claim_pages_model import first_per_section, relative_uri
+from claimbook.extensions.claim_pages_model import relative_uri
 
 logger = logging.getLogger(__name__)
 
@@ -43,9 +37,8 @@ LEGEND_WORDS = dict.fromkeys(
 
 
 def badge_node(docname: str, summary: Mapping) -> nodes.reference:
-    """The badge of a :func:`~.claim_pages_model.summary_of` or ``describe``, as page
-    ``docname`` shows it: id and state word, coloured by state, linking to the claim's page
-    (its state kept in attribute ``claim-state``)."""
+    """The badge of a ``summary_of`` or ``describe`` on page ``docname``: id and state word,
+    linking to the claim's page (its state in attribute ``claim-state``)."""
     claim_id, state = summary["id"], summary["state"]
     node = nodes.reference(
         "",
@@ -65,8 +58,11 @@ def place_links(docname: str, info: Mapping, *, inline: bool = False) -> nodes.N
     "chapter, section", or ``inline`` the sections separated by semicolons."""
     if not info["stated_in"]:
         return nodes.paragraph("", "not stated on any page")
+    first: dict[tuple, dict] = {}  # a section may state a claim several times
+    for place in info["stated_in"]:
+        first.setdefault((place["page"], place["section"]), place)
     links = []
-    for place in first_per_section(info["stated_in"]):
+    for place in first.values():
         label = place["section"]
         if not inline and label != place["chapter"]:
             label = f"{place['chapter']}, {label}"

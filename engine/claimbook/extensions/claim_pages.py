@@ -1,41 +1,133 @@
-"""The site's views of every claim: a page per claim (``claims/<id>.html``), its record
-(``claims/<id>.json``), ``claims.json``, and the ``claim-ledger`` directive.
-
-Every HTML build judges every claim again (:func:`describe_all`), so a failing claim fails every
-strict build. A claim page whose inputs changed is rendered (:mod:`.claim_page`), indexed
-and written; an unchanged one keeps its file and search entry. Files are written only when their
-bytes change. The ledger's page is read again on every build.
+"""The site's views of every claim: its page ``claims/<id>.html`` (``templates/claim_page.html``,
+written as Sphinx writes docutils nodes), its record ``claims/<id>.json``, ``claims.json`` and
+the ``claim-ledger`` directive. Every HTML build judges every claim again; a claim page is
+rendered, indexed and written only when its inputs changed.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections import Counter
+import re
+from collections.abc import Mapping
 from pathlib import Path
 
+import jinja2
 from bs4 import BeautifulSoup
 from docutils import nodes
 from docutils.utils import new_document
+from markupsafe import Markup
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
+from sphinx.writers.html5 import HTML5Translator
 
 from claimbook import cache, paths
 from claimbook import claims as claim_registry
-from claimbook.claims.judgement import STATES
 from claimbook.dependencies import package_digest
 from claimbook.errors import ClaimError
 from claimbook.extensions import claim_pages_model as model
-from claimbook.extensions.claim_nodes import (
-    badge_node,
-    note_math,
-    place_links,
-    stated_in,
-)
-from claimbook.extensions.claim_page import TEMPLATES, claim_page, statement_html
+from claimbook.extensions.claim_nodes import badge_node, note_math, place_links, stated_in
 from claimbook.pipeline.file_digests import open_regular
 
 logger = logging.getLogger(__name__)
+
+TEMPLATES = Path(__file__).parent / "templates"
+_DIGEST_META = "trainable-claim-page"
+
+
+def encode(value) -> Markup:
+    """Text as Sphinx writes it into HTML (docutils' encoding); markup as it is."""
+    if isinstance(value, Markup):
+        return value
+    return Markup(str(value).translate(HTML5Translator.special_characters))
+
+
+def statement_html(text: str) -> Markup:
+    """A statement's text, its math (LaTeX between two ``$``) for MathJax."""
+    parts = re.split(r"\$([^$]+)\$", text)
+    return Markup("").join(
+        Markup(r'<span class="math notranslate nohighlight">\({}\)</span>').format(encode(part))
+        if index % 2
+        else encode(part)
+        for index, part in enumerate(parts)
+    )
+
+
+def shown(value) -> str:
+    """Text as it is, anything else as JSON, None as a dash."""
+    if value is None:
+        return "\u2014"
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def _first_up(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+TEMPLATE = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(TEMPLATES),
+    autoescape=True,
+    finalize=encode,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+    undefined=jinja2.StrictUndefined,
+)
+TEMPLATE.filters.update(shown=shown, statement=statement_html, first_up=_first_up)
+
+
+def _catch_state(catch: Mapping, words: Mapping[str, str]) -> str:
+    """Whether the last run of a mistake turned the claim red, and by which fields."""
+    named = [
+        words.get(red["field"], red["field"]) + " (a pinned value)" * (red.get("role") == "pinned")
+        for red in catch.get("red", [])
+    ]
+    if catch["state"] == "caught":
+        return f"Caught by {', '.join(named)}." if named else "Caught."
+    if catch["state"] == "not caught" and catch.get("error"):
+        return "Not caught: the computation raised an error under it."
+    if catch["state"] == "not caught":
+        return "Not caught: every field still meets its expectation."
+    return "Not run yet for this version of the claim and the book's code."
+
+
+def claim_page(info: Mapping, render, searched: bool = False) -> str:
+    """The body of ``claims/<id>.html`` for a :func:`~.claim_pages_model.describe`, its docutils
+    parts written by ``render``; ``searched``: only what a reader searches (no commands, no
+    details)."""
+    docname = info["page"].removesuffix(".html")
+    words = {field["field"]: field["words"] for field in info["fields"]}
+    kind = nodes.Text(f" {info['kind']} claim of chapter {info['chapter']}")
+    state = nodes.paragraph("", "", badge_node(docname, info), kind, classes=["claim-page-state"])
+    key = info["key"] if isinstance(info["key"], Mapping) else {"key": info["key"]}
+    provenance = sorted((info["provenance"] or {}).items())
+    for name, value in sorted(key.items()):
+        if isinstance(value, Mapping):
+            provenance += sorted(value.items())
+        else:
+            provenance.append(("key" if name == "digest" else name.replace("_", " "), value))
+    if "registry digest" not in dict(provenance):  # a key of the current format holds it
+        provenance.append(("registry digest", info["registry_digest"]))
+    return TEMPLATE.get_template("claim_page.html").render(
+        info=info,
+        searched=searched,
+        state=Markup(render(state)),
+        measurement_lead=model.measurement_lead(info["state"]),
+        meaning=model.state_meaning(info["state"], info["reason"]),
+        results={True: ("Met", "claim-card-met"), False: ("Not met", "claim-card-missed")},
+        catches=[
+            (
+                _first_up(catch["perturbation"].rpartition(".")[2].replace("_", " ")),
+                _first_up(catch["says"]),
+                _catch_state(catch, words),
+            )
+            for catch in info["catches"]
+        ],
+        places=Markup(render(place_links(docname, info))),
+        contract=[*sorted(info["contract"].items()), ("compute", info["compute"])],
+        provenance=provenance,
+        record=info["record"] and model.relative_uri(docname, info["record"]),
+    )
 
 
 def describe_all(env) -> list[dict]:
@@ -56,12 +148,20 @@ def describe_all(env) -> list[dict]:
     return described
 
 
-_DIGEST_META = "trainable-claim-page"
+def _collect_pages(app):
+    """Judge every claim; render, index and write the claim pages whose inputs changed.
 
-
-def _navigation(env) -> str:
-    """What a claim page shows besides its body: every page's title, sections and numbers."""
-    return repr(
+    A page carries the digest of its description, every page's title, sections and numbers
+    (its sidebar) and the engine's code and template. Unless Sphinx wrote every document this
+    build (a change of theme or configuration), a page whose digest on disk is current is not
+    written again and keeps its search entry.
+    """
+    if app.builder.format != "html" or not paths.CLAIMS_DIR.is_dir():
+        return []
+    described = describe_all(app.env)
+    env, outdir = app.env, Path(app.outdir)
+    incremental = not env.found_docs <= app._trainable_written
+    navigation = repr(
         [
             (
                 name,
@@ -72,33 +172,8 @@ def _navigation(env) -> str:
             for name in sorted(env.found_docs)
         ]
     )
-
-
-def _unchanged(outdir: Path, pagename: str, digest: str) -> bool:
-    """True if the page on disk carries ``digest`` (it was written from the same inputs)."""
-    try:
-        head = (outdir / f"{pagename}.html").read_bytes()[:8192]
-    except OSError:
-        return False
-    return f'<meta name="{_DIGEST_META}" content="{digest}"'.encode() in head
-
-
-def _collect_pages(app):
-    """Judge every claim; render, index and write the claim pages whose inputs changed.
-
-    A page carries the digest of its description, the navigation and the engine's code and
-    template; unless
-    Sphinx wrote every document this build, a page whose digest on disk is current is not
-    written again and keeps its search entry.
-    """
-    if app.builder.format != "html" or not paths.CLAIMS_DIR.is_dir():
-        return []
-    described = describe_all(app.env)
-    incremental = not app.env.found_docs <= app._trainable_written
     engine = package_digest("claimbook"), cache.file_bytes(TEMPLATES / "claim_page.html")
-    navigation = _navigation(app.env)
     changed = []
-    render = lambda node: app.builder.render_partial(node)["fragment"]  # noqa: E731
     for info in described:
         pagename = info["page"].removesuffix(".html")
         if claim_registry.state_fails_build(info["state"]):
@@ -111,28 +186,33 @@ def _collect_pages(app):
             )
         inputs = json.dumps(info, sort_keys=True, ensure_ascii=False, allow_nan=True)
         digest = cache.digest(inputs, navigation, *engine)
-        if not (incremental and _unchanged(Path(app.outdir), pagename, digest)):
-            changed.append((info, pagename, digest))
+        meta = f'<meta name="{_DIGEST_META}" content="{digest}"'
+        try:
+            unchanged = meta.encode() in (outdir / f"{pagename}.html").read_bytes()[:8192]
+        except OSError:
+            unchanged = False
+        if not (incremental and unchanged):
+            changed.append((info, pagename, meta))
     indexer = getattr(app.builder, "indexer", None)
     if indexer is not None:  # drop the entries of pages rewritten or no longer registered
         current = {info["page"].removesuffix(".html") for info in described}
         documents = {name for name in indexer._titles if not name.startswith("claims/")}
         rewritten = {pagename for _, pagename, _ in changed}
         type(indexer).prune(indexer, documents | (current - rewritten))
+    render = lambda node: app.builder.render_partial(node)["fragment"]  # noqa: E731
     pages = []
-    for info, pagename, digest in changed:
+    for info, pagename, meta in changed:
         title = f"Claim {info['id']}"
         if "$" in info["statement"]:
-            note_math(app.env, pagename)  # MathJax for the statement's math
-        if indexer is not None:  # the words a reader searches: no commands, no digests
+            note_math(env, pagename)  # MathJax for the statement's math
+        if indexer is not None:
             document = new_document(pagename)
             document += _searched(claim_page(info, render, searched=True))
             indexer.feed(pagename, "", title, document)
-        meta = f'<meta name="{_DIGEST_META}" content="{digest}" />\n'
         body = claim_page(info, render)
-        context = {"title": title, "body": body, "display_toc": False, "metatags": meta}
+        context = {"title": title, "body": body, "display_toc": False, "metatags": meta + " />\n"}
         pages.append((pagename, context, "page.html"))
-    _publish(Path(app.outdir), described)
+    _publish(outdir, described)
     return pages
 
 
@@ -166,15 +246,6 @@ def publishable_record(claim_id: str, artifacts_dir: str | Path | None = None) -
         return handle.read()
 
 
-def ledger_json(described: list[dict]) -> str:
-    """The text of ``claims.json``: every claim described, and what each state means."""
-    ledger = {
-        "claims": described,
-        "states": {state: model.STATE_MEANINGS[state] for state in STATES},
-    }
-    return json.dumps(ledger, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-
-
 def _publish(outdir: Path, described: list[dict]) -> None:
     """Write the records and ``claims.json``; remove the files of claims no longer there."""
     pages = outdir / model.CLAIM_PAGES
@@ -200,7 +271,7 @@ def _publish(outdir: Path, described: list[dict]) -> None:
     for stale in pages.iterdir():
         if stale.name not in wanted and (stale.is_symlink() or stale.is_file()):
             stale.unlink()
-    text = ledger_json(described)
+    text = model.ledger_json(described)
     target = outdir / model.LEDGER_JSON
     if not target.is_file() or target.read_text(encoding="utf-8") != text:
         target.write_text(text, encoding="utf-8")
@@ -221,66 +292,6 @@ def _keep_claim_pages_in_search_index(app) -> None:
         load(docnames)
 
     builder.load_indexer = load_indexer
-
-
-LEDGER_GROUPS = (
-    ("failing", "Failing: the build fails until these are fixed", ("failed", "stale", "not run")),
-    ("verified", "Verified results", ("verified",)),
-    (
-        "refuted",
-        "Refuted accounts: verified measurements that contradict a common account",
-        ("refuted",),
-    ),
-)
-_SUMMARY_WORDS = {
-    "verified": ("verified result", "verified results"),
-    "refuted": ("refuted account", "refuted accounts"),
-}
-
-
-def _counted(count: int, singular: str, plural: str) -> str:
-    return f"{count} {singular if count == 1 else plural}"
-
-
-def _ledger_order(info: dict):
-    """Claims in the order the book first states them; unstated claims last, by id."""
-    if not info["stated_in"]:
-        return (1, "", 0, info["id"])
-    first = info["stated_in"][0]
-    return (0, first["page"], int(first["anchor"].rsplit("-", 1)[1]), info["id"])
-
-
-def ledger_groups(described: list[dict]) -> dict:
-    """The ledger: ``{"summary", "groups": [{"id", "title", "chapters": [{"title",
-    "claims"}]}]}``: claims by :data:`LEDGER_GROUPS` (an empty one left out), then by chapter
-    in number order (titled as the book labels it), then in the order the book states them.
-    """
-    titles = {}  # chapter -> its label where the book first states one of its claims
-    for info in described:
-        if info["stated_in"]:
-            titles.setdefault(info["chapter"], info["stated_in"][0]["chapter"])
-    groups = []
-    for key, title, states in LEDGER_GROUPS:
-        members = sorted(
-            (info for info in described if info["state"] in states), key=_ledger_order
-        )
-        chapters = [
-            {
-                "title": f"Chapter {titles.get(chapter, chapter)}",
-                "claims": [info for info in members if info["chapter"] == chapter],
-            }
-            for chapter in sorted({info["chapter"] for info in members})
-        ]
-        if chapters:
-            groups.append({"id": key, "title": title, "chapters": chapters})
-    counts = Counter(info["state"] for info in described)
-    shown = ", ".join(
-        _counted(counts[s], *_SUMMARY_WORDS.get(s, (s, s))) for s in STATES if counts[s]
-    )
-    return {
-        "summary": f"{_counted(len(described), 'claim', 'claims')}: {shown}.",
-        "groups": groups,
-    }
 
 
 class claim_ledger(nodes.General, nodes.Element):
@@ -329,7 +340,7 @@ def _fill_ledger(app, doctree, docname) -> None:
     placeholders = list(doctree.findall(claim_ledger))
     if not placeholders:
         return
-    shown = ledger_groups(describe_all(app.env))
+    shown = model.ledger_groups(describe_all(app.env))
     note_math(app.env, docname)  # the statements' math
     ledger = nodes.container(classes=["claim-ledger"])
     ledger += nodes.paragraph("", shown["summary"], classes=["claim-ledger-summary"])
@@ -356,7 +367,6 @@ def setup(app):
     app.add_directive("claim-ledger", ClaimLedgerDirective)
     app.connect("doctree-resolved", _fill_ledger)
     # Which documents Sphinx wrote this build (all of them: no claim page is kept).
-    app.connect("builder-inited", lambda app: setattr(app, "_trainable_written", set()))
     app.connect(
         "env-before-read-docs", lambda app, env, names: setattr(app, "_trainable_written", set())
     )

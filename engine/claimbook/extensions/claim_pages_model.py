@@ -1,16 +1,14 @@
 """What the site says about each claim, as plain data: badges, bound numbers, claim pages
-(their numbers in the prose's format) and their entries in ``claims.json``.
-
-A *place* that states a claim is ``{page, anchor, chapter, section, as, cited}``: the page, the
-statement's anchor, the chapter's and section's labels, how it is stated (``badge``, ``value``
-or ``line``) and, for a bound number, the ``[field, spec]`` it cites.
-"""
+and ``claims.json``. A place that states a claim is ``{page, anchor, chapter, section, as,
+cited}`` (``as``: badge, value or line; ``cited``: a bound number's ``[field, spec]``)."""
 
 from __future__ import annotations
 
+import json
 import math
 import posixpath
 import re
+from collections import Counter
 from collections.abc import Mapping
 from numbers import Real
 
@@ -61,11 +59,7 @@ def measurement_lead(state: str) -> str:
 
 def account_line(refutes: Mapping | None) -> str | None:
     """``"<account> (<source>)"`` of a claim that registers an account, else None."""
-    if not refutes:
-        return None
-    account = str(refutes.get("account") or "").strip()
-    source = str(refutes.get("source") or "").strip()
-    return f"{account} ({source})" if source else account
+    return f"{refutes['account']} ({refutes['source']})" if refutes else None
 
 
 def page_path(claim_id: str) -> str:
@@ -82,8 +76,8 @@ def relative_uri(docname: str, target: str) -> str:
 
 
 def summary_of(claim: Claim, judgement: Judgement) -> dict:
-    """What a badge says: id, state, reason; statement, kind, refutes, result from the artifact
-    if any, else the registry."""
+    """What a badge says: id, state, reason; statement, kind, refutes, result (the artifact's,
+    else the registry's)."""
     artifact = judgement.artifact or {}
     statement = artifact.get("statement")
     return {
@@ -119,8 +113,7 @@ def plain_math(text: str) -> str:
 
 
 def badge_hover(summary: Mapping) -> str:
-    """A badge's hover, from a :func:`summary_of` or :func:`describe`: the statement with its
-    intervals and account, and the state and reason unless it holds."""
+    """A badge's hover: statement, intervals, account, and the state and reason unless it holds."""
     hover = badge_summary({**summary, "statement": plain_math(summary["statement"])})
     if summary["state"] not in ("verified", "refuted"):
         hover += f" ({summary['state']}: {summary['reason']})"
@@ -137,8 +130,7 @@ def parse_claim_value(text: str) -> tuple[str, str, str]:
 
 
 def field_value(result: Mapping, field: str):
-    """The value at dotted ``field`` (at each level the longest key present wins); raises
-    KeyError naming the missing part."""
+    """The value at dotted ``field`` (the longest key present wins); KeyError names what lacks."""
     parts = field.split(".")
     value, index = result, 0
     while index < len(parts):
@@ -158,8 +150,7 @@ _COMPARED = ("expected", "got", "tolerance", "reason", "passed")
 
 
 def _fields(claim: Claim, artifact: Mapping, kind: str, places: list[dict]) -> list[dict]:
-    """A row per field: the artifact's comparison (else the registry's expectation), and the
-    value and expectation in words."""
+    """A row per field: the artifact's comparison (else the registry's), value and words."""
     comparisons, result = artifact.get("comparisons") or {}, artifact.get("result") or {}
     statistical = kind == "statistical"
     ratios = field_ratios(claim.expect, result) if statistical else {}
@@ -193,9 +184,8 @@ def _fields(claim: Claim, artifact: Mapping, kind: str, places: list[dict]) -> l
 
 
 def describe(claim: Claim, judgement: Judgement, stated_in: list, publishable: bool, digests=None):
-    """Everything the site says about one claim (its page, its ``claims.json`` entry), from its
-    places in book order, whether its record is published, and ``digests`` shared by claims
-    described together (:func:`claimbook.claims.mistakes.mutation_key`)."""
+    """Everything the site says about one claim (its page, its ``claims.json`` entry);
+    ``digests``: shared by claims described together (``mistakes.mutation_key``)."""
     artifact = judgement.artifact or {}
     summary = summary_of(claim, judgement)
     result = artifact.get("result")
@@ -220,12 +210,68 @@ def describe(claim: Claim, judgement: Judgement, stated_in: list, publishable: b
     }
 
 
-def first_per_section(places: list[dict]) -> list[dict]:
-    """The first place in each section (a section may state a claim several times)."""
-    first: dict[tuple, dict] = {}
-    for place in places:
-        first.setdefault((place["page"], place["section"]), place)
-    return list(first.values())
+def ledger_json(described: list[dict]) -> str:
+    """The text of ``claims.json``: every claim described, and what each state means."""
+    ledger = {"claims": described, "states": STATE_MEANINGS}
+    return json.dumps(ledger, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+LEDGER_GROUPS = (
+    ("failing", "Failing: the build fails until these are fixed", ("failed", "stale", "not run")),
+    ("verified", "Verified results", ("verified",)),
+    (
+        "refuted",
+        "Refuted accounts: verified measurements that contradict a common account",
+        ("refuted",),
+    ),
+)
+_SUMMARY_WORDS = {
+    "verified": ("verified result", "verified results"),
+    "refuted": ("refuted account", "refuted accounts"),
+}
+
+
+def _counted(count: int, singular: str, plural: str) -> str:
+    return f"{count} {singular if count == 1 else plural}"
+
+
+def _ledger_order(info: dict):
+    """Claims in the order the book first states them; unstated claims last, by id."""
+    if not info["stated_in"]:
+        return (1, "", 0, info["id"])
+    first = info["stated_in"][0]
+    return (0, first["page"], int(first["anchor"].rsplit("-", 1)[1]), info["id"])
+
+
+def ledger_groups(described: list[dict]) -> dict:
+    """``{"summary", "groups": [{"id", "title", "chapters": [{"title", "claims"}]}]}``: claims
+    by :data:`LEDGER_GROUPS` (none empty), by chapter, in the order the book states them."""
+    titles = {}  # chapter -> its label where the book first states one of its claims
+    for info in described:
+        if info["stated_in"]:
+            titles.setdefault(info["chapter"], info["stated_in"][0]["chapter"])
+    groups = []
+    for key, title, states in LEDGER_GROUPS:
+        members = sorted(
+            (info for info in described if info["state"] in states), key=_ledger_order
+        )
+        chapters = [
+            {
+                "title": f"Chapter {titles.get(chapter, chapter)}",
+                "claims": [info for info in members if info["chapter"] == chapter],
+            }
+            for chapter in sorted({info["chapter"] for info in members})
+        ]
+        if chapters:
+            groups.append({"id": key, "title": title, "chapters": chapters})
+    counts = Counter(info["state"] for info in described)
+    shown = ", ".join(
+        _counted(counts[s], *_SUMMARY_WORDS.get(s, (s, s))) for s in STATES if counts[s]
+    )
+    return {
+        "summary": f"{_counted(len(described), 'claim', 'claims')}: {shown}.",
+        "groups": groups,
+    }
 
 
 # --- a field's numbers as its claim page writes them, in the prose's format ---------------
@@ -254,9 +300,8 @@ def judged_width(value, expectation: Mapping | None) -> float | None:
 
 
 def rule_spec(center: float, width: float | None) -> str:
-    """The spec that rounds ``center`` to the place of ``width``'s leading digit: fixed point
-    for magnitudes 1e-4 to 1e7, else scientific; below that place two significant digits;
-    no width: ``.7g``."""
+    """The spec rounding ``center`` to ``width``'s leading digit (fixed point from 1e-4 to 1e7,
+    else scientific); two significant digits below that digit; ``.7g`` without a width."""
     if not width or not _real(width) or not _real(center) or not center:
         return f".{SHOWN_DIGITS}g"
     place = math.floor(math.log10(abs(width)))
@@ -291,8 +336,6 @@ def cited_spec(field: str, cited: list[tuple[str, str]]) -> str | None:
 def measured(value, expectation: Mapping | None, spec: str | None) -> str:
     """A field's value: by the prose's ``spec`` if it applies, else by :func:`rule_spec`;
     a fraction of seeds as the share that met it; other values as they are."""
-    if value is None:
-        return "\u2014"
     if isinstance(value, str):
         return value
     if expectation and "fraction" in expectation and _real(value):
@@ -339,10 +382,8 @@ def expected_words(expectation: Mapping | None, *, statistical: bool = False) ->
         words = (
             f"within a relative {_as_written(bound['rel_tol'])} of {_as_written(bound['value'])}"
         )
-    if "mean" in expectation:
-        words = f"the mean {words}"
-    elif statistical:
-        words = f"every seed {words}"
+    prefix = "the mean " if "mean" in expectation else "every seed " if statistical else ""
+    words = prefix + words
     return words[0].upper() + words[1:] + "."
 
 

@@ -209,7 +209,7 @@ def test_the_claim_page_lists_what_the_claim_catches_with_the_last_run(fixture_r
 
     from claimbook.claims import judge
     from claimbook.extensions import claim_pages_model as model
-    from claimbook.extensions.claim_page import claim_page
+    from claimbook.extensions.claim_pages import claim_page
 
     def page_text(claim_id):
         claim = load_claim(claim_id, registry_dir=fixture_registry)

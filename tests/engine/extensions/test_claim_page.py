@@ -1,4 +1,4 @@
-"""claimbook.extensions.claim_page: a claim page's body, from a description made here (the
+"""claimbook.extensions.claim_pages: a claim page's body, from a description made here (the
 page as built, in a browser, is the site tier's: tests/site/test_claim_pages.py)."""
 
 import html
@@ -6,7 +6,7 @@ import html
 import pytest
 from bs4 import BeautifulSoup
 
-from claimbook.extensions.claim_page import claim_page, encode, shown, statement_html
+from claimbook.extensions.claim_pages import claim_page, encode, shown, statement_html
 
 
 def _render(node) -> str:
@@ -138,7 +138,7 @@ def _catch_line(catch) -> str:
 
 
 def test_a_mistake_caught_names_the_fields_that_went_red():
-    line = _catch_line(CATCH | {"state": "caught", "failed_fields": ["gap_b64"]})
+    line = _catch_line(CATCH | {"state": "caught", "red": [{"field": "gap_b64"}]})
     assert line == "Ghost batches not split: Ghost batch norm errs. Caught by gap b64."
 
 

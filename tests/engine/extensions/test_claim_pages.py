@@ -9,7 +9,7 @@ from claimtools import PLACE, TOY_ID, verify_toy
 
 from claimbook.claims import artifact_path, judge, load_claim
 from claimbook.extensions import claim_pages_model as model
-from claimbook.extensions.claim_pages import ledger_json, publishable_record
+from claimbook.extensions.claim_pages import publishable_record
 
 
 def described(registry, artifacts, stated_in=()) -> dict:
@@ -22,7 +22,7 @@ def described(registry, artifacts, stated_in=()) -> dict:
 def test_claims_json_is_sorted_and_names_every_state(toy, registry, artifacts):
     verify_toy(registry, artifacts)
     info = described(registry, artifacts, [PLACE])
-    text = ledger_json([info])
+    text = model.ledger_json([info])
     assert text.endswith("}\n") and text.index('"claims"') < text.index('"states"')
     data = json.loads(text)
     assert data["claims"] == [info]

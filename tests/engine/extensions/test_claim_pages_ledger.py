@@ -9,6 +9,7 @@ from types import SimpleNamespace
 from docutils import nodes
 
 from claimbook.extensions import claim_pages
+from claimbook.extensions import claim_pages_model as model
 
 ACCOUNT = {"account": "It reduces the shift.", "source": "A paper, 2015, section 2"}
 
@@ -67,7 +68,7 @@ def test_the_ledger_groups_by_chapter_in_the_order_the_book_states_claims():
         _info("c15-a-001", 15, "not run"),  # stated nowhere: last
         _info("c15-x-001", 15, "verified", [_place("chapters/a.html", 4, "15. A")]),
     ]
-    shown = claim_pages.ledger_groups(described_claims)
+    shown = model.ledger_groups(described_claims)
     assert shown["summary"] == (
         "5 claims: 2 verified results, 1 refuted account, 1 failed, 1 not run."
     )
@@ -88,7 +89,7 @@ def test_the_ledger_groups_by_chapter_in_the_order_the_book_states_claims():
 
 
 def test_a_chapter_whose_claims_are_stated_nowhere_is_titled_by_its_number():
-    shown = claim_pages.ledger_groups([_info("c17-a-001", 17, "verified")])
+    shown = model.ledger_groups([_info("c17-a-001", 17, "verified")])
     assert [group["id"] for group in shown["groups"]] == ["verified"]  # empty groups left out
     assert shown["groups"][0]["chapters"][0]["title"] == "Chapter 17"
     assert shown["summary"] == "1 claim: 1 verified result."

@@ -7,10 +7,11 @@ a badge, a bound number, a claim page, the ledger and ``claims.json`` would show
 
 import pytest
 from claimtools import PLACE, TOY_ID, edit_artifact, verify_toy
+from docutils import nodes
 
 from claimbook.claims import harness_pin, judge, load_claim, verify_claim
 from claimbook.extensions import claim_pages_model as model
-from claimbook.extensions.claim_nodes import badge_node
+from claimbook.extensions.claim_nodes import badge_node, place_links
 from claimbook.extensions.claim_pages import publishable_record
 from claimbook.numbers import format_value
 
@@ -217,14 +218,15 @@ def test_a_claim_registering_an_account_that_fails_shows_its_failure(state):
     assert model.NUMBER_WORDS[state] == state
 
 
-def test_first_per_section_keeps_one_place_per_section():
+def test_place_links_keep_the_first_place_per_section():
     places = [
-        {"page": "a.html", "section": "one", "anchor": "x-1"},
-        {"page": "a.html", "section": "one", "anchor": "x-2"},
-        {"page": "a.html", "section": "two", "anchor": "x-3"},
-        {"page": "b.html", "section": "one", "anchor": "x-4"},
+        {"page": "a.html", "section": "one", "anchor": "x-1", "chapter": "c"},
+        {"page": "a.html", "section": "one", "anchor": "x-2", "chapter": "c"},
+        {"page": "a.html", "section": "two", "anchor": "x-3", "chapter": "c"},
+        {"page": "b.html", "section": "one", "anchor": "x-4", "chapter": "c"},
     ]
-    assert [p["anchor"] for p in model.first_per_section(places)] == ["x-1", "x-3", "x-4"]
+    links = place_links("intro", {"stated_in": places}).findall(nodes.reference)
+    assert [link["refuri"].split("#")[1] for link in links] == ["x-1", "x-3", "x-4"]
 
 
 # --- bound numbers ----------------------------------------------------------------------------
