@@ -1,9 +1,5 @@
-"""Author-year labels in the bibliography, matching the author-year citations in the text.
-
-The label style ``author_year`` writes "Santurkar et al., 2018" ("Ioffe and Szegedy, 2015"),
-with a, b, ... appended to labels that would be equal; the formatting style ``author_year``
-(``bibtex_default_style``) is pybtex's alpha with these labels.
-"""
+"""Author-year labels in the bibliography, matching the author-year citations in the text:
+pybtex style ``author_year``, alpha with labels "Santurkar et al., 2018" (a, b... if equal)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""The site's chrome and the theme stack's HTML, mended on every page.
-
-Scripts de-duplicated and thebe's removed; asset links without their ``?v=`` stamp; colour mode
-``auto``; the proof index by the numbers the pages show; the footer's build stamp; the whole
-book's PDF instead of the theme's one-page one while it is current
-(:func:`claimbook.pdf_link.current`); and the body mended for axe-core (:func:`mend`).
-"""
+"""The site's chrome and the theme stack's HTML, mended on every page: scripts without repeats
+or thebe, unstamped asset links, colour mode ``auto``, the proof index by number, the footer's
+build stamp, the whole book's PDF while it is current, and the body mended for axe-core."""
 
 from __future__ import annotations
 

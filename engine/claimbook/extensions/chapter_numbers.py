@@ -1,8 +1,5 @@
-"""Start the book's chapter numbering at ``trainable_first_chapter`` (this excerpt's 15).
-
-The leading component of every section number is shifted after Sphinx assigns them (figure and
-theorem numbers follow), and back before Sphinx compares them with the stored ones.
-"""
+"""Start the book's chapter numbering at ``trainable_first_chapter``: section numbers shifted
+after Sphinx assigns them (figure numbers follow) and back before it compares them."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Serve a chapter's pages to Sphinx, each a view of the chapter's one executed notebook.
-
-A chapter whose front matter declares ``pages:`` is several documents, ``chapters/<stem>`` and
-one ``chapters/<file>`` per page (``_toc.yml`` lists them as its ``sections``, else a warning);
-each reads its cells of the chapter's notebook (:func:`claimbook.pages.split_notebook`), and
-every page's download and launch buttons offer the chapter's reader notebook.
-"""
+"""Serve a chapter's pages to Sphinx, each a view of the chapter's one executed notebook: a
+chapter whose front matter declares ``pages:`` is one document per page (``_toc.yml``'s
+``sections``), whose download and launch buttons offer the chapter's reader notebook."""
 
 from __future__ import annotations
 

@@ -15,7 +15,6 @@ from sphinx.util import logging
 from claimbook.claims import STATES
 from claimbook.extensions import claim_pages_model as model
 from claimbook.extensions.chapter_pages import chapter_docname
-from claimbook.extensions.claim_pages_model import relative_uri
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +44,7 @@ def badge_node(docname: str, summary: Mapping) -> nodes.reference:
         "",
         nodes.inline("", claim_id, classes=["claim-id"]),
         nodes.inline("", model.STATE_WORDS[state], classes=["claim-state"]),
-        refuri=relative_uri(docname, model.page_path(claim_id)),
+        refuri=model.relative_uri(docname, model.page_path(claim_id)),
         reftitle=model.badge_hover(summary),
         classes=["claim-badge", model.STATE_CLASSES[state]],
     )
@@ -66,7 +65,7 @@ def place_links(docname: str, info: Mapping, *, inline: bool = False) -> nodes.N
         label = place["section"]
         if not inline and label != place["chapter"]:
             label = f"{place['chapter']}, {label}"
-        uri = relative_uri(docname, place["page"]) + "#" + place["anchor"]
+        uri = model.relative_uri(docname, place["page"]) + "#" + place["anchor"]
         links.append(nodes.reference("", label, refuri=uri))
     if inline:
         separated = [part for link in links for part in (nodes.Text("; "), link)]
@@ -154,11 +153,8 @@ def refuse_foreign_marks(app, doctree, docname) -> None:
                 continue
             output = "output" in node.get("classes", [])
             kind = "an HTML output of a code cell" if output else "raw HTML"
-            inert = (
-                nodes.literal
-                if isinstance(node.parent, nodes.TextElement)
-                else nodes.literal_block
-            )
+            inline = isinstance(node.parent, nodes.TextElement)
+            inert = nodes.literal if inline else nodes.literal_block
             node.replace_self(inert(node.astext(), node.astext()))
         else:
             found = [name for name in node.get("classes", []) if name in MARK_CLASSES]

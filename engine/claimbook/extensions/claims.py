@@ -1,11 +1,6 @@
-"""Claims in the prose: badges, bound numbers, claim cards and each section's Evidence block.
-
-MyST syntax (docs/claims.md): ``{claim}`id```, ``{claim-value}`id.field:spec```, the
-``claim-line`` directive, ``{claim-state}`stale``` and ``{claim-value-sample}`stale 2.1```
-(samples of a state) and ``{book-chapter}`2``` (a chapter this edition lacks). An unknown id or
-field, a missing artifact and a failing state are warnings with a location; the mark is still
-drawn. A chapter may paste with plain glue only what it glues with ``glue_setting``.
-"""
+"""Claims in the prose (docs/claims.md): badges, bound numbers, claim cards, each section's
+Evidence block, samples of a state and ``{book-chapter}``. An unknown id or field, a missing
+artifact and a failing state are warnings with a location; the mark is still drawn."""
 
 from __future__ import annotations
 
@@ -207,8 +202,7 @@ class ClaimValueRole(SphinxRole):
 
 
 class SampleRole(SphinxRole):
-    """``{claim-state}`verified``` (a sample badge) and ``{claim-value-sample}`verified 2.055```
-    (how a bound number looks in a state)."""
+    """``{claim-state}`verified``` and ``{claim-value-sample}`verified 2.055```: samples."""
 
     def run(self):
         number = self.name == "claim-value-sample"
@@ -322,8 +316,8 @@ class ClaimLineDirective(SphinxDirective):
 
 
 def _evidence_place(node) -> tuple[nodes.section | None, bool]:
-    """The section whose Evidence block lists ``node``'s claim (of the page's top level, or one
-    down where the page is one section), and whether the block goes before its subsections."""
+    """The section whose Evidence block lists ``node``'s claim (a top-level one, else the page's),
+    and whether the block goes before its subsections."""
     sections = sections_of(node)
     if not sections:
         return None, False
@@ -364,14 +358,11 @@ def gather_evidence(app, doctree) -> None:
 
 
 def setup(app):
-    for name, role in (
-        ("claim", ClaimRole()),
-        ("claim-value", ClaimValueRole()),
-        ("claim-value-sample", SampleRole()),
-        ("book-chapter", BookChapterRole()),
-        ("claim-state", SampleRole()),
-    ):
-        app.add_role(name, role)
+    app.add_role("claim", ClaimRole())
+    app.add_role("claim-value", ClaimValueRole())
+    app.add_role("claim-value-sample", SampleRole())
+    app.add_role("claim-state", SampleRole())
+    app.add_role("book-chapter", BookChapterRole())
     app.add_node(claim_value, html=(visit_claim_value_html, None))
     app.add_node(claim_account, html=(visit_account_html, None))
     app.connect("builder-inited", lambda app: cache.reset_for_application())

@@ -1,10 +1,6 @@
-"""Figure artifacts on the page: caption download links, alt text, tap to open full size.
-
-``{figure-artifact}`label``` in a figure's caption links ``artifacts/figures/<label>.svg`` and
-``.png`` (warning unless both exist and Sphinx numbered that figure). The figure's image gets
-alt text, its desktop width, a link to its SVG and, in a ``<picture>``, the phone drawing.
-After an HTML build the figure files (regular files only) are copied into the site.
-"""
+"""Figure artifacts on the page: ``{figure-artifact}`label``` in a caption links the figure's
+SVG and PNG; its image gets alt text, its width, a link to its SVG and the phone drawing; an
+HTML build copies the figure files (regular files only) into the site."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Highlighted code without a span for a token that is drawn as plain text.
-
-A token type both of the theme's Pygments styles draw as ``Token.Text`` (names, punctuation,
-whitespace: most of a chapter page's elements) is formatted as ``Token.Text``, which has no
-span; a block with such tokens gets ``<pre style="color: inherit">`` so it looks as before.
-"""
+"""Highlighted code without a span for a token that both of the theme's Pygments styles draw
+as plain text (names, punctuation, whitespace); such a block's ``<pre>`` inherits its colour."""
 
 from __future__ import annotations
 
