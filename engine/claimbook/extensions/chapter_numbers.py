@@ -21,15 +21,10 @@ def _shift_numbers(secnumbers: dict, offset: int) -> dict:
     }
 
 
-def _leaf_collector_classes() -> list[type]:
+def _leaf_collector_classes(cls: type = TocTreeCollector) -> list[type]:
     """The most derived toctree collector classes, whose method Sphinx calls."""
-    found, pending = [], [TocTreeCollector]
-    while pending:
-        cls = pending.pop()
-        pending.extend(cls.__subclasses__())
-        if not cls.__subclasses__():
-            found.append(cls)
-    return found
+    subclasses = cls.__subclasses__()
+    return [leaf for sub in subclasses for leaf in _leaf_collector_classes(sub)] or [cls]
 
 
 def _wrap(assign):

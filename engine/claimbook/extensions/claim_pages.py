@@ -149,13 +149,9 @@ def describe_all(env) -> list[dict]:
 
 
 def _collect_pages(app):
-    """Judge every claim; render, index and write the claim pages whose inputs changed.
-
-    A page carries the digest of its description, every page's title, sections and numbers
-    (its sidebar) and the engine's code and template. Unless Sphinx wrote every document this
-    build (a change of theme or configuration), a page whose digest on disk is current is not
-    written again and keeps its search entry.
-    """
+    """Judge every claim; render, index and write the claim pages whose digest (description,
+    sidebar, engine code and template) changed, or all of them when Sphinx wrote every document
+    (a change of theme or configuration); an unchanged page keeps its search entry."""
     if app.builder.format != "html" or not paths.CLAIMS_DIR.is_dir():
         return []
     described = describe_all(app.env)
@@ -324,16 +320,8 @@ def _statement_cell(info) -> nodes.Node:
     return nodes.container("", statement, line, classes=["claim-ledger-statement"])
 
 
-def _ledger_table(rows: list[list[nodes.Element]]) -> nodes.table:
-    """A chapter's table of claims: a head row, then a row of three cells per claim."""
-
-    def row(cells: list[nodes.Element]) -> nodes.row:
-        return nodes.row("", *(nodes.entry("", cell) for cell in cells))
-
-    head = row([nodes.paragraph("", text) for text in ("claim", "stated in", "statement")])
-    group = nodes.tgroup("", *(nodes.colspec(colwidth=1) for _ in head), cols=len(head))
-    group += [nodes.thead("", head), nodes.tbody("", *map(row, rows))]
-    return nodes.table("", group, classes=["claim-table", "claim-ledger-table"])
+def _row(cells: list[nodes.Element]) -> nodes.row:
+    return nodes.row("", *(nodes.entry("", cell) for cell in cells))
 
 
 def _fill_ledger(app, doctree, docname) -> None:
@@ -349,6 +337,7 @@ def _fill_ledger(app, doctree, docname) -> None:
         ledger += nodes.rubric("", group["title"], classes=classes)
         for chapter in group["chapters"]:
             ledger += nodes.rubric("", chapter["title"], classes=["claim-ledger-chapter"])
+            head = [nodes.paragraph("", text) for text in ("claim", "stated in", "statement")]
             rows = [
                 [
                     nodes.paragraph("", "", badge_node(docname, info)),
@@ -357,7 +346,9 @@ def _fill_ledger(app, doctree, docname) -> None:
                 ]
                 for info in chapter["claims"]
             ]
-            ledger += _ledger_table(rows)
+            group = nodes.tgroup("", *(nodes.colspec(colwidth=1) for _ in head), cols=len(head))
+            group += [nodes.thead("", _row(head)), nodes.tbody("", *map(_row, rows))]
+            ledger += nodes.table("", group, classes=["claim-table", "claim-ledger-table"])
     for placeholder in placeholders:
         placeholder.replace_self(ledger.deepcopy())
 

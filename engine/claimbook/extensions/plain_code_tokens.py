@@ -15,11 +15,7 @@ INHERIT_COLOUR = "color: inherit"  # the <pre> of a block with folded tokens
 
 
 def plain_token_types(styles: Iterable[type[Style]]) -> frozenset[_TokenType]:
-    """The standard token types every style in ``styles`` draws exactly as ``Token.Text``;
-    raises ValueError if ``styles`` is empty (then nothing is known to look plain)."""
-    styles = list(styles)
-    if not styles:
-        raise ValueError("styles: at least one Pygments style is needed")
+    """The standard token types every style in ``styles`` draws exactly as ``Token.Text``."""
     return frozenset(
         ttype
         for ttype in STANDARD_TYPES
@@ -47,17 +43,15 @@ def plain_formatter(formatter: type, plain: frozenset) -> type:
 def _builder_inited(app) -> None:
     """Fold the HTML builder's tokens that the theme's two styles draw plain; other builders,
     Sphinx's own dark style or another theme: nothing."""
-    builder, highlighter = app.builder, getattr(app.builder, "highlighter", None)
-    if getattr(builder, "format", None) != "html" or highlighter is None:
+    builder = app.builder
+    if builder.format != "html" or builder.dark_highlighter is not None:
         return
-    if getattr(builder, "dark_highlighter", None) is not None:
-        return
-    options = get_theme_options_dict(app)
-    defaults = builder.theme.get_options() if hasattr(builder, "theme") else {}
+    options, defaults = get_theme_options_dict(app), builder.theme.get_options()
     names = [options.get(key) or defaults.get(key) for key in THEME_STYLE_OPTIONS]
     if None not in names:
         styles = [get_style_by_name(name) for name in names]
-        highlighter.formatter = plain_formatter(highlighter.formatter, plain_token_types(styles))
+        formatter = builder.highlighter.formatter
+        builder.highlighter.formatter = plain_formatter(formatter, plain_token_types(styles))
 
 
 def setup(app):

@@ -7,7 +7,6 @@ import re
 from types import SimpleNamespace
 from typing import ClassVar
 
-import pytest
 from pygments import highlight
 from pygments.lexers import PythonLexer, TextLexer
 from pygments.style import Style
@@ -52,11 +51,6 @@ def test_the_theme_styles_fold_names_punctuation_and_whitespace_but_nothing_colo
 def test_a_type_one_style_colours_is_not_folded():
     plain = plain_code_tokens.plain_token_types([*THEME_STYLES, NamesInRed])
     assert Name not in plain and Punctuation in plain
-
-
-def test_no_style_is_refused_by_name():
-    with pytest.raises(ValueError, match="styles"):
-        plain_code_tokens.plain_token_types([])
 
 
 def test_folded_code_reads_the_same_with_fewer_spans_and_keeps_the_coloured_ones():
