@@ -201,32 +201,21 @@ def _collect_pages(app):
         title = f"Claim {info['id']}"
         if "$" in info["statement"]:
             note_math(env, pagename)  # MathJax for the statement's math
-        if indexer is not None:
+        if indexer is not None:  # its title, and its words but commands and digests
+            searched = BeautifulSoup(claim_page(info, render, searched=True), "html.parser")
             document = new_document(pagename)
-            document += _searched(claim_page(info, render, searched=True))
+            document += nodes.section(
+                "",
+                nodes.title("", title),
+                nodes.paragraph("", searched.get_text(" ")),
+                ids=[f"claim-{info['id']}"],
+            )
             indexer.feed(pagename, "", title, document)
         body = claim_page(info, render)
         context = {"title": title, "body": body, "display_toc": False, "metatags": meta + " />\n"}
         pages.append((pagename, context, "page.html"))
     _publish(outdir, described)
     return pages
-
-
-def _searched(body: str) -> nodes.section:
-    """What the search index reads of a claim page's HTML: its sections, titles and text."""
-
-    def section(element) -> nodes.section:
-        node = nodes.section(ids=[element["id"]])
-        for child in element.children:
-            if child.name == "section":
-                node += section(child)
-            elif child.name in ("h1", "h2"):
-                node += nodes.title("", child.find(string=True, recursive=False))
-            elif child.get_text().strip():
-                node += nodes.paragraph("", child.get_text(" "))  # a word per text node
-        return node
-
-    return section(BeautifulSoup(body, "html.parser").section)
 
 
 def publishable_record(claim_id: str, artifacts_dir: str | Path | None = None) -> bytes | None:
