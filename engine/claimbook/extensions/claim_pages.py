@@ -157,17 +157,10 @@ def _collect_pages(app):
     described = describe_all(app.env)
     env, outdir = app.env, Path(app.outdir)
     incremental = not env.found_docs <= app._trainable_written
-    navigation = repr(
-        [
-            (
-                name,
-                str(env.titles.get(name)),
-                str(env.tocs.get(name)),
-                env.toc_secnumbers.get(name),
-            )
-            for name in sorted(env.found_docs)
-        ]
-    )
+    sidebar = {
+        name: (str(env.titles.get(name)), str(env.tocs.get(name))) for name in env.found_docs
+    }
+    navigation = repr([sorted(sidebar.items()), sorted(env.toc_secnumbers.items())])
     engine = package_digest("claimbook"), cache.file_bytes(TEMPLATES / "claim_page.html")
     changed = []
     for info in described:
@@ -314,32 +307,29 @@ def _row(cells: list[nodes.Element]) -> nodes.row:
 
 
 def _fill_ledger(app, doctree, docname) -> None:
-    placeholders = list(doctree.findall(claim_ledger))
-    if not placeholders:
-        return
-    shown = model.ledger_groups(describe_all(app.env))
-    note_math(app.env, docname)  # the statements' math
-    ledger = nodes.container(classes=["claim-ledger"])
-    ledger += nodes.paragraph("", shown["summary"], classes=["claim-ledger-summary"])
-    for group in shown["groups"]:
-        classes = ["claim-ledger-group", f"claim-ledger-{group['id']}"]
-        ledger += nodes.rubric("", group["title"], classes=classes)
-        for chapter in group["chapters"]:
-            ledger += nodes.rubric("", chapter["title"], classes=["claim-ledger-chapter"])
-            head = [nodes.paragraph("", text) for text in ("claim", "stated in", "statement")]
-            rows = [
-                [
-                    nodes.paragraph("", "", badge_node(docname, info)),
-                    place_links(docname, info, inline=True),
-                    _statement_cell(info),
+    for placeholder in list(doctree.findall(claim_ledger)):
+        shown = model.ledger_groups(describe_all(app.env))
+        note_math(app.env, docname)  # the statements' math
+        ledger = nodes.container(classes=["claim-ledger"])
+        ledger += nodes.paragraph("", shown["summary"], classes=["claim-ledger-summary"])
+        for group in shown["groups"]:
+            classes = ["claim-ledger-group", f"claim-ledger-{group['id']}"]
+            ledger += nodes.rubric("", group["title"], classes=classes)
+            for chapter in group["chapters"]:
+                ledger += nodes.rubric("", chapter["title"], classes=["claim-ledger-chapter"])
+                head = [nodes.paragraph("", text) for text in ("claim", "stated in", "statement")]
+                rows = [
+                    [
+                        nodes.paragraph("", "", badge_node(docname, info)),
+                        place_links(docname, info, inline=True),
+                        _statement_cell(info),
+                    ]
+                    for info in chapter["claims"]
                 ]
-                for info in chapter["claims"]
-            ]
-            group = nodes.tgroup("", *(nodes.colspec(colwidth=1) for _ in head), cols=len(head))
-            group += [nodes.thead("", _row(head)), nodes.tbody("", *map(_row, rows))]
-            ledger += nodes.table("", group, classes=["claim-table", "claim-ledger-table"])
-    for placeholder in placeholders:
-        placeholder.replace_self(ledger.deepcopy())
+                table = nodes.tgroup("", *(nodes.colspec(colwidth=1) for _ in head), cols=3)
+                table += [nodes.thead("", _row(head)), nodes.tbody("", *map(_row, rows))]
+                ledger += nodes.table("", table, classes=["claim-table", "claim-ledger-table"])
+        placeholder.replace_self(ledger)
 
 
 def setup(app):

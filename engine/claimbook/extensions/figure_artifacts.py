@@ -59,19 +59,15 @@ def _depart_full_size_link(translator, node):
 
 
 def _links(docname: str, svg: Path, png: Path) -> nodes.inline:
-    links = [
-        nodes.reference(
-            "",
-            path.suffix[1:].upper(),
-            refuri=relative_uri(docname, f"{SITE_FIGURES}/{path.name}"),
-            classes=["figure-artifact"],
+    links = nodes.inline("", "", nodes.Text("Download: "), classes=["figure-artifact-links"])
+    for path in (svg, png):
+        if path is png:
+            links += nodes.Text(" · ")
+        uri = relative_uri(docname, f"{SITE_FIGURES}/{path.name}")
+        links += nodes.reference(
+            "", path.suffix[1:].upper(), refuri=uri, classes=["figure-artifact"]
         )
-        for path in (svg, png)
-    ]
-    download = nodes.Text("Download: ")
-    return nodes.inline(
-        "", "", download, links[0], nodes.Text(" · "), links[1], classes=["figure-artifact-links"]
-    )
+    return links
 
 
 def _dress_images(figure: nodes.figure, docname: str, svg: Path, png: Path, phone: Path) -> None:
