@@ -210,14 +210,10 @@ class SampleRole(SphinxRole):
         if number:
             state, _, display = state.rpartition(" ")
         if state not in model.STATE_CLASSES:
-            logger.warning(
-                "%s expects %s with a state of %s, got %r",
-                self.name,
-                "'<state> <text>'" if number else "'<state>'",
-                ", ".join(model.STATE_CLASSES),
-                self.text,
-                location=self.get_location(),
-            )
+            expected = "'<state> <text>'" if number else "'<state>'"
+            states = ", ".join(model.STATE_CLASSES)
+            problem = f"{self.name} expects {expected} with a state of {states}, got {self.text!r}"
+            logger.warning(problem, location=self.get_location())
             return [nodes.problematic(self.rawtext, self.rawtext)], []
         if number:
             return [_claim_value_node("sample", state, display, f"a {state} result")], []
