@@ -1,7 +1,5 @@
 """``python -m claimbook COMMAND``: the book engine's one command line (``docs/engine.md``)."""
 
-from __future__ import annotations
-
 import os
 import sys
 

@@ -1,8 +1,6 @@
 """Atomic file writes: a temporary file beside the target, flushed, made 0644 (the site serves
 it) and renamed over the target; a crash leaves the old file or the new."""
 
-from __future__ import annotations
-
 import contextlib
 import os
 import tempfile

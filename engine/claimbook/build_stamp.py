@@ -6,8 +6,6 @@ Uncommitted means the content on disk differs from ``HEAD``, compared through a 
 ``--assume-unchanged``.
 """
 
-from __future__ import annotations
-
 import os
 import subprocess
 import tempfile

@@ -6,8 +6,6 @@ is made outside one.
 False
 """
 
-from __future__ import annotations
-
 import hashlib
 import weakref
 from collections.abc import Callable, Iterator
@@ -16,7 +14,7 @@ from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
-_CACHES: weakref.WeakSet[ContentCache] = weakref.WeakSet()
+_CACHES: "weakref.WeakSet[ContentCache]" = weakref.WeakSet()
 _BUILDS_RUNNING = [0]  # driver builds running in this process (one, or none)
 
 

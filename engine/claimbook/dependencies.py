@@ -1,8 +1,6 @@
 """The book's own modules a piece of code reaches, found statically (every ``import``
 wherever it stands, with parent packages), and their digests."""
 
-from __future__ import annotations
-
 import ast
 import functools
 import hashlib

@@ -6,8 +6,6 @@ code no installed distribution lists.
 ['numpy not installed, 2.4.6 locked']
 """
 
-from __future__ import annotations
-
 import csv
 import functools
 import importlib.metadata

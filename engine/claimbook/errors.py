@@ -1,8 +1,6 @@
 """The errors the book engine raises, each a ValueError through BookError; the command line
 reports them in one line (:mod:`claimbook.failures`)."""
 
-from __future__ import annotations
-
 
 class BookError(ValueError):
     """Base class of every error the book engine raises."""

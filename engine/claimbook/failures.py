@@ -1,7 +1,5 @@
 """How the command line ends on a failure: one line, no traceback, a non-zero exit status."""
 
-from __future__ import annotations
-
 import errno
 import os
 import sys

@@ -2,8 +2,6 @@
 that shows it), in the book's one style, with no date or random id; and each drawn again for a
 phone's column, where the desktop drawing would show a point at 0.95 CSS px."""
 
-from __future__ import annotations
-
 import functools
 import io
 import os

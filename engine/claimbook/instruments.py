@@ -1,8 +1,6 @@
 """The instrument package (``trainable_harness``) seen without importing it: the engine
 reaches the science only through a registry's ``compute:`` and by reading its files."""
 
-from __future__ import annotations
-
 import ast
 import functools
 

@@ -1,7 +1,5 @@
 """The one format of a result on a page: a number, an interval, or a value over seeds."""
 
-from __future__ import annotations
-
 import math
 from collections.abc import Mapping
 from numbers import Real

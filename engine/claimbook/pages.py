@@ -4,8 +4,6 @@ A later page's headings are raised one level, so Sphinx numbers its sections on 
 ones before; every page keeps the other pages' glued values in hidden code cells.
 """
 
-from __future__ import annotations
-
 import copy
 import itertools
 import re

@@ -5,8 +5,6 @@ removes only :func:`build_product` paths.
 'artifacts/claims/c15-invariance-001.json'
 """
 
-from __future__ import annotations
-
 import os
 import re
 from collections.abc import Mapping

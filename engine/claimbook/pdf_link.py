@@ -1,8 +1,6 @@
 """Which printed PDF the site links: only one printed from the site as it is (``book.json``
 beside it records the site key it was printed from and its SHA-256)."""
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 

@@ -1,8 +1,6 @@
 """Reader notebooks: a chapter's executed notebook as its pages read, without MyST, for
 JupyterLab and Binder; ``hide-``/``remove-`` tags become collapse flags."""
 
-from __future__ import annotations
-
 import argparse
 import base64
 import copy

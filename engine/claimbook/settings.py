@@ -1,8 +1,6 @@
 """Settings, inputs a chapter chose, glued from its code (:func:`glue_setting`) and pasted
 in its prose with ``{glue:text}``; results are claims (``{claim-value}``), never glue."""
 
-from __future__ import annotations
-
 from numbers import Integral, Real
 from pathlib import Path
 

@@ -2,8 +2,6 @@
 syntax trees, and their prose with MyST's own markdown-it parser (a directive in a code fence
 is text)."""
 
-from __future__ import annotations
-
 import ast
 import functools
 import io

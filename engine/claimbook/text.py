@@ -1,7 +1,5 @@
 """Text the engine prints or quotes: unsafe characters escaped, one line, a sane length."""
 
-from __future__ import annotations
-
 import re
 
 # Controls, bidirectional marks and line separators: they could rewrite a terminal or reorder

@@ -3,8 +3,6 @@ show ID`` and ``repin``. Exit status 1: a claim failed (or an artifact is missin
 wrong); 2, with one line: an unknown id, a bad registry file, an OSError.
 """
 
-from __future__ import annotations
-
 import argparse
 import json
 import re

@@ -7,8 +7,6 @@ seeds (at least two finite values; bad input raises :class:`IntervalError`). The
 and :data:`WIDE_RATIO`'s rule are docs/claims.md's.
 """
 
-from __future__ import annotations
-
 import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction

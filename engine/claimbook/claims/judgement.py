@@ -5,8 +5,6 @@
 ``"verified"``. :func:`check_artifact` recomputes the claim.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple

@@ -3,8 +3,6 @@
 :func:`current_claim_key`.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import platform

@@ -4,8 +4,6 @@ A claim's ``catches`` names ``<module>.<function>`` of ``<registry>/mistakes/<mo
 The record is ``{"version": 2, "claims": {id: entry}}``, each entry under :func:`mutation_key`.
 """
 
-from __future__ import annotations
-
 import hashlib
 import importlib
 import json

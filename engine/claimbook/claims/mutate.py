@@ -3,8 +3,6 @@ a child of a forkserver that imported the engine and the harness, recomputes the
 and records its status and red fields (modes, record, exit status: docs/claims.md).
 """
 
-from __future__ import annotations
-
 import argparse
 import concurrent.futures
 import datetime

@@ -7,8 +7,6 @@ The build computes claims in processes of its own and writes ``_build/claims.jso
 elsewhere (Jupyter, ``claims verify``) the claim is computed and its artifact written.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import math

@@ -4,8 +4,6 @@ derived from names; the computations an entry names (marked ``@claim_computation
 :mod:`trainable_harness.witnesses`), and running one for a claim (docs/claims.md).
 """
 
-from __future__ import annotations
-
 import copy
 import difflib
 import hashlib

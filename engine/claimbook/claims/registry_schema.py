@@ -4,8 +4,6 @@
 text and number, ``claim_schema.json``, then the rules across fields (docs/claims.md).
 """
 
-from __future__ import annotations
-
 import contextlib
 import json
 import math

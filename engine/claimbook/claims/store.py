@@ -5,8 +5,6 @@ of the registry entry, the per-call results, the error, the key and the provenan
 keys, no timestamps), so the judge can rebuild it from its own stored result.
 """
 
-from __future__ import annotations
-
 import json
 import platform
 from collections.abc import Mapping, Sequence

@@ -1,8 +1,6 @@
 """Author-year labels in the bibliography, matching the author-year citations in the text:
 pybtex style ``author_year``, alpha with labels "Santurkar et al., 2018" (a, b... if equal)."""
 
-from __future__ import annotations
-
 from collections import Counter
 from importlib.metadata import entry_points
 

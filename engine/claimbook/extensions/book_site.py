@@ -2,8 +2,6 @@
 or thebe, unstamped asset links, colour mode ``auto``, the proof index by number, the footer's
 build stamp, the whole book's PDF while it is current, and the body mended for axe-core."""
 
-from __future__ import annotations
-
 import functools
 import html
 import itertools

@@ -1,8 +1,6 @@
 """Start the book's chapter numbering at ``trainable_first_chapter``: section numbers shifted
 after Sphinx assigns them (figure numbers follow) and back before it compares them."""
 
-from __future__ import annotations
-
 from docutils import nodes
 from sphinx.environment.collectors.toctree import TocTreeCollector
 

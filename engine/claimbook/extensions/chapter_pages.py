@@ -2,8 +2,6 @@
 chapter whose front matter declares ``pages:`` is one document per page (``_toc.yml``'s
 ``sections``), whose download and launch buttons offer the chapter's reader notebook."""
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import ClassVar

@@ -2,8 +2,6 @@
 a mark the engine did not draw (:func:`drawn`), from raw HTML, a notebook's output or a
 ``:class:`` option, is written as inert text, with one warning per page."""
 
-from __future__ import annotations
-
 import re
 from collections.abc import Mapping
 from pathlib import Path

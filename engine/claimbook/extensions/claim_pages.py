@@ -4,8 +4,6 @@ the ``claim-ledger`` directive. Every HTML build judges every claim again; a cla
 rendered, indexed and written only when its inputs changed.
 """
 
-from __future__ import annotations
-
 import json
 import os
 import re

@@ -2,8 +2,6 @@
 and ``claims.json``. A place that states a claim is ``{page, anchor, chapter, section, as,
 cited}`` (``as``: badge, value or line; ``cited``: a bound number's ``[field, spec]``)."""
 
-from __future__ import annotations
-
 import json
 import math
 import posixpath

@@ -2,8 +2,6 @@
 Evidence block, samples of a state and ``{book-chapter}``. An unknown id or field, a missing
 artifact and a failing state are warnings with a location; the mark is still drawn."""
 
-from __future__ import annotations
-
 from pathlib import Path
 
 from docutils import nodes

@@ -2,8 +2,6 @@
 SVG and PNG; its image gets alt text, its width, a link to its SVG and the phone drawing; an
 HTML build copies the figure files (regular files only) into the site."""
 
-from __future__ import annotations
-
 import html
 import re
 import shutil

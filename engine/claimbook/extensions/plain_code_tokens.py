@@ -1,8 +1,6 @@
 """Highlighted code without a span for a token that both of the theme's Pygments styles draw
 as plain text (names, punctuation, whitespace); such a block's ``<pre>`` inherits its colour."""
 
-from __future__ import annotations
-
 from collections.abc import Iterable
 
 from pydata_sphinx_theme.utils import get_theme_options_dict

@@ -1,7 +1,5 @@
 """What a build says: claim problems and site warnings, one line each, and ``--question``."""
 
-from __future__ import annotations
-
 import re
 from pathlib import Path
 

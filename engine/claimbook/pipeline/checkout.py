@@ -3,8 +3,6 @@ book locks, or refuses (unless ``--allow-environment-mismatch``: every page then
 one build at a time, under an exclusive ``flock`` on ``_build/.build.lock`` naming its holder.
 """
 
-from __future__ import annotations
-
 import contextlib
 import fcntl
 import functools

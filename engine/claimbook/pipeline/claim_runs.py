@@ -2,8 +2,6 @@
 ``python -m claimbook claims compute``, one per core, spread by the time each claim took last.
 """
 
-from __future__ import annotations
-
 import contextlib
 import json
 import math
@@ -16,6 +14,7 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from typing import Self
 
 from claimbook import claims, paths
 from claimbook.claims import record
@@ -151,7 +150,7 @@ class ClaimComputation:
             report(f"claim {claim_id}: computing ({reason})")
         self._waiting = ThreadPoolExecutor(1, "claims").submit(self._wait)
 
-    def finish(self) -> ClaimComputation:
+    def finish(self) -> Self:
         """Wait until every due claim is recorded; return self. BuildError if a process ended
         without computing its claims or a claim ran out of time."""
         self._waiting.result()

@@ -1,8 +1,6 @@
 """``make clean``: remove the build products under the build lock: ``_build/`` but the lock,
 ``chapters/*.ipynb``, and ``artifacts/`` but its ``README.md`` and ``.gitignore``."""
 
-from __future__ import annotations
-
 import shutil
 import sys
 from pathlib import Path

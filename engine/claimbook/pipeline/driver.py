@@ -4,8 +4,6 @@ Exit status (docs/engine.md): 0 built and every claim holds; 1 a chapter, a clai
 failed; 2 a bad claim id, registry file, path or environment, or a filesystem problem; 3
 another build holds the lock. Every failure is one line (:mod:`claimbook.failures`)."""
 
-from __future__ import annotations
-
 import argparse
 import contextlib
 import functools

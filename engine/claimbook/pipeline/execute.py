@@ -3,8 +3,6 @@
 A last cell, removed again, runs only if the chapter ran to its end (papermill takes
 ``SystemExit(0)`` for a normal stop)."""
 
-from __future__ import annotations
-
 import logging
 import multiprocessing
 import os

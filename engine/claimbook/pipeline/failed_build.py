@@ -4,8 +4,6 @@ Each page gets a banner and each claim mark the state judged now; the pages then
 the site's record, so the next build publishes again.
 """
 
-from __future__ import annotations
-
 import functools
 import json
 import re

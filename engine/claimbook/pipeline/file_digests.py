@@ -1,7 +1,5 @@
 """Regular files opened and hashed without following a link or waiting on a FIFO."""
 
-from __future__ import annotations
-
 import hashlib
 import os
 import stat

@@ -2,8 +2,6 @@
 what differs from the bytes the build holds is put back, and the chapters that may have
 written it fail, naming the files."""
 
-from __future__ import annotations
-
 import dataclasses
 import shutil
 import time

@@ -1,8 +1,6 @@
 """Start, ready and stop the kernel a chapter executes on, without jupyter_client's waits
 (0.2 s of IOPub silence after ``kernel_info``; polling for a killed kernel)."""
 
-from __future__ import annotations
-
 import asyncio
 import contextlib
 import math

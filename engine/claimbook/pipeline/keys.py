@@ -2,8 +2,6 @@
 last successful execution: its key, the key's parts and the SHA-256 of every output.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import math

@@ -9,8 +9,6 @@ seconds), and how a build stops in one line.
 Limits(cell=3.0, claim=600.0, build=1800.0)
 """
 
-from __future__ import annotations
-
 import contextlib
 import signal
 import threading

@@ -2,8 +2,6 @@
 every file of the tree and what pages show besides; the next compares, newest file first, before
 importing anything heavy."""
 
-from __future__ import annotations
-
 import hashlib
 import json
 import os

@@ -2,8 +2,6 @@
 a page is read again when its content digest (source and dependencies) changed, and the render
 starts from a copy of the published site, whose unchanged pages are not rewritten."""
 
-from __future__ import annotations
-
 import contextlib
 import copy
 import io

@@ -6,8 +6,6 @@
 True
 """
 
-from __future__ import annotations
-
 import functools
 import os
 import shutil

@@ -4,8 +4,6 @@ A build whose key is the one ``_build/site.json`` stores, its site still that re
 the stored warnings without rendering. No walk follows a link.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import os

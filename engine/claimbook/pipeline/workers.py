@@ -1,8 +1,6 @@
 """The build's processes: each ends with the driver, and ends what it started as it ends
 (Linux's ``prctl``; elsewhere the requests do nothing)."""
 
-from __future__ import annotations
-
 import contextlib
 import ctypes
 import os
