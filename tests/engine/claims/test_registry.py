@@ -145,8 +145,8 @@ MALFORMED = {
         r"field compute: 'os\.system' has the wrong form",
     ),
     "compute is a harness function but not a registered computation": (
-        ("trainable_harness.witnesses.toy.toy_witness", "claimbook.claims.repin"),
-        r"field compute: 'claimbook\.claims\.repin' has the wrong form",
+        ("trainable_harness.witnesses.toy.toy_witness", "claimbook.claims.cli.repin"),
+        r"field compute: 'claimbook\.claims\.cli\.repin' has the wrong form",
     ),
     "compute names a registered module's helper": (
         (
@@ -352,7 +352,9 @@ def test_repin_named_as_compute_is_refused_and_rewrites_nothing(registry, artifa
     before = {path.name: path.read_bytes() for path in chapters.iterdir()}
     path = registry / f"{TOY_ID}.yaml"
     path.write_text(
-        TOY_CLAIM.replace("trainable_harness.witnesses.toy.toy_witness", "claimbook.claims.repin")
+        TOY_CLAIM.replace(
+            "trainable_harness.witnesses.toy.toy_witness", "claimbook.claims.cli.repin"
+        )
     )
     with pytest.raises(RegistryError, match="field compute"):
         verify_toy(registry, artifacts)
