@@ -972,6 +972,49 @@ def _check_badges_in_place(page, path):
     return failures
 
 
+# How tall a claim page may be on a phone (844 px of screen), its details closed: a page is
+# its cards, each with its reasons, and at most five screens of the rest (headline, account,
+# mistakes, places, commands). Before the digests of the functions a claim ran were collapsed,
+# a claim page was 14 000 px tall.
+SCREEN = 844
+CARD_SCREENS = 1.5
+REST_SCREENS = 5
+CLAIM_PAGE_FIT = """() => {
+  const cards = [...document.querySelectorAll('.claim-card')].map(c => c.getBoundingClientRect());
+  return {
+    width: document.documentElement.scrollWidth,
+    viewport: document.documentElement.clientWidth,
+    height: document.documentElement.scrollHeight,
+    wide: cards.filter(c => c.right > document.documentElement.clientWidth + 1).length,
+    tallest: Math.max(0, ...cards.map(c => c.height)),
+    cards: cards.reduce((sum, c) => sum + c.height, 0),
+  };
+}"""
+
+
+def _check_claim_page_fits(page, path):
+    """A claim page at phone width, its details closed and then open: nothing scrolls
+    sideways, no card is taller than :data:`CARD_SCREENS` screens, the rest of the page at
+    most :data:`REST_SCREENS`, the details are collapsed, and a card per registered field."""
+    failures = []
+    closed = page.evaluate(CLAIM_PAGE_FIT)
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    opened = page.evaluate(CLAIM_PAGE_FIT)
+    for state, fit in (("closed", closed), ("open", opened)):
+        if fit["width"] > fit["viewport"] or fit["wide"]:
+            failures.append(f"({state}) scrolls sideways: {fit}")
+    if closed["tallest"] > CARD_SCREENS * SCREEN:
+        failures.append(f"a card is {closed['tallest']:.0f} px tall")
+    if closed["height"] - closed["cards"] > REST_SCREENS * SCREEN:
+        failures.append(f"{closed['height'] - closed['cards']:.0f} px besides cards")
+    if not opened["height"] > closed["height"]:
+        failures.append("its details are not collapsed")
+    cards = page.locator(".claim-card").count()
+    if cards != len(claims.load_claim(path.stem).expect):
+        failures.append(f"{cards} cards")
+    return failures
+
+
 @pytest.mark.parametrize(
     ("width", "group"), [(width, group) for width in WIDTHS for group in range(PAGE_GROUPS[width])]
 )
@@ -982,7 +1025,8 @@ def test_every_page_at_every_width(width, group, served_site, browser):
     the contrast of claim badges and lines in both (:func:`_in_each_scheme`) (the smallest
     text of every figure and the equations' widths: ``test_phone.py``); on the first
     chapter's page a focus ring on every header control (:func:`_check_focus_rings`); at
-    1366 px every chapter page's badges in place (:func:`_check_badges_in_place`). A page
+    1366 px every chapter page's badges in place (:func:`_check_badges_in_place`); at 390 px
+    every claim page's fit, details closed and open (:func:`_check_claim_page_fits`). A page
     with a failure is captured (:data:`EVERY_SCREENSHOT`: every page)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     failures = []
@@ -1027,6 +1071,8 @@ def test_every_page_at_every_width(width, group, served_site, browser):
             failures += [f"{name} @ {width}: {f}" for f in _check_focus_rings(page, width)]
         if width == DESKTOP and path.parent == SITE / "chapters":  # scrolls: after the capture
             failures += [f"{name} @ {width}: {f}" for f in _check_badges_in_place(page, path)]
+        if width == PHONE and path.parent == SITE / "claims":  # opens the details: last
+            failures += [f"{name} @ {width}: {f}" for f in _check_claim_page_fits(page, path)]
         failures += [f"{name} @ {width}: {p}" for p in log.problems]
         failures += [f"{name} @ {width}: requested {url}" for url in log.off_host]
         if len(failures) > failed_before and not EVERY_SCREENSHOT:
