@@ -192,14 +192,14 @@ claims-check: | $(STAMP)
 # measure the claim's subject. Its CPU time leaves out those processes (the server's
 # children, which the shell does not wait for).
 mutate: | $(STAMP)
-	@TIMEFORMAT="make: mutate took %1R s (CPU %1U s user, %1S s system)"; time $(BIN)/python -m claimbook mutate
+	@TIMEFORMAT="make: mutate took %1R s (CPU %1U s user, %1S s system)"; time $(BIN)/python -m checks mutate
 
 # The same run as a check, beside the rebuild from clean: it writes nothing and fails when
 # the committed record (claims/mistakes/record.json) disagrees with what it computed, or a
 # mistake is caught by fewer than two fields that measure the claim's subject.
 mutate-check: | $(STAMP)
 	@TIMEFORMAT="make: mutate-check took %1R s (CPU %1U s user, %1S s system)"; \
-	    time $(BIN)/python -m claimbook mutate --check
+	    time $(BIN)/python -m checks mutate --check
 
 # The science package against PyTorch (tests/pytorch), float64, to rounding: in an environment
 # of its own, made by the interpreter's pip (tests/pytorch/requirements.txt, the lock as

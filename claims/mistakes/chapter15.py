@@ -3,7 +3,7 @@
 A registry entry's ``catches`` names a function of this file as ``chapter15.<function>``
 (``claims/<id>.yaml``). Each is a small function that replaces *one* named harness
 function (in every module that binds it) with a mistaken version and returns nothing.
-``python -m claimbook mutate`` (:mod:`claimbook.claims.mutate`) loads this file by its path
+``python -m checks mutate`` (:mod:`checks.mutate`) loads this file by its path
 (it is not an installed package: it imports the harness, the harness never imports it),
 applies one function in a fresh process, recomputes the claim there and records whether it
 turned red; no file is ever edited.

@@ -36,10 +36,6 @@ def _dispatch(command: str, argv: list[str]) -> int:
         from claimbook.claims import cli
 
         return cli.main(argv)
-    if command == "mutate":
-        from claimbook.claims import mutate
-
-        return mutate.main(argv)
     if command == "clean":
         from claimbook.pipeline import clean
 

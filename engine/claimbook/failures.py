@@ -19,7 +19,6 @@ DOING = {
     "chapters": "listing the chapters",
     "claims": "checking claims",
     "repin": "re-pinning the chapters",
-    "mutate": "running the claims' perturbations",
     "clean": "removing build products",
 }
 _HINTS = {

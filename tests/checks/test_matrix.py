@@ -60,7 +60,7 @@ def test_the_mutate_job_checks_the_committed_record_the_render_reads():
     jobs = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))["jobs"]
     mutate = jobs["mutate"]["steps"]
     assert [s["run"] for s in mutate if "run" in s][-1] == (
-        ".venv/bin/python -m claimbook mutate --check"
+        ".venv/bin/python -m checks mutate --check"
     )
     assert "mutate" in jobs["render"]["needs"]
     assert not any("mutations" in str(s.get("with", {})) for s in jobs["render"]["steps"])

@@ -1,11 +1,11 @@
 """claims/mistakes/chapter15.py: each replaces the one function it names with
 the mistake it says, and ``patch`` lets a test undo it (the claims under them are
-`python -m claimbook mutate`'s)."""
+`python -m checks mutate`'s)."""
 
 import numpy as np
 import pytest
 
-from claimbook.claims.mistakes import load_mistakes
+from checks.mutate import load_mistakes
 from trainable_harness import estimator_shift, geometry
 from trainable_harness.normalization import centered_normalize, rms_normalize
 from trainable_harness.transformer_cost import block_flops_per_token

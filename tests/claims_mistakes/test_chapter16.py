@@ -1,11 +1,11 @@
 """claims/mistakes/chapter16.py: each replaces the one function it names with
 the mistake it says, and ``patch`` lets a test undo it (the claims under them are
-`python -m claimbook mutate`'s)."""
+`python -m checks mutate`'s)."""
 
 import numpy as np
 import pytest
 
-from claimbook.claims.mistakes import load_mistakes
+from checks.mutate import load_mistakes
 from trainable_harness import small_batch
 from trainable_harness.digits import batch_dependence, forward, gradient_error, init_convnet
 from trainable_harness.moments import MomentState

@@ -1,25 +1,18 @@
-"""The mistakes each claim must catch: their files, and the record of what they did.
+"""The record of the mistakes each claim must catch (``python -m checks mutate`` writes it):
+what the build and the claim pages read of it.
 
 A claim's ``catches`` names ``<module>.<function>`` of ``<registry>/mistakes/<module>.py``.
 The record is ``{"version": 2, "claims": {id: entry}}``, each entry under :func:`mutation_key`.
 """
 
 import hashlib
-import importlib
 import json
-import math
-import sys
-import types
-from collections.abc import Mapping
 from pathlib import Path
 
 from claimbook import dependencies, paths
-from claimbook.atomic import write_text_atomically
 from claimbook.claims.keys import claim_key
-from claimbook.errors import RegistryError
 
 MISTAKES = "mistakes"  # the folder of the mistakes, beside the registry's YAML files
-MISTAKES_PACKAGE = "claim_mistakes"  # the files' package, so one may import another
 VERSION = 2
 SUBJECT_FIELDS_NEEDED = 2  # subject fields a mistake must turn red to be caught enough
 
@@ -32,50 +25,6 @@ def mistakes_dir(registry_dir: str | Path | None = None) -> Path:
 def committed_record_path(registry_dir: str | Path | None = None) -> Path:
     """``<registry_dir>/mistakes/record.json`` (default ``claims/mistakes/record.json``)."""
     return mistakes_dir(registry_dir) / "record.json"
-
-
-def load_mistakes(module: str, registry_dir: str | Path | None = None):
-    """The mistake file ``<registry_dir>/mistakes/<module>.py`` as ``claim_mistakes.<module>``
-    (imported once per folder); :class:`RegistryError` if it is absent or raises."""
-    folder = mistakes_dir(registry_dir).resolve()
-    package = sys.modules.get(MISTAKES_PACKAGE)
-    if package is None or list(getattr(package, "__path__", [])) != [str(folder)]:
-        for name in [n for n in sys.modules if n.split(".")[0] == MISTAKES_PACKAGE]:
-            del sys.modules[name]  # the mistakes of another registry
-        package = sys.modules[MISTAKES_PACKAGE] = types.ModuleType(MISTAKES_PACKAGE)
-        package.__path__ = [str(folder)]
-    path, name = folder / f"{module}.py", f"{MISTAKES_PACKAGE}.{module}"
-    if name not in sys.modules and not path.is_file():
-        raise RegistryError(f"the mistakes file {paths.shown(path)} does not exist")
-    try:
-        return importlib.import_module(name)
-    except Exception as error:
-        raise RegistryError(
-            f"the mistakes file {paths.shown(path)} cannot be loaded "
-            f"({type(error).__name__}: {error})"
-        ) from error
-
-
-def resolve_perturbation(name: str, claim=None):
-    """The function ``<module>.<function>`` of the mistakes beside ``claim``'s registry file
-    (default ``claims/``); :class:`RegistryError` naming what is missing."""
-    where = f"{paths.shown(claim.path)}: field catches: " if claim is not None else ""
-    registry_dir = Path(claim.path).parent if claim is not None else None
-    module_name, _, function_name = name.rpartition(".")
-    try:
-        module = load_mistakes(module_name, registry_dir)
-    except RegistryError as error:
-        raise RegistryError(f"{where}perturbation {name!r}: {error}") from None
-    function = getattr(module, function_name, None)
-    if callable(function):
-        return function
-    names = getattr(module, "__all__", dir(module))
-    known = sorted(n for n in names if callable(getattr(module, n, None)))
-    path = paths.shown(mistakes_dir(registry_dir) / f"{module_name}.py")
-    raise RegistryError(
-        f"{where}perturbation {name!r}: the mistakes file {path} has no function "
-        f"{function_name!r}" + (f"; it has {', '.join(known)}" if known else "")
-    )
 
 
 def mistakes_digest(registry_dir: str | Path | None = None) -> str:
@@ -105,34 +54,6 @@ def mutation_key(claim, digests: dict | None = None) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def field_role(expectation: Mapping) -> str:
-    """``"pinned"`` (a non-zero ``value`` or ``mean.value``) or ``"subject"``."""
-    bound = expectation.get("mean") if isinstance(expectation.get("mean"), Mapping) else None
-    value = (bound or expectation).get("value")
-    if isinstance(value, int | float) and not isinstance(value, bool) and value != 0:
-        return "pinned"
-    return "subject"
-
-
-def red_field(field: str, comparison: Mapping, expectation: Mapping | None) -> dict:
-    """One field a mistake turned red: name, role (``"unregistered"`` without an
-    expectation), expected, tolerance and got (a statistical field's mean and CI)."""
-    got = comparison.get("got")
-    if isinstance(got, Mapping):
-        got = {k: got[k] for k in ("mean", "ci") if k in got} or None
-    elif isinstance(got, float) and not math.isfinite(got):
-        got = repr(got)
-    elif isinstance(got, list):
-        got = None
-    return {
-        "field": field,
-        "role": field_role(expectation) if expectation is not None else "unregistered",
-        "expected": comparison.get("expected"),
-        "tolerance": comparison.get("tolerance"),
-        "got": got,
-    }
-
-
 def read_record(path: str | Path) -> dict:
     """The claims of the record at ``path``, or {} (absent, unreadable, another version)."""
     try:
@@ -143,14 +64,6 @@ def read_record(path: str | Path) -> dict:
         return {}
     claims = document.get("claims")
     return claims if isinstance(claims, dict) else {}
-
-
-def write_record(path: str | Path, entries: Mapping[str, Mapping]) -> None:
-    """Write ``entries`` into the record at ``path`` (keeping its others), atomically."""
-    merged = {**read_record(path), **entries}
-    document = {"version": VERSION, "claims": dict(sorted(merged.items()))}
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomically(Path(path), json.dumps(document, indent=2, sort_keys=True) + "\n")
 
 
 def current_entry(claim, key: str, record: str | Path) -> dict | None:

@@ -29,7 +29,7 @@ def test_the_claim_turns_red_when_bf16_is_not_rounded(monkeypatch):
     claim = load_claim("c15-cancellation-matrix-001")
     records = comparisons(claim.expect, cancellation_matrix_witness(), statistical=False)
     assert all(record["passed"] for record in records.values())
-    from claimbook.claims.mistakes import load_mistakes
+    from checks.mutate import load_mistakes
 
     load_mistakes("chapter15").bf16_not_rounded(monkeypatch.setattr)
     assert precision.round_to_bfloat16(np.float32(1 + 2**-10)) == np.float32(1 + 2**-10)

@@ -1,6 +1,6 @@
 """Tests of trainable_harness.witnesses.chapter16.learning_rates: the claim verifies, its
 learning criterion has a margin no rounding crosses, and its per-seed outcomes do not depend
-on the summation order (the mistake it catches is `python -m claimbook mutate`'s)."""
+on the summation order (the mistake it catches is `python -m checks mutate`'s)."""
 
 import numpy as np
 import pytest
@@ -93,4 +93,4 @@ def test_per_seed_outcomes_do_not_depend_on_the_summation_order(monkeypatch, swe
 
 
 # The mistake the claim exists to catch (the backward pass without its variance term) is
-# its registry's catches, run by `python -m claimbook mutate`.
+# its registry's catches, run by `python -m checks mutate`.

@@ -1,7 +1,7 @@
 """Tests of trainable_harness.witnesses.chapter16.real_images: each registered claim verifies
 (the claims tier) or refutes its account, its registry entry names every field the witness
 returns, and the fields have the types the registry expects (the mistakes each claim
-catches are `python -m claimbook mutate`'s)."""
+catches are `python -m checks mutate`'s)."""
 
 import math
 

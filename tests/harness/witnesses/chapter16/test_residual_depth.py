@@ -40,7 +40,7 @@ def test_statistical_bounds_quote_other_seed_sets_not_the_registered_one():
 
 
 # The mistake the claim exists to catch (no final normalization) is its registry's catches,
-# run by `python -m claimbook mutate`.
+# run by `python -m checks mutate`.
 
 
 def layer_norm_vector(x, eps=1e-5):

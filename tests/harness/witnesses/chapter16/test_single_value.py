@@ -16,7 +16,7 @@ from witness_checks import (
     seed_of,
 )
 
-from claimbook.claims.mistakes import load_mistakes
+from checks.mutate import load_mistakes
 from trainable_harness.witnesses.chapter16 import single_value
 from trainable_harness.witnesses.chapter16.single_value import (
     fused_kernel_batch_norm,
@@ -47,7 +47,7 @@ def test_the_measured_case_of_the_account_is_the_cited_one():
 def test_the_claim_turns_red_when_the_mean_is_not_subtracted_first(monkeypatch):
     """The mistake the claim exists to catch: an order of operations that does not form
     x - mean first (a fused kernel's) gives neither exact zeros nor exact beta (the same
-    perturbation `python -m claimbook mutate` runs on the whole claim)."""
+    perturbation `python -m checks mutate` runs on the whole claim)."""
     assert failing_fields(CLAIM, single_value_witness(seed_of(CLAIM))) == []
     chapter16.mean_not_subtracted_first(monkeypatch.setattr)
     assert single_value.batch_norm is fused_kernel_batch_norm

@@ -1,6 +1,6 @@
 """Tests of trainable_harness.witnesses.chapter16.small_batches: the claim verifies, its
 tolerances are the derived values the registry names, and the derived values against large
-draws (the mistakes it catches are `python -m claimbook mutate`'s)."""
+draws (the mistakes it catches are `python -m checks mutate`'s)."""
 
 import numpy as np
 import pytest
@@ -93,4 +93,4 @@ def test_group_distance_theory_against_a_large_draw():
 
 
 # The mistakes the claim exists to catch are its registry's catches, run by
-# `python -m claimbook mutate` (claims/mistakes/chapter16.py).
+# `python -m checks mutate` (claims/mistakes/chapter16.py).

@@ -1,6 +1,7 @@
-"""``python -m claimbook mutate``: each mistake a claim's ``catches`` names, applied alone in
-a child of a forkserver that imported the engine and the harness, recomputes the claim there
-and records its status and red fields (modes, record, exit status: docs/claims.md).
+"""``python -m checks mutate``: each mistake a claim's ``catches`` names, applied alone in a
+child of a forkserver that imported the engine and the harness, recomputes the claim there
+and records its status and red fields in the record :mod:`claimbook.claims.mistakes` reads
+(modes, record, exit status: docs/claims.md).
 """
 
 import argparse
@@ -8,21 +9,26 @@ import concurrent.futures
 import datetime
 import importlib
 import json
+import math
 import multiprocessing
 import os
+import sys
 import tempfile
 import time
-from collections.abc import Sequence
+import types
+from collections.abc import Mapping, Sequence
 from multiprocessing import forkserver
 from pathlib import Path
 
 from claimbook import instruments, paths
+from claimbook.atomic import write_text_atomically
 from claimbook.claims import mistakes
 from claimbook.claims.record import compute_artifact
 from claimbook.claims.registry import Claim, list_claims, load_claim
 from claimbook.errors import RegistryError
 from claimbook.pipeline.claim_runs import claim_environment
 
+MISTAKES_PACKAGE = "claim_mistakes"  # the mistake files' package, so one may import another
 _ERROR_LIMIT = 400
 # Imported once by the forkserver (which never applies a mistake), so that a child costs
 # its computation, not an interpreter's start; the harness modules are the mistakes' imports.
@@ -32,8 +38,88 @@ _SERVER_PRELOAD = [
     instruments.PACKAGE,
     f"{instruments.PACKAGE}.small_batch",
     f"{instruments.PACKAGE}.precision",
-    "claimbook.claims.mutate",
+    "checks.mutate",
 ]
+
+
+def load_mistakes(module: str, registry_dir: str | Path | None = None):
+    """The mistake file ``<registry_dir>/mistakes/<module>.py`` as ``claim_mistakes.<module>``
+    (imported once per folder); :class:`RegistryError` if it is absent or raises."""
+    folder = mistakes.mistakes_dir(registry_dir).resolve()
+    package = sys.modules.get(MISTAKES_PACKAGE)
+    if package is None or list(getattr(package, "__path__", [])) != [str(folder)]:
+        for name in [n for n in sys.modules if n.split(".")[0] == MISTAKES_PACKAGE]:
+            del sys.modules[name]  # the mistakes of another registry
+        package = sys.modules[MISTAKES_PACKAGE] = types.ModuleType(MISTAKES_PACKAGE)
+        package.__path__ = [str(folder)]
+    path, name = folder / f"{module}.py", f"{MISTAKES_PACKAGE}.{module}"
+    if name not in sys.modules and not path.is_file():
+        raise RegistryError(f"the mistakes file {paths.shown(path)} does not exist")
+    try:
+        return importlib.import_module(name)
+    except Exception as error:
+        raise RegistryError(
+            f"the mistakes file {paths.shown(path)} cannot be loaded "
+            f"({type(error).__name__}: {error})"
+        ) from error
+
+
+def resolve_perturbation(name: str, claim=None):
+    """The function ``<module>.<function>`` of the mistakes beside ``claim``'s registry file
+    (default ``claims/``); :class:`RegistryError` naming what is missing."""
+    where = f"{paths.shown(claim.path)}: field catches: " if claim is not None else ""
+    registry_dir = Path(claim.path).parent if claim is not None else None
+    module_name, _, function_name = name.rpartition(".")
+    try:
+        module = load_mistakes(module_name, registry_dir)
+    except RegistryError as error:
+        raise RegistryError(f"{where}perturbation {name!r}: {error}") from None
+    function = getattr(module, function_name, None)
+    if callable(function):
+        return function
+    names = getattr(module, "__all__", dir(module))
+    known = sorted(n for n in names if callable(getattr(module, n, None)))
+    path = paths.shown(mistakes.mistakes_dir(registry_dir) / f"{module_name}.py")
+    raise RegistryError(
+        f"{where}perturbation {name!r}: the mistakes file {path} has no function "
+        f"{function_name!r}" + (f"; it has {', '.join(known)}" if known else "")
+    )
+
+
+def field_role(expectation: Mapping) -> str:
+    """``"pinned"`` (a non-zero ``value`` or ``mean.value``) or ``"subject"``."""
+    bound = expectation.get("mean") if isinstance(expectation.get("mean"), Mapping) else None
+    value = (bound or expectation).get("value")
+    if isinstance(value, int | float) and not isinstance(value, bool) and value != 0:
+        return "pinned"
+    return "subject"
+
+
+def red_field(field: str, comparison: Mapping, expectation: Mapping | None) -> dict:
+    """One field a mistake turned red: name, role (``"unregistered"`` without an
+    expectation), expected, tolerance and got (a statistical field's mean and CI)."""
+    got = comparison.get("got")
+    if isinstance(got, Mapping):
+        got = {k: got[k] for k in ("mean", "ci") if k in got} or None
+    elif isinstance(got, float) and not math.isfinite(got):
+        got = repr(got)
+    elif isinstance(got, list):
+        got = None
+    return {
+        "field": field,
+        "role": field_role(expectation) if expectation is not None else "unregistered",
+        "expected": comparison.get("expected"),
+        "tolerance": comparison.get("tolerance"),
+        "got": got,
+    }
+
+
+def write_record(path: str | Path, entries: Mapping[str, Mapping]) -> None:
+    """Write ``entries`` into the record at ``path`` (keeping its others), atomically."""
+    merged = {**mistakes.read_record(path), **entries}
+    document = {"version": mistakes.VERSION, "claims": dict(sorted(merged.items()))}
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomically(Path(path), json.dumps(document, indent=2, sort_keys=True) + "\n")
 
 
 def _judge_in_child(claim_id, perturbation, registry_dir, imports, outcome_path, output_path):
@@ -47,10 +133,10 @@ def _judge_in_child(claim_id, perturbation, registry_dir, imports, outcome_path,
         for module in imports:
             importlib.import_module(module)
         claim = load_claim(claim_id, registry_dir=registry_dir)
-        mistakes.resolve_perturbation(perturbation, claim)()
+        resolve_perturbation(perturbation, claim)()
         artifact = compute_artifact(claim)
         red = [
-            mistakes.red_field(field, comparison, claim.expect.get(field))
+            red_field(field, comparison, claim.expect.get(field))
             for field, comparison in sorted(artifact["comparisons"].items())
             if not comparison["passed"]
         ]
@@ -116,7 +202,7 @@ def _judge_all(claims, registry_dir, imports, jobs, committed) -> dict[str, list
                 "twice"
             )
         for name in named:
-            mistakes.resolve_perturbation(name, claim)
+            resolve_perturbation(name, claim)
     seconds = {
         (claim_id, catch.get("perturbation")): float(catch.get("seconds") or 0.0)
         for claim_id, entry in mistakes.read_record(committed).items()
@@ -164,14 +250,14 @@ def run_mutations(
     ids = list(claim_ids) if claim_ids else list_claims(registry_dir)
     claims = [load_claim(claim_id, registry_dir=registry_dir) for claim_id in ids]
     committed = mistakes.committed_record_path(registry_dir)
+    record = committed if record is None else record
     digests: dict = {}
     keys = {claim.id: mistakes.mutation_key(claim, digests) for claim in claims}
     if mode == "stale":
-        current = committed if record is None else record
         claims = [
             c
             for c in claims
-            if c.catches and mistakes.current_entry(c, keys[c.id], current) is None
+            if c.catches and mistakes.current_entry(c, keys[c.id], record) is None
         ]
         if not claims:
             return 0
@@ -185,7 +271,7 @@ def run_mutations(
         if claim.catches
     }
     if mode != "check":
-        mistakes.write_record(committed if record is None else record, entries)
+        write_record(record, entries)
     status = _report(claims, outcomes, elapsed)
     if mode == "check":
         status = max(status, _disagreements(entries, committed))
@@ -227,6 +313,7 @@ def _state(catch: dict) -> str:
 
 def _report(claims, outcomes, elapsed: float) -> int:
     catching_none, too_few, unnamed = [], [], []
+    needed = mistakes.SUBJECT_FIELDS_NEEDED
     for claim in claims:
         own = outcomes.get(claim.id, [])
         if not own:
@@ -237,7 +324,7 @@ def _report(claims, outcomes, elapsed: float) -> int:
         for catch in own:
             print(f"  {catch['perturbation']} [{catch['seconds']:.1f} s]: {_state(catch)}")
             subject = sum(1 for r in catch["red"] if r["role"] == "subject")
-            if catch["caught"] and subject < mistakes.SUBJECT_FIELDS_NEEDED:
+            if catch["caught"] and subject < needed:
                 too_few.append(f"{claim.id}: {catch['perturbation']} ({subject})")
         if not caught:
             catching_none.append(claim.id)
@@ -246,8 +333,8 @@ def _report(claims, outcomes, elapsed: float) -> int:
     print(f"{sum(map(len, outcomes.values()))} perturbations in {elapsed:.1f} s")
     if too_few:
         print(
-            f"caught by fewer than {mistakes.SUBJECT_FIELDS_NEEDED} fields that measure the "
-            "claim's subject: " + "; ".join(too_few)
+            f"caught by fewer than {needed} fields that measure the claim's subject: "
+            + "; ".join(too_few)
         )
     if catching_none:
         print("claims that catch none of their named perturbations: " + ", ".join(catching_none))
@@ -257,7 +344,7 @@ def _report(claims, outcomes, elapsed: float) -> int:
 def main(argv: Sequence[str]) -> int:
     """``mutate [--check | --stale] [--registry DIR] [--record PATH] [--jobs N] [ID ...]``."""
     parser = argparse.ArgumentParser(
-        prog="python -m claimbook mutate",
+        prog="python -m checks mutate",
         description="apply each claim's named mistakes to the harness and record which "
         "fields each turns red",
     )
@@ -266,7 +353,7 @@ def main(argv: Sequence[str]) -> int:
     modes.add_argument("--check", action="store_true", help="compare with the committed record")
     modes.add_argument("--stale", action="store_true", help="only claims with no current result")
     parser.add_argument("--registry", help="the registry directory (default claims/)")
-    parser.add_argument("--record", help="where to record (default: see the module doc)")
+    parser.add_argument("--record", help="where to record (default: the committed record)")
     parser.add_argument("--jobs", type=int, help="processes at once (default: the cores)")
     parser.add_argument(
         "--import",
@@ -275,7 +362,7 @@ def main(argv: Sequence[str]) -> int:
         default=[],
         help="a module to import first, in every process (fixture computations)",
     )
-    options = parser.parse_args([word for word in argv if word != "mutate"])
+    options = parser.parse_args(argv)
     if options.jobs is not None and options.jobs < 1:
         parser.error(f"--jobs must be at least 1, got {options.jobs}")
     return run_mutations(

@@ -1,4 +1,4 @@
-"""claimbook.claims.mutate: each claim under the mistakes it names, each in a process of its
+"""checks.mutate: each claim under the mistakes it names, each in a process of its
 own."""
 
 import importlib
@@ -10,23 +10,25 @@ from pathlib import Path
 
 import pytest
 
+from checks.__main__ import main as checks_main
+from checks.mutate import (
+    field_role,
+    load_mistakes,
+    resolve_perturbation,
+    run_mutations,
+    write_record,
+)
 from claimbook import paths
-from claimbook.__main__ import main as claimbook_main
 from claimbook.claims.mistakes import (
     committed_record_path,
     current_entry,
-    field_role,
-    load_mistakes,
     mutation_key,
     mutation_states,
-    resolve_perturbation,
-    write_record,
 )
-from claimbook.claims.mutate import run_mutations
 from claimbook.claims.registry import list_claims, load_claim
 from claimbook.errors import RegistryError
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "mutations"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mutations"
 CATCHES, BLIND = "t01-catches-001", "t01-blind-001"
 
 
@@ -173,7 +175,7 @@ def test_the_mistakes_are_files_beside_the_registry_loaded_by_path(fixture_regis
 def test_the_command_line_exits_2_naming_an_unknown_perturbation(fixture_registry, capsys):
     path = fixture_registry / f"{BLIND}.yaml"
     path.write_text(path.read_text().replace("mean_not_subtracted", "no_such_mistake"))
-    status = claimbook_main(
+    status = checks_main(
         ["mutate", "--registry", str(fixture_registry), "--import", "mutation_fixtures", BLIND]
     )
     assert status == 2
