@@ -196,9 +196,9 @@ def _coverage_message(artifact: Mapping, claim) -> str | None:
 
 def compute_artifact(claim) -> dict:
     """``claim``'s artifact computed here, with this machine's provenance; writes nothing."""
-    outcome = run_computation(claim)
+    results, error = run_computation(claim)
     return build_artifact(
-        claim, outcome.results, error=outcome.error, key=claim_key(claim), provenance=provenance()
+        claim, results, error=error, key=claim_key(claim), provenance=provenance()
     )
 
 

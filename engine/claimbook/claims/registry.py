@@ -1,7 +1,5 @@
-"""The claim registry: ``claims/<id>.yaml`` read, validated (by
-:mod:`claimbook.claims.registry_schema`, ``compute`` here on every load) or refused; seeds
-derived from names; the computations an entry names (marked ``@claim_computation`` in
-:mod:`trainable_harness.witnesses`), and running one for a claim (docs/claims.md).
+"""The claim registry: ``claims/<id>.yaml`` read, validated (``compute`` on every load) or
+refused; seeds derived from names; running the ``@claim_computation`` an entry names.
 """
 
 import copy
@@ -107,15 +105,11 @@ class Claim:
         return {"seed": seed, **self.contract}
 
 
-def _registry_dir(registry_dir: str | Path | None) -> Path:
-    return Path(registry_dir) if registry_dir is not None else paths.CLAIMS_DIR
-
-
 def list_claims(registry_dir: str | Path | None = None) -> list[str]:
     """The registered ids (stems of ``<registry_dir>/*.yaml``, default ``claims/``), sorted;
     :class:`RegistryError` for a missing directory, a ``*.yml`` file, a symbolic link or a
     file not named ``<claim id>.yaml``."""
-    registry = _registry_dir(registry_dir)
+    registry = Path(registry_dir or paths.CLAIMS_DIR)
     try:
         entries = list(os.scandir(registry))  # one read: names and file types
     except (FileNotFoundError, NotADirectoryError):
@@ -151,11 +145,7 @@ def _is_claim_id(name: str) -> bool:
 
 def _unknown_claim(claim_id: Any, registry: Path, known: list[str]) -> UnknownClaimError:
     candidates = [c for c in known if c != claim_id]
-    nearest = (
-        difflib.get_close_matches(claim_id[:200], candidates, n=3, cutoff=0.6)
-        if isinstance(claim_id, str)
-        else []
-    )
+    nearest = difflib.get_close_matches(str(claim_id)[:200], candidates, n=3, cutoff=0.6)
     hint = (
         f"nearest registered ids: {', '.join(nearest)}"
         if nearest
@@ -174,7 +164,7 @@ def load_claim(claim_id: str, *, registry_dir: str | Path | None = None) -> Clai
     :class:`UnknownClaimError` (naming the nearest ids) unless ``claim_id`` is one of
     :func:`list_claims`, checked before a path is built; :class:`RegistryError` for a
     symbolic link, a refused file or a ``compute`` that is not a registered computation."""
-    registry = _registry_dir(registry_dir)
+    registry = Path(registry_dir or paths.CLAIMS_DIR)
     if not (isinstance(claim_id, str) and _is_claim_id(claim_id)):
         raise _unknown_claim(claim_id, registry, list_claims(registry))
     path = paths.registry_path(claim_id, registry)
@@ -190,15 +180,8 @@ def load_claim(claim_id: str, *, registry_dir: str | Path | None = None) -> Clai
     except ComputationNotFoundError as error:
         raise refusal(path, f"field compute: {error}") from None
     data = copy.deepcopy(data)  # the cached entry is shared; callers may mutate theirs
-    optional = {name: data.get(name) for name in ("statistics", "refutes", "catches")}
-    return Claim(
-        **{name: data[name] for name in ("id", "chapter", "statement", "contract", "compute")},
-        seed_policy=data["seed"],
-        expect=data["expect"],
-        path=path,
-        registry_digest=hashlib.sha256(raw).hexdigest(),
-        **optional,
-    )
+    data["seed_policy"] = data.pop("seed")  # the schema's fields are the Claim's
+    return Claim(**data, path=path, registry_digest=hashlib.sha256(raw).hexdigest())
 
 
 def resolve_computation(name: str) -> Callable[..., Mapping]:
@@ -241,14 +224,6 @@ def resolve_computation(name: str) -> Callable[..., Mapping]:
     raise ComputationNotFoundError(
         f"{excerpt(name)} is not a function marked with @claim_computation in {module_name}{hint}"
     )
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """One normalized result per call, up to the first failure, and its error (else None)."""
-
-    results: list[dict]
-    error: str | None
 
 
 def _json_scalar(value, field: str, claim) -> Any:
@@ -301,9 +276,9 @@ def flatten(result: Mapping, prefix: str = "") -> dict:
     return flat
 
 
-def run_computation(claim) -> Outcome:
-    """Run ``claim``'s computation (once per seed if statistical, in order, stopping at the
-    first error), never raising its error."""
+def run_computation(claim) -> tuple[list[dict], str | None]:
+    """Run ``claim``'s computation, once per seed if statistical, in order, up to the first
+    error: the normalized results and the error (else None), never raising it."""
     function = resolve_computation(claim.compute)  # load_claim checked the name
     results: list[dict] = []
     for seed in claim.seeds if claim.kind == "statistical" else [claim.seed]:
@@ -314,5 +289,5 @@ def run_computation(claim) -> Outcome:
             error = f"{type(exc).__name__}: {exc}"
             if len(error) > _ERROR_LIMIT:
                 error = error[: _ERROR_LIMIT - 3] + "..."
-            return Outcome(results, error)
-    return Outcome(results, None)
+            return results, error
+    return results, None
