@@ -1,8 +1,7 @@
-"""The one judge: a claim's state, from its artifact alone or against a recomputation.
-
-:data:`STATES`: ``"not run"`` (no artifact); ``"stale"`` (another harness version or key);
-``"failed"`` (unreadable, failed, or not what its own stored result gives); ``"refuted"``;
-``"verified"``. :func:`check_artifact` recomputes the claim.
+"""The one judge: a claim's state from its artifact alone, or against a recomputation
+(:func:`check_artifact`): ``"not run"`` (no artifact), ``"stale"`` (another harness version
+or key), ``"failed"`` (unreadable, failed, or not what its own stored result gives),
+``"refuted"`` or ``"verified"``.
 """
 
 from collections.abc import Mapping
@@ -139,8 +138,7 @@ def judge(
     if stale is not None:
         return Judgement("stale", stored, stale)
     key = cache.digest(claim.id, claim.registry_digest, str(path), data)
-    # A list, which JSON gives back as it was (a tuple would be kept in this process only).
-    state, reason = _CONSISTENCY.get(key, lambda: list(_consistency(claim, stored, path)))
+    state, reason = _CONSISTENCY.get(key, lambda: _consistency(claim, stored, path))
     return Judgement(state, stored, reason)
 
 

@@ -184,11 +184,12 @@ def harness_pin() -> str:
 
 def _coverage_message(artifact: Mapping, claim) -> str | None:
     """The registry and computation mismatches of a failed artifact, or None."""
-    parts = []
-    for missing, said in _MISMATCHES.items():
-        fields = sorted(f for f, r in artifact["comparisons"].items() if r[missing] is None)
-        if fields:
-            parts.append(f"{said}: {', '.join(fields)}")
+    records = artifact["comparisons"] if artifact["error"] is None else {}
+    parts = [
+        f"{said}: {', '.join(sorted(f for f, r in records.items() if r[missing] is None))}"
+        for missing, said in _MISMATCHES.items()
+        if any(r[missing] is None for r in records.values())
+    ]
     if not parts:
         return None
     return f"{claim.path}: field expect does not match {claim.compute}: " + "; ".join(parts)
@@ -223,24 +224,22 @@ def verify_claim(
             f"running harness is {current!r}; run `make repin` to re-pin every chapter (it "
             "re-verifies the claims first and reports which results changed)"
         )
-    failed = f"claim {claim.id} failed ({claim.compute})"
     if os.environ.get(RECORD_VARIABLE):  # a chapter kernel the build started
-        artifact = recorded_artifact(claim.id, artifacts_dir)
-        if strict and artifact["status"] == "failed":
-            raise ClaimFailedError(f"{failed}:\n  " + "\n  ".join(failure_summary(artifact)))
-        return artifact
-    artifact = compute_artifact(claim)
-    path = artifact_path(claim.id, artifacts_dir)
-    write_text_atomically(path, artifact_text(artifact))
+        artifact, written = recorded_artifact(claim.id, artifacts_dir), ""
+    else:
+        artifact = ComputedHere(compute_artifact(claim))
+        path = artifact_path(claim.id, artifacts_dir)
+        write_text_atomically(path, artifact_text(artifact))
+        written = f"; artifact written with status failed to {shown(path)}"
     if strict and artifact["status"] == "failed":
-        coverage = _coverage_message(artifact, claim) if artifact["error"] is None else None
+        coverage = _coverage_message(artifact, claim)
         if coverage is not None:
             raise RegistryError(coverage)
         raise ClaimFailedError(
-            f"{failed}; artifact written with status failed to {shown(path)}:\n  "
+            f"claim {claim.id} failed ({claim.compute}){written}:\n  "
             + "\n  ".join(failure_summary(artifact))
         )
-    return ComputedHere(artifact)
+    return artifact
 
 
 def claim_status_line(artifact: Mapping) -> str:
