@@ -29,7 +29,6 @@ from claimbook.errors import (
 from claimbook.paths import artifact_path, shown
 
 STATES = ("verified", "refuted", "failed", "stale", "not run")
-_SCALARS = (bool, int, float, str, type(None))
 # What may differ between a stored artifact and a recomputation on another machine.
 _MACHINE_FIELDS = ("python", "numpy", "platform", "machine", "environment_mismatch")
 # An artifact's consistency by its bytes: a page asks once per number it binds.
@@ -77,26 +76,16 @@ def staleness(claim: Claim, stored: Mapping) -> str | None:
     return f"modules its computation reaches have changed: {', '.join(changed[:5])}{more}"
 
 
-def _stored_results(claim: Claim, stored: Mapping) -> list[dict]:
-    """The per-call results an artifact stores, normalized as a computation's would be."""
-    result = stored["result"]
-    if stored.get("error") is not None:
-        return []
-    if claim.kind != "statistical":
-        return [normalize_result(result, claim)]
-    for entry in result.values():
-        if not isinstance(entry, Mapping) or not isinstance(entry.get("per_seed"), list):
-            raise WitnessResultError("a statistical field without a per_seed list")
-        if not all(isinstance(v, _SCALARS) for v in entry["per_seed"]):
-            raise WitnessResultError("a per-seed value that is not a scalar")
-    return per_seed_results(result)
-
-
 def _consistency(claim: Claim, stored: Mapping, path: Path) -> tuple[str, str]:
     """(state, reason) of a current artifact: does its own stored result support it?"""
-    where = shown(path)
+    where, result = shown(path), stored["result"]
     try:
-        results = _stored_results(claim, stored)
+        if stored.get("error") is not None:
+            results = []
+        elif claim.kind == "statistical":
+            results = per_seed_results(result)
+        else:
+            results = [normalize_result(result, claim)]
         rebuilt = build_artifact(
             claim,
             results,

@@ -38,7 +38,10 @@ def claim_modules(claim) -> list[str]:
     return dependencies.modules_reached([claim.compute.rpartition(".")[0], CLAIM_RUNNER])
 
 
-def _key(claim, modules: list[str]) -> dict:
+def claim_key(claim, modules: list[str] | None = None) -> dict:
+    """The key of ``claim`` as its registry entry and ``modules`` (default
+    :func:`claim_modules`) are now."""
+    modules = claim_modules(claim) if modules is None else modules
     parts = {
         "registry_digest": claim.registry_digest,
         "environment_digest": environment_digest(),
@@ -48,16 +51,8 @@ def _key(claim, modules: list[str]) -> dict:
     return {"digest": hashlib.sha256(text.encode()).hexdigest(), **parts}
 
 
-def claim_key(claim) -> dict:
-    """The key of ``claim`` as its code and registry entry are now."""
-    return _key(claim, claim_modules(claim))
-
-
 def current_claim_key(claim, artifact: Mapping) -> dict:
-    """The key of the modules the artifact's key names, from today's files (nothing parsed);
-    for a key naming none, :func:`claim_key`."""
-    stored = artifact.get("key")
-    names = stored.get("modules") if isinstance(stored, Mapping) else None
-    if not isinstance(names, Mapping) or not names:
-        return claim_key(claim)
-    return _key(claim, [name for name in names if isinstance(name, str)])
+    """The key of the modules the artifact's key names (JSON keys: names), from today's files
+    (nothing parsed); for a key naming none, :func:`claim_key`."""
+    names = artifact["key"].get("modules")
+    return claim_key(claim, list(names) if isinstance(names, Mapping) and names else None)

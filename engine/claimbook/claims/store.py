@@ -16,11 +16,12 @@ from claimbook import environment, instruments, paths
 from claimbook.claims.compare import comparisons, is_number, mean_interval, median_rank_interval
 from claimbook.claims.registry import Claim, claim_seed, flatten
 from claimbook.claims.registry_schema import excerpt, field_name
-from claimbook.errors import TamperedArtifactError
+from claimbook.errors import TamperedArtifactError, WitnessResultError
 from claimbook.numbers import format_value, is_statistical
 
 # The fields a reader relies on, and their types.
 _SHAPE = {"status": str, "result": dict, "provenance": dict, "registry_digest": str, "key": dict}
+_SCALARS = (bool, int, float, str, type(None))
 
 
 def provenance() -> dict:
@@ -62,7 +63,13 @@ def statistical_result(claim: Claim, results: Sequence[Mapping]) -> dict:
 
 
 def per_seed_results(result: Mapping) -> list[dict]:
-    """Undo :func:`statistical_result`: the flat per-seed results an artifact stores."""
+    """Undo :func:`statistical_result`: the flat per-seed results an artifact stores;
+    :class:`WitnessResultError` for a field without a ``per_seed`` list of scalars."""
+    for entry in result.values():
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("per_seed"), list):
+            raise WitnessResultError("a statistical field without a per_seed list")
+        if not all(isinstance(v, _SCALARS) for v in entry["per_seed"]):
+            raise WitnessResultError("a per-seed value that is not a scalar")
     counts = {len(entry["per_seed"]) for entry in result.values()}
     return [
         {
