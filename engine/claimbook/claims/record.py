@@ -183,13 +183,13 @@ def harness_pin() -> str:
 
 
 def _coverage_message(artifact: Mapping, claim) -> str | None:
-    """The registry and computation mismatches of a failed artifact, or None."""
-    records = artifact["comparisons"] if artifact["error"] is None else {}
-    parts = [
-        f"{said}: {', '.join(sorted(f for f, r in records.items() if r[missing] is None))}"
-        for missing, said in _MISMATCHES.items()
-        if any(r[missing] is None for r in records.values())
-    ]
+    """The registry and computation mismatches of a failed artifact (none when the computation
+    raised: it has no comparisons), or None."""
+    parts = []
+    for missing, said in _MISMATCHES.items():
+        fields = sorted(f for f, r in artifact["comparisons"].items() if r[missing] is None)
+        if fields:
+            parts.append(f"{said}: {', '.join(fields)}")
     if not parts:
         return None
     return f"{claim.path}: field expect does not match {claim.compute}: " + "; ".join(parts)
