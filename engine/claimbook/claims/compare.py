@@ -1,7 +1,10 @@
-"""Comparing a claim's results with its registered expectations (one record per field; a
-field without an expectation fails), how wide a statistical field's tolerance is in standard
-errors, and the intervals over seeds. The comparators and :data:`WIDE_RATIO`'s rule are
-docs/claims.md's.
+"""Comparing a claim's results with its registered expectations, and how wide they are.
+
+:func:`comparisons` gives one record per field; a computed field without an expectation
+fails. :func:`tolerance_ratio` measures a statistical field's tolerance in standard errors of
+the seeds' mean; :func:`mean_interval` and :func:`median_rank_interval` are the intervals over
+seeds (at least two finite values; bad input raises :class:`IntervalError`). The comparators
+and :data:`WIDE_RATIO`'s rule are docs/claims.md's.
 """
 
 import math
@@ -11,10 +14,11 @@ from fractions import Fraction
 import numpy as np
 
 from claimbook.claims.registry import flatten
-from claimbook.errors import IntervalError
+from claimbook.errors import ClaimError, IntervalError
 
 WIDE_RATIO = 10.0
 BOOTSTRAP_RESAMPLES = 10_000
+INTERVAL_METHODS = ("t", "bootstrap")
 _MISSING = object()
 
 
@@ -123,7 +127,7 @@ def comparisons(expect: Mapping, result: Mapping, *, statistical: bool) -> dict:
 def half_width(expectation: Mapping, mean: float) -> float:
     r"""The half-width of ``expectation``'s tolerance around ``mean``: :math:`(hi - lo)/2`,
     ``abs_tol`` (or ``rel_tol * |value|``), :math:`|mean - t|` for ``fraction``, 0 for
-    ``equals``."""
+    ``equals``; :class:`ClaimError` for an expectation of no known kind."""
     if "ci_within" in expectation or "interval" in expectation:
         low, high = expectation.get("ci_within", expectation.get("interval"))
         return (float(high) - float(low)) / 2.0
@@ -132,7 +136,12 @@ def half_width(expectation: Mapping, mean: float) -> float:
     if "fraction" in expectation:
         rule = expectation["fraction"]
         return abs(mean - float(rule["above"] if "above" in rule else rule["below"]))
-    return 0.0  # equals
+    if "equals" in expectation:
+        return 0.0
+    raise ClaimError(
+        f"parameter expectation has no known kind (keys {sorted(expectation)}); expected "
+        "ci_within, interval, mean, fraction, equals or value"
+    )
 
 
 def tolerance_ratio(expectation: Mapping, per_seed: Sequence) -> dict | None:
@@ -181,26 +190,52 @@ def wide_tolerance_problems(claim_id: str, expect: Mapping, result: Mapping) -> 
     return problems
 
 
+def _is_int(value, low: int, high: float = math.inf) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
 def t_quantile(probability: float, dof: int) -> float:
-    """The ``probability`` quantile of Student's t with ``dof`` degrees of freedom."""
+    """The ``probability`` quantile (0.5 < p < 1) of Student's t with ``dof`` >= 1."""
+    if not 0.5 < probability < 1.0:
+        raise IntervalError(f"probability must lie in (0.5, 1), got {probability!r}")
+    if not _is_int(dof, 1):
+        raise IntervalError(f"dof must be an int >= 1, got {dof!r}")
     from scipy.special import stdtrit  # late: 0.3 s to import, paid where an interval is
 
     return float(stdtrit(dof, probability))
 
 
+def _checked(values, level) -> np.ndarray:
+    """``values`` as a float64 array, refused unless 1-D, at least 2, finite; level in (0, 1)."""
+    x = np.asarray(values, dtype=np.float64)
+    if x.ndim != 1 or x.size < 2:
+        raise IntervalError(
+            f"values must be a 1-D sequence of at least 2 numbers, got shape {x.shape}"
+        )
+    if not np.isfinite(x).all():
+        raise IntervalError("values hold NaN or inf; an interval needs finite values")
+    if not 0.0 < level < 1.0:
+        raise IntervalError(f"level must lie in (0, 1), got {level!r}")
+    return x
+
+
 def mean_interval(
     values, *, level: float, method: str, bootstrap_seed: int | None = None
 ) -> tuple[float, float]:
-    r"""The ``level`` (L) interval of the mean of ``values`` (two or more finite numbers) by
-    ``method``: ``"t"``, :math:`\bar x \pm t_{(1+L)/2,\,n-1}\, s/\sqrt n` (:math:`s` with
-    denominator :math:`n - 1`); ``"bootstrap"``, the :math:`(1 \mp L)/2` quantiles (linear) of
-    the means of 10 000 resamples drawn by ``default_rng(bootstrap_seed)``."""
-    x = np.asarray(values, dtype=np.float64)
+    r"""The ``level`` (L) interval of the mean of ``values`` by ``method``: ``"t"``,
+    :math:`\bar x \pm t_{(1+L)/2,\,n-1}\, s/\sqrt n` (:math:`s` with denominator
+    :math:`n - 1`); ``"bootstrap"``, the :math:`(1 \mp L)/2` quantiles (linear) of the means
+    of 10 000 resamples drawn by ``default_rng(bootstrap_seed)``."""
+    x = _checked(values, level)
     if method == "t":
         half = t_quantile((1.0 + level) / 2.0, x.size - 1) * float(np.std(x, ddof=1))
         half /= math.sqrt(x.size)
         mean = float(np.mean(x))
         return mean - half, mean + half
+    if method != "bootstrap":
+        raise IntervalError(f"method must be one of {INTERVAL_METHODS}, got {method!r}")
+    if bootstrap_seed is None:
+        raise IntervalError("method 'bootstrap' needs bootstrap_seed")
     indices = np.random.default_rng(bootstrap_seed).integers(
         0, x.size, size=(BOOTSTRAP_RESAMPLES, x.size)
     )
@@ -215,16 +250,21 @@ def _coverage(n: int, k: int) -> Fraction:
 def median_rank_coverage(n: int, k: int) -> float:
     r"""The probability that ``[x_(k), x_(n-k+1)]`` of ``n`` independent draws covers the
     median of a continuous distribution: :math:`1 - 2 P(\mathrm{Bin}(n, 1/2) \le k - 1)`
-    (with atoms, at least that), for ``1 <= k <= (n + 1) // 2``."""
+    (with atoms, at least that). Needs ints ``n >= 1`` and ``1 <= k <= (n + 1) // 2``."""
+    if not _is_int(n, 1):
+        raise IntervalError(f"n must be an int >= 1, got {n!r}")
+    if not _is_int(k, 1, (n + 1) // 2):
+        raise IntervalError(
+            f"k must be an int in [1, (n + 1) // 2] = [1, {(n + 1) // 2}], got {k!r}"
+        )
     return float(_coverage(n, k))
 
 
 def median_rank_interval(values, *, level: float) -> tuple[float, float]:
-    r"""The exact ``level`` interval of the median of ``values`` (two or more finite numbers),
-    :math:`[x_{(k)}, x_{(n-k+1)}]` with the largest :math:`k` whose coverage
-    (:func:`median_rank_coverage`) is at least ``level``; :class:`IntervalError` when even
-    ``[min, max]`` covers less."""
-    x = np.sort(np.asarray(values, dtype=np.float64))
+    r"""The exact ``level`` interval of the median, :math:`[x_{(k)}, x_{(n-k+1)}]` with the
+    largest :math:`k` whose coverage (:func:`median_rank_coverage`) is at least ``level``;
+    refused as :func:`mean_interval` refuses, and when even ``[min, max]`` covers less."""
+    x = np.sort(_checked(values, level))
     n = x.size
     ranks = [k for k in range(1, (n + 1) // 2 + 1) if _coverage(n, k) >= Fraction(level)]
     if not ranks:

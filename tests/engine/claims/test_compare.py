@@ -17,6 +17,7 @@ from claimbook.claims.compare import (
     tolerance_ratio,
     wide_tolerance_problems,
 )
+from claimbook.errors import ClaimError
 from claimbook.pipeline.build_report import wide_tolerances
 
 EXPECT = {
@@ -173,6 +174,11 @@ def se(values) -> float:
 )
 def test_the_half_width_of_each_kind_of_tolerance(expectation, expected):
     assert half_width(expectation, mean=1.0) == pytest.approx(expected, rel=1e-15)
+
+
+def test_an_expectation_of_no_known_kind_is_named():
+    with pytest.raises(ClaimError, match=r"parameter expectation has no known kind \(keys"):
+        half_width({"reason": "nothing"}, mean=0.0)
 
 
 def test_the_ratio_is_the_half_width_over_sd_over_root_n():

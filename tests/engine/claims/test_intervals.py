@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from claimbook.claims.compare import BOOTSTRAP_RESAMPLES, mean_interval, t_quantile
+from claimbook.errors import IntervalError
 
 # Two-sided 95% and 99% critical values of Student's t from published tables.
 TABLE = [
@@ -31,6 +32,12 @@ def test_t_quantile_approaches_the_normal_quantile():
     # For large dof, t_p = z + (z^3 + z) / (4 dof) + O(dof^-2), with z_{0.975} = 1.959963985.
     z, dof = 1.959963985, 100_000
     assert t_quantile(0.975, dof) == pytest.approx(z + (z**3 + z) / (4 * dof), rel=1e-9)
+
+
+@pytest.mark.parametrize(("probability", "dof"), [(0.5, 3), (1.0, 3), (0.975, 0), (0.975, 2.5)])
+def test_t_quantile_refuses_bad_input(probability, dof):
+    with pytest.raises(IntervalError):
+        t_quantile(probability, dof)
 
 
 def test_t_interval_by_hand():
@@ -64,3 +71,17 @@ def test_inputs_are_not_mutated():
     values = np.array([3.0, 1.0, 2.0])
     mean_interval(values, level=0.95, method="bootstrap", bootstrap_seed=1)
     assert values.tolist() == [3.0, 1.0, 2.0]
+
+
+@pytest.mark.parametrize(
+    ("values", "options", "error"),
+    [
+        ([1.0], {"method": "t"}, IntervalError),
+        ([1.0, float("nan")], {"method": "t"}, IntervalError),
+        ([1.0, 2.0], {"method": "z"}, IntervalError),
+        ([1.0, 2.0], {"method": "bootstrap"}, IntervalError),
+    ],
+)
+def test_interval_refuses_bad_input(values, options, error):
+    with pytest.raises(error):
+        mean_interval(values, level=0.95, **options)

@@ -92,6 +92,21 @@ def test_negating_the_values_mirrors_the_interval(values):
     assert median_rank_interval([-v for v in values], level=0.9) == (-high, -low)
 
 
-def test_too_few_values_for_the_level_are_named():
-    with pytest.raises(IntervalError, match=r"5 values cannot give a 0\.95 interval"):
-        median_rank_interval([1.0, 2.0, 3.0, 4.0, 5.0], level=0.95)
+@pytest.mark.parametrize(
+    ("values", "level", "match"),
+    [
+        ([1.0], 0.95, "at least 2 numbers"),
+        ([1.0, math.nan, 2.0], 0.95, "NaN or inf"),
+        ([1.0, 2.0, 3.0], 1.5, "level must lie in"),
+        ([1.0, 2.0, 3.0, 4.0, 5.0], 0.95, "5 values cannot give a 0.95 interval"),
+    ],
+)
+def test_bad_parameters_are_named(values, level, match):
+    with pytest.raises(IntervalError, match=match):
+        median_rank_interval(values, level=level)
+
+
+@pytest.mark.parametrize(("n", "k"), [(0, 1), (10, 0), (10, 6), (10, 2.0), (True, 1)])
+def test_bad_ranks_are_named(n, k):
+    with pytest.raises(IntervalError, match=r"^(n|k) must be an int"):
+        median_rank_coverage(n, k)
