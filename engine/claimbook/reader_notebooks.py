@@ -75,31 +75,30 @@ def book_numbers(root: Path | None = None) -> Numbers:
                     label = None
                 elif token.map is not None and token.type != "myst_target":
                     label = None
-            _number_items(tokens, chapter, counts, numbers)
+            _number_items(text, chapter, counts, numbers)
         numbers.figures[source.stem] = counts["Figure"]
     return numbers
 
 
-def _number_items(tokens, chapter: str, counts: Counter, numbers: Numbers) -> None:
-    for token in tokens:
+def _number_items(text: str, chapter: str, counts: Counter, numbers: Numbers) -> None:
+    """Number the equations, figures and proof blocks (not proofs) of ``text``."""
+    for token, directive in sources.prose_tokens(text):
+        name, argument, options, _body = directive or ("", "", {}, "")
         if token.type == "math_block_label":
-            counts["eq"] += 1
-            numbers.number[token.info] = f"{chapter}.{counts['eq']}"
-            numbers.text[token.info] = f"({chapter}.{counts['eq']})"
-        parts = sources.split_directive(token) if token.type in ("fence", "colon_fence") else None
-        if parts is None:
+            kind, label = "eq", token.info
+        elif name in figures.FIGURE_DIRECTIVES:
+            kind, label = "Figure", options.get("name") or options.get("label")
+        elif name.startswith("prf:") and name != "prf:proof":
+            kind, label = name[4:].capitalize(), options.get("name") or options.get("label")
+        else:
             continue
-        name, argument, options, body = parts
-        label = options.get("name") or options.get("label")
-        if name in figures.FIGURE_DIRECTIVES or (name.startswith("prf:") and name != "prf:proof"):
-            kind = "Figure" if name in figures.FIGURE_DIRECTIVES else name[4:].capitalize()
-            counts[kind] += 1
-            if label:
-                numbers.number[label] = f"{chapter}.{counts[kind]}"
-                numbers.text[label] = f"{kind} {chapter}.{counts[kind]}"
+        counts[kind] += 1
+        number = f"{chapter}.{counts[kind]}"
+        if label:
+            numbers.number[label] = number
+            numbers.text[label] = f"({number})" if kind == "eq" else f"{kind} {number}"
+            if kind != "eq":
                 numbers.title[label] = argument
-        if name not in _CODE | {"math"}:
-            _number_items(sources.markdown_tokens(body), chapter, counts, numbers)
 
 
 @dataclass

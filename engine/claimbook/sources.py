@@ -96,18 +96,23 @@ def split_directive(token) -> tuple[str, str, dict, str] | None:
     return name.strip(), argument.strip(), options, "\n".join(lines[body_start:])
 
 
+def prose_tokens(source: str) -> Iterator[tuple]:
+    """``(token, directive)`` of each token of ``source`` and, after a directive that is not
+    literal, of its body; ``directive`` is :func:`split_directive` of a fence, else None."""
+    for token in markdown_tokens(source):
+        fence = token.type in ("fence", "colon_fence")
+        directive = split_directive(token) if fence else None
+        yield token, directive
+        if directive is not None and directive[0] not in _LITERAL_DIRECTIVES:
+            yield from prose_tokens(directive[3])
+
+
 def parse_prose(source: str, cell: int) -> list[Role | Directive]:
     """The roles and directives of ``source`` (markdown cell ``cell``), prose bodies included."""
     items: list[Role | Directive] = []
-    for token in markdown_tokens(source):
-        if token.type in ("fence", "colon_fence"):
-            directive = split_directive(token)
-            if directive is None:
-                continue  # a code block: anything inside is an example
-            name, argument, options, body = directive
-            items.append(Directive(name, argument, options, cell))
-            if name not in _LITERAL_DIRECTIVES:
-                items.extend(parse_prose(body, cell))
+    for token, directive in prose_tokens(source):
+        if directive is not None:
+            items.append(Directive(*directive[:3], cell))
         for child in token.children or ():
             if child.type == "myst_role":
                 items.append(Role(child.meta["name"], child.content, cell))
@@ -120,15 +125,8 @@ def prose_text(source: str) -> str:
     >>> prose_text("The `harness` and {claim}`x-001` aside, **words** stay.")
     'The   and   aside,  words  stay.'
     """
-    parts = []
-    for token in markdown_tokens(source):
-        if token.type in ("fence", "colon_fence"):
-            directive = split_directive(token)
-            if directive is not None and directive[0] not in _LITERAL_DIRECTIVES:
-                parts.append(prose_text(directive[3]))
-            continue
-        parts.extend(child.content for child in token.children or () if child.type == "text")
-    return " ".join(parts)
+    tokens = (token for token, _directive in prose_tokens(source))
+    return " ".join(c.content for t in tokens for c in t.children or () if c.type == "text")
 
 
 def prose_blocks(source: str) -> list[tuple[str, int, str]]:
