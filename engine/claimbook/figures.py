@@ -1,6 +1,5 @@
 """Chapter figures saved as artifacts named by their label (the ``:name:`` of the directive
-that shows it), in the book's one style, with no date or random id; and each drawn again for a
-phone's column, where the desktop drawing would show a point at 0.95 CSS px."""
+that shows it), with no date or random id, and each drawn again for a phone's column."""
 
 import functools
 import io
@@ -15,20 +14,15 @@ from claimbook.atomic import atomic_output
 from claimbook.errors import InvalidFigureLabelError, UnknownFigureError
 
 CHAPTER_VARIABLE = "TRAINABLE_CHAPTER"
-# At most DISPLAY_PX_PER_POINT CSS px a point (576 px for 5 in); 270 dpi gives at least two
-# device pixels per CSS pixel (HiDPI) at every width shown.
-PNG_DPI = 270
+PNG_DPI = 270  # two device pixels a CSS px (HiDPI) at every width shown
 FIGURE_DIRECTIVES = frozenset({"figure", "glue:figure"})
 # The book's figure colours: first, second and third series, reference lines and annotations.
 Palette = namedtuple("Palette", "ink rust gold slate")
 PALETTE = Palette(ink="#1d3557", rust="#b5452b", gold="#c8963e", slate="#6c757d")
-# A reader's smallest text, a log axis's exponent (0.7 of its label) included, is at least
-# 11 CSS px: on a desktop 10 pt is 16 px and its exponent 11.2 px; phones get another drawing.
-# Two panels side by side would be too narrow for 10 pt labels: panels stack in rows.
+# A desktop shows 10 pt at 16 CSS px, a log axis's exponent (0.7 of it) at 11.2 px.
 FIGURE_WIDTH = 5.0
 SMALLEST_FONT_PT = 10
 DISPLAY_PX_PER_POINT = 1.6
-# The PNG text chunk recording the figure's smallest text in points (:func:`smallest_text_pt`).
 SMALLEST_TEXT_KEY = "Smallest text pt"
 FIGURE_STYLE = {
     "axes.spines.top": False,
@@ -45,16 +39,12 @@ FIGURE_STYLE = {
     "legend.title_fontsize": SMALLEST_FONT_PT,
 }
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
-# The column a 390 px phone gives a figure, in CSS px, and the smallest text a reader gets.
-PHONE_COLUMN_PX = 342
+PHONE_COLUMN_PX = 342  # a 390 px phone's figure column, in CSS px
 SMALLEST_TEXT_CSS_PX = 11.0
-# 3.4 in wide, a point is 1.4 CSS px on a phone (1.6 on a desktop): lines keep their weight.
-# Taller than the wide drawing scaled down, to keep room for the plot beside the grown text.
-PHONE_WIDTH = 3.4
-PHONE_HEIGHT_RATIO = 1.25
-# Above the smallest size by this factor, and the most drawings (each narrower than the last).
-_MARGIN = 1.02
-_DRAWINGS = 3
+PHONE_WIDTH = 3.4  # a point is 1.4 CSS px on a phone: lines keep their weight
+PHONE_HEIGHT_RATIO = 1.25  # room for the plot beside the grown text
+_MARGIN = 1.02  # above the smallest text size by this factor
+_DRAWINGS = 3  # the most phone drawings, each narrower than the last
 
 
 def figure_labels(chapter) -> list[str]:
@@ -110,23 +100,21 @@ def save_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, P
     the PNG (cropped), the SVG as the PNG's drawing left it, the phone's PNG; ``(svg, png)``."""
     import matplotlib  # late: only a chapter that draws needs it
 
-    stem = locate_figure(label, chapter)
     svg, png = figure_files(label)
-    drawn_by = f"drawn by chapters/{stem}.md with trainable_harness {instruments.version()}"
-    source = f"chapters/{stem}.md"
-    png_metadata = {"Software": None, "Title": label, "Source": source, "Comment": drawn_by}
+    source = f"chapters/{locate_figure(label, chapter)}.md"
+    drawn_by = f"drawn by {source} with trainable_harness {instruments.version()}"
 
     def save_png(figure, stream, crop="tight") -> None:
-        metadata = _AfterDrawing(figure, png_metadata)
+        fixed = {"Software": None, "Title": label, "Source": source, "Comment": drawn_by}
+        metadata = _AfterDrawing(figure, fixed)
         figure.savefig(stream, format="png", dpi=PNG_DPI, metadata=metadata, bbox_inches=crop)
 
     with atomic_output(png, "wb") as stream:
         save_png(fig, stream)
-    svg_metadata = {"Title": label, "Source": source, "Description": drawn_by}
-    svg_metadata |= {"Date": None, "Creator": None}
+    metadata = {"Title": label, "Source": source, "Description": drawn_by}
     with matplotlib.rc_context({"svg.hashsalt": label, "svg.fonttype": "path"}):
         with atomic_output(svg, "wb") as stream:
-            fig.savefig(stream, format="svg", metadata=svg_metadata)
+            fig.savefig(stream, format="svg", metadata=metadata | {"Date": None, "Creator": None})
     with atomic_output(phone_figure_file(label), "wb") as stream:
         stream.write(draw_for_phone(fig, save_png, PNG_DPI))
     return svg, png
@@ -176,8 +164,7 @@ def _parser():
     return MathTextParser("path")  # one parser: it caches its parses
 
 
-def _glyph_sizes(text) -> list[float]:
-    """The font sizes (pt) of the letters and digits a Matplotlib ``Text`` draws."""
+def _glyph_sizes(text) -> list[float]:  # of the letters and digits a ``Text`` draws
     from matplotlib import cbook
 
     size = float(text.get_fontsize())
@@ -225,8 +212,7 @@ def _scale_text(fig, factor: float) -> None:
         axis.set_tick_params(which=which, labelsize=size * factor)
 
 
-def _lay_out(fig) -> None:
-    """Lay ``fig`` out again (a layout engine does so when drawing)."""
+def _lay_out(fig) -> None:  # a layout engine lays out when drawing
     from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
     engine = fig.get_layout_engine()
