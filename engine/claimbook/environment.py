@@ -50,16 +50,10 @@ def _pin(requirement: Requirement) -> str | None:
     return specifiers[0].version if exact and "*" not in specifiers[0].version else None
 
 
-def locked_requirements(
-    lock: bytes, marker_environment: Mapping[str, str] | None = None
-) -> tuple[Requirement, ...]:
-    """The requirements of the lock's bytes that apply here (``marker_environment`` overrides
-    marker values), in order; EnvironmentMismatchError naming a line that is no requirement."""
-    return _parsed(bytes(lock), tuple(sorted((marker_environment or {}).items())))
-
-
 @functools.cache
-def _parsed(lock: bytes, markers: tuple[tuple[str, str], ...]) -> tuple[Requirement, ...]:
+def locked_requirements(lock: bytes) -> tuple[Requirement, ...]:
+    """The requirements of the lock's bytes that apply here, in order;
+    EnvironmentMismatchError naming a line that is no requirement."""
     text = "\n".join(lock.decode("utf-8", "replace").splitlines())
     found = []
     for match in _LOGICAL_LINE.finditer(text):
@@ -74,10 +68,8 @@ def _parsed(lock: bytes, markers: tuple[tuple[str, str], ...]) -> tuple[Requirem
                 f"{LOCK_NAME} line {number}: {line[:80]!r} is not a requirement ({error}); "
                 "regenerate the lock with `make lock`"
             ) from None
-        marker = requirement.marker
-        if marker is not None and not marker.evaluate(dict(markers) or None):
-            continue
-        if canonicalize_name(requirement.name) not in NOT_LOCKED:
+        applies = requirement.marker is None or requirement.marker.evaluate()
+        if applies and canonicalize_name(requirement.name) not in NOT_LOCKED:
             found.append(requirement)
     return tuple(found)
 
@@ -114,7 +106,7 @@ def compare(requirements: Sequence[Requirement], installed: Mapping[str, str]) -
     return found
 
 
-def _python_difference(root: Path) -> str | None:
+def _python_differences(root: Path) -> list[str]:
     """How the Python running is outside a ``requires-python`` of :data:`PROJECT_FILES`."""
     version = platform.python_version()
     for name in PROJECT_FILES:
@@ -124,8 +116,8 @@ def _python_difference(root: Path) -> str | None:
             continue
         requires = (project or {}).get("requires-python")
         if isinstance(requires, str) and not _allows(requires, version):
-            return f"Python {version} running, {requires} required by {name}"
-    return None
+            return [f"Python {version} running, {requires} required by {name}"]
+    return []
 
 
 def _lock_bytes(root: Path) -> bytes | None:
@@ -139,8 +131,7 @@ def differences(root: str | Path | None = None) -> list[str]:
     """Every way the running environment differs from the book at ``root`` (Python first);
     raises as :func:`locked_requirements`, OSError for an unreadable lock."""
     root = Path(root) if root is not None else paths.REPO_ROOT
-    python = _python_difference(root)
-    found = [python] if python is not None else []
+    found = _python_differences(root)
     lock = _lock_bytes(root)
     if lock is not None:
         found.extend(compare(locked_requirements(lock), installed_versions()))
