@@ -342,16 +342,10 @@ def write_reader_notebooks(executed_dir: Path, out_dir: Path, root: Path | None 
     return written
 
 
-def main(argv=None) -> int:
-    """``python -m claimbook.reader_notebooks EXECUTED OUT`` (Binder's postBuild)."""
+if __name__ == "__main__":  # Binder's postBuild
     parser = argparse.ArgumentParser(prog="python -m claimbook.reader_notebooks")
     parser.add_argument("executed", type=Path, help="folder of the executed <chapter>.ipynb")
     parser.add_argument("out", type=Path, help="folder to write the reader notebooks to")
-    options = parser.parse_args(argv)
+    options = parser.parse_args()
     for path in write_reader_notebooks(options.executed, options.out):
         print(f"reader notebook: {path}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
