@@ -56,14 +56,10 @@ FIGURES_DIR = ARTIFACTS_DIR / "figures"
 BUILD_DIR = REPO_ROOT / "_build"
 
 
-def _quoted(value: object) -> str:
-    return one_line(repr(value), 80)
-
-
 def _checked(value: object, pattern: re.Pattern, error: type[Exception], rule: str) -> str:
     if isinstance(value, str) and len(value) <= MAX_NAME_LENGTH and pattern.fullmatch(value):
         return value
-    raise error(f"{_quoted(value)} is not a {rule}")
+    raise error(f"{one_line(repr(value), 80)} is not a {rule}")
 
 
 def check_claim_id(claim_id: object) -> str:
@@ -97,8 +93,8 @@ def artifact_path(claim_id: str, artifacts_dir: str | Path | None = None) -> Pat
     return Path(artifacts_dir or CLAIM_ARTIFACTS_DIR) / f"{check_claim_id(claim_id)}.json"
 
 
-def _unlinked(folder: Path) -> Path:
-    return folder.parent.resolve() / folder.name
+def _unlinked(path: Path) -> Path:  # its folders resolved, not itself
+    return path.parent.resolve() / path.name
 
 
 def build_product(path: str | Path) -> Path:
@@ -108,19 +104,15 @@ def build_product(path: str | Path) -> Path:
     text = str(path)
     parts = text.removeprefix("/").split("/")
     if find_unsafe(text) is None and "\\" not in text and not {"", ".", ".."} & set(parts):
-        absolute = REPO_ROOT / text  # an absolute path stays itself
-        full = absolute.parent.resolve() / absolute.name
-        for top in (ARTIFACTS_DIR, BUILD_DIR):
-            top = _unlinked(top)
-            if full != top and full.is_relative_to(top):
-                return absolute
+        full = _unlinked(REPO_ROOT / text)  # an absolute path stays itself
+        below = [top for top in map(_unlinked, (ARTIFACTS_DIR, BUILD_DIR)) if top in full.parents]
         notebook = full.suffix == ".ipynb" and _CHAPTER_STEM.fullmatch(full.stem)
-        if notebook and full.parent == _unlinked(CHAPTERS_DIR):
-            return absolute
+        if below or (notebook and full.parent == _unlinked(CHAPTERS_DIR)):
+            return REPO_ROOT / text
     raise OutsideBuildProductsError(
-        f"{_quoted(text)} is not a build product: the engine writes and removes only files "
-        "under artifacts/ and _build/ and the executed notebooks chapters/<name>.ipynb "
-        "(no '..', no link leading elsewhere); nothing was changed there"
+        f"{one_line(repr(text), 80)} is not a build product: the engine writes and removes "
+        "only files under artifacts/ and _build/ and the executed notebooks "
+        "chapters/<name>.ipynb (no '..', no link leading elsewhere); nothing was changed there"
     )
 
 

@@ -39,18 +39,14 @@ _OPTION = re.compile(r":([^:]*):(.*)")  # a directive's ``:key: value`` line, st
 
 
 @dataclass(frozen=True)
-class Role:
-    """A role ``{name}`content``` in markdown cell ``cell``."""
-
+class Role:  # ``{name}`content``` in markdown cell ``cell``
     name: str
     content: str
     cell: int
 
 
 @dataclass(frozen=True)
-class Directive:
-    """A directive in markdown cell ``cell``."""
-
+class Directive:  # in markdown cell ``cell``
     name: str
     argument: str
     options: dict
@@ -147,9 +143,7 @@ def prose_blocks(source: str) -> list[tuple[str, int, str]]:
 
 
 @dataclass(frozen=True)
-class Chapter:
-    """A chapter source at ``path`` and the ``notebook`` jupytext reads from it."""
-
+class Chapter:  # a chapter source at ``path`` and the ``notebook`` jupytext reads from it
     path: Path
     notebook: object = field(repr=False)
 
@@ -263,9 +257,7 @@ class Chapter:
 
 
 @dataclass(frozen=True)
-class Page:
-    """A later page of a chapter: ``chapters/<file>``, from the section labelled ``starts``."""
-
+class Page:  # a later page of a chapter: ``chapters/<file>``, from section ``starts``
     file: str
     starts: str
 
