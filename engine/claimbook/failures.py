@@ -62,9 +62,8 @@ def failure_line(error: BaseException, doing: str) -> str:
     if isinstance(error, BookError):
         return f"make: {one_line(error)}"
     if isinstance(error, OSError):
-        where = f"{_shown(error.filename)}: " if error.filename is not None else ""
-        if error.filename2 is not None:
-            where = f"{_shown(error.filename)} -> {_shown(error.filename2)}: "
+        names = [_shown(name) for name in (error.filename, error.filename2) if name is not None]
+        where = " -> ".join(names) + ": " if names else ""
         reason = error.strerror or str(error) or type(error).__name__
         hint = _HINTS.get(error.errno)
         return one_line(f"make: {doing}: {where}{reason}" + (f" ({hint})" if hint else ""))
@@ -83,12 +82,11 @@ def failure_line(error: BaseException, doing: str) -> str:
 
 def failure_status(error: BaseException) -> int:
     """3 for the build lock, 1 for a chapter or build failure or an internal error, else 2."""
-    statuses = (
-        (BuildLockError, 3),
-        (BuildError | ChapterSourceError, 1),
-        (BookError | OSError | RecursionError | MemoryError, 2),
-    )
-    return next((status for kind, status in statuses if isinstance(error, kind)), 1)
+    if isinstance(error, BuildLockError):
+        return 3
+    if isinstance(error, BuildError | ChapterSourceError):
+        return 1
+    return 2 if isinstance(error, BookError | OSError | RecursionError | MemoryError) else 1
 
 
 def report(error: BaseException, doing: str, stream=None) -> int:
