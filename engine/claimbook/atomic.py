@@ -6,7 +6,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import BinaryIO
 
 
 def _naming(error: OSError, path: Path) -> OSError:
@@ -15,11 +15,9 @@ def _naming(error: OSError, path: Path) -> OSError:
 
 
 @contextlib.contextmanager
-def atomic_output(path: str | Path, mode: str = "w") -> Iterator[IO]:
-    """Yield a stream whose content replaces ``path`` (its folder made) when the block ends
-    without error; ``mode`` "w" (UTF-8, ``\\n``) or "wb", else ValueError."""
-    if mode not in ("w", "wb"):
-        raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
+def atomic_output(path: str | Path) -> Iterator[BinaryIO]:
+    """Yield a binary stream whose content replaces ``path`` (its folder made) when the block
+    ends without error."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -29,8 +27,7 @@ def atomic_output(path: str | Path, mode: str = "w") -> Iterator[IO]:
     except OSError as error:
         raise _naming(error, path) from None
     try:
-        text = {"encoding": "utf-8", "newline": "\n"} if mode == "w" else {}
-        with os.fdopen(handle, mode, **text) as stream:
+        with os.fdopen(handle, "wb") as stream:
             yield stream
             stream.flush()
             os.fsync(stream.fileno())
@@ -45,11 +42,10 @@ def atomic_output(path: str | Path, mode: str = "w") -> Iterator[IO]:
         raise
 
 
-def write_text_atomically(path: str | Path, text: str) -> None:
-    with atomic_output(path, "w") as stream:
-        stream.write(text)
+def write_text_atomically(path: str | Path, text: str) -> None:  # UTF-8, "\n" kept
+    write_bytes_atomically(path, text.encode("utf-8"))
 
 
 def write_bytes_atomically(path: str | Path, data: bytes) -> None:
-    with atomic_output(path, "wb") as stream:
+    with atomic_output(path) as stream:
         stream.write(data)

@@ -109,13 +109,13 @@ def save_figure(fig, label: str, *, chapter: str | None = None) -> tuple[Path, P
         metadata = _AfterDrawing(figure, fixed)
         figure.savefig(stream, format="png", dpi=PNG_DPI, metadata=metadata, bbox_inches=crop)
 
-    with atomic_output(png, "wb") as stream:
+    with atomic_output(png) as stream:
         save_png(fig, stream)
     metadata = {"Title": label, "Source": source, "Description": drawn_by}
     with matplotlib.rc_context({"svg.hashsalt": label, "svg.fonttype": "path"}):
-        with atomic_output(svg, "wb") as stream:
+        with atomic_output(svg) as stream:
             fig.savefig(stream, format="svg", metadata=metadata | {"Date": None, "Creator": None})
-    with atomic_output(phone_figure_file(label), "wb") as stream:
+    with atomic_output(phone_figure_file(label)) as stream:
         stream.write(draw_for_phone(fig, save_png, PNG_DPI))
     return svg, png
 
