@@ -313,11 +313,9 @@ def _outputs(outputs: list) -> list:
     return shown
 
 
-def reader_notebook(source: Path, executed, numbers: Numbers | None = None):
+def reader_notebook(source: Path, executed, numbers: Numbers):
     """The reader notebook of ``<root>/chapters/<stem>.md`` from its executed notebook."""
-    root = Path(source).parent.parent
-    numbers = numbers or book_numbers(root)
-    bibliography = root / "references.bib"  # a book without citations has none
+    bibliography = Path(source).parent.parent / "references.bib"  # a book may cite nothing
     entries = parse_file(bibliography) if bibliography.is_file() else BibliographyData()
     chapter = _Chapter(numbers, _glued(executed), entries)
     headings = list(numbers.headings.get(Path(source).stem, ()))
