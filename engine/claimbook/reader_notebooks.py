@@ -250,32 +250,23 @@ def _markdown(source: str, chapter: _Chapter, headings: list[str] | None = None)
     """``source`` (MyST) as plain markdown; top-level headings numbered from ``headings``."""
     lines = source.split("\n")
     replaced: list[tuple[int, int, str]] = []
-    covered = 0
     for token in sources.markdown_tokens(source):
-        if token.map is None or token.map[0] < covered:
+        if token.map is None:
             continue
         start, end = token.map
+        parts = sources.split_directive(token)  # None for a code block: it stays as it is
         if token.type == "inline":
             _replace_roles(lines, start, end, token.children or (), chapter)
-            continue
-        if token.type == "heading_open" and token.level == 0 and headings:
+        elif token.type == "heading_open" and token.level == 0 and headings:
             number = headings.pop(0)
             lines[start] = re.sub(r"^(#+\s+)", rf"\g<1>{number}. ", lines[start])
-            continue
-        if token.type in ("fence", "colon_fence"):
-            parts = sources.split_directive(token)
-            if parts is None:
-                continue  # a code block stays as it is
-            text = _directive(*parts, chapter)
+        elif parts is not None:
+            replaced.append((start, end, _directive(*parts, chapter)))
         elif token.type == "math_block_label":
             tag = chapter.numbers.number.get(token.info, "")
-            text = f"$$\n{token.content.strip()} \\tag{{{tag}}}\n$$"
+            replaced.append((start, end, f"$$\n{token.content.strip()} \\tag{{{tag}}}\n$$"))
         elif token.type in ("myst_target", "myst_line_comment"):
-            text = None
-        else:
-            continue
-        replaced.append((start, end, text))
-        covered = end
+            replaced.append((start, end, None))
     for start, end, text in reversed(replaced):
         indent = re.match(r"\s*", lines[start]).group(0)
         new = [] if text is None else [f"{indent}{line}".rstrip() for line in text.split("\n")]

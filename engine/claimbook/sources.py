@@ -72,9 +72,10 @@ def _markdown_parser():
 
 
 def split_directive(token) -> tuple[str, str, dict, str] | None:
-    """``{name} argument`` fence -> (name, argument, options, body), or None for code."""
+    """A ``{name} argument`` fence -> (name, argument, options, body); None for any other
+    token, a code block included."""
     info = token.info.strip()
-    if not (info.startswith("{") and "}" in info):
+    if token.type not in ("fence", "colon_fence") or not info.startswith("{") or "}" not in info:
         return None
     name, _, argument = info[1:].partition("}")
     lines = token.content.splitlines()
@@ -94,10 +95,9 @@ def split_directive(token) -> tuple[str, str, dict, str] | None:
 
 def prose_tokens(source: str) -> Iterator[tuple]:
     """``(token, directive)`` of each token of ``source`` and, after a directive that is not
-    literal, of its body; ``directive`` is :func:`split_directive` of a fence, else None."""
+    literal, of its body; ``directive`` is :func:`split_directive` of the token."""
     for token in markdown_tokens(source):
-        fence = token.type in ("fence", "colon_fence")
-        directive = split_directive(token) if fence else None
+        directive = split_directive(token)
         yield token, directive
         if directive is not None and directive[0] not in _LITERAL_DIRECTIVES:
             yield from prose_tokens(directive[3])
