@@ -142,10 +142,9 @@ def glue_figure(fig, label: str, *, chapter: str | None = None) -> None:
     from myst_nb import glue
 
     png = save_figure(fig, label, chapter=chapter)[1].read_bytes()
-    if os.environ.get(CHAPTER_VARIABLE):
-        glue(label, Image(data=png, format="png"), display=False)
-    else:
-        glue(label, Image(data=png, format="png", width=display_width(png)))
+    reader = not os.environ.get(CHAPTER_VARIABLE)
+    width = display_width(png) if reader else None
+    glue(label, Image(data=png, format="png", width=width), display=reader)
     pyplot.close(fig)
 
 
