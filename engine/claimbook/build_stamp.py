@@ -2,8 +2,8 @@
 the environment building the book is not its own.
 
 Uncommitted means the content on disk differs from ``HEAD``, compared through a fresh index of
-``HEAD``: ``git status`` trusts the index for a file marked ``--skip-worktree`` or
-``--assume-unchanged``.
+``HEAD``: ``git status`` on the checkout's own index trusts it for a file marked
+``--skip-worktree`` or ``--assume-unchanged``.
 """
 
 import os
@@ -36,25 +36,17 @@ def git(root: str | Path, *arguments: str, index: str | None = None) -> bytes | 
 
 
 def uncommitted_files(root: str | Path) -> list[str] | None:
-    """The files ``HEAD`` tracks under ``root`` whose content on disk is not ``HEAD``'s,
-    relative and sorted (submodules not looked into); None outside a work tree with a commit."""
+    """The files under ``root`` whose content on disk is not ``HEAD``'s, untracked ones
+    included, sorted (submodules not looked into); None outside a work tree with a commit."""
     with tempfile.TemporaryDirectory() as folder:
         index = str(Path(folder) / "index")
         if git(root, "read-tree", "HEAD", index=index) is None:
             return None
-        arguments = ("diff", "--name-only", "--relative", "--ignore-submodules", "-z")
+        arguments = ("status", "--porcelain", "-z", "--ignore-submodules", "--", ".")
         listing = git(root, *arguments, index=index)
     if listing is None:
         return None
-    return sorted(os.fsdecode(name) for name in listing.split(b"\0") if name)
-
-
-def uncommitted(root: str | Path) -> bool:
-    """Whether :func:`uncommitted_files` or ``git status --porcelain`` lists anything."""
-    changed = uncommitted_files(root)
-    if changed is None:
-        return False
-    return bool(changed or (git(root, "status", "--porcelain") or b"").strip())
+    return sorted(os.fsdecode(entry[3:]) for entry in listing.split(b"\0") if entry)
 
 
 def build_stamp(srcdir: str, environ=os.environ) -> dict[str, str]:
@@ -63,7 +55,7 @@ def build_stamp(srcdir: str, environ=os.environ) -> dict[str, str]:
     (another checkout's engine running) when the book is not built in its own environment."""
     found = (git(srcdir, "log", "-1", "--format=%h %cs") or b"").decode().split()
     commit, date = found if len(found) == 2 else ("unknown", "unknown")
-    dirty = COMMIT_VARIABLE not in environ and uncommitted(srcdir)
+    dirty = COMMIT_VARIABLE not in environ and bool(uncommitted_files(srcdir))
     stamp = {
         "commit": environ.get(COMMIT_VARIABLE) or commit,
         "date": environ.get(DATE_VARIABLE) or date,

@@ -45,7 +45,6 @@ def repository(tmp_path, git):
 
 def test_a_clean_checkout_has_no_uncommitted_changes(repository):
     assert build_stamp.uncommitted_files(repository) == []
-    assert not build_stamp.uncommitted(repository)
     assert build_stamp.build_stamp(str(repository), environ={})["dirty"] == ""
 
 
@@ -53,7 +52,7 @@ def test_a_file_replaced_by_a_link_to_the_same_content_is_a_change(repository):
     (repository / "copy").write_bytes((repository / "requirements.txt").read_bytes())
     (repository / "requirements.txt").unlink()
     os.symlink("copy", repository / "requirements.txt")
-    assert build_stamp.uncommitted_files(repository) == ["requirements.txt"]
+    assert build_stamp.uncommitted_files(repository) == ["copy", "requirements.txt"]
 
 
 @pytest.mark.parametrize("flag", ["--skip-worktree", "--assume-unchanged"])
@@ -75,7 +74,8 @@ def test_a_removed_file_or_a_retargeted_link_is_a_change(repository):
 
 def test_an_untracked_file_is_still_a_change(repository):
     (repository / "harness" / "new.py").write_text("x = 1\n")
-    assert build_stamp.uncommitted_files(repository) == [] and build_stamp.uncommitted(repository)
+    assert build_stamp.uncommitted_files(repository) == ["harness/new.py"]
+    assert build_stamp.build_stamp(str(repository), environ={})["dirty"] == "uncommitted changes"
 
 
 def test_a_file_git_converts_is_compared_as_git_stores_it(repository, git):
@@ -89,4 +89,4 @@ def test_a_file_git_converts_is_compared_as_git_stores_it(repository, git):
 
 def test_outside_a_repository_nothing_is_uncommitted(tmp_path):
     assert build_stamp.uncommitted_files(tmp_path) is None
-    assert not build_stamp.uncommitted(tmp_path)
+    assert build_stamp.build_stamp(str(tmp_path), environ={})["dirty"] == ""
