@@ -28,13 +28,11 @@ def version() -> str:
     BookError if it cannot be read or has no literal ``__version__ = "..."``."""
     folder = dependencies.package_folder(PACKAGE) or paths.HARNESS_DIR / PACKAGE
     path = folder / "_version.py"
+    pinned = "the chapters' pin is read from it"
     try:
         found = _literal_version(path.read_bytes())
     except OSError as error:
-        found = None
-        problem = f"cannot be read ({error})"
-    else:
-        problem = "no literal __version__ = '...'"
+        raise BookError(f"{path}: cannot be read ({error}); {pinned}") from None
     if found is None:
-        raise BookError(f"{path}: {problem}; the chapters' pin is read from it")
+        raise BookError(f"{path}: no literal __version__ = '...'; {pinned}")
     return found
