@@ -2,7 +2,6 @@
 JupyterLab and Binder; ``hide-``/``remove-`` tags become collapse flags."""
 
 import argparse
-import ast
 import base64
 import copy
 import re
@@ -11,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+from myst_nb.core.variables import format_plain_text
 from pybtex.database import BibliographyData, parse_file
 from pybtex.plugin import find_plugin
 
@@ -141,18 +141,6 @@ def _claim_value(text: str, chapter: _Chapter) -> str:
     return shown if state == "verified" else f"{shown} ({model.STATE_WORDS[state]})"
 
 
-def _glued_text(text: str, spec: str) -> str:
-    """Glued ``text`` as ``{glue:text}`` shows it (myst-nb's ``format_plain_text``)."""
-    try:
-        value = ast.literal_eval(text)  # a string's quotes removed
-    except (SyntaxError, ValueError):
-        value = text
-    if spec[-1:] in ("", "s"):
-        return format(str(value), spec)
-    convert = int if spec[-1] in "bcdoxX" else float if spec[-1] in "eEfFgGn%" else None
-    return format(convert(value) if convert else value, spec)
-
-
 def _citation(name: str, content: str, chapter: _Chapter) -> str:
     shown = []
     for key in (key.strip() for key in content.split(",")):
@@ -178,7 +166,7 @@ def _role(name: str, content: str, chapter: _Chapter) -> str:
         return f"`{label}` {model.STATE_WORDS[chapter.judge(label).state]}"
     if name in ("glue:text", "glue"):
         key, _, spec = content.rpartition(":") if ":" in content else (content, "", "")
-        return _glued_text(chapter.glued[key], spec) if key in chapter.glued else "?"
+        return format_plain_text(chapter.glued[key], spec) if key in chapter.glued else "?"
     if name.startswith("cite"):
         return _citation(name, content, chapter)
     if name in ("numref", "eq", "prf:ref"):
