@@ -11,43 +11,21 @@ from pathlib import Path
 
 from claimbook import dependencies, paths
 from claimbook.atomic import write_text_atomically
-from claimbook.pipeline import file_digests
+from claimbook.pipeline.file_digests import describe, walk
 
 RECORD_NAME = "clean-build.json"
 _FORMAT = 4  # part of the stamp: bump when what the record holds changes
-_SKIPPED_DIRECTORIES = frozenset(
-    ".git .venv node_modules __pycache__ .pytest_cache .ruff_cache .hypothesis .mypy_cache".split()
+# Folders left out by name, files by their path in the tree.
+_SKIPPED = frozenset(
+    ".git .venv node_modules __pycache__ .pytest_cache .ruff_cache .hypothesis .mypy_cache "
+    f"_build/{RECORD_NAME} _build/.build.lock .setup.lock".split()
 )
-_SKIPPED_FILES = {("_build", RECORD_NAME), ("_build", ".build.lock"), (".setup.lock",)}
-
-
-def _files(root: Path, relative: tuple[str, ...] = ()) -> dict[str, os.DirEntry]:
-    """Every file and link under ``root`` the record covers, in a fixed order."""
-    found = {}
-    with os.scandir(root.joinpath(*relative)) as entries:
-        for entry in sorted(entries, key=lambda entry: entry.name):
-            name = (*relative, entry.name)
-            if entry.is_dir(follow_symlinks=False):
-                if entry.name not in _SKIPPED_DIRECTORIES:
-                    found.update(_files(root, name))
-            elif name not in _SKIPPED_FILES:
-                found["/".join(name)] = entry
-    return found
-
-
-def _entry(entry: os.DirEntry) -> str:
-    """``file:sha256``, a link's target, or a special file's type (never opened)."""
-    if entry.is_symlink():
-        return f"link:{os.readlink(entry.path)}"
-    if not entry.is_file(follow_symlinks=False):
-        return f"special:{entry.stat(follow_symlinks=False).st_mode}"
-    found = file_digests.sha256(entry.path)  # None: gone or replaced since it was listed
-    return "gone" if found is None else f"file:{found}"
 
 
 def tree_entries(root: str | Path) -> dict[str, str]:
-    """``{relative path: how it enters (:func:`_entry`)}`` of each file the record covers."""
-    return {name: _entry(entry) for name, entry in _files(Path(root).resolve()).items()}
+    """``{relative path: how it enters (:func:`.file_digests.describe`)}`` of each file the
+    record covers."""
+    return {name: describe(entry) for name, entry in walk(Path(root).resolve(), _SKIPPED).items()}
 
 
 def _stamp(root: Path) -> dict:
@@ -118,17 +96,17 @@ def unchanged_since_clean_build() -> bool:
     except (OSError, ValueError):
         return False
     recorded = record.get("files") if isinstance(record, dict) else None
-    listed = _files(root)
+    listed = walk(root, _SKIPPED)
     if not isinstance(recorded, dict) or set(recorded) != set(listed):
         return False
 
     def modified(path: str) -> int:
         try:
             return listed[path].stat(follow_symlinks=False).st_mtime_ns
-        except OSError:  # gone since it was listed: read first, and found gone
+        except (OSError, AttributeError):  # gone since it was listed, or unlistable (None)
             return 1 << 64
 
     for path in sorted(listed, key=modified, reverse=True):
-        if _entry(listed[path]) != recorded[path]:
+        if describe(listed[path]) != recorded[path]:
             return False
     return record.get("stamp") == _stamp(root)

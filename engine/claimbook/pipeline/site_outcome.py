@@ -18,7 +18,7 @@ from claimbook.build_stamp import build_stamp
 from claimbook.claims.keys import environment_digest
 from claimbook.claims.mistakes import committed_record_path, mistakes_digest
 from claimbook.errors import ClaimError
-from claimbook.pipeline import file_digests
+from claimbook.pipeline.file_digests import describe, walk
 from claimbook.pipeline.keys import file_digest
 
 OUTDATED_NOTE = "OUTDATED.txt"
@@ -35,9 +35,8 @@ def _book_files() -> dict[str, str]:
     found += sorted(paths.CHAPTERS_DIR.glob("*.ipynb")) + sorted(paths.CHAPTERS_DIR.glob("*.md"))
     files = {os.path.relpath(path, root): file_digest(path) for path in found}
     for directory in ("_static", "_templates", "claims", "artifacts"):
-        for name, digest in scan(root / directory).files.items():
-            if "__pycache__" not in name.split("/"):
-                files[f"{directory}/{name}"] = digest
+        for name, digest in scan(root / directory, {"__pycache__"}).files.items():
+            files[f"{directory}/{name}"] = digest
     return files
 
 
@@ -90,29 +89,11 @@ class Scan(NamedTuple):
     others: list[str]  # every entry neither a regular file nor a directory, or unlistable
 
 
-def scan(directory: str | Path) -> Scan:
-    """Walk ``directory`` without following links."""
-    files: dict[str, str] = {}
-    others: list[str] = []
-    folders = [(os.fspath(directory), "")]
-    while folders:
-        folder, prefix = folders.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            others.append(prefix.rstrip("/") or ".")
-            continue
-        for entry in entries:
-            name = prefix + entry.name
-            if entry.is_dir(follow_symlinks=False):
-                folders.append((entry.path, name + "/"))
-                continue
-            found = entry.is_file(follow_symlinks=False) and file_digests.sha256(entry.path)
-            if found:
-                files[name] = found
-            else:
-                others.append(name)
-    return Scan(dict(sorted(files.items())), sorted(others))
+def scan(directory: str | Path, skipped: Collection[str] = ()) -> Scan:
+    """Walk ``directory`` without following links (:func:`.file_digests.walk`)."""
+    found = {name: describe(entry) for name, entry in walk(directory, skipped).items()}
+    files = {name: said[5:] for name, said in found.items() if said.startswith("file:")}
+    return Scan(dict(sorted(files.items())), sorted(found.keys() - files.keys()))
 
 
 def differences(directory: str | Path, record: Mapping[str, str]) -> str | None:
