@@ -19,7 +19,6 @@ from claimbook.text import one_line
 BANNER_ID = "claimbook-failed-build"
 _END = f"<!-- /{BANNER_ID} -->"
 _OLD_BANNER = re.compile(rf'<div[^>]*\bid="{BANNER_ID}"[^>]*>.*?{re.escape(_END)}\n?', re.S)
-_BUILT = re.compile(rf'<div[^>]*\bid="{BANNER_ID}"[^>]*\bdata-site-built="([^"]+)"')
 _TOPS = (re.compile(r"<main\b[^>]*>", re.I), re.compile(r"<body\b[^>]*>", re.I))
 _MARKED = re.compile(r"claim-badge|claim-value|claim-legend|claim-meaning|claim-account")
 # White on dark red (10:1), whatever the theme; wraps at any width.
@@ -67,19 +66,6 @@ def _utc(stamp: float) -> str:
     return datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _site_built(site: Path, pages: list[Path]) -> str:
-    """When the kept site was built: as an earlier banner says, else the outcome's time, else
-    the newest page's."""
-    for page in (site / "intro.html", site / "index.html"):
-        text = page.read_text(encoding="utf-8", errors="replace") if page.is_file() else ""
-        if found := _BUILT.search(text):
-            return found.group(1)
-    outcome = paths.BUILD_DIR / "site.json"
-    if outcome.is_file():
-        return _utc(outcome.stat().st_mtime)
-    return _utc(max(page.stat().st_mtime for page in pages)) if pages else "an unknown time"
-
-
 @functools.cache
 def _judged(claim_id: str) -> tuple[str, str]:
     try:
@@ -108,15 +94,15 @@ def mark_failed_build(reason: str, note=None, now: datetime | None = None) -> in
             and page.is_file()
             and not page.is_symlink()
         )
-        built = _site_built(site, pages)
+        outcome = paths.BUILD_DIR / "site.json"  # written as the kept site was published
+        built = _utc(outcome.stat().st_mtime) if outcome.is_file() else "an unknown time"
         said = f"This site is from the build of {built}."
         failed = f"The latest build, at {_utc((now or datetime.now(UTC)).timestamp())}, failed: "
         reason = one_line(reason, REASON_LIMIT)
         banner = (
-            f'<div id="{BANNER_ID}" class="claimbook-failed-build" role="alert" '
-            f'data-site-built="{escape(built)}" style="{_STYLE}"><p style="margin:0;'
-            f'color:#ffffff"><strong>{escape(said)}</strong> {escape(failed + reason)}</p>'
-            f"</div>{_END}\n"
+            f'<div id="{BANNER_ID}" class="claimbook-failed-build" role="alert" style="{_STYLE}">'
+            f'<p style="margin:0;color:#ffffff"><strong>{escape(said)}</strong> '
+            f"{escape(failed + reason)}</p></div>{_END}\n"
         )
         marked = 0
         for page in pages:
