@@ -267,8 +267,8 @@ def main(argv: list[str] | None = None) -> int:
             if options.command == "render":
                 return build(out=_print, kernels=False, foreign_environment=foreign)
             return build(options.jobs, options.question, out=_print, foreign_environment=foreign)
-    except KeyboardInterrupt as stop:  # Ctrl-C, or limits.BuildTimeout
-        line, status = limits.stopped_line(stop)
+    except KeyboardInterrupt:  # Ctrl-C, or a stop (limits)
+        line, status = limits.stopped_line()
         kill_workers()
         print(line, file=sys.stderr, flush=True)
         return status

@@ -1,13 +1,5 @@
 """Time limits of the build (``trainable_{cell,claim,build}_timeout`` in ``_config.yml``, in
-seconds), and how a build stops in one line.
-
->>> import tempfile
->>> from pathlib import Path
->>> with tempfile.TemporaryDirectory() as root:
-...     _ = (Path(root) / "_config.yml").write_text("trainable_cell_timeout: 3\\n")
-...     read_limits(root)
-Limits(cell=3.0, claim=600.0, build=1800.0)
-"""
+seconds), and how a build stops in one line."""
 
 import contextlib
 import signal
@@ -20,17 +12,13 @@ import yaml
 from claimbook import paths
 from claimbook.errors import BuildError
 
-_STOPPED_BECAUSE: list[str] = []  # why another thread stopped the build (stop_build)
+_STOPPED_BECAUSE: list[str] = []  # why the build was stopped, unless by Ctrl-C
 
 
 class Limits(NamedTuple):
     cell: float = 300.0
     claim: float = 600.0
     build: float = 1800.0
-
-
-class BuildTimeout(KeyboardInterrupt):
-    """The build ran out of time: a stop from outside, as Ctrl-C is, so the same cleanup runs."""
 
 
 def read_limits(root: str | Path | None = None) -> Limits:
@@ -58,13 +46,17 @@ def read_limits(root: str | Path | None = None) -> Limits:
 
 @contextlib.contextmanager
 def stops(build_seconds: float):
-    """Within the block, raise BuildTimeout after ``build_seconds`` and KeyboardInterrupt on
-    SIGINT, in the main thread; a second signal is ignored, so that the cleanup runs."""
+    """Within the block, raise KeyboardInterrupt in the main thread on SIGINT, and after
+    ``build_seconds`` (the same cleanup as Ctrl-C); a second signal is ignored."""
 
     def stop(signum, frame):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGALRM, signal.SIG_IGN)
-        raise BuildTimeout(build_seconds) if signum == signal.SIGALRM else KeyboardInterrupt
+        if signum == signal.SIGALRM:
+            _STOPPED_BECAUSE.append(
+                f"ran out of time ({build_seconds:g} s, trainable_build_timeout)"
+            )
+        raise KeyboardInterrupt
 
     previous_int = signal.signal(signal.SIGINT, stop)
     previous_alarm = signal.signal(signal.SIGALRM, stop)
@@ -85,10 +77,8 @@ def stop_build(reason: str) -> None:
         signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
 
-def stopped_line(error: BaseException) -> tuple[str, int]:
-    """The one line and exit status of a build :func:`stops` ended with ``error``."""
+def stopped_line() -> tuple[str, int]:
+    """The one line and exit status of a build :func:`stops` or :func:`stop_build` ended."""
     if _STOPPED_BECAUSE:
         return f"build: {_STOPPED_BECAUSE[0]}", 1
-    if isinstance(error, BuildTimeout):
-        return f"build: ran out of time ({error.args[0]:g} s, trainable_build_timeout)", 1
     return "build: interrupted", 130

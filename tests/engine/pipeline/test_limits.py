@@ -223,8 +223,8 @@ def test_another_thread_ends_the_build_in_one_line_at_once():
         "    with limits.stops(60):\n"
         "        threading.Timer(0.2, limits.stop_build, ['disk full']).start()\n"
         "        threading.Event().wait(30)\n"
-        "except KeyboardInterrupt as stop:\n"
-        "    print(limits.stopped_line(stop), round(time.monotonic() - started))\n"
+        "except KeyboardInterrupt:\n"
+        "    print(limits.stopped_line(), round(time.monotonic() - started))\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
