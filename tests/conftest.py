@@ -173,7 +173,7 @@ class FixtureBook:
             else:
                 files = publish(target)
                 if carry_over:
-                    write_outcome("fixture", problems, [], files, site.sources)
+                    write_outcome("fixture", problems, files, site.sources)
             finally:
                 cache.reset()  # nothing read under the fixture's root outlives its render
         process = subprocess.CompletedProcess(["render", str(self.root)], int(bool(problems)))

@@ -187,10 +187,9 @@ def _render(guard: ChapterGuard, out, started: float) -> int:
             f"{'; '.join(changed[:5])}; put back as the build computed them"
         )
         return 1
-    # Judged again by every build: the stored outcome is never read back as their state.
-    problems = build_report.claim_problems()
+    problems = build_report.claim_problems()  # judged by every build, never stored
     if published is not None:
-        site_outcome.write_outcome(key, warnings, problems, *published)
+        site_outcome.write_outcome(key, warnings, *published)
     return build_report.final_report(warnings, problems, time.perf_counter() - started, out)
 
 

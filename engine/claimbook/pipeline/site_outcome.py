@@ -22,7 +22,7 @@ from claimbook.pipeline.file_digests import describe, walk
 from claimbook.pipeline.keys import file_digest
 
 OUTDATED_NOTE = "OUTDATED.txt"
-OUTCOME_FORMAT = 4  # bump when the outcome's fields or their meaning change
+OUTCOME_FORMAT = 5  # bump when the outcome's fields or their meaning change
 _SHOWN = 3  # names shown per kind of difference
 
 
@@ -175,18 +175,15 @@ def read_outcome(note=None) -> dict | None:
 def write_outcome(
     key: str,
     warnings: list[str],
-    problems: list[str],
     files: dict[str, str],
     sources: dict[str, str],
     states: dict[str, list[str]] | None = None,
 ) -> None:
-    """Store the render's outcome under the site ``key``, with a digest of all it holds (the
-    claim ``problems`` are a record only: every build judges the claims again)."""
+    """Store the render's outcome under the site ``key``, with a digest of all it holds."""
     record = {
         "format": OUTCOME_FORMAT,
         "key": key,
         "warnings": warnings,
-        "claim_problems": problems,
         "pages": pages_digest(),
         "sources": sources,
         "states": states or {},

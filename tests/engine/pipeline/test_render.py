@@ -21,7 +21,6 @@ def _write() -> None:
     site_outcome.write_outcome(
         "key",
         ["intro.md:3: WARNING: unknown claim"],
-        ["claim c15-invariance-001 is stale: edited"],
         {"index.html": "0" * 64},
         {"intro": "1" * 64},
     )
@@ -32,7 +31,6 @@ def test_an_outcome_reads_back_as_it_was_written(outcome_path):
     outcome = site_outcome.read_outcome()
     assert outcome["key"] == "key"
     assert outcome["warnings"] == ["intro.md:3: WARNING: unknown claim"]
-    assert outcome["claim_problems"] == ["claim c15-invariance-001 is stale: edited"]
     assert outcome["files"] == {"index.html": "0" * 64}
     assert outcome["sources"] == {"intro": "1" * 64}
 
@@ -47,7 +45,7 @@ def test_no_outcome_is_none_without_a_note(outcome_path):
     ("field", "value"),
     [
         ("warnings", []),
-        ("claim_problems", []),
+        ("states", {"c15-invariance-001": ["failed", "edited"]}),
         ("files", {}),
         ("sources", {}),
         ("key", "another key"),
