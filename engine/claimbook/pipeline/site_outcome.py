@@ -44,10 +44,9 @@ def site_key(with_pdf: bool = True) -> str:
     """The SHA-256 over everything a page can show: the book's files, the mutation record, the
     engine, the environment, the footer's stamp, each claim's judged state and reason; and the
     PDF printed from the site of that key, if any."""
-    mutations = [path for path in (committed_record_path(),) if path.is_file()]
     parts = {
         "files": _book_files(),
-        "mutations": [*map(file_digest, mutations), mistakes_digest()],
+        "mutations": [file_digest(committed_record_path()), mistakes_digest()],
         "environment": environment_digest(),
         "engine": dependencies.package_digest("claimbook"),
         "stamp": build_stamp(str(paths.REPO_ROOT)),
