@@ -137,24 +137,14 @@ def _chapter_source_name(app, pagename, templatename, context, doctree) -> None:
     context["sourcename"] = Path(chapter_path).as_posix()
 
 
-def _rewrite(value, old: str, new: str):
-    if isinstance(value, str):
-        return value.replace(old, new)
-    if isinstance(value, list):
-        return [_rewrite(item, old, new) for item in value]
-    if isinstance(value, dict):
-        return {key: _rewrite(item, old, new) for key, item in value.items()}
-    return value
-
-
 def _chapter_launch(app, pagename, templatename, context, doctree) -> None:
     """After the theme's buttons: launch the chapter's notebook, not the page's name."""
     found = _chapter_of(app.env, pagename)
     if found is None or found[1] == 0 or "header_buttons" not in context:
         return
-    context["header_buttons"] = _rewrite(
-        context["header_buttons"], f"/{pagename}.ipynb", f"/{found[0]}.ipynb"
-    )
+    buttons = json.dumps(context["header_buttons"])
+    launched = buttons.replace(f"/{pagename}.ipynb", f"/{found[0]}.ipynb")
+    context["header_buttons"] = json.loads(launched)
 
 
 def _reader_downloads(app, exception) -> None:
