@@ -50,6 +50,15 @@ def badge_node(docname: str, summary: Mapping) -> nodes.reference:
     return drawn(node)
 
 
+def statement_nodes(text: str) -> list[nodes.Node]:
+    """A statement's text, its math (LaTeX between two ``$``) as math nodes, for MathJax."""
+    parts = re.split(r"\$([^$]+)\$", text)
+    return [
+        nodes.math(part, part) if index % 2 else nodes.Text(part)
+        for index, part in enumerate(parts)
+    ]
+
+
 def place_links(docname: str, info: Mapping, *, inline: bool = False) -> nodes.Node:
     """Links to the first place in each section that states the claim: a bullet list of
     "chapter, section", or ``inline`` the sections separated by semicolons."""

@@ -1,12 +1,12 @@
-"""The site's views of every claim: its page ``claims/<id>.html`` (``templates/claim_page.html``,
-written as Sphinx writes docutils nodes), its record ``claims/<id>.json``, ``claims.json`` and
-the ``claim-ledger`` directive. Every HTML build judges every claim again; a claim page is
-rendered, indexed and written only when its inputs changed.
+"""The site's views of every claim: its page ``claims/<id>.html`` (``templates/claim_page.html``),
+its record ``claims/<id>.json``, ``claims.json`` and the ``claim-ledger`` directive. Every HTML
+build judges every claim again; a claim page is rendered, indexed and written only when its
+inputs changed.
 """
 
 import json
 import os
-import re
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -17,38 +17,25 @@ from docutils.utils import new_document
 from markupsafe import Markup
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
-from sphinx.writers.html5 import HTML5Translator
 
 from claimbook import cache, paths
 from claimbook import claims as claim_registry
 from claimbook.dependencies import package_digest
 from claimbook.errors import ClaimError
 from claimbook.extensions import claim_pages_model as model
-from claimbook.extensions.claim_nodes import badge_node, note_math, place_links, stated_in
+from claimbook.extensions.claim_nodes import (
+    badge_node,
+    note_math,
+    place_links,
+    stated_in,
+    statement_nodes,
+)
 from claimbook.pipeline.file_digests import open_regular
 
 logger = logging.getLogger(__name__)
 
 TEMPLATES = Path(__file__).parent / "templates"
 _DIGEST_META = "trainable-claim-page"
-
-
-def encode(value) -> Markup:
-    """Text as Sphinx writes it into HTML (docutils' encoding); markup as it is."""
-    if isinstance(value, Markup):
-        return value
-    return Markup(str(value).translate(HTML5Translator.special_characters))
-
-
-def statement_html(text: str) -> Markup:
-    """A statement's text, its math (LaTeX between two ``$``) for MathJax."""
-    parts = re.split(r"\$([^$]+)\$", text)
-    return Markup("").join(
-        Markup(r'<span class="math notranslate nohighlight">\({}\)</span>').format(encode(part))
-        if index % 2
-        else encode(part)
-        for index, part in enumerate(parts)
-    )
 
 
 def shown(value) -> str:
@@ -65,13 +52,12 @@ def _first_up(text: str) -> str:
 TEMPLATE = jinja2.Environment(
     loader=jinja2.FileSystemLoader(TEMPLATES),
     autoescape=True,
-    finalize=encode,
     trim_blocks=True,
     lstrip_blocks=True,
     keep_trailing_newline=True,
     undefined=jinja2.StrictUndefined,
 )
-TEMPLATE.filters.update(shown=shown, statement=statement_html, first_up=_first_up)
+TEMPLATE.filters.update(shown=shown, first_up=_first_up)
 
 
 def _catch_state(catch: Mapping, words: Mapping[str, str]) -> str:
@@ -89,10 +75,9 @@ def _catch_state(catch: Mapping, words: Mapping[str, str]) -> str:
     return "Not run yet for this version of the claim and the book's code."
 
 
-def claim_page(info: Mapping, render, searched: bool = False) -> str:
+def claim_page(info: Mapping, render) -> str:
     """The body of ``claims/<id>.html`` for a :func:`~.claim_pages_model.describe`, its docutils
-    parts written by ``render``; ``searched``: only what a reader searches (no commands, no
-    details)."""
+    parts written by ``render``."""
     docname = info["page"].removesuffix(".html")
     words = {field["field"]: field["words"] for field in info["fields"]}
     kind = nodes.Text(f" {info['kind']} claim of chapter {info['chapter']}")
@@ -108,8 +93,8 @@ def claim_page(info: Mapping, render, searched: bool = False) -> str:
         provenance.append(("registry digest", info["registry_digest"]))
     return TEMPLATE.get_template("claim_page.html").render(
         info=info,
-        searched=searched,
         state=Markup(render(state)),
+        statement=Markup(render(nodes.paragraph("", "", *statement_nodes(info["statement"])))),
         measurement_lead=model.measurement_lead(info["state"]),
         meaning=model.state_meaning(info["state"], info["reason"]),
         results={True: ("Met", "claim-card-met"), False: ("Not met", "claim-card-missed")},
@@ -126,6 +111,14 @@ def claim_page(info: Mapping, render, searched: bool = False) -> str:
         provenance=provenance,
         record=info["record"] and model.relative_uri(docname, info["record"]),
     )
+
+
+def searched_text(body: str) -> str:
+    """The words of a claim page's body that a reader searches: all but commands and digests."""
+    soup = BeautifulSoup(body, "html.parser")
+    for unsearched in soup.select("#re-verify, #details"):
+        unsearched.decompose()
+    return soup.get_text(" ")
 
 
 def describe_all(env) -> list[dict]:
@@ -154,7 +147,8 @@ def _collect_pages(app):
         return []
     described = describe_all(app.env)
     env, outdir = app.env, Path(app.outdir)
-    incremental = not env.found_docs <= app._trainable_written
+    # Sphinx writes every document after a change of theme or configuration: redo every page.
+    incremental = not env.found_docs <= getattr(app.builder, "trainable_written", set())
     sidebar = {
         name: (str(env.titles.get(name)), str(env.tocs.get(name))) for name in env.found_docs
     }
@@ -192,17 +186,16 @@ def _collect_pages(app):
         title = f"Claim {info['id']}"
         if "$" in info["statement"]:
             note_math(env, pagename)  # MathJax for the statement's math
+        body = claim_page(info, render)
         if indexer is not None:  # its title, and its words but commands and digests
-            searched = BeautifulSoup(claim_page(info, render, searched=True), "html.parser")
             document = new_document(pagename)
             document += nodes.section(
                 "",
                 nodes.title("", title),
-                nodes.paragraph("", searched.get_text(" ")),
+                nodes.paragraph("", searched_text(body)),
                 ids=[f"claim-{info['id']}"],
             )
             indexer.feed(pagename, "", title, document)
-        body = claim_page(info, render)
         context = {"title": title, "body": body, "display_toc": False, "metatags": meta + " />\n"}
         pages.append((pagename, context, "page.html"))
     _publish(outdir, described)
@@ -254,8 +247,9 @@ def _publish(outdir: Path, described: list[dict]) -> None:
 
 
 def _keep_claim_pages_in_search_index(app) -> None:
-    """Keep the registered claim pages through Sphinx's pruning of the search index (it keeps
-    only documents); :func:`_collect_pages` prunes the ones it rewrites."""
+    """Note which documents Sphinx writes, and keep the registered claim pages through its
+    pruning of the search index (it keeps only documents); :func:`_collect_pages` prunes the
+    ones it rewrites."""
     builder = app.builder
     if not hasattr(builder, "load_indexer"):  # not an HTML builder
         return
@@ -265,6 +259,7 @@ def _keep_claim_pages_in_search_index(app) -> None:
         indexer, prune = builder.indexer, builder.indexer.prune
         kept = {model.page_path(claim_id)[:-5] for claim_id in claim_registry.list_claims()}
         indexer.prune = lambda names: prune(set(names) | kept)
+        builder.trainable_written = set(docnames)
         load(docnames)
 
     builder.load_indexer = load_indexer
@@ -287,9 +282,7 @@ class ClaimLedgerDirective(SphinxDirective):
 
 
 def _statement_cell(info) -> nodes.Node:
-    statement = nodes.paragraph(
-        "", "", nodes.raw("", statement_html(info["statement"]), format="html")
-    )
+    statement = nodes.paragraph("", "", *statement_nodes(info["statement"]))
     account = model.account_line(info.get("refutes"))
     if account is None:
         return statement
@@ -304,42 +297,86 @@ def _row(cells: list[nodes.Element]) -> nodes.row:
     return nodes.row("", *(nodes.entry("", cell) for cell in cells))
 
 
+def _table(docname: str, claims: list[dict]) -> nodes.table:
+    head = [nodes.paragraph("", text) for text in ("claim", "stated in", "statement")]
+    rows = [
+        [
+            nodes.paragraph("", "", badge_node(docname, info)),
+            place_links(docname, info, inline=True),
+            _statement_cell(info),
+        ]
+        for info in claims
+    ]
+    table = nodes.tgroup("", *(nodes.colspec(colwidth=1) for _ in head), cols=3)
+    table += [nodes.thead("", _row(head)), nodes.tbody("", *map(_row, rows))]
+    return nodes.table("", table, classes=["claim-table", "claim-ledger-table"])
+
+
+LEDGER_GROUPS = (
+    ("failing", "Failing: the build fails until these are fixed", ("failed", "stale", "not run")),
+    ("verified", "Verified results", ("verified",)),
+    (
+        "refuted",
+        "Refuted accounts: verified measurements that contradict a common account",
+        ("refuted",),
+    ),
+)
+_SUMMARY_WORDS = {
+    "verified": ("verified result", "verified results"),
+    "refuted": ("refuted account", "refuted accounts"),
+}
+
+
+def _counted(count: int, singular: str, plural: str) -> str:
+    return f"{count} {singular if count == 1 else plural}"
+
+
+def _ledger_order(info: dict):
+    """Claims in the order the book first states them; unstated claims last, by id."""
+    if not info["stated_in"]:
+        return (1, "", 0, info["id"])
+    first = info["stated_in"][0]
+    return (0, first["page"], int(first["anchor"].rsplit("-", 1)[1]), info["id"])
+
+
+def ledger(docname: str, described: list[dict]) -> nodes.container:
+    """A summary, then a table of claims per chapter in each of :data:`LEDGER_GROUPS` (none
+    empty), in the order the book states them."""
+    counts = Counter(info["state"] for info in described)
+    states = [state for state in claim_registry.STATES if counts[state]]
+    shown = ", ".join(_counted(counts[s], *_SUMMARY_WORDS.get(s, (s, s))) for s in states)
+    summary = f"{_counted(len(described), 'claim', 'claims')}: {shown}."
+    node = nodes.container(classes=["claim-ledger"])
+    node += nodes.paragraph("", summary, classes=["claim-ledger-summary"])
+    titles = {}  # chapter -> its label where the book first states one of its claims
+    for info in described:
+        if info["stated_in"]:
+            titles.setdefault(info["chapter"], info["stated_in"][0]["chapter"])
+    for key, title, states in LEDGER_GROUPS:
+        members = sorted(
+            (info for info in described if info["state"] in states), key=_ledger_order
+        )
+        if members:
+            classes = ["claim-ledger-group", f"claim-ledger-{key}"]
+            node += nodes.rubric("", title, classes=classes)
+        for chapter in sorted({info["chapter"] for info in members}):
+            label = f"Chapter {titles.get(chapter, chapter)}"
+            node += nodes.rubric("", label, classes=["claim-ledger-chapter"])
+            node += _table(docname, [info for info in members if info["chapter"] == chapter])
+    return node
+
+
 def _fill_ledger(app, doctree, docname) -> None:
     for placeholder in list(doctree.findall(claim_ledger)):
-        shown = model.ledger_groups(describe_all(app.env))
         note_math(app.env, docname)  # the statements' math
-        ledger = nodes.container(classes=["claim-ledger"])
-        ledger += nodes.paragraph("", shown["summary"], classes=["claim-ledger-summary"])
-        for group in shown["groups"]:
-            classes = ["claim-ledger-group", f"claim-ledger-{group['id']}"]
-            ledger += nodes.rubric("", group["title"], classes=classes)
-            for chapter in group["chapters"]:
-                ledger += nodes.rubric("", chapter["title"], classes=["claim-ledger-chapter"])
-                head = [nodes.paragraph("", text) for text in ("claim", "stated in", "statement")]
-                rows = [
-                    [
-                        nodes.paragraph("", "", badge_node(docname, info)),
-                        place_links(docname, info, inline=True),
-                        _statement_cell(info),
-                    ]
-                    for info in chapter["claims"]
-                ]
-                table = nodes.tgroup("", *(nodes.colspec(colwidth=1) for _ in head), cols=3)
-                table += [nodes.thead("", _row(head)), nodes.tbody("", *map(_row, rows))]
-                ledger += nodes.table("", table, classes=["claim-table", "claim-ledger-table"])
-        placeholder.replace_self(ledger)
+        placeholder.replace_self(ledger(docname, describe_all(app.env)))
 
 
 def setup(app):
     app.add_node(claim_ledger)
     app.add_directive("claim-ledger", ClaimLedgerDirective)
     app.connect("doctree-resolved", _fill_ledger)
-    # Which documents Sphinx wrote this build (all of them: no claim page is kept).
-    app.connect(
-        "env-before-read-docs", lambda app, env, names: setattr(app, "_trainable_written", set())
-    )
     app.connect("builder-inited", _keep_claim_pages_in_search_index)
-    app.connect("doctree-resolved", lambda app, doctree, name: app._trainable_written.add(name))
     app.connect("html-collect-pages", _collect_pages)
     # env_version: an environment (and its doctrees) stored with another layout is read afresh.
     return {

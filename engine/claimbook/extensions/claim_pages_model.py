@@ -6,11 +6,10 @@ import json
 import math
 import posixpath
 import re
-from collections import Counter
 from collections.abc import Mapping
 from numbers import Real
 
-from claimbook.claims.compare import field_ratios, shown_expectation
+from claimbook.claims.compare import field_ratios, half_width, shown_expectation
 from claimbook.claims.judgement import STATES, Judgement
 from claimbook.claims.mistakes import mutation_states
 from claimbook.claims.registry import Claim
@@ -214,64 +213,6 @@ def ledger_json(described: list[dict]) -> str:
     return json.dumps(ledger, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-LEDGER_GROUPS = (
-    ("failing", "Failing: the build fails until these are fixed", ("failed", "stale", "not run")),
-    ("verified", "Verified results", ("verified",)),
-    (
-        "refuted",
-        "Refuted accounts: verified measurements that contradict a common account",
-        ("refuted",),
-    ),
-)
-_SUMMARY_WORDS = {
-    "verified": ("verified result", "verified results"),
-    "refuted": ("refuted account", "refuted accounts"),
-}
-
-
-def _counted(count: int, singular: str, plural: str) -> str:
-    return f"{count} {singular if count == 1 else plural}"
-
-
-def _ledger_order(info: dict):
-    """Claims in the order the book first states them; unstated claims last, by id."""
-    if not info["stated_in"]:
-        return (1, "", 0, info["id"])
-    first = info["stated_in"][0]
-    return (0, first["page"], int(first["anchor"].rsplit("-", 1)[1]), info["id"])
-
-
-def ledger_groups(described: list[dict]) -> dict:
-    """``{"summary", "groups": [{"id", "title", "chapters": [{"title", "claims"}]}]}``: claims
-    by :data:`LEDGER_GROUPS` (none empty), by chapter, in the order the book states them."""
-    titles = {}  # chapter -> its label where the book first states one of its claims
-    for info in described:
-        if info["stated_in"]:
-            titles.setdefault(info["chapter"], info["stated_in"][0]["chapter"])
-    groups = []
-    for key, title, states in LEDGER_GROUPS:
-        members = sorted(
-            (info for info in described if info["state"] in states), key=_ledger_order
-        )
-        chapters = [
-            {
-                "title": f"Chapter {titles.get(chapter, chapter)}",
-                "claims": [info for info in members if info["chapter"] == chapter],
-            }
-            for chapter in sorted({info["chapter"] for info in members})
-        ]
-        if chapters:
-            groups.append({"id": key, "title": title, "chapters": chapters})
-    counts = Counter(info["state"] for info in described)
-    shown = ", ".join(
-        _counted(counts[s], *_SUMMARY_WORDS.get(s, (s, s))) for s in STATES if counts[s]
-    )
-    return {
-        "summary": f"{_counted(len(described), 'claim', 'claims')}: {shown}.",
-        "groups": groups,
-    }
-
-
 # --- a field's numbers as its claim page writes them, in the prose's format ---------------
 
 SHOWN_DIGITS = 7  # at most this many significant digits; the record keeps every one
@@ -286,15 +227,7 @@ def judged_width(value, expectation: Mapping | None) -> float | None:
     if is_statistical(value):
         low, high = value["ci"]
         return high - low if high > low else None
-    bound = (expectation or {}).get("mean", expectation or {})
-    if "abs_tol" in bound:
-        return 2 * bound["abs_tol"]
-    if "rel_tol" in bound and _real(value):
-        return 2 * bound["rel_tol"] * abs(value)
-    low_high = bound.get("interval") or bound.get("ci_within")
-    if low_high:
-        return low_high[1] - low_high[0]
-    return None
+    return 2 * half_width(expectation, 0.0) if expectation else None
 
 
 def rule_spec(center: float, width: float | None) -> str:

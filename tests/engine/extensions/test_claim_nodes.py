@@ -12,6 +12,7 @@ from claimbook.extensions.claim_nodes import (
     badge_node,
     mark_legend,
     place_links,
+    statement_nodes,
 )
 from claimbook.extensions.claim_pages_model import STATE_WORDS, STATES
 
@@ -111,3 +112,12 @@ def test_the_legend_lists_each_mark_once_with_the_account_mark_when_the_page_has
     failed = mark_legend(["failed", "verified"], False, "x.html")
     assert [node.astext() for node in failed.findall(nodes.inline)] == ["\u2713", "\u2717"]
     assert ACCOUNT_MARK not in failed.astext()
+
+
+def test_a_statement_is_text_and_its_math_is_math_nodes():
+    parts = statement_nodes("x < $B^{-1/2}$ & y")
+    assert [(type(part), part.astext()) for part in parts] == [
+        (nodes.Text, "x < "),
+        (nodes.math, "B^{-1/2}"),
+        (nodes.Text, " & y"),
+    ]

@@ -9,7 +9,6 @@ from types import SimpleNamespace
 from docutils import nodes
 
 from claimbook.extensions import claim_pages
-from claimbook.extensions import claim_pages_model as model
 
 ACCOUNT = {"account": "It reduces the shift.", "source": "A paper, 2015, section 2"}
 
@@ -53,11 +52,32 @@ def test_every_page_holding_a_ledger_is_read_again_on_every_build(tmp_path, monk
 
 
 def _info(claim_id, chapter, state, stated_in=()):
-    return {"id": claim_id, "chapter": chapter, "state": state, "stated_in": list(stated_in)}
+    return {
+        "id": claim_id,
+        "chapter": chapter,
+        "state": state,
+        "reason": "why",
+        "statement": f"Claim {claim_id}.",
+        "stated_in": list(stated_in),
+    }
 
 
 def _place(page, serial, chapter):
     return {"page": page, "anchor": f"claim-x-{serial}", "chapter": chapter, "section": "s"}
+
+
+def _groups(ledger: nodes.container) -> dict:
+    """Group id -> [(chapter rubric, [claim ids of its table])], from the ledger's nodes."""
+    groups = {}
+    for node in ledger.children[1:]:
+        if "claim-ledger-group" in node["classes"]:
+            chapters = groups.setdefault(node["classes"][1].removeprefix("claim-ledger-"), [])
+        elif isinstance(node, nodes.rubric):
+            chapters.append((node.astext(), []))
+        else:
+            badges = [r for r in node.findall(nodes.reference) if "claim-badge" in r["classes"]]
+            chapters[-1][1].extend(badge.children[0].astext() for badge in badges)
+    return groups
 
 
 def test_the_ledger_groups_by_chapter_in_the_order_the_book_states_claims():
@@ -68,38 +88,33 @@ def test_the_ledger_groups_by_chapter_in_the_order_the_book_states_claims():
         _info("c15-a-001", 15, "not run"),  # stated nowhere: last
         _info("c15-x-001", 15, "verified", [_place("chapters/a.html", 4, "15. A")]),
     ]
-    shown = model.ledger_groups(described_claims)
-    assert shown["summary"] == (
+    ledger = claim_pages.ledger("claims", described_claims)
+    assert ledger.children[0].astext() == (
         "5 claims: 2 verified results, 1 refuted account, 1 failed, 1 not run."
     )
     # Failing first, then the verified results, then the refuted accounts.
-    groups = {group["id"]: group["chapters"] for group in shown["groups"]}
+    groups = _groups(ledger)
     assert list(groups) == ["failing", "verified", "refuted"]
-    assert [chapter["title"] for chapter in groups["failing"]] == [
-        "Chapter 15. A",  # titled from a claim of the chapter stated elsewhere
-        "Chapter 16. B",
+    assert groups["failing"] == [
+        ("Chapter 15. A", ["c15-a-001"]),  # titled from a claim of the chapter stated elsewhere
+        ("Chapter 16. B", ["c16-b-001"]),
     ]
-    assert [info["id"] for info in groups["failing"][0]["claims"]] == ["c15-a-001"]
-    assert [info["id"] for info in groups["failing"][1]["claims"]] == ["c16-b-001"]
-    assert [info["id"] for info in groups["verified"][0]["claims"]] == [
-        "c15-x-001",  # anchor serial 4 before 9 (numerically, not as text)
-        "c15-z-001",
-    ]
-    assert [info["id"] for info in groups["refuted"][0]["claims"]] == ["c15-y-001"]
+    # Anchor serial 4 before 9 (numerically, not as text).
+    assert groups["verified"] == [("Chapter 15. A", ["c15-x-001", "c15-z-001"])]
+    assert groups["refuted"] == [("Chapter 15. A", ["c15-y-001"])]
 
 
 def test_a_chapter_whose_claims_are_stated_nowhere_is_titled_by_its_number():
-    shown = model.ledger_groups([_info("c17-a-001", 17, "verified")])
-    assert [group["id"] for group in shown["groups"]] == ["verified"]  # empty groups left out
-    assert shown["groups"][0]["chapters"][0]["title"] == "Chapter 17"
-    assert shown["summary"] == "1 claim: 1 verified result."
+    ledger = claim_pages.ledger("claims", [_info("c17-a-001", 17, "verified")])
+    # Empty groups left out.
+    assert _groups(ledger) == {"verified": [("Chapter 17", ["c17-a-001"])]}
+    assert ledger.children[0].astext() == "1 claim: 1 verified result."
 
 
 def test_a_statement_cell_renders_the_math_of_the_statement():
     cell = claim_pages._statement_cell(
         {"statement": "It falls like $B^{-1/2}$.", "state": "verified"}
     )
-    (raw,) = cell.children  # the statement as a claim page writes it, its math for MathJax
-    assert raw["format"] == "html" and raw.astext() == (
-        r'It falls like <span class="math notranslate nohighlight">\(B^{-1/2}\)</span>.'
-    )
+    # The statement as a claim page writes it, its math for MathJax.
+    assert [type(node) for node in cell.children] == [nodes.Text, nodes.math, nodes.Text]
+    assert cell.children[1].astext() == "B^{-1/2}"

@@ -149,7 +149,7 @@ def test_the_tolerance_in_standard_errors_is_a_sentence(ratio, shown):
 
 def test_the_rule_rounds_to_the_leading_digit_of_the_judged_width():
     assert numbers.judged_width(1.0, {"value": 1.0, "rel_tol": 0.01}) == 0.02
-    assert numbers.judged_width(3, {"equals": 3}) is None
+    assert numbers.rule_spec(3, numbers.judged_width(3, {"equals": 3})) == ".7g"
     specs = (numbers.rule_spec(0.0751, 0.0039), numbers.rule_spec(438.2, 30.0))
     assert specs == (".3f", ".0f")
     assert numbers.rule_spec(2.2e-16, 1e-12) == ".1e"
