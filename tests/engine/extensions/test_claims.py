@@ -228,7 +228,7 @@ def test_every_registered_claim_gets_a_page_and_a_ledger_row(claim_book):
     assert process.returncode == 0, process.log[-3000:]
     running = claim_book.page("claims/c15-running-state-001.html")
     assert "not stated on any page" in running
-    assert "claim_seed(&quot;c15-running-state&quot;) = 316832669" in running
+    assert 'claim_seed("c15-running-state") = 316832669' in text_of(running)
     ledger = claim_book.page("claims.html")
     assert "2 claims: 2 verified results." in ledger
     assert ledger.count('class="claim-badge claim-verified') == 2
