@@ -121,9 +121,12 @@ def searched_text(body: str) -> str:
     return soup.get_text(" ")
 
 
-def describe_all(env) -> list[dict]:
-    """Every registered claim, judged again and described; an unusable entry is warned of."""
-    places = stated_in(env)
+def describe_all(app) -> list[dict]:
+    """Every registered claim, judged again and described once a build (for the ledger and the
+    claim pages); an unusable entry is warned of."""
+    if getattr(app.builder, "trainable_described", None) is not None:
+        return app.builder.trainable_described
+    places = stated_in(app.env)
     described, digests = [], {}
     for claim_id in claim_registry.list_claims():
         try:
@@ -136,6 +139,7 @@ def describe_all(env) -> list[dict]:
         publishable = publishable_record(claim_id) is not None
         stated = places.get(claim_id, [])
         described.append(model.describe(claim, judgement, stated, publishable, digests))
+    app.builder.trainable_described = described
     return described
 
 
@@ -145,7 +149,7 @@ def _collect_pages(app):
     (a change of theme or configuration); an unchanged page keeps its search entry."""
     if app.builder.format != "html" or not paths.CLAIMS_DIR.is_dir():
         return []
-    described = describe_all(app.env)
+    described = describe_all(app)
     env, outdir = app.env, Path(app.outdir)
     # Sphinx writes every document after a change of theme or configuration: redo every page.
     incremental = not env.found_docs <= getattr(app.builder, "trainable_written", set())
@@ -259,7 +263,7 @@ def _keep_claim_pages_in_search_index(app) -> None:
         indexer, prune = builder.indexer, builder.indexer.prune
         kept = {model.page_path(claim_id)[:-5] for claim_id in claim_registry.list_claims()}
         indexer.prune = lambda names: prune(set(names) | kept)
-        builder.trainable_written = set(docnames)
+        builder.trainable_written, builder.trainable_described = set(docnames), None
         load(docnames)
 
     builder.load_indexer = load_indexer
@@ -369,7 +373,7 @@ def ledger(docname: str, described: list[dict]) -> nodes.container:
 def _fill_ledger(app, doctree, docname) -> None:
     for placeholder in list(doctree.findall(claim_ledger)):
         note_math(app.env, docname)  # the statements' math
-        placeholder.replace_self(ledger(docname, describe_all(app.env)))
+        placeholder.replace_self(ledger(docname, describe_all(app)))
 
 
 def setup(app):
