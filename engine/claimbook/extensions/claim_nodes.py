@@ -212,11 +212,10 @@ def _collect_places(app, doctree) -> None:
         found.append(
             {
                 "claim": node["trainable-claim"],
-                "kind": node.get("trainable-claim-kind", "badge"),
+                "kind": node["trainable-claim-kind"],
                 "anchor": node["ids"][0],
                 "section_id": section["ids"][0] if section is not None and section["ids"] else "",
                 "section": section[0].astext() if section is not None else "",
-                "line": node.line,
                 "cited": node.get("trainable-claim-cited"),
             }
         )
