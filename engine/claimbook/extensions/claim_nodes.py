@@ -101,10 +101,9 @@ def legend_parts(states, accounts: bool) -> list:
 
 
 def number_said(state: str) -> str:
-    """What a bound number says to a screen reader: its state unless it is checked."""
-    if model.NUMBER_CLASSES[state] == model.STATE_CLASSES["verified"]:
-        return ""
-    return f" ({model.NUMBER_WORDS[state]}, not checked)"
+    """What a bound number says to a screen reader: its state unless it is checked (a refuted
+    claim's numbers are the book's verified measurement)."""
+    return "" if state in ("verified", "refuted") else f" ({state}, not checked)"
 
 
 def mark_legend(states: list[str], accounts: bool, uri: str) -> nodes.paragraph:

@@ -22,9 +22,8 @@ STATE_CLASSES = {state: "claim-" + state.replace(" ", "-") for state in STATES}
 # The mark after a bound number, its state without hovering or colour: a refuted claim's
 # numbers are the book's verified measurement, so they carry the check mark.
 STATE_MARKS = dict(zip(STATES, "\u2713\u2713\u2717~?", strict=True))  # check, ballot x
-# The word a badge shows for a state, and what a bound number says it is (the legend).
+# The word a badge shows for a state.
 STATE_WORDS = {state: state for state in STATES} | {"refuted": "account refuted"}
-NUMBER_WORDS = STATE_WORDS | dict.fromkeys(("verified", "refuted"), "verified measurement")
 NUMBER_CLASSES = STATE_CLASSES | {"refuted": STATE_CLASSES["verified"]}
 STATE_MEANINGS = {
     "verified": "the build recomputed this claim with the book's instruments, and every "
