@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from bench.book import _ratio_line, describe, run_bench
+from bench.book import NO_OP_SECONDS, _ratio_line, describe, run_bench
 from bench.growth import plot_growth, run_growth, verdicts
 from claimbook import paths
 from claimbook.atomic import write_text_atomically
@@ -93,8 +93,9 @@ def main(argv: list[str] | None = None) -> int:
         f"(median): {results['median_jupyter_book_force']:.2f} s; {_ratio_line(results)}"
     )
     print(
-        f"no-op: {results['median_no_op']:.2f} s; prose edit: {describe(results['prose_edit'])} "
-        f"(budget {results['prose_edit_budget']:.2f} s: the chapter's kernel time + 2 s)"
+        f"no-op: {results['median_no_op']:.2f} s (budget {NO_OP_SECONDS:.2f} s); "
+        f"prose edit: {describe(results['prose_edit'])} "
+        f"(budget {results['prose_edit_budget']:.2f} s)"
     )
     for index, measurement in enumerate(results["code_edit"], start=1):
         print(
