@@ -6,7 +6,7 @@ no text under :data:`~claimbook.figures.SMALLEST_FONT_PT`, for figures
 ``fontsize=`` or draws a wider figure shrinks its text on a phone, so neither may appear
 in a chapter's code (read through :mod:`claimbook.sources`, as syntax trees); a chapter
 names the width as ``FIGURE_WIDTH``, imported. The site tier measures the result on every
-page at 390, 800 and 1366 px (``tests/site/test_phone.py``).
+page at 390, 800 and 1366 px (``tests/helpers/width_checks.py``).
 """
 
 import ast

@@ -8,8 +8,10 @@ the HTML itself. Two layers:
 - a real browser (Debian's chromium through Playwright) over every page at 390 px and every
   page but the claim pages after the first (one template) at 1366 and 800 px: navigation
   opens and closes, nothing logged to the console, no request to another host, figures
-  sharp and reachable, focus visible, badge and claim-line contrast in light and dark mode,
-  and the printed book (``book_pdf``, what ``make pdf`` runs: ``test_book_pdf.py``).
+  sharp and reachable, their smallest text readable and formulas within the width at each
+  width (``tests/helpers/width_checks.py``), focus visible, badge and claim-line contrast in
+  light and dark mode, and the printed book (``book_pdf``, what ``make pdf`` runs:
+  ``test_book_pdf.py``).
 
 A page with a failure at a width is captured there, in ``_build/screenshots/`` (build
 products); every page at every width, and whole chapters, only with ``SITE_SCREENSHOTS=1``
@@ -27,6 +29,7 @@ import threading
 from urllib.parse import unquote, urlsplit
 
 import pytest
+import width_checks
 from bs4 import BeautifulSoup
 
 from claimbook import claims, figures, paths, sources
@@ -1015,6 +1018,19 @@ def _check_claim_page_fits(page, path):
     return failures
 
 
+def _check_figures_and_formulas(page, path):
+    """A chapter page with its dropdowns open, at the page's width: its figures' text and its
+    formulas' scrolling (:mod:`width_checks`), and at the widest width on paper too."""
+    width = page.viewport_size["width"]
+    soup = soup_of(path)
+    page.evaluate(width_checks.OPEN_DROPDOWNS)
+    failures = width_checks.check_figures(page, width, SITE, soup)
+    failures += width_checks.check_formulas(page, width, soup)
+    if width == max(WIDTHS):
+        failures += width_checks.check_printed_cues(page)
+    return failures
+
+
 @pytest.mark.parametrize(
     ("width", "group"), [(width, group) for width in WIDTHS for group in range(PAGE_GROUPS[width])]
 )
@@ -1022,11 +1038,12 @@ def test_every_page_at_every_width(width, group, served_site, browser):
     """Console, hosts, search and figures, for every page; navigation for every
     page but :func:`_later_claim_pages`; below 992 px the phone layout (:data:`PHONE_LAYOUT`,
     the statement pop-up); at 1366 and 390 px axe-core in light and dark mode, and at 390 px
-    the contrast of claim badges and lines in both (:func:`_in_each_scheme`) (the smallest
-    text of every figure and the equations' widths: ``test_phone.py``); on the first
+    the contrast of claim badges and lines in both (:func:`_in_each_scheme`); on the first
     chapter's page a focus ring on every header control (:func:`_check_focus_rings`); at
     1366 px every chapter page's badges in place (:func:`_check_badges_in_place`); at 390 px
-    every claim page's fit, details closed and open (:func:`_check_claim_page_fits`). A page
+    every claim page's fit, details closed and open (:func:`_check_claim_page_fits`); on every
+    chapter page its figures' text and formulas' widths, dropdowns open
+    (:func:`_check_figures_and_formulas`). A page
     with a failure is captured (:data:`EVERY_SCREENSHOT`: every page)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     failures = []
@@ -1073,6 +1090,8 @@ def test_every_page_at_every_width(width, group, served_site, browser):
             failures += [f"{name} @ {width}: {f}" for f in _check_badges_in_place(page, path)]
         if width == PHONE and path.parent == SITE / "claims":  # opens the details: last
             failures += [f"{name} @ {width}: {f}" for f in _check_claim_page_fits(page, path)]
+        if path.parent == SITE / "chapters":  # opens the dropdowns: last
+            failures += [f"{name} @ {width}: {f}" for f in _check_figures_and_formulas(page, path)]
         failures += [f"{name} @ {width}: {p}" for p in log.problems]
         failures += [f"{name} @ {width}: requested {url}" for url in log.off_host]
         if len(failures) > failed_before and not EVERY_SCREENSHOT:

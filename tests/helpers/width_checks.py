@@ -1,39 +1,28 @@
-"""Figures and formulas read at a phone's width and wider (the built site, in Chromium).
-
-At 390, 800 and 1366 px, on every chapter page with its dropdowns open (a proof's or an
-answer's equations count too):
+"""Figures and formulas read at a page's width (the built site, in Chromium), for the site
+tier's pass over every page (``tests/site/test_site.py``), on a chapter page with its
+dropdowns open (a proof's or an answer's equations count too):
 
 - figure text: every numbered figure's smallest glyph, a log axis's exponent included, is at
   least :data:`~claimbook.figures.SMALLEST_TEXT_CSS_PX` as shown. The size is computed
   from the record of the image the browser chose (its ``currentSrc``): the smallest glyph in
   points the drawing wrote into its PNG (:data:`claimbook.figures.SMALLEST_TEXT_KEY`) times
   the CSS px a point is shown at (the displayed width over the PNG's width in points, from its
-  pixels and dpi). At 390 px the image is the drawing made for a phone;
-- display equations: none scrolls at 800 px or wider, at most one per page at 390 px;
+  pixels and dpi). At :data:`PHONE` px the image is the drawing made for a phone;
+- display equations: none scrolls at 800 px or wider, at most :data:`SCROLLING_AT_PHONE` per
+  page at :data:`PHONE` px;
 - the scroll cue (site.css, phone.css): on a formula, inline or display, exactly when it
   overflows its box; never on paper (print media).
+
+Each check also compares how many figures and formulas the browser found with the page's
+HTML, so that a query matching nothing cannot pass.
 """
 
 import functools
+from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-import pytest
+from claimbook import figures
 
-from claimbook import figures, paths
-from tests.site.test_site import (
-    SITE,
-    _open,
-    browser,
-    chapter_page_files,
-    chapter_stems,
-    served_site,
-)
-
-pytestmark = pytest.mark.site
-
-__all__ = ["browser", "served_site"]  # fixtures of the site tier, used here
-
-WIDTHS = (390, 800, 1366)
 PHONE = 390
 SCROLLING_AT_PHONE = 1  # display equations a page may scroll at 390 px
 
@@ -50,12 +39,8 @@ FORMULAS = """() => [...document.querySelectorAll(
   cue: getComputedStyle(box).backgroundImage.includes('gradient')}))"""
 
 
-def chapter_pages():
-    return [page for stem in chapter_stems() for page in chapter_page_files(stem)]
-
-
 @functools.cache
-def image_record(path):
+def image_record(path: Path) -> tuple[float, float, int]:
     """``(smallest glyph in pt, width in pt, width in px)`` of the site's PNG at ``path``."""
     from PIL import Image
 
@@ -67,17 +52,19 @@ def image_record(path):
     return float(smallest), pixels / dpi * 72, pixels
 
 
-def _site_file(url):
-    return SITE / unquote(urlsplit(url).path).lstrip("/")
-
-
-def _check_figures(page, width):
+def check_figures(page, width: int, site: Path, soup) -> list[str]:
+    """Each numbered figure of the open ``page`` (HTML ``soup``, built site ``site``): the
+    drawing for its width, shown at its file's size, its smallest text readable."""
     failures = []
-    for figure in page.evaluate(FIGURES):
-        label, file = figure["label"], _site_file(figure["src"])
-        phone = file == SITE / "artifacts" / "figures" / "phone" / f"{label}.png"
+    found = page.evaluate(FIGURES)
+    if len(found) != len(soup.select("figure[id] img")):
+        failures.append(f"the browser found {len(found)} figures, the HTML has more or fewer")
+    for figure in found:
+        label = figure["label"]
+        file = site / unquote(urlsplit(figure["src"]).path).lstrip("/")
+        phone = file == site / "artifacts" / "figures" / "phone" / f"{label}.png"
         if phone != (width == PHONE):
-            failures.append(f"{label}: shows {file.relative_to(SITE)} at {width} px")
+            failures.append(f"{label}: shows {file.relative_to(site)} at {width} px")
         smallest_pt, width_pt, pixels = image_record(file)
         if figure["natural"] != pixels:
             failures.append(f"{label}: shows {figure['natural']} px, its file is {pixels} px")
@@ -90,9 +77,13 @@ def _check_figures(page, width):
     return failures
 
 
-def _check_formulas(page, width):
+def check_formulas(page, width: int, soup) -> list[str]:
+    """The formulas of the open ``page`` (HTML ``soup``): display equations that scroll, and
+    the scroll cue exactly on those that overflow."""
     failures = []
     formulas = page.evaluate(FORMULAS)
+    if len(formulas) != len(soup.select("span.math, div.math")):
+        failures.append(f"the browser found {len(formulas)} formulas, the HTML has more or fewer")
     scrolling = [f for f in formulas if f["display"] and f["scroll"] > f["client"] + 1]
     allowed = SCROLLING_AT_PHONE if width == PHONE else 0
     if len(scrolling) > allowed:
@@ -110,33 +101,9 @@ def _check_formulas(page, width):
     return failures
 
 
-@pytest.mark.parametrize("width", WIDTHS)
-def test_figures_and_formulas_fit_the_width(width, served_site, browser):
-    pages = chapter_pages()
-    assert len(pages) >= 2, pages
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    page = context.new_page()
-    failures, figures_seen, formulas_seen = [], 0, 0
-    for path in pages:
-        name = str(path.relative_to(SITE))
-        _open(page, f"{served_site}/{name}")
-        page.evaluate(OPEN_DROPDOWNS)
-        figures_seen += len(page.evaluate(FIGURES))
-        formulas_seen += len(page.evaluate(FORMULAS))
-        failures += [f"{name} @ {width}: {f}" for f in _check_figures(page, width)]
-        failures += [f"{name} @ {width}: {f}" for f in _check_formulas(page, width)]
-        if width == max(WIDTHS):  # paper: no formula shows a cue
-            page.emulate_media(media="print")
-            cued = [f["name"] for f in page.evaluate(FORMULAS) if f["cue"]]
-            page.emulate_media(media="screen")
-            if cued:
-                failures.append(f"{name} printed: {len(cued)} formulas with a cue: {cued[:3]}")
-    context.close()
-    # The checks saw what the chapters hold: a test over no figure or formula checks nothing.
-    labels = [
-        label
-        for stem in chapter_stems()
-        for label in figures.figure_labels(paths.CHAPTERS_DIR / f"{stem}.md")
-    ]
-    assert figures_seen == len(labels) and formulas_seen > 100, (figures_seen, labels)
-    assert not failures, "\n".join(failures)
+def check_printed_cues(page) -> list[str]:
+    """On paper (print media) no formula of the open ``page`` shows a scroll cue."""
+    page.emulate_media(media="print")
+    cued = [f["name"] for f in page.evaluate(FORMULAS) if f["cue"]]
+    page.emulate_media(media="screen")
+    return [f"printed: {len(cued)} formulas with a cue: {cued[:3]}"] if cued else []
